@@ -1,0 +1,52 @@
+# Gryvia developer entry points. The README's two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: help install k8s-bin lint format test test-unit test-integration crds docs bench demo demo-check demo-down clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,operator]'
+	touch $@
+
+install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and operator extras
+
+k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm from Go modules
+	tools/k8s/build.sh
+
+lint: install ## ruff (lint and format check), mypy, import contracts
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+format: install ## Apply ruff's formatter and safe fixes
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: install k8s-bin lint ## The whole suite: lint, unit, integration (real control plane), TUI
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-unit: install ## Unit tests only (no cluster)
+	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
+
+crds: install ## Regenerate the chart's CRDs and the CRD reference from the models
+	$(BIN)/python -m gryvia_operator.api.crdgen --out charts/gryvia/templates/crds --docs docs/reference/crds.md
+
+bench: install k8s-bin ## Benchmarks that print numbers
+	$(BIN)/python -m tests.bench
+
+demo: install k8s-bin ## Start the sandbox demo
+	$(BIN)/gryvia sandbox up --wait
+
+demo-down: install ## Stop the demo's sandbox
+	$(BIN)/gryvia sandbox down --yes
+
+clean: ## Remove the virtualenv and caches in the tree (not the Go binary cache)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Kubernetes access for the CLI and TUI: kubeconfig loading, API calls, watches."""

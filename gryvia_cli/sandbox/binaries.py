@@ -1,0 +1,95 @@
+"""Where the locally built Kubernetes binaries live, and how to build them.
+
+The versions are pinned in the wrapper modules' go.mod files under `tools/k8s/`; the build
+script `tools/k8s/build.sh` writes the binaries to `$GRYVIA_K8S_CACHE/<kubernetes version>/bin`
+(default `~/.cache/gryvia/k8s/...`). `GRYVIA_K8S_BIN_DIR` overrides the folder outright.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+#: Every binary the sandbox and the integration tests run.
+BINARIES = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "etcd",
+    "kwok",
+    "kwokctl",
+    "helm",
+)
+
+
+class BinariesMissingError(RuntimeError):
+    """Raised when a needed binary has not been built; the message says how to build it."""
+
+
+def repo_root() -> Path | None:
+    """Return the source tree holding `tools/k8s/`, or None for an installed package."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "tools" / "k8s" / "build.sh").is_file():
+            return parent
+    return None
+
+
+def kubernetes_version() -> str:
+    """Return the pinned Kubernetes release (e.g. `v1.36.3`) from tools/k8s/kubernetes/go.mod.
+
+    Raises BinariesMissingError outside a source tree, where the pin cannot be read.
+    """
+    root = repo_root()
+    if root is None:
+        raise BinariesMissingError(
+            "cannot find tools/k8s/ (not a source checkout): set GRYVIA_K8S_BIN_DIR to the "
+            "folder holding kube-apiserver, etcd, kwok and friends"
+        )
+    gomod = (root / "tools" / "k8s" / "kubernetes" / "go.mod").read_text()
+    match = re.search(r"^\s*(?:require\s+)?k8s\.io/kubernetes (v\S+)", gomod, re.MULTILINE)
+    if not match:
+        raise BinariesMissingError("tools/k8s/kubernetes/go.mod does not pin k8s.io/kubernetes")
+    return match.group(1)
+
+
+def bin_dir() -> Path:
+    """Return the folder that holds (or will hold) the built binaries."""
+    override = os.environ.get("GRYVIA_K8S_BIN_DIR")
+    if override:
+        return Path(override)
+    cache = os.environ.get("GRYVIA_K8S_CACHE") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gryvia" / "k8s"
+    )
+    return Path(cache) / kubernetes_version() / "bin"
+
+
+def missing() -> list[str]:
+    """Return the names of binaries not yet built (empty when all are there)."""
+    folder = bin_dir()
+    return [name for name in BINARIES if not os.access(folder / name, os.X_OK)]
+
+
+def path_of(name: str) -> Path:
+    """Return the path of one binary. Raises BinariesMissingError if it is not built."""
+    path = bin_dir() / name
+    if not os.access(path, os.X_OK):
+        raise BinariesMissingError(
+            f"{name} is not built (looked in {path.parent}): run 'make k8s-bin' or "
+            "'gryvia sandbox up', which offers to build it"
+        )
+    return path
+
+
+def build() -> None:
+    """Run tools/k8s/build.sh, streaming its progress to the terminal.
+
+    Raises BinariesMissingError outside a source tree and CalledProcessError if the build fails.
+    """
+    root = repo_root()
+    if root is None:
+        raise BinariesMissingError("cannot build: tools/k8s/build.sh is not available")
+    subprocess.run([str(root / "tools" / "k8s" / "build.sh")], check=True)

@@ -1,0 +1,1 @@
+"""The Textual console (`gryvia tui`)."""

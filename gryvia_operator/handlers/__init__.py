@@ -1,0 +1,1 @@
+"""Thin kopf handlers: read, call reconcile, write."""

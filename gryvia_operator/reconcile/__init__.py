@@ -1,0 +1,1 @@
+"""Pure reconcile functions: observed objects in, desired children and status out."""

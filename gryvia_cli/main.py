@@ -45,5 +45,18 @@ def root(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: expected errors become one line and an exit code."""
+    import sys
+
+    from gryvia_cli.errors import EXIT_INTERRUPTED, GryviaError
+
+    try:
+        app()
+    except GryviaError as exc:
+        sys.stderr.write(f"error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(EXIT_INTERRUPTED) from None

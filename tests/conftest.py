@@ -1,8 +1,12 @@
-"""Shared fixtures: the bare API server (envtest style) for tests that need only the API."""
+"""Shared fixtures: the bare API server (envtest style) and the full sandbox cluster."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,3 +37,55 @@ def api_client(apiserver: ControlPlane) -> Iterator[object]:
 def repo_root() -> Path:
     """The source tree's root folder."""
     return Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class SandboxHandle:
+    """A running sandbox for tests: its name, kubeconfig file and kubectl path."""
+
+    name: str
+    kubeconfig: Path
+    kubectl: Path
+
+    def kubectl_run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run kubectl against the sandbox and return the completed process."""
+        return subprocess.run(
+            [str(self.kubectl), "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=120,
+        )
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]:
+    """A full sandbox cluster (real control plane, simulated GPU nodes, pod runner) for the
+    whole session; torn down with every process it started, even when tests fail."""
+    from gryvia_cli.sandbox import binaries, cluster
+
+    home = tmp_path_factory.mktemp("sandbox-home")
+    previous = os.environ.get("GRYVIA_SANDBOX_HOME")
+    os.environ["GRYVIA_SANDBOX_HOME"] = str(home)
+    name = f"t{os.getpid()}-{uuid.uuid4().hex[:4]}"
+    try:
+        box = cluster.up(name, "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu")
+        yield SandboxHandle(name, box.kubeconfig, binaries.path_of("kubectl"))
+    finally:
+        cluster.down(name)
+        if previous is None:
+            os.environ.pop("GRYVIA_SANDBOX_HOME", None)
+        else:
+            os.environ["GRYVIA_SANDBOX_HOME"] = previous
+
+
+@pytest.fixture
+def sandbox_api(sandbox: SandboxHandle) -> Iterator[object]:
+    """A `kubernetes.client.ApiClient` for the sandbox."""
+    from kubernetes import config
+
+    client = config.new_client_from_config(config_file=str(sandbox.kubeconfig))
+    try:
+        yield client
+    finally:
+        client.close()

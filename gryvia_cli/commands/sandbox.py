@@ -1,13 +1,225 @@
-"""`gryvia sandbox`: a real local Kubernetes control plane with simulated GPU nodes."""
+"""`gryvia sandbox`: a real local Kubernetes control plane with simulated GPU nodes.
+
+The pods it runs execute their `command` as local processes; images are not pulled.
+"""
 
 from __future__ import annotations
 
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-app = typer.Typer(help="Run a local sandbox cluster with simulated GPU nodes.", no_args_is_help=True)
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
+
+app = typer.Typer(
+    help="Run a local sandbox cluster with simulated GPU nodes.", no_args_is_help=True
+)
+
+NameOpt = Annotated[str, typer.Option("--name", help="Sandbox name; its context is gryvia-NAME.")]
+KubeconfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Kubeconfig file to add the context to "
+        "[default: first of $KUBECONFIG, else ~/.kube/config].",
+    ),
+]
+
+
+def _ensure_binaries(yes: bool) -> None:
+    from gryvia_cli.sandbox import binaries
+
+    missing = binaries.missing()
+    if not missing:
+        return
+    info(f"The Kubernetes binaries are not built yet ({', '.join(missing)}).")
+    info("Building them from Go modules takes about 8 minutes on 2 cores, once.")
+    if not yes and not (sys.stdin.isatty() and typer.confirm("Build them now?", default=True)):
+        raise GryviaError(
+            "the sandbox needs the Kubernetes binaries",
+            hint="run 'make k8s-bin', or 'gryvia sandbox up --yes' to build them",
+        )
+    try:
+        binaries.build()
+    except Exception as exc:
+        raise GryviaError(
+            f"building the binaries failed: {exc}", hint="see the build output above"
+        ) from exc
 
 
 @app.command()
-def status() -> None:
-    """Show the sandbox clusters and their state."""
-    typer.echo("no sandbox running")
+def up(
+    name: NameOpt = "sandbox",
+    nodes: Annotated[
+        str,
+        typer.Option(
+            "--nodes", help="Nodes as COUNTxTYPE[:GPUS],... e.g. 2xH100:8,2xA100-80G:8,1xcpu."
+        ),
+    ] = "",
+    wait: Annotated[
+        bool, typer.Option("--wait/--no-wait", help="Wait until every node is Ready.")
+    ] = True,
+    kubeconfig: KubeconfigOpt = None,
+    switch: Annotated[
+        bool, typer.Option("--switch/--no-switch", help="Make gryvia-NAME the current context.")
+    ] = True,
+    api_port: Annotated[
+        int | None, typer.Option("--api-port", help="kube-apiserver port [default: random].")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print kwokctl's commands; start nothing.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Build missing binaries without asking.")
+    ] = False,
+) -> None:
+    """Start a sandbox cluster and add its context to your kubeconfig."""
+    from gryvia_cli.sandbox import cluster, nodespec
+    from gryvia_cli.sandbox import kubeconfig as kc
+
+    _ensure_binaries(yes)
+    spec = nodes or nodespec.DEFAULT_NODES
+    if dry_run:
+        nodespec.parse_node_spec(spec)
+        cluster.check_name(name)
+        sys.stdout.write(cluster.dry_run_commands(name))
+        return
+    started = time.monotonic()
+    box = cluster.up(name, spec, api_port=api_port, wait=wait, progress=lambda m: info(f"• {m}"))
+    target = kubeconfig or kc.default_target()
+    for note in kc.merge(box.kubeconfig, target, switch=switch):
+        info(f"  {note}")
+    info(f"sandbox {name!r} is up in {time.monotonic() - started:.1f}s: context {box.context}")
+    info(f"  try: kubectl --context {box.context} get nodes -L nvidia.com/gpu.product")
+
+
+@app.command()
+def down(
+    name: NameOpt = "sandbox",
+    kubeconfig: KubeconfigOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Stop a sandbox, kill every process it started, and remove its context."""
+    from gryvia_cli.sandbox import cluster
+    from gryvia_cli.sandbox import kubeconfig as kc
+
+    box = cluster.Sandbox(name)
+    if not box.workdir.exists():
+        raise GryviaError(f"no sandbox named {name!r}", hint="see 'gryvia sandbox list'")
+    if (
+        not yes
+        and sys.stdin.isatty()
+        and not typer.confirm(f"Stop sandbox {name!r} and delete its jobs and data?", default=True)
+    ):
+        raise typer.Exit(1)
+    cluster.down(name)
+    for note in kc.remove(box.context, kubeconfig or kc.default_target()):
+        info(f"  {note}")
+    info(f"sandbox {name!r} stopped and removed")
+
+
+def _rows(boxes: list[object]) -> list[dict[str, Any]]:
+    from gryvia_cli.sandbox import cluster
+
+    rows = []
+    for box in boxes:
+        assert isinstance(box, cluster.Sandbox)
+        alive = box.alive()
+        state = (
+            "Running"
+            if alive and all(alive.values())
+            else "Degraded"
+            if any(alive.values())
+            else "Stopped"
+        )
+        server = ""
+        if box.kubeconfig.exists():
+            import yaml
+
+            server = yaml.safe_load(box.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        rows.append(
+            {
+                "name": box.name,
+                "context": box.context,
+                "state": state,
+                "server": server,
+                "components": alive,
+                "kubeconfig": str(box.kubeconfig),
+            }
+        )
+    return rows
+
+
+@app.command("list")
+def list_(
+    output: Annotated[OutputFormat, typer.Option("-o", "--output")] = default_format(),
+) -> None:
+    """List sandboxes on this machine."""
+    from gryvia_cli.sandbox import cluster
+
+    rows = _rows(list(cluster.list_sandboxes()))
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        render_data({"items": rows}, output)
+    elif output is OutputFormat.name:
+        for row in rows:
+            typer.echo(row["name"])
+    else:
+        render_table(
+            ["name", "state", "context", "server"],
+            [[r["name"], r["state"], r["context"], r["server"]] for r in rows],
+        )
+
+
+@app.command()
+def status(
+    name: NameOpt = "sandbox",
+    output: Annotated[OutputFormat, typer.Option("-o", "--output")] = default_format(),
+) -> None:
+    """Show a sandbox's components and whether each is running; exit 1 if any is down."""
+    from gryvia_cli.sandbox import cluster
+
+    box = cluster.Sandbox(name)
+    if not box.workdir.exists():
+        raise GryviaError(f"no sandbox named {name!r}", hint="start one: gryvia sandbox up")
+    row = _rows([box])[0]
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        render_data(row, output)
+    else:
+        comps = row["components"]
+        assert isinstance(comps, dict)
+        render_table(
+            ["component", "state"], [[c, "Running" if ok else "Stopped"] for c, ok in comps.items()]
+        )
+        info(f"sandbox {name!r}: {row['state']}, server {row['server']}, context {box.context}")
+    if row["state"] != "Running":
+        raise typer.Exit(1)
+
+
+@app.command("kubeconfig")
+def kubeconfig_(
+    name: NameOpt = "sandbox",
+    path: Annotated[bool, typer.Option("--path", help="Print the file's path only.")] = False,
+) -> None:
+    """Print the sandbox's kubeconfig (a single context gryvia-NAME)."""
+    from gryvia_cli.sandbox import cluster
+
+    box = cluster.Sandbox(name)
+    if not box.kubeconfig.exists():
+        raise GryviaError(f"no running sandbox named {name!r}", hint="gryvia sandbox up")
+    typer.echo(str(box.kubeconfig) if path else box.kubeconfig.read_text(), nl=path)
+
+
+@app.command("add-nodes")
+def add_nodes(
+    spec: Annotated[str, typer.Argument(help="Nodes to add, e.g. 1xH100:8.")],
+    name: NameOpt = "sandbox",
+) -> None:
+    """Add simulated nodes to a running sandbox."""
+    from gryvia_cli.sandbox import cluster
+
+    for node in cluster.add_nodes(name, spec):
+        typer.echo(f"node/{node} added")

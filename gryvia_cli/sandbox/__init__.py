@@ -1,1 +1,1 @@
-"""The local sandbox cluster: control-plane binaries, kwokctl driver, simulated GPU nodes, pod runner."""
+"""The local sandbox cluster: binaries, kwokctl driver, simulated GPU nodes, pod runner."""

@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from gryvia_cli.errors import GryviaError
+
 #: Every binary the sandbox and the integration tests run.
 BINARIES = (
     "kube-apiserver",
@@ -25,7 +27,7 @@ BINARIES = (
 )
 
 
-class BinariesMissingError(RuntimeError):
+class BinariesMissingError(GryviaError):
     """Raised when a needed binary has not been built; the message says how to build it."""
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from gryvia_cli.errors import GryviaError
 
 #: The default cluster: a small mixed fleet.
 DEFAULT_NODES = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu"
@@ -52,7 +55,7 @@ class NodeGroup:
     gpus: int
 
 
-class NodeSpecError(ValueError):
+class NodeSpecError(GryviaError, ValueError):
     """Raised for a malformed `--nodes` value; the message names the bad part and the fix."""
 
 
@@ -90,19 +93,24 @@ def parse_node_spec(spec: str) -> list[NodeGroup]:
     return groups
 
 
-def build_nodes(groups: list[NodeGroup]) -> list[dict[str, object]]:
-    """Return the Node manifests for all groups; names are numbered per type from 0."""
-    seen: dict[str | None, int] = {}
+def build_nodes(
+    groups: list[NodeGroup], *, taken: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Return the Node manifests for all groups; names are numbered per type from 0,
+    skipping the names in `taken` (nodes that exist already)."""
+    taken = set(taken or ())
     nodes = []
     for group in groups:
+        index = 0
         for _ in range(group.count):
-            index = seen.get(group.gpu_type, 0)
-            seen[group.gpu_type] = index + 1
-            nodes.append(build_node(group, index))
+            while (node := build_node(group, index))["metadata"]["name"] in taken:
+                index += 1
+            taken.add(node["metadata"]["name"])
+            nodes.append(node)
     return nodes
 
 
-def build_node(group: NodeGroup, index: int) -> dict[str, object]:
+def build_node(group: NodeGroup, index: int) -> dict[str, Any]:
     """Return one Node manifest: labels, capacity and allocatable of a simulated node."""
     labels = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}
     if group.gpu_type is None:

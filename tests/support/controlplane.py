@@ -63,19 +63,34 @@ def _kubeconfig(pki: Path, server: str) -> dict[str, object]:
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "test", "cluster": {
-            "server": server, "certificate-authority": str(pki / "ca.crt")}}],
-        "users": [{"name": "admin", "user": {
-            "client-certificate": str(pki / "admin.crt"),
-            "client-key": str(pki / "admin.key")}}],
-        "contexts": [{"name": "test", "context": {
-            "cluster": "test", "user": "admin", "namespace": "default"}}],
+        "clusters": [
+            {
+                "name": "test",
+                "cluster": {"server": server, "certificate-authority": str(pki / "ca.crt")},
+            }
+        ],
+        "users": [
+            {
+                "name": "admin",
+                "user": {
+                    "client-certificate": str(pki / "admin.crt"),
+                    "client-key": str(pki / "admin.key"),
+                },
+            }
+        ],
+        "contexts": [
+            {
+                "name": "test",
+                "context": {"cluster": "test", "user": "admin", "namespace": "default"},
+            }
+        ],
         "current-context": "test",
     }
 
 
-def _wait_ready(server: str, pki: Path, procs: list[subprocess.Popen[bytes]],
-                log: Path, timeout: float = 60.0) -> None:
+def _wait_ready(
+    server: str, pki: Path, procs: list[subprocess.Popen[bytes]], log: Path, timeout: float = 60.0
+) -> None:
     ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
     ctx.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
     deadline = time.monotonic() + timeout
@@ -83,10 +98,12 @@ def _wait_ready(server: str, pki: Path, procs: list[subprocess.Popen[bytes]],
         for proc in procs:
             if proc.poll() is not None:
                 raise RuntimeError(f"{proc.args[0]} exited early; see {log}")
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"{server}/readyz", context=ctx, timeout=2) as resp:
-                if resp.status == 200:
-                    return
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(f"{server}/readyz", context=ctx, timeout=2) as resp,
+        ):
+            if resp.status == 200:
+                return
         time.sleep(0.2)
     raise RuntimeError(f"kube-apiserver not ready after {timeout:.0f}s; see {log}")
 
@@ -107,33 +124,50 @@ def control_plane(workdir: Path) -> Iterator[ControlPlane]:
     procs: list[subprocess.Popen[bytes]] = []
     plane: ControlPlane | None = None
     try:
-        procs.append(subprocess.Popen([
-            str(binaries.path_of("etcd")), "--name=default",
-            f"--data-dir={workdir / 'etcd'}", "--unsafe-no-fsync",
-            f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-cluster=default=http://127.0.0.1:{peer_port}",
-            "--log-level=warn",
-        ], stdout=out, stderr=subprocess.STDOUT))
-        procs.append(subprocess.Popen([
-            str(binaries.path_of("kube-apiserver")),
-            f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-            f"--secure-port={api_port}", f"--cert-dir={pki}",
-            f"--tls-cert-file={pki / 'apiserver.crt'}",
-            f"--tls-private-key-file={pki / 'apiserver.key'}",
-            f"--client-ca-file={pki / 'ca.crt'}",
-            f"--service-account-key-file={pki / 'sa.key'}",
-            f"--service-account-signing-key-file={pki / 'sa.key'}",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--service-cluster-ip-range=10.96.0.0/16",
-            "--authorization-mode=RBAC",
-            "--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,"
-            "MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,"
-            "ResourceQuota,LimitRanger",
-            "--allow-privileged=true",
-        ], stdout=out, stderr=subprocess.STDOUT))
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(binaries.path_of("etcd")),
+                    "--name=default",
+                    f"--data-dir={workdir / 'etcd'}",
+                    "--unsafe-no-fsync",
+                    f"--listen-client-urls={etcd_url}",
+                    f"--advertise-client-urls={etcd_url}",
+                    f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                    f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                    f"--initial-cluster=default=http://127.0.0.1:{peer_port}",
+                    "--log-level=warn",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(binaries.path_of("kube-apiserver")),
+                    f"--etcd-servers={etcd_url}",
+                    "--bind-address=127.0.0.1",
+                    "--advertise-address=127.0.0.1",
+                    f"--secure-port={api_port}",
+                    f"--cert-dir={pki}",
+                    f"--tls-cert-file={pki / 'apiserver.crt'}",
+                    f"--tls-private-key-file={pki / 'apiserver.key'}",
+                    f"--client-ca-file={pki / 'ca.crt'}",
+                    f"--service-account-key-file={pki / 'sa.key'}",
+                    f"--service-account-signing-key-file={pki / 'sa.key'}",
+                    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                    "--service-cluster-ip-range=10.96.0.0/16",
+                    "--authorization-mode=RBAC",
+                    "--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,"
+                    "MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,"
+                    "ResourceQuota,LimitRanger",
+                    "--allow-privileged=true",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        )
         server = f"https://127.0.0.1:{api_port}"
         _wait_ready(server, pki, procs, log)
         kubeconfig = workdir / "kubeconfig"

@@ -1,0 +1,101 @@
+"""The sandbox's kubeconfig: one context `gryvia-<name>`, and merging it into the user's file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def write_sandbox_kubeconfig(kwok_file: Path, dest: Path, context: str) -> None:
+    """Copy kwokctl's kubeconfig to `dest` with cluster, user and context renamed `context`."""
+    data = yaml.safe_load(kwok_file.read_text())
+    cluster = data["clusters"][0]["cluster"]
+    user = data["users"][0]["user"]
+    out = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": context, "cluster": cluster}],
+        "users": [{"name": context, "user": user}],
+        "contexts": [
+            {
+                "name": context,
+                "context": {"cluster": context, "user": context, "namespace": "default"},
+            }
+        ],
+        "current-context": context,
+    }
+    _atomic_write(dest, yaml.safe_dump(out, sort_keys=False))
+
+
+def default_target() -> Path:
+    """The file kubectl writes to: the first path in KUBECONFIG, else ~/.kube/config."""
+    env = os.environ.get("KUBECONFIG", "")
+    first = next((p for p in env.split(os.pathsep) if p), "")
+    return Path(first) if first else Path.home() / ".kube" / "config"
+
+
+def merge(source: Path, target: Path, *, switch: bool = True) -> list[str]:
+    """Merge the single-context kubeconfig `source` into `target`; return what changed.
+
+    Entries of the same name are replaced (and reported); other contexts are never touched.
+    With `switch`, current-context becomes the sandbox's (reported with the previous one).
+    The file is rewritten atomically with mode 0600.
+    """
+    src = yaml.safe_load(source.read_text())
+    dst: dict[str, Any] = {}
+    if target.exists():
+        dst = yaml.safe_load(target.read_text()) or {}
+    dst.setdefault("apiVersion", "v1")
+    dst.setdefault("kind", "Config")
+    notes: list[str] = []
+    for section in ("clusters", "users", "contexts"):
+        entries = [e for e in dst.get(section) or [] if isinstance(e, dict)]
+        for new in src[section]:
+            if any(e.get("name") == new["name"] for e in entries):
+                notes.append(f"replaced {section[:-1]} {new['name']!r} in {target}")
+            entries = [e for e in entries if e.get("name") != new["name"]] + [new]
+        dst[section] = entries
+    context = src["current-context"]
+    previous = dst.get("current-context")
+    if switch and previous != context:
+        dst["current-context"] = context
+        notes.append(
+            f"switched current-context from {previous!r} to {context!r}"
+            if previous
+            else f"set current-context to {context!r}"
+        )
+    _atomic_write(target, yaml.safe_dump(dst, sort_keys=False))
+    return notes
+
+
+def remove(context: str, target: Path) -> list[str]:
+    """Remove cluster, user and context named `context` from `target`; return what changed."""
+    if not target.exists():
+        return []
+    dst = yaml.safe_load(target.read_text()) or {}
+    notes: list[str] = []
+    for section in ("clusters", "users", "contexts"):
+        before = dst.get(section) or []
+        after = [e for e in before if not (isinstance(e, dict) and e.get("name") == context)]
+        if len(after) != len(before):
+            dst[section] = after
+            notes.append(f"removed {section[:-1]} {context!r} from {target}")
+    if dst.get("current-context") == context:
+        dst["current-context"] = ""
+        notes.append(f"unset current-context {context!r}")
+    if notes:
+        _atomic_write(target, yaml.safe_dump(dst, sort_keys=False))
+    return notes
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    Path(tmp).chmod(0o600)
+    Path(tmp).replace(path)

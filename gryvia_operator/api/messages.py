@@ -1,0 +1,68 @@
+"""User-visible validation messages, defined once for the webhook, `gryvia validate` and CEL."""
+
+from __future__ import annotations
+
+from gryvia_operator.api.helpers import MAX_TOTAL_GPUS
+
+# GryviaAIJob static rules (behaviour reference section 7). Placeholders are str.format fields.
+NAME_REQUIRED = "metadata.name is required"
+NAME_INVALID = 'metadata.name "{value}" is invalid: {detail}'
+API_VERSION_INVALID = 'apiVersion must be gryvia.io/v1alpha1, got "{value}"'
+KIND_INVALID = 'kind must be GryviaAIJob, got "{value}"'
+SPEC_REQUIRED = "spec is required"
+TYPE_REQUIRED = "spec.type is required; valid values: {valid}"
+TYPE_UNSUPPORTED = 'spec.type "{value}" is not supported; valid values: {valid}'
+GPUS_REQUIRED = "spec.gpus is required"
+GPUS_NEGATIVE = "spec.gpus must not be negative, got {value}"
+IMAGE_REQUIRED = "spec.image is required"
+NETWORK_UNSUPPORTED = 'spec.network "{value}" is not supported; valid values: {valid}'
+WORKLOAD_KIND_UNSUPPORTED = 'spec.workloadKind "{value}" is not supported; valid values: {valid}'
+TIMEOUT_INVALID = "{detail}"  # parse_duration's message already starts with "spec.timeout: "
+RETRY_LIMIT_NEGATIVE = "spec.retryLimit must not be negative, got {value}"
+PRIORITY_RANGE = "spec.priority must be between 0 and 100, got {value}"
+DIST_NODES = (
+    "distributed.nodes must be greater than 0 when distributed training is enabled, got {value}"
+)
+DIST_GPUS_PER_NODE = "distributed.gpusPerNode must be non-negative, got {value}"
+DIST_FRAMEWORK_UNSUPPORTED = (
+    'distributed.framework "{value}" is not supported; valid values: {valid}'
+)
+DIST_BACKEND_UNSUPPORTED = 'distributed.backend "{value}" is not supported; valid values: {valid}'
+ELASTIC_MIN_NODES = (
+    "distributed.elastic.minNodes must be between 1 and distributed.nodes ({nodes}), got {value}"
+)
+ELASTIC_FRAMEWORK = 'distributed.elastic requires framework pytorch, got "{value}"'
+ELASTIC_WORKLOAD_KIND = "distributed.elastic requires workloadKind job, got {value}"
+TOTAL_GPUS = (
+    "total GPU count ({nodes} nodes x {per_node} GPUs/node = {total}) seems unreasonably large; "
+    "maximum supported is {maximum}"
+)
+CPU_REQUEST = "CPU request must be positive, got {value}"
+MEMORY_REQUEST = "memory request must be positive, got {value}"
+CPU_LIMIT = "CPU limit ({limit}) must be >= CPU request ({request})"
+MEMORY_LIMIT = "memory limit ({limit}) must be >= memory request ({request})"
+FIELD_REQUIRED = "{field} is required"
+FIELD_INVALID = "{field}: {detail}"
+
+# Context warnings (never deny).
+WARN_NODE_TOO_SMALL = (
+    "requested {gpus} GPUs per node exceeds the largest current node ({largest} GPUs); the job "
+    "stays pending until a larger node exists or you use distributed training"
+)
+WARN_NO_GPU_TYPE = 'no node currently carries GPU type "{gpu_type}" (label gryvia.io/gpu)'
+
+# Webhook envelope.
+DENIED = "invalid {kind}: {reasons}"
+ALLOWED = "GryviaAIJob is valid"
+
+# CEL rule messages (the API server itself enforces these). They cannot quote the offending
+# values: a messageExpression that converts numbers to strings fails the API server's cost
+# estimate, so each is the static form of the webhook message above it.
+PRIORITY_RANGE_CEL = "spec.priority must be between 0 and 100"
+DIST_NODES_CEL = "distributed.nodes must be greater than 0 when distributed training is enabled"
+ELASTIC_MIN_NODES_CEL = "distributed.elastic.minNodes must be between 1 and distributed.nodes"
+TOTAL_GPUS_CEL = (
+    "total GPU count (nodes x GPUs per node) seems unreasonably large; "
+    f"maximum supported is {MAX_TOTAL_GPUS}"
+)
+USAGE_RECORD_FINAL = "GryviaUsageRecord spec is immutable once final is true"

@@ -1,0 +1,1 @@
+"""Unit tests of gryvia_operator.api: models, CRD generation, validation."""

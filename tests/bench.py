@@ -1,0 +1,25 @@
+"""`make bench`: every benchmark of the project, each printing its numbers."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+SUITES = ["tests.bench_sandbox"]
+
+
+def main() -> None:
+    """Run each suite's main() in turn; a failing suite is reported and the rest still run."""
+    failed = []
+    for name in SUITES:
+        print(f"== {name}", flush=True)
+        try:
+            importlib.import_module(name).main()
+        except Exception as exc:
+            failed.append(name)
+            print(f"   failed: {exc!r}", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

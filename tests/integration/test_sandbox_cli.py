@@ -1,0 +1,123 @@
+"""`gryvia sandbox up/status/list/down` as a user runs them: a second, separate sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+def _gryvia(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gryvia_cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
+    name = f"cli-{uuid.uuid4().hex[:6]}"
+    kubeconfig = tmp_path / "config"
+    env = os.environ | {"GRYVIA_SANDBOX_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    up = _gryvia(
+        env,
+        "sandbox",
+        "up",
+        "--name",
+        name,
+        "--nodes",
+        "1xH100:8,1xcpu",
+        "--kubeconfig",
+        str(kubeconfig),
+    )
+    try:
+        assert up.returncode == 0, up.stderr
+        assert f"context gryvia-{name}" in up.stderr
+        config = yaml.safe_load(kubeconfig.read_text())
+        assert config["current-context"] == f"gryvia-{name}"
+        server = config["clusters"][0]["cluster"]["server"]
+
+        status = _gryvia(env, "sandbox", "status", "--name", name, "-o", "json")
+        assert status.returncode == 0, status.stderr
+        row = json.loads(status.stdout)
+        assert row["state"] == "Running"
+        assert set(row["components"]) >= {
+            "etcd",
+            "kube-apiserver",
+            "kube-scheduler",
+            "kube-controller-manager",
+            "kwok-controller",
+            "gryvia-pod-runner",
+        }
+        listed = json.loads(_gryvia(env, "sandbox", "list", "-o", "json").stdout)
+        assert [r["name"] for r in listed["items"]] == [name]
+        pids = [
+            int(p.read_text())
+            for p in (tmp_path / "home" / "clusters" / name / "pids").glob("*.pid")
+        ]
+        assert len(pids) == 6 and all(_alive(p) for p in pids)
+
+        again = _gryvia(env, "sandbox", "up", "--name", name, "--kubeconfig", str(kubeconfig))
+        assert again.returncode == 1
+        assert "already running" in again.stderr and "Traceback" not in again.stderr
+    finally:
+        down = _gryvia(
+            env, "sandbox", "down", "--name", name, "--yes", "--kubeconfig", str(kubeconfig)
+        )
+    assert down.returncode == 0, down.stderr
+    assert not any(_alive(p) for p in pids)
+    port = urlparse(server).port
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0, "API server port still open"
+    assert not (tmp_path / "home" / "clusters" / name).exists()
+    assert yaml.safe_load(kubeconfig.read_text())["contexts"] == []
+
+
+def test_bad_node_spec_is_one_clear_line(tmp_path: Path) -> None:
+    env = os.environ | {"GRYVIA_SANDBOX_HOME": str(tmp_path / "home")}
+    res = _gryvia(
+        env,
+        "sandbox",
+        "up",
+        "--name",
+        "bad",
+        "--nodes",
+        "2xB200:8",
+        "--kubeconfig",
+        str(tmp_path / "config"),
+    )
+    assert res.returncode == 1
+    assert res.stderr.startswith("error: --nodes: '2xB200:8': unknown type 'B200'")
+    assert not (tmp_path / "home" / "clusters" / "bad").exists()
+
+
+def test_dry_run_downloads_nothing(tmp_path: Path) -> None:
+    env = os.environ | {"GRYVIA_SANDBOX_HOME": str(tmp_path / "home")}
+    res = _gryvia(env, "sandbox", "up", "--name", "dry", "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "kube-apiserver" in res.stdout
+    assert "http://" not in res.stdout.replace("http://127.0.0.1", "")
+    assert "https://" not in res.stdout.replace("https://127.0.0.1", "").replace(
+        "https://kubernetes.default.svc.cluster.local", ""
+    )

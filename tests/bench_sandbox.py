@@ -8,7 +8,6 @@ import subprocess
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from gryvia_cli.sandbox.podenv import (
     pod_hostname,
 )
 
+INDEX = "batch.kubernetes.io/job-completion-index"
 POD: dict[str, Any] = {
     "metadata": {
         "name": "job-0-abc",
@@ -49,11 +50,7 @@ def test_env_in_order_with_field_refs_and_lookups() -> None:
         "env": [
             {
                 "name": "IDX",
-                "valueFrom": {
-                    "fieldRef": {
-                        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-                    }
-                },
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX}']"}},
             },
             {"name": "RANK", "value": "$(IDX)"},
             {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
@@ -100,7 +97,7 @@ def test_argv_expands_and_needs_a_command() -> None:
         "echo",
         "rank=1",
     ]
-    with pytest.raises(PodSpecError, match="set spec.containers\\[\\].command"):
+    with pytest.raises(PodSpecError, match=r"set spec\.containers\[\]\.command"):
         container_argv({"name": "c", "args": ["x"]}, {})
 
 

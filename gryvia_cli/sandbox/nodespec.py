@@ -93,9 +93,7 @@ def parse_node_spec(spec: str) -> list[NodeGroup]:
     return groups
 
 
-def build_nodes(
-    groups: list[NodeGroup], *, taken: set[str] | None = None
-) -> list[dict[str, Any]]:
+def build_nodes(groups: list[NodeGroup], *, taken: set[str] | None = None) -> list[dict[str, Any]]:
     """Return the Node manifests for all groups; names are numbered per type from 0,
     skipping the names in `taken` (nodes that exist already)."""
     taken = set(taken or ())

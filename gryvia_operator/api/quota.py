@@ -33,7 +33,10 @@ class GpuQuota(GryviaModel):
     allowed_gpu_types: list[Str63] | None = Field(default=None, alias="allowedGPUTypes")
     """GPU types jobs may request (case-insensitive); empty = any."""
     max_running_jobs: NonNegativeInt32 | None = None
-    """Jobs running at once (shown by `gryvia quota`)."""
+    """Jobs Scheduling/Running at once; more are held in phase Queued. 0 or unset = no limit."""
+    max_queued_jobs: NonNegativeInt32 | None = None
+    """Jobs that may wait in phase Queued; beyond that new jobs are Rejected. 0 or unset = no
+    limit."""
 
 
 class QuotaBudget(GryviaModel):
@@ -127,7 +130,6 @@ QUOTA_KIND = KindInfo(
         "spec.priority: no controller reads it",
         "spec.network.maxEgressMbps: no network operator",
         "spec.tokensPerDay: no LLM gateway",
-        "spec.gpuQuota.maxQueuedJobs: never enforced",
     ),
 )
 GryviaQuota.kind_info = QUOTA_KIND

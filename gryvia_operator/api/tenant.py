@@ -23,6 +23,7 @@ from gryvia_operator.api.base import (
 
 TenantRole = Literal["admin", "member", "viewer"]
 TenantHealth = Literal["healthy", "warning", "quota-exceeded"]
+DeletionPolicy = Literal["Retain", "Delete"]
 TENANT_NAMESPACE_PREFIX = "tenant-"
 
 
@@ -95,6 +96,9 @@ class GryviaTenantSpec(GryviaModel):
     """OIDC groups whose users belong to this tenant."""
     oidc_group_role: TenantRole | None = None
     """Role granted to oidcGroups (tenant RBAC)."""
+    deletion_policy: DeletionPolicy = "Retain"
+    """What deleting the tenant does to its namespace: Retain keeps it (labels removed),
+    Delete deletes it with everything in it."""
 
 
 class TenantUsage(GryviaModel):

@@ -1,0 +1,96 @@
+"""GPU prices: the rate of a GPU type from the GryviaGpuSku catalog, and the default catalog.
+
+Shared by the operator (metering) and the CLI (estimates before submit, `gryvia cost`); rates are
+per GPU-hour, in the SKU's currency (USD by default). Rule source: behaviour.md section 6,
+"GryviaGpuSku" and "Usage metering".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gryvia_operator.api.gpusku import DEFAULT_CURRENCY, GryviaGpuSku, GryviaGpuSkuSpec
+
+#: The catalog the operator creates when the cluster has no GryviaGpuSku at all:
+#: (SKU name, GPU type, USD per GPU-hour).
+DEFAULT_CATALOG: tuple[tuple[str, str, float], ...] = (
+    ("h100-80g", "H100", 8.00),
+    ("a100-80g", "A100-80G", 4.00),
+    ("a100-40g", "A100-40G", 3.50),
+    ("l40", "L40", 2.50),
+    ("a10", "A10", 1.50),
+    ("v100", "V100", 2.00),
+    ("t4", "T4", 1.00),
+)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The price of one GPU-hour of a GPU type, and the SKU it comes from."""
+
+    sku: str
+    gpu_type: str
+    per_gpu_hour: float
+    currency: str = DEFAULT_CURRENCY
+
+    def cost(self, gpu_hours: float) -> float:
+        """Return the cost of `gpu_hours` GPU-hours in this rate's currency."""
+        return gpu_hours * self.per_gpu_hour
+
+
+def default_catalog() -> list[GryviaGpuSku]:
+    """Return the default catalog as GryviaGpuSku objects (labelled as defaults)."""
+    return [
+        GryviaGpuSku.model_validate(
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": {"gryvia.io/default-catalog": "true"},
+                },
+                "spec": GryviaGpuSkuSpec(
+                    gpu_type=gpu_type,
+                    hourly_rate=rate,
+                    description=f"Default price for {gpu_type}",
+                ).model_dump(by_alias=True, exclude_none=True),
+            }
+        )
+        for name, gpu_type, rate in DEFAULT_CATALOG
+    ]
+
+
+def _allowed(sku: GryviaGpuSku, allowed: Sequence[str] | None) -> bool:
+    if not allowed:
+        return True
+    names = {a.lower() for a in allowed}
+    return (sku.metadata.name or "").lower() in names or sku.spec.gpu_type.lower() in names
+
+
+def select_rate(
+    gpu_type: str | None,
+    skus: Iterable[GryviaGpuSku],
+    allowed_skus: Sequence[str] | None = None,
+) -> Rate | None:
+    """Return the rate of the first enabled SKU, by name, whose GPU type matches `gpu_type`.
+
+    Matching is case-insensitive; `allowed_skus` (a tenant's `allowedSkus`: SKU names or GPU
+    types; empty = all) restricts the candidates. Returns None when `gpu_type` is empty or `any`
+    or nothing matches; callers then bill 0 and say so.
+    """
+    if not gpu_type or gpu_type.lower() == "any":
+        return None
+    for sku in sorted(skus, key=lambda s: s.metadata.name or ""):
+        if not sku.spec.enabled or sku.spec.gpu_type.lower() != gpu_type.lower():
+            continue
+        if _allowed(sku, allowed_skus):
+            return Rate(
+                sku.metadata.name or "", sku.spec.gpu_type, sku.spec.hourly_rate, sku.spec.currency
+            )
+    return None
+
+
+def gpu_types_with_sku(
+    skus: Iterable[GryviaGpuSku], allowed_skus: Sequence[str] | None = None
+) -> list[str]:
+    """Return the GPU types that have an enabled SKU the tenant may use, sorted."""
+    return sorted({s.spec.gpu_type for s in skus if s.spec.enabled and _allowed(s, allowed_skus)})

@@ -1,0 +1,142 @@
+"""Usage metering: one GryviaUsageRecord per job run, priced from the GPU catalog.
+
+Pure functions (the clock is passed in). Rules (behaviour.md section 6, "Usage metering", with
+its known gaps 3 and 8 fixed): a record `usage-<job uid>` in the job's namespace; GPU-hours =
+total GPUs x running time, where running time starts at `status.startTime` (set when the job's
+pods start running, so time spent Pending or Queued is never billed) and ends at
+`status.completionTime` for a finished job, at deletion for a job deleted while running, else
+now; cost = GPU-hours x the rate of the first enabled matching SKU; a terminal job's record is
+sealed (`final: true`) and never changed again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.helpers import TERMINAL_PHASES
+from gryvia_operator.api.pricing import Rate
+
+RECORD_PREFIX = "usage-"
+TENANT_LABEL = "gryvia.io/tenant"
+TEAM_LABEL = "gryvia.io/team"
+JOB_LABEL = "gryvia.io/job"
+
+
+def record_name(job_uid: str) -> str:
+    """Return the usage record's name for a job run: `usage-<job uid>`."""
+    return f"{RECORD_PREFIX}{job_uid}"
+
+
+def gpu_hours(gpus: int, start: dt.datetime, end: dt.datetime) -> float:
+    """Return GPU-hours for `gpus` GPUs held from `start` to `end` (0 when end <= start)."""
+    seconds = max(0.0, (end - start).total_seconds())
+    return gpus * seconds / 3600.0
+
+
+def tenant_of(
+    namespace: str,
+    job_labels: Mapping[str, str],
+    namespace_labels: Mapping[str, str],
+    tenants: set[str],
+) -> str:
+    """Return the tenant a job's usage is attributed to.
+
+    Namespace `tenant-<x>` with an existing GryviaTenant `x` -> `x`; else the job's
+    `gryvia.io/team` label; else the namespace's `gryvia.io/tenant` or `gryvia.io/team` label;
+    else the namespace name.
+    """
+    if namespace.startswith("tenant-") and namespace[len("tenant-") :] in tenants:
+        return namespace[len("tenant-") :]
+    return (
+        job_labels.get(TEAM_LABEL)
+        or namespace_labels.get(TENANT_LABEL)
+        or namespace_labels.get(TEAM_LABEL)
+        or namespace
+    )
+
+
+def _end_time(
+    job: GryviaAIJob, now: dt.datetime, deleted_at: dt.datetime | None
+) -> tuple[dt.datetime, bool]:
+    status = job.status
+    phase = status.phase if status else None
+    if phase in TERMINAL_PHASES:
+        end = (status.completion_time if status else None) or deleted_at or now
+        return end, True
+    if deleted_at is not None:
+        return deleted_at, True
+    return now, False
+
+
+def build_usage_record(
+    job: GryviaAIJob,
+    *,
+    tenant: str,
+    rate: Rate | None,
+    gpu_type: str | None,
+    now: dt.datetime,
+    deleted_at: dt.datetime | None = None,
+) -> dict[str, Any] | None:
+    """Return the desired GryviaUsageRecord manifest of `job`'s run, or None if it never ran.
+
+    `gpu_type` is the type billed (the job's `gpuType`, or the type of the nodes it ran on when
+    the job accepts any); `rate` None bills 0. Timestamps must be timezone-aware (UTC).
+    """
+    status = job.status
+    start = status.start_time if status else None
+    if start is None:
+        return None
+    end, final = _end_time(job, now, deleted_at)
+    gpus = job.spec.total_gpus()
+    hours = gpu_hours(gpus, start, end)
+    per_hour = rate.per_gpu_hour if rate else 0.0
+    uid = job.metadata.uid or ""
+    spec: dict[str, Any] = {
+        "tenant": tenant,
+        "job": job.name,
+        "jobUID": uid,
+        "gpus": gpus,
+        "rate": per_hour,
+        "currency": rate.currency if rate else "USD",
+        "start": _rfc3339(start),
+        "gpuHours": round(hours, 6),
+        "cost": round(hours * per_hour, 6),
+        "final": final,
+    }
+    if rate:
+        spec["sku"] = rate.sku
+    if gpu_type:
+        spec["gpuType"] = gpu_type
+    if final:
+        spec["end"] = _rfc3339(end)
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaUsageRecord",
+        "metadata": {
+            "name": record_name(uid),
+            "namespace": job.namespace,
+            "labels": {TENANT_LABEL: tenant, JOB_LABEL: job.name},
+        },
+        "spec": spec,
+    }
+
+
+def needs_update(existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
+    """True when the stored record should be replaced by `desired`.
+
+    A sealed record (`spec.final`) is never changed; an open one is refreshed when anything
+    in its spec differs.
+    """
+    if existing is None:
+        return True
+    spec = existing.get("spec") or {}
+    if spec.get("final"):
+        return False
+    return dict(spec) != dict(desired["spec"])
+
+
+def _rfc3339(value: dt.datetime) -> str:
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,281 @@
+"""Quota admission and quota status: which waiting jobs may start, which wait, which never fit.
+
+Pure functions. Rules (behaviour.md section 6 "GryviaQuota" and "Admission gate", with known gap 3
+fixed: a job over quota is held in phase Queued and released automatically, highest priority
+then oldest first, when capacity frees up). A job is governed by every GryviaQuota whose
+`namespaces` hold its namespace. CPU-only jobs are never held.
+
+- never fits -> Rejected: GPU type not allowed (an unset or `any` type counts as not allowed
+  when the quota lists types, so it cannot bypass them), more GPUs than `maxGPUsPerJob` or than
+  `maxGPUs`, no enabled SKU the tenant may use for the type, or the queue is full
+  (`maxQueuedJobs`);
+- over quota now -> Queued: the GPUs held by admitted jobs plus this job's exceed `maxGPUs`, the
+  admitted jobs reach `maxRunningJobs`, or a hard monthly budget is spent;
+- else admitted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gryvia_operator.api import GryviaQuota
+from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase
+
+Action = Literal["admit", "queue", "reject"]
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What quota decisions need of one GryviaAIJob."""
+
+    namespace: str
+    name: str
+    created: dt.datetime
+    priority: int
+    phase: str
+    gpus: int  # total GPUs of the job
+    gpu_type: str | None
+    admitted: bool = False  # passed the gate before (workload created)
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def holds_gpus(self) -> bool:
+        """True while the job counts against `maxGPUs` and `maxRunningJobs`."""
+        if self.phase in TERMINAL_PHASES:
+            return False
+        return self.phase in ACTIVE_PHASES or self.admitted
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's answer for one job; `reason` is a CamelCase condition reason."""
+
+    action: Action
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass
+class QuotaState:
+    """Usage of one quota derived from its jobs and spend."""
+
+    quota: GryviaQuota
+    allocated_gpus: int = 0
+    running_jobs: int = 0
+    queued_jobs: int = 0
+    spent: float = 0.0
+    held: list[JobView] = field(default_factory=list)
+
+    @property
+    def team(self) -> str:
+        """The quota's team."""
+        return self.quota.spec.team
+
+
+def governing(namespace: str, quotas: Iterable[GryviaQuota]) -> list[GryviaQuota]:
+    """Return the quotas whose `spec.namespaces` contain `namespace`, by name."""
+    found = [q for q in quotas if namespace in q.spec.namespaces]
+    return sorted(found, key=lambda q: q.name)
+
+
+def queue_order(jobs: Iterable[JobView]) -> list[JobView]:
+    """Return jobs in release order: highest priority first, then oldest, then by name."""
+    return sorted(jobs, key=lambda j: (-j.priority, j.created, j.key))
+
+
+def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
+    """Return a Rejected decision when `job` can never run under `quota`, else None."""
+    team, limits = quota.spec.team, quota.spec.gpu_quota
+    allowed = [t for t in limits.allowed_gpu_types or [] if t]
+    requested = job.gpu_type or "any"
+    if allowed and requested.lower() not in {t.lower() for t in allowed}:
+        return Decision(
+            "reject",
+            "GpuTypeNotAllowed",
+            f'GPU type "{requested}" is not allowed for team {team} '
+            f"(allowed: {', '.join(allowed)})",
+        )
+    if limits.max_gpus_per_job and job.gpus > limits.max_gpus_per_job:
+        return Decision(
+            "reject",
+            "QuotaExceeded",
+            f"Job requests {job.gpus} GPUs, exceeds max {limits.max_gpus_per_job} "
+            f"per job for team {team}",
+        )
+    if job.gpus > limits.max_gpus:
+        return Decision(
+            "reject",
+            "QuotaExceeded",
+            f"Job requests {job.gpus} GPUs, more than the {limits.max_gpus} GPUs "
+            f"team {team} may use at once",
+        )
+    return None
+
+
+def sku_rejection(
+    job: JobView, tenant: str | None, enabled_types: Sequence[str] | None
+) -> Decision | None:
+    """Reject when the tenant restricts SKUs (`enabled_types` not None) and none covers the
+    job's GPU type. `enabled_types` are the GPU types with an enabled SKU the tenant may use."""
+    if enabled_types is None or job.gpus == 0 or not job.gpu_type or job.gpu_type == "any":
+        return None
+    if job.gpu_type.lower() in {t.lower() for t in enabled_types}:
+        return None
+    return Decision(
+        "reject",
+        "NoEnabledSku",
+        f'GPU type "{job.gpu_type}" has no enabled SKU among the SKUs allowed for tenant {tenant}',
+    )
+
+
+def quota_state(quota: GryviaQuota, jobs: Iterable[JobView], spent: float = 0.0) -> QuotaState:
+    """Return the quota's current usage from the jobs in its namespaces (all namespaces' jobs
+    may be passed; others are ignored). Held jobs are the non-admitted Pending/Queued ones."""
+    state = QuotaState(quota, spent=spent)
+    for job in jobs:
+        if job.namespace not in quota.spec.namespaces or job.gpus == 0:
+            continue
+        if job.holds_gpus:
+            state.allocated_gpus += job.gpus
+            state.running_jobs += 1
+        elif job.phase in (JobPhase.PENDING, JobPhase.QUEUED, ""):
+            state.held.append(job)
+    state.held = queue_order(state.held)
+    state.queued_jobs = len(state.held)
+    return state
+
+
+def _budget_spent(state: QuotaState) -> bool:
+    budget = state.quota.spec.budget
+    return bool(
+        budget
+        and budget.hard_limit
+        and budget.monthly_budget is not None
+        and state.spent >= budget.monthly_budget
+    )
+
+
+def plan(state: QuotaState) -> dict[str, Decision]:
+    """Decide every held job of one quota, in release order, without backfilling past a job
+    that must wait (so big jobs are not starved by small ones). Returns key -> Decision."""
+    quota, limits = state.quota, state.quota.spec.gpu_quota
+    decisions: dict[str, Decision] = {}
+    allocated, running, blocked, waiting = state.allocated_gpus, state.running_jobs, False, 0
+    for job in state.held:
+        rejected = static_rejection(job, quota)
+        if rejected:
+            decisions[job.key] = rejected
+            continue
+        why = ""
+        if _budget_spent(state):
+            why = (
+                f"the monthly budget of team {state.team} is spent "
+                f"({state.spent:.2f} USD, hard limit)"
+            )
+        elif blocked:
+            why = f"waiting behind earlier jobs of team {state.team}"
+        elif allocated + job.gpus > limits.max_gpus:
+            why = (
+                f"team {state.team} uses {allocated} of {limits.max_gpus} GPUs; "
+                f"this job needs {job.gpus}"
+            )
+        elif limits.max_running_jobs and running >= limits.max_running_jobs:
+            why = (
+                f"team {state.team} runs {running} of {limits.max_running_jobs} jobs "
+                "allowed at once"
+            )
+        if why:
+            blocked = True
+            waiting += 1
+            if limits.max_queued_jobs and waiting > limits.max_queued_jobs:
+                decisions[job.key] = Decision(
+                    "reject",
+                    "QueueFull",
+                    f"the queue of team {state.team} is full ({limits.max_queued_jobs} jobs "
+                    "waiting)",
+                )
+                continue
+            decisions[job.key] = Decision("queue", "QuotaExceeded", f"Queued: {why}")
+            continue
+        allocated += job.gpus
+        running += 1
+        decisions[job.key] = Decision("admit")
+    return decisions
+
+
+def decide(
+    job: JobView,
+    states: Sequence[QuotaState],
+    *,
+    tenant: str | None = None,
+    enabled_types: Sequence[str] | None = None,
+) -> Decision:
+    """Return the gate's decision for `job` under all its quotas' states: a rejection by any
+    quota wins, then a hold by any, else admit. Jobs without GPUs or quotas are admitted."""
+    if job.gpus == 0:
+        return Decision("admit")
+    rejected = sku_rejection(job, tenant, enabled_types)
+    if rejected:
+        return rejected
+    decisions = [plan(s).get(job.key, Decision("admit")) for s in states]
+    for action in ("reject", "queue"):
+        for decision in decisions:
+            if decision.action == action:
+                return decision
+    return Decision("admit")
+
+
+def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> dict[str, object]:
+    """Return the GryviaQuota status: usage, spend against budget with a linear month-end
+    projection (USD), and phase Active / QuotaExceeded / BudgetExceeded."""
+    quota = state.quota
+    budget = quota.spec.budget
+    phase = "Active"
+    if state.allocated_gpus >= quota.spec.gpu_quota.max_gpus > 0 and state.queued_jobs:
+        phase = "QuotaExceeded"
+    status: dict[str, object] = {
+        "currentUsage": {
+            "allocatedGPUs": state.allocated_gpus,
+            "runningJobs": state.running_jobs,
+            "queuedJobs": state.queued_jobs,
+            "gpuHours": round(gpu_hours, 4),
+        },
+        "lastUpdated": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if budget and budget.monthly_budget is not None:
+        month_start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        next_month = (month_start + dt.timedelta(days=32)).replace(day=1)
+        elapsed = max((now - month_start).total_seconds(), 1.0)
+        projected = state.spent * (next_month - month_start).total_seconds() / elapsed
+        limit = budget.monthly_budget
+        percent = 100.0 * state.spent / limit if limit else 0.0
+        status["budgetStatus"] = {
+            "spentThisMonth": round(state.spent, 2),
+            "remainingBudget": round(limit - state.spent, 2),
+            "percentUsed": round(percent, 1),
+            "projectedSpend": round(projected, 2),
+        }
+        if limit and state.spent >= limit:
+            phase = "BudgetExceeded"
+    status["phase"] = phase
+    status["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "True" if phase == "Active" else "False",
+            "reason": phase,
+            "message": {
+                "Active": "within quota",
+                "QuotaExceeded": f"{state.queued_jobs} job(s) wait for GPUs",
+                "BudgetExceeded": "the monthly budget is spent",
+            }[phase],
+            "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+    ]
+    return status

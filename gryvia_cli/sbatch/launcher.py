@@ -1,0 +1,183 @@
+"""How an imported job starts: the POSIX sh entrypoint, the shipped runtime and their env vars.
+
+Every pod runs `/bin/sh -c ENTRYPOINT`. It finds a scratch directory that allows executables,
+then, when the image has python3 >= 3.7, unpacks the runtime (`runtime/*.py`, shipped as JSON
+in env GRYVIA_SLURM_RUNTIME) and execs `shim.py run`: pod 0 runs the batch script once and
+srun fans out to agents on the other pods. Without python3 it warns and falls back to running
+the script on every pod, with an `srun` that runs its command once per pod and an `scontrol`
+that only expands host names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from gryvia_cli.sbatch.runtime.slurm_common import RUNTIME_ENV, SCRIPT_ENV
+from gryvia_cli.sbatch.runtime.slurm_step import SRUN_REQUIRED, SRUN_SHORT
+
+RUNTIME_FILES: Final = ("shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py")
+# One env string may hold at most 128 KiB (Linux MAX_ARG_STRLEN); keep the script well below.
+MAX_SCRIPT_BYTES: Final = 120 * 1024
+# Set by the operator for its own torchrun convention; a Slurm batch step has none of them.
+OPERATOR_VARIABLES: Final = (
+    "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "NODE_RANK", "NNODES", "NPROC_PER_NODE",
+    "GRYVIA_DIST_FRAMEWORK", "GRYVIA_DIST_BACKEND", "GRYVIA_ELASTIC", "GRYVIA_ELASTIC_MIN_NODES",
+    "GRYVIA_ELASTIC_MAX_NODES", "NCCL_DEBUG", "NCCL_IB_DISABLE", "NCCL_NET_GDR_LEVEL",
+)  # fmt: skip
+
+# Set by the runtime in the pod (not known when converting): the batch step's, then srun's.
+BATCH_VARIABLES: Final = (
+    "SLURM_JOB_ID", "SLURM_JOBID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
+    "SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "SLURM_GTIDS", "SLURM_SUBMIT_DIR",
+    "SLURM_RESTART_COUNT", "SLURM_JOB_UID", "SLURM_JOB_USER",
+)  # fmt: skip
+STEP_VARIABLES: Final = (
+    "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NUM_TASKS", "SLURM_STEP_NUM_NODES",
+    "SLURM_STEP_NODELIST", "SLURM_STEP_TASKS_PER_NODE", "SLURM_SRUN_COMM_HOST",
+    "SLURM_DISTRIBUTION",
+)  # fmt: skip
+
+_ENTRYPOINT: Final = r"""# gryvia: run an imported Slurm batch script (gryvia_cli/sbatch)
+set -u
+idx="${JOB_COMPLETION_INDEX:-${NODE_RANK:-0}}"
+run="${GRYVIA_SLURM_RUNDIR:-}"
+if [ -z "$run" ]; then
+  for base in "${TMPDIR:-}" /tmp /dev/shm /var/tmp "${HOME:-}" "$PWD"; do
+    [ -n "$base" ] || continue
+    d="$base/gryvia-slurm-$idx"
+    mkdir -p "$d/bin" 2>/dev/null || continue
+    printf '#!/bin/sh\nexit 0\n' > "$d/bin/.probe" 2>/dev/null || continue
+    chmod 700 "$d/bin/.probe" 2>/dev/null && "$d/bin/.probe" 2>/dev/null || continue
+    run="$d"
+    break
+  done
+fi
+if [ -z "$run" ]; then
+  echo "gryvia-slurm: no writable directory that allows executables" >&2
+  exit 1
+fi
+mkdir -p "$run/bin" || exit 1
+export GRYVIA_SLURM_RUNDIR="$run"
+py="${GRYVIA_SLURM_PYTHON:-python3}"
+if command -v "$py" >/dev/null 2>&1 &&
+   "$py" -c 'import sys; sys.exit(sys.version_info < (3, 7))' >/dev/null 2>&1; then
+  exec "$py" -c '
+import json, os, sys
+run = os.environ["GRYVIA_SLURM_RUNDIR"]
+for name, text in json.loads(os.environ.pop("@RUNTIME@")).items():
+    with open(os.path.join(run, name), "w") as handle:
+        handle.write(text)
+shim = os.path.join(run, "shim.py")
+os.execve(sys.executable, [sys.executable, shim, "run"], dict(os.environ))
+'
+fi
+echo "gryvia-slurm: warning: no python3 >= 3.7 in the image: the batch script runs on every" \
+  "pod and srun runs its command once per pod" >&2
+cat > "$run/bin/srun" <<'GRYVIA_EOF'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; break ;;
+    --*=*) shift ;;
+    @LONG@) shift; [ $# -gt 0 ] && shift ;;
+    --*) shift ;;
+    -[@SHORT@]) shift; [ $# -gt 0 ] && shift ;;
+    -?*) shift ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "srun: error: no command given to execute" >&2; exit 1; }
+exec "$@"
+GRYVIA_EOF
+cat > "$run/bin/scontrol" <<'GRYVIA_EOF'
+#!/bin/sh
+if [ "${1:-}" = show ] && { [ "${2:-}" = hostnames ] || [ "${2:-}" = hostname ]; }; then
+  printf '%s\n' "${3:-${SLURM_JOB_NODELIST:-}}" | tr ',' '\n'
+  exit 0
+fi
+echo "scontrol: error: 'scontrol $*' is not available inside a Gryvia job" >&2
+exit 1
+GRYVIA_EOF
+chmod 755 "$run/bin/srun" "$run/bin/scontrol"
+for v in $(printf '%s' "${GRYVIA_SLURM_SCRUB:-}" | tr ',' ' '); do unset "$v"; done
+seed="${GRYVIA_JOB_UID:-${GRYVIA_JOB_UID_LEGACY:-${SLURM_JOB_NAME:-}}}"
+SLURM_JOB_ID=$(printf '%s' "$seed" | cksum | cut -d ' ' -f 1)
+SLURMD_NODENAME=$(printf '%s\n' "${SLURM_JOB_NODELIST:-}" | tr ',' '\n' | sed -n "$((idx + 1))p")
+export SLURM_JOB_ID SLURMD_NODENAME SLURM_JOBID="$SLURM_JOB_ID" SLURM_NODEID="$idx"
+export SLURM_PROCID="$idx" SLURM_LOCALID=0 SLURM_SUBMIT_DIR="${SLURM_SUBMIT_DIR:-$PWD}"
+export SLURM_RESTART_COUNT="${GRYVIA_RESTART_COUNT:-0}" PATH="$run/bin:$PATH"
+unset @RUNTIME@
+printf '%s' "$@SCRIPT@" > "$run/slurm_script" && chmod 700 "$run/slurm_script" || exit 1
+unset @SCRIPT@
+exec "$run/slurm_script"
+"""
+
+
+@cache
+def entrypoint() -> str:
+    """The POSIX sh program every pod of an imported job runs."""
+    long_options = "|".join(f"--{name}" for name in sorted(SRUN_REQUIRED))
+    short = "".join(sorted(k for k, v in SRUN_SHORT.items() if v in SRUN_REQUIRED))
+    return (
+        _ENTRYPOINT.replace("@LONG@", long_options)
+        .replace("@SHORT@", short)
+        .replace("@RUNTIME@", RUNTIME_ENV)
+        .replace("@SCRIPT@", SCRIPT_ENV)
+    )
+
+
+@cache
+def runtime_bundle() -> str:
+    """The runtime's source files as one JSON object (name -> text)."""
+    package = resources.files("gryvia_cli.sbatch.runtime")
+    files = {name: package.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES}
+    return json.dumps(files, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The container command and the runtime's env entries (Kubernetes EnvVar dicts)."""
+
+    command: list[str]
+    env: list[dict[str, Any]]
+
+
+def _field(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def build_launch(
+    script: str,
+    *,
+    tasks_per_node: int,
+    time_limit_seconds: int | None,
+    user_env: Iterable[str] = (),
+) -> Launch:
+    """Command and env that run `script` faithfully in every pod of the job.
+
+    `tasks_per_node` is srun's default task count per pod; `time_limit_seconds` is enforced by
+    the runtime too (Slurm's message, SIGTERM, KillWait, SIGKILL); `user_env` names variables
+    the script's `--export` sets, which the runtime must not drop.
+    """
+    keep = set(user_env)
+    scrub = ",".join(name for name in OPERATOR_VARIABLES if name not in keep)
+    env: list[dict[str, Any]] = [
+        {"name": "GRYVIA_SLURM_TASKS_PER_NODE", "value": str(tasks_per_node)},
+        {"name": "GRYVIA_SLURM_SCRUB", "value": scrub},
+        _field("GRYVIA_JOB_UID", "metadata.labels['batch.kubernetes.io/controller-uid']"),
+        _field("GRYVIA_JOB_UID_LEGACY", "metadata.labels['controller-uid']"),
+        _field(
+            "GRYVIA_RESTART_COUNT",
+            "metadata.annotations['batch.kubernetes.io/job-index-failure-count']",
+        ),
+    ]
+    if time_limit_seconds:
+        env.append({"name": "GRYVIA_SLURM_TIME_LIMIT", "value": str(time_limit_seconds)})
+    env.append({"name": SCRIPT_ENV, "value": script})
+    env.append({"name": RUNTIME_ENV, "value": runtime_bundle()})
+    return Launch(command=["/bin/sh", "-c", entrypoint(), "gryvia-sbatch"], env=env)

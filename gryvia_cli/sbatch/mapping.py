@@ -1,0 +1,398 @@
+"""Turn a resolved batch script into GryviaAIJob manifests (plain dicts, camelCase spec fields).
+
+Mapping (sbatch(1) options; README of the shared examples for the judgment calls):
+one pod per Slurm node (a distributed job when nodes > 1, an Indexed Job on the operator side),
+`gpus`/`gpuType` per pod, CPU and memory requests per pod, `timeout` from --time, `workingDir`
+from --chdir (or pyxis --container-workdir), `queueName` from --partition (a Kueue LocalQueue:
+the operator only uses it with its Kueue integration), `image` from --image or pyxis
+--container-image, env from --export plus the SLURM_* variables Slurm sets for a batch job.
+The Slurm job name stays in SLURM_JOB_NAME; metadata.name is its RFC 1123 form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any, Final
+
+from gryvia_cli.sbatch import arrays
+from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, build_launch
+from gryvia_cli.sbatch.model import Issue, ParsedScript, error, unsupported, warning
+from gryvia_cli.sbatch.resources import MIB, Resources
+from gryvia_cli.sbatch.values import (
+    BadValue,
+    ExportSpec,
+    constraint_gpu_type,
+    format_timeout,
+    kubernetes_name,
+    parse_export,
+    render_memory,
+)
+
+API_VERSION: Final = "gryvia.io/v1alpha1"
+KIND: Final = "GryviaAIJob"
+IMPORTED_LABEL: Final = "gryvia.io/imported-from"
+JOB_NAME_ANNOTATION: Final = "gryvia.io/sbatch-job-name"
+SCRIPT_ANNOTATION: Final = "gryvia.io/sbatch-script"
+COMMENT_ANNOTATION: Final = "gryvia.io/sbatch-comment"
+CLUSTER_NAME: Final = "gryvia"
+SERVICE_SUFFIX: Final = "-headless"  # the operator's headless Service: <job>-headless
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """Everything decided about the job apart from per-element details."""
+
+    job_name: str
+    base_name: str
+    resources: Resources
+    image: str | None
+    working_dir: str | None = None
+    queue_name: str | None = None
+    comment: str | None = None
+    export: ExportSpec | None = None
+    mapped: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+
+def job_name(parsed: ParsedScript) -> str:
+    """The Slurm job name: --job-name, else the script's base file name (sbatch(1) -J)."""
+    directive = parsed.last("job-name")
+    if directive is not None and directive.value is not None:
+        return directive.value
+    return PurePosixPath(parsed.filename).name
+
+
+def pyxis_image(text: str) -> str:
+    """An image reference from pyxis/enroot syntax `[USER@][REGISTRY#]IMAGE[:TAG]`."""
+    image = text.removeprefix("docker://")
+    if "#" in image:
+        registry, _, rest = image.partition("#")
+        image = f"{registry.rpartition('@')[2]}/{rest}"
+    return image
+
+
+def plan_import(
+    parsed: ParsedScript, resources: Resources, *, image: str | None, require_image: bool = True
+) -> tuple[ImportPlan, list[Issue]]:
+    """Decide the non-resource fields and report how mapped directives were translated."""
+    issues: list[Issue] = []
+    mapped: list[dict[str, Any]] = []
+
+    def note(key: str, target: str, value: str | None) -> None:
+        directive = parsed.last(key)
+        if directive is not None:
+            mapped.append(
+                {"directive": directive.directive, "line": directive.line, "field": target,
+                 "value": value}
+            )  # fmt: skip
+
+    name = job_name(parsed)
+    suffix = arrays.suffix_length(resources.array.indices) if resources.array else 0
+    base = kubernetes_name(name, 63 - len(SERVICE_SUFFIX) - suffix)
+
+    container = parsed.last("container-image")
+    chosen = image
+    if container is not None and container.value:
+        converted = pyxis_image(container.value)
+        if image:
+            note("container-image", "spec.image (overridden by --image)", image)
+        elif converted.startswith(("/", "./", "../")) or converted.endswith(".sqsh"):
+            issues.append(
+                error(
+                    "local-image",
+                    f"{container.show()}: a local squashfs file cannot be pulled by Kubernetes; "
+                    "push the image to a registry and pass --image",
+                    container.line,
+                    container.directive,
+                )
+            )
+        else:
+            chosen = converted
+            note("container-image", "spec.image", converted)
+            if "/" not in converted and "." in converted.partition(":")[0]:
+                issues.append(
+                    warning(
+                        "image-without-repository",
+                        f"{container.show()} names a registry but no image: an unquoted '#' "
+                        "starts a comment in a directive; quote the value",
+                        container.line,
+                        container.directive,
+                    )
+                )
+    if not chosen and require_image and not issues:
+        issues.append(
+            error(
+                "missing-image",
+                "no container image: pass --image IMAGE (or add #SBATCH --container-image)",
+            )
+        )
+
+    working_dir = None
+    for key in ("chdir", "container-workdir"):
+        directive = parsed.last(key)
+        if directive is not None and directive.value and working_dir is None:
+            working_dir = directive.value
+            note(key, "spec.workingDir", working_dir)
+            if not working_dir.startswith("/"):
+                issues.append(
+                    warning(
+                        "relative-chdir",
+                        f"{directive.show()}: a relative directory is taken from the image's "
+                        "working directory, not from where you ran sbatch",
+                        directive.line,
+                        directive.directive,
+                    )
+                )
+
+    partition = parsed.last("partition")
+    queue = partition.value.split(",")[0] if partition is not None and partition.value else None
+    if partition is not None:
+        note("partition", "spec.queueName", queue)
+        issues.append(
+            warning(
+                "partition-as-queue",
+                f"{partition.show()}: becomes spec.queueName={queue}, a Kueue LocalQueue the "
+                "operator only uses with its Kueue integration (a partition list keeps its first "
+                "entry); Slurm partitions are not created",
+                partition.line,
+                partition.directive,
+            )
+        )
+
+    export, found = _export(parsed)
+    issues += found
+    if export is not None:
+        note("export", "spec.env", ",".join(export.values) or None)
+    issues += _constraint(parsed, resources, note)
+    comment = parsed.last("comment")
+    note(
+        "comment",
+        f"metadata.annotations['{COMMENT_ANNOTATION}']",
+        comment.value if comment is not None else None,
+    )
+    note("no-requeue", "spec.retryLimit", "0")
+    if len(parsed.text.encode("utf-8")) > MAX_SCRIPT_BYTES:
+        issues.append(
+            error(
+                "script-too-large",
+                f"the script is larger than {MAX_SCRIPT_BYTES // 1024} KiB, the most one "
+                "environment variable can carry; move the bulk into a file in the image",
+            )
+        )
+    plan = ImportPlan(
+        job_name=name,
+        base_name=base,
+        resources=resources,
+        image=chosen,
+        working_dir=working_dir,
+        queue_name=queue,
+        comment=comment.value if comment is not None else None,
+        export=export,
+        mapped=tuple(mapped),
+    )
+    return plan, issues
+
+
+def _export(parsed: ParsedScript) -> tuple[ExportSpec | None, list[Issue]]:
+    directive = parsed.last("export")
+    if directive is None or directive.value is None:
+        return None, []
+    try:
+        spec = parse_export(directive.value)
+    except BadValue as exc:
+        return None, [
+            error("invalid-export", f"{directive.show()}: {exc}", directive.line, "--export")
+        ]
+    issues = [
+        warning(
+            "export-from-submit-shell",
+            f"--export names {name} without a value: Slurm copies it from the submitting shell, "
+            f"which a pod does not have; write {name}=value",
+            directive.line,
+            "--export",
+        )
+        for name in spec.inherited
+    ]
+    return spec, issues
+
+
+def _constraint(parsed: ParsedScript, resources: Resources, note: Any) -> list[Issue]:
+    directive = parsed.last("constraint")
+    if directive is None or not directive.value:
+        return []
+    if resources.gpu_type_source == "constraint":
+        note("constraint", "spec.gpuType", resources.gryvia_gpu_type)
+        return []
+    model = constraint_gpu_type(directive.value)
+    reason = (
+        "node features are not translated; pin nodes with spec.nodeSelector"
+        if model is None
+        else "the GPU model comes from the GPU request"
+    )
+    return [
+        unsupported(
+            "unsupported-directive",
+            f"{directive.show()}: {reason}",
+            directive.line,
+            directive.directive,
+        )
+    ]
+
+
+def array_job_id(base: str, submission_id: str | None) -> str:
+    """SLURM_ARRAY_JOB_ID: a stable number from the array's name and an optional submission id."""
+    digest = hashlib.sha256(f"{base}/{submission_id or ''}".encode()).hexdigest()
+    return str(int(digest[:12], 16) % 67043327 + 1)
+
+
+def slurm_env(
+    plan: ImportPlan, parsed: ParsedScript, name: str, index: int | None, array_id: str
+) -> dict[str, str]:
+    """The variables Slurm sets for the batch step that are known before the job runs.
+
+    Conditions follow env.c `env_array_for_batch_job` (README §12): SLURM_NTASKS only with a
+    task option, SLURM_CPUS_PER_TASK only with -c, SLURM_GPUS only with --gpus.
+    """
+    res = plan.resources
+    env: dict[str, str] = dict(plan.export.values) if plan.export else {}
+    hosts = ",".join(f"{name}-{i}.{name}{SERVICE_SUFFIX}" for i in range(res.nodes))
+    times = f"(x{res.nodes})" if res.nodes > 1 else ""
+    env |= {
+        "SLURM_JOB_NAME": plan.job_name,
+        "SLURM_NNODES": str(res.nodes),
+        "SLURM_JOB_NUM_NODES": str(res.nodes),
+        "SLURM_JOB_NODELIST": hosts,
+        "SLURM_NODELIST": hosts,
+        "SLURM_TASKS_PER_NODE": f"{res.tasks_per_node}{times}",
+        "SLURM_CPUS_ON_NODE": str(res.cpus_per_node),
+        "SLURM_JOB_CPUS_PER_NODE": f"{res.cpus_per_node}{times}",
+        "SLURM_CLUSTER_NAME": CLUSTER_NAME,
+        "SLURM_SUBMIT_HOST": CLUSTER_NAME,
+    }
+    if any(parsed.given(key) for key in ("ntasks", "ntasks-per-node", "ntasks-per-gpu")):
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(res.tasks_per_node * res.nodes)
+    optional = {
+        "ntasks-per-node": "SLURM_NTASKS_PER_NODE",
+        "ntasks-per-gpu": "SLURM_NTASKS_PER_GPU",
+        "cpus-per-task": "SLURM_CPUS_PER_TASK",
+        "cpus-per-gpu": "SLURM_CPUS_PER_GPU",
+        "gpus": "SLURM_GPUS",
+        "gpus-per-node": "SLURM_GPUS_PER_NODE",
+        "gpus-per-task": "SLURM_GPUS_PER_TASK",
+        "partition": "SLURM_JOB_PARTITION",
+        "account": "SLURM_JOB_ACCOUNT",
+        "qos": "SLURM_JOB_QOS",
+        "export": "SLURM_EXPORT_ENV",
+    }
+    for key, variable in optional.items():
+        directive = parsed.last(key)
+        if directive is not None and directive.value is not None:
+            env[variable] = directive.value
+    if res.gpus_per_node:
+        env["SLURM_GPUS_ON_NODE"] = str(res.gpus_per_node)
+    for key, variable in (("mem", "SLURM_MEM_PER_NODE"), ("mem-per-cpu", "SLURM_MEM_PER_CPU"),
+                          ("mem-per-gpu", "SLURM_MEM_PER_GPU")):  # fmt: skip
+        if parsed.given(key) and res.memory_bytes:
+            per = {"mem": 1, "mem-per-cpu": res.cpus_per_node, "mem-per-gpu": res.gpus_per_node}
+            env[variable] = str(res.memory_bytes // MIB // max(per[key], 1))
+    if res.array is not None and index is not None:
+        env |= {
+            "SLURM_ARRAY_JOB_ID": array_id,
+            "SLURM_ARRAY_TASK_ID": str(index),
+            "SLURM_ARRAY_TASK_COUNT": str(len(res.array.indices)),
+            "SLURM_ARRAY_TASK_MIN": str(res.array.indices[0]),
+            "SLURM_ARRAY_TASK_MAX": str(res.array.indices[-1]),
+            "SLURM_ARRAY_TASK_STEP": str(res.array.step),
+        }
+    return env
+
+
+def _pod_resources(res: Resources) -> dict[str, Any]:
+    requests: dict[str, str] = {"cpu": str(res.cpus_per_node)}
+    limits: dict[str, str] = {}
+    if res.memory_bytes:
+        requests["memory"] = limits["memory"] = render_memory(res.memory_bytes)
+    return {"requests": requests, "limits": limits} if limits else {"requests": requests}
+
+
+def build_jobs(
+    plan: ImportPlan,
+    parsed: ParsedScript,
+    *,
+    namespace: str | None = None,
+    submission_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """The GryviaAIJob manifests: one, or one per array index (throttled ones suspended)."""
+    res = plan.resources
+    array = res.array
+    elements: list[int | None] = list(array.indices) if array else [None]
+    array_id = array_job_id(plan.base_name, submission_id)
+    user_env = list(plan.export.values) if plan.export else []
+    launch = build_launch(
+        parsed.text,
+        tasks_per_node=res.tasks_per_node,
+        time_limit_seconds=res.time_limit_seconds,
+        user_env=user_env,
+    )
+    jobs = []
+    for position, index in enumerate(elements):
+        name = plan.base_name if index is None else arrays.element_name(plan.base_name, index)
+        env = slurm_env(plan, parsed, name, index, array_id)
+        spec: dict[str, Any] = {
+            "type": "training",
+            "image": plan.image or "",
+            "gpus": res.gpus_per_node,
+            "command": launch.command,
+            "env": [{"name": k, "value": v} for k, v in env.items()] + launch.env,
+            "resources": _pod_resources(res),
+            "retryLimit": 0,
+        }
+        if res.gryvia_gpu_type:
+            spec["gpuType"] = res.gryvia_gpu_type
+        if res.nodes > 1:
+            spec["distributed"] = {
+                "enabled": True,
+                "nodes": res.nodes,
+                "gpusPerNode": res.gpus_per_node,
+                "backend": "nccl" if res.gpus_per_node else "gloo",
+            }
+        if res.time_limit_seconds:
+            spec["timeout"] = format_timeout(res.time_limit_seconds)
+        if plan.working_dir:
+            spec["workingDir"] = plan.working_dir
+        if plan.queue_name:
+            spec["queueName"] = plan.queue_name
+        throttled = array is not None and array.max_parallel is not None
+        if throttled and array and array.max_parallel is not None:
+            spec["suspend"] = position >= array.max_parallel
+        jobs.append(_manifest(plan, parsed, name, index, namespace, spec))
+    return jobs
+
+
+def _manifest(
+    plan: ImportPlan,
+    parsed: ParsedScript,
+    name: str,
+    index: int | None,
+    namespace: str | None,
+    spec: Mapping[str, Any],
+) -> dict[str, Any]:
+    labels = {IMPORTED_LABEL: "sbatch"}
+    annotations = {
+        JOB_NAME_ANNOTATION: plan.job_name,
+        SCRIPT_ANNOTATION: PurePosixPath(parsed.filename).name,
+    }
+    if plan.comment is not None:
+        annotations[COMMENT_ANNOTATION] = plan.comment
+    array = plan.resources.array
+    if array is not None and index is not None:
+        labels[arrays.ARRAY_NAME_LABEL] = plan.base_name
+        labels[arrays.ARRAY_INDEX_LABEL] = str(index)
+        if array.max_parallel is not None:
+            annotations[arrays.ARRAY_MAX_PARALLEL_ANNOTATION] = str(array.max_parallel)
+    metadata: dict[str, Any] = {"name": name, "labels": labels, "annotations": annotations}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": dict(spec)}

@@ -1,0 +1,106 @@
+"""Value types shared by the sbatch importer: findings, parsed directives, parsed scripts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(Enum):
+    """Where a finding goes in the migration report."""
+
+    ERROR = "errors"
+    WARNING = "warnings"
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding: a stable `code`, the 1-based script `line`, the `directive` and a message."""
+
+    severity: Severity
+    code: str
+    message: str
+    line: int | None = None
+    directive: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The report's JSON shape: `{code, line, directive, message}`."""
+        return {
+            "code": self.code,
+            "line": self.line,
+            "directive": self.directive,
+            "message": self.message,
+        }
+
+    def render(self) -> str:
+        """A one-line human form: `line 5: --nodes=two: message`."""
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{where}{self.message}"
+
+
+def error(code: str, message: str, line: int | None = None, directive: str | None = None) -> Issue:
+    """Build an error finding (the import produces no job)."""
+    return Issue(Severity.ERROR, code, message, line, directive)
+
+
+def warning(
+    code: str, message: str, line: int | None = None, directive: str | None = None
+) -> Issue:
+    """Build a warning finding (the job is produced; something differs from Slurm)."""
+    return Issue(Severity.WARNING, code, message, line, directive)
+
+
+def unsupported(
+    code: str, message: str, line: int | None = None, directive: str | None = None
+) -> Issue:
+    """Build an unsupported-directive finding (no Gryvia equivalent; what to do instead)."""
+    return Issue(Severity.UNSUPPORTED, code, message, line, directive)
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One option parsed from the `#SBATCH` lines.
+
+    `key` is the option's identity (aliases resolved), `directive` its canonical long spelling,
+    `value` its argument (`None` for a flag or an absent optional argument), `line` the script
+    line the option word sits on and `written` the word as the script spells it.
+    """
+
+    key: str
+    directive: str
+    value: str | None
+    line: int
+    written: str
+
+    def show(self) -> str:
+        """The directive as a human reads it: `--nodes=2` or `--exclusive`."""
+        return self.directive if self.value is None else f"{self.directive}={self.value}"
+
+
+@dataclass(frozen=True)
+class ParsedScript:
+    """What the parser found in a batch script; `issues` holds parse errors and warnings."""
+
+    filename: str
+    text: str
+    shebang: str
+    directives: tuple[Directive, ...] = ()
+    first_command_line: int | None = None
+    issues: tuple[Issue, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        """True when no finding is an error."""
+        return not any(issue.severity is Severity.ERROR for issue in self.issues)
+
+    def last(self, key: str) -> Directive | None:
+        """The directive that counts for `key`: the later of repeated options wins."""
+        for directive in reversed(self.directives):
+            if directive.key == key:
+                return directive
+        return None
+
+    def given(self, key: str) -> bool:
+        """True when the script sets option `key` at least once."""
+        return any(directive.key == key for directive in self.directives)

@@ -1,0 +1,1 @@
+"""The in-pod Slurm runtime shipped inside imported jobs (stdlib only; see `shim.py`)."""

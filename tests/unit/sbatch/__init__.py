@@ -1,0 +1,1 @@
+"""Unit tests of the Slurm batch-script importer (gryvia_cli.sbatch)."""

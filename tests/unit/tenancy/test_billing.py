@@ -1,0 +1,95 @@
+"""Usage reports, invoices and CSV safety."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gryvia_cli.core.billing import aggregate, csv_safe, invoices, month_bounds, to_csv
+from gryvia_operator.api import GryviaUsageRecord
+
+NOW = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+
+
+def _rec(
+    tenant: str,
+    job: str,
+    start: str,
+    hours: float,
+    rate: float,
+    sku: str = "h100",
+    final: bool = True,
+    currency: str = "USD",
+) -> GryviaUsageRecord:
+    return GryviaUsageRecord.model_validate(
+        {
+            "metadata": {"name": f"usage-{job}", "namespace": f"tenant-{tenant}"},
+            "spec": {
+                "tenant": tenant,
+                "job": job,
+                "jobUID": job,
+                "sku": sku,
+                "gpuType": "H100",
+                "gpus": 8,
+                "rate": rate,
+                "currency": currency,
+                "start": start,
+                "gpuHours": hours,
+                "cost": hours * rate,
+                "final": final,
+            },
+        }
+    )
+
+
+RECORDS = [
+    _rec("a", "j1", "2026-11-03T10:00:00Z", 8.0, 4.0),
+    _rec("a", "j2", "2026-11-03T12:00:00Z", 2.0, 2.5, sku="l40"),
+    _rec("b", "j3", "2026-11-20T00:00:00Z", 1.0, 4.0, final=False),
+    _rec("b", "j4", "2026-10-31T23:59:59Z", 100.0, 4.0),  # October
+]
+
+
+def test_group_by_tenant_sku_and_day_in_period() -> None:
+    start, end = month_bounds("2026-11")
+    rows, total = aggregate(RECORDS, "tenant", start, end)
+    assert [(r.key, r.gpu_hours, r.cost, r.jobs) for r in rows] == [
+        ("a", 10.0, 37.0, 2),
+        ("b", 1.0, 4.0, 1),
+    ]
+    assert (total.gpu_hours, total.cost, total.jobs) == (11.0, 41.0, 3)
+    sku_rows, _ = aggregate(RECORDS, "sku", start, end)
+    assert [r.key for r in sku_rows] == ["h100", "l40"]
+    day_rows, _ = aggregate(RECORDS, "day", start, end, tenant="a")
+    assert [(r.key, r.jobs) for r in day_rows] == [("2026-11-03", 2)]
+
+
+def test_mixed_currencies_are_flagged() -> None:
+    rows, total = aggregate(
+        [RECORDS[0], _rec("a", "e", "2026-11-04T00:00:00Z", 1, 1, currency="EUR")], "tenant"
+    )
+    assert rows[0].currency == total.currency == "MIXED"
+
+
+def test_invoice_per_tenant_with_lines_per_sku() -> None:
+    inv = invoices(RECORDS, "2026-11", now=NOW)
+    assert [i["number"] for i in inv] == ["INV-a-202611", "INV-b-202611"]
+    a = inv[0]
+    assert a["period"] == {"from": "2026-11-01", "to": "2026-11-30"}
+    assert a["lines"] == [
+        {"sku": "h100", "gpuType": "H100", "gpuHours": 8.0, "rate": 4.0, "amount": 32.0, "jobs": 1},
+        {"sku": "l40", "gpuType": "H100", "gpuHours": 2.0, "rate": 2.5, "amount": 5.0, "jobs": 1},
+    ]
+    assert a["subtotal"] == 37.0 and a["open"] is False and a["status"] == "estimate"
+    assert inv[1]["open"] is True
+    assert invoices(RECORDS, "2026-11", tenant="b", now=NOW)[0]["subtotal"] == 4.0
+    with pytest.raises(ValueError, match="use YYYY-MM"):
+        invoices(RECORDS, "11/2026", now=NOW)
+
+
+def test_csv_cells_cannot_become_formulas() -> None:
+    assert csv_safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert csv_safe("+1") == "'+1" and csv_safe("@x") == "'@x" and csv_safe("-x") == "'-x"
+    assert csv_safe(-3.5) == "-3.5" and csv_safe("team") == "team"
+    assert to_csv(["tenant", "cost"], [["=cmd", 1.5]]) == "tenant,cost\n'=cmd,1.5\n"

@@ -1,0 +1,149 @@
+"""The generated CRDs on a real kube-apiserver: Established, CEL rules, printer columns."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gryvia_cli.sandbox import binaries
+from gryvia_operator.api import crdgen
+from tests.support.controlplane import ControlPlane
+
+pytestmark = pytest.mark.integration
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def _kubectl(
+    plane: ControlPlane, *args: str, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(binaries.path_of("kubectl")), "--kubeconfig", str(plane.kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def crds(apiserver: ControlPlane) -> Iterator[ControlPlane]:
+    """The bare API server with every Gryvia CRD applied and Established."""
+    docs = crdgen.build_crds()
+    _kubectl(
+        apiserver,
+        "apply",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
+    )
+    for crd in docs:
+        _kubectl(
+            apiserver,
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            f"crd/{crd['metadata']['name']}",
+        )
+    yield apiserver
+
+
+def _job(**spec: Any) -> dict[str, Any]:
+    body = {
+        "type": "training",
+        "gpus": 8,
+        "gpuType": "H100",
+        "image": "pytorch:2",
+        "command": ["python", "train.py"],
+    } | spec
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAIJob",
+        "metadata": {"name": "cel-check", "namespace": "default"},
+        "spec": body,
+    }
+
+
+def test_every_crd_is_established_and_served(crds: ControlPlane) -> None:
+    out = json.loads(_kubectl(crds, "get", "crd", "-o", "json").stdout)
+    names = {c["metadata"]["name"] for c in out["items"]}
+    assert names >= {c["metadata"]["name"] for c in crdgen.build_crds()}
+    resources = _kubectl(crds, "api-resources", "--api-group=gryvia.io", "-o", "name").stdout
+    assert "gryviaaijobs.gryvia.io" in resources
+    assert len(resources.split()) == len(crdgen.build_crds())
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"priority": 150}, "spec.priority"),
+        ({"gpus": -1}, "spec.gpus"),
+        ({"distributed": {"enabled": True, "nodes": 0}}, "distributed.nodes"),
+        ({"gpus": 512, "distributed": {"enabled": True, "nodes": 4, "gpusPerNode": 512}}, "1024"),
+    ],
+)
+def test_api_server_itself_refuses_invalid_jobs(
+    crds: ControlPlane, spec: dict[str, Any], field: str
+) -> None:
+    res = _kubectl(crds, "create", "-f", "-", stdin=json.dumps(_job(**spec)), check=False)
+    assert res.returncode != 0
+    assert "is invalid" in res.stderr and field in res.stderr, res.stderr
+
+
+def test_valid_job_is_stored_and_printer_columns_show(crds: ControlPlane) -> None:
+    job = _job()
+    job["metadata"]["name"] = "printer"
+    _kubectl(crds, "create", "-f", "-", stdin=json.dumps(job))
+    _kubectl(
+        crds,
+        "patch",
+        "gaj",
+        "printer",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status": {"phase": "Running"}}',
+    )
+    table = _kubectl(crds, "get", "gaj").stdout.splitlines()
+    assert table[0].split() == ["NAME", "TYPE", "GPUS", "GPU-TYPE", "PHASE", "AGE"]
+    assert table[1].split()[:5] == ["printer", "training", "8", "H100", "Running"]
+    assert "printer" in _kubectl(crds, "get", "gryvia").stdout  # category
+
+
+def test_every_example_manifest_is_accepted(crds: ControlPlane) -> None:
+    _kubectl(crds, "create", "namespace", "examples")
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc:
+                continue
+            if doc["metadata"].get("namespace"):
+                doc["metadata"]["namespace"] = "examples"
+            res = _kubectl(
+                crds, "apply", "--dry-run=server", "-f", "-", stdin=json.dumps(doc), check=False
+            )
+            assert res.returncode == 0, f"{path.name}: {res.stderr}"
+
+
+def test_final_usage_record_spec_is_immutable(crds: ControlPlane) -> None:
+    record = yaml.safe_load((EXAMPLES / "usagerecord.yaml").read_text())
+    record["metadata"]["namespace"] = "default"
+    record["spec"]["final"] = True
+    _kubectl(crds, "apply", "-f", "-", stdin=json.dumps(record))
+    name = record["metadata"]["name"]
+    res = _kubectl(
+        crds,
+        "patch",
+        "gryviausagerecords",
+        name,
+        "--type=merge",
+        "-p",
+        '{"spec": {"cost": 0.01}}',
+        check=False,
+    )
+    assert res.returncode != 0 and "final" in res.stderr, res.stderr

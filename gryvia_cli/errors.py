@@ -15,19 +15,104 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "success"),
+    (
+        EXIT_FAILED,
+        "the command failed: an error message and a hint on stderr (cluster unreachable, "
+        "forbidden, not found, invalid file, a job that ended Failed/Cancelled/Rejected "
+        "with --wait, a broken required platform part in `status`)",
+    ),
+    (EXIT_USAGE, "usage error: unknown flag, bad argument or value"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+"""Every exit code with its meaning, in the order docs/cli.md lists them."""
+
+HINT_KUBECONFIG = "point KUBECONFIG at your cluster, or pass --context <name>"
+HINT_UNREACHABLE = "check that the cluster is reachable (kubectl get nodes)"
+HINT_FORBIDDEN = "your kubeconfig user lacks permission for this resource"
+HINT_INSTALL = (
+    "install the chart: helm install gryvia charts/gryvia -n gryvia-system --create-namespace"
+)
+
 
 class GryviaError(Exception):
-    """An expected failure: printed as one line plus an optional hint, never a traceback."""
+    """An expected failure: printed as one line plus an optional hint, never a traceback.
+
+    `causes` are up to two short "caused by" lines shown under the message; `details` (for
+    example the API server's raw Status) are shown only with `-v`.
+    """
 
     exit_code = EXIT_FAILED
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        causes: tuple[str, ...] = (),
+        details: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.causes = causes
+        self.details = details
 
 
 class UsageError(GryviaError):
     """The command line is wrong in a way Typer cannot see (e.g. two exclusive options)."""
 
     exit_code = EXIT_USAGE
+
+
+class KubeconfigError(GryviaError):
+    """No usable kubeconfig: no file, an unknown context, or credentials that do not load."""
+
+    def __init__(self, message: str, hint: str | None = HINT_KUBECONFIG, **kw: tuple[str, ...]):
+        super().__init__(message, hint, **kw)
+
+
+class ClusterUnreachableError(GryviaError):
+    """The API server did not answer (refused, timed out, TLS failure)."""
+
+    def __init__(self, message: str, hint: str | None = HINT_UNREACHABLE, **kw: tuple[str, ...]):
+        super().__init__(message, hint, **kw)
+
+
+class ForbiddenError(GryviaError):
+    """The API server refused the request for this user (401 or 403 from RBAC)."""
+
+    def __init__(self, message: str, hint: str | None = HINT_FORBIDDEN, **kw: tuple[str, ...]):
+        super().__init__(message, hint, **kw)
+
+
+class NotInstalledError(GryviaError):
+    """A Gryvia kind is not served by this cluster (its CRD is not installed)."""
+
+    def __init__(self, message: str, hint: str | None = HINT_INSTALL, **kw: tuple[str, ...]):
+        super().__init__(message, hint, **kw)
+
+
+class NotFoundError(GryviaError):
+    """A named object (job, node, quota, ...) does not exist."""
+
+
+class ConflictError(GryviaError):
+    """An object with that name exists already, or changed under us."""
+
+
+class RejectedError(GryviaError):
+    """The API server or an admission webhook refused an object as invalid."""
+
+
+class ApiError(GryviaError):
+    """Any other API server failure (5xx, unexpected status)."""
+
+
+class InvalidInputError(GryviaError):
+    """A manifest, script or other input file is unreadable or invalid."""
+
+
+class JobEndedError(GryviaError):
+    """A job followed with --wait ended Failed, Cancelled, Rejected or Preempted."""

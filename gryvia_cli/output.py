@@ -1,7 +1,8 @@
 """One output module: data to stdout as a table, JSON, YAML or names; chatter to stderr.
 
-Tables are Rich tables; colour is off with NO_COLOR or when stdout is not a terminal. Cluster
-data is never read as Rich markup.
+Tables are Rich tables; colour is off with NO_COLOR, `--no-color` or when the stream is not a
+terminal (CLICOLOR_FORCE=1 keeps it). Cluster data is never read as Rich markup: every cell is
+a plain `Text`. Messages carry the glyphs ✓ (success), ⚠ (warning), ✗ (error), ℹ (info).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -24,6 +27,10 @@ class OutputFormat(StrEnum):
     name = "name"
 
 
+MACHINE_FORMATS = frozenset({OutputFormat.json, OutputFormat.yaml})
+"""Formats that print API objects rather than tables."""
+
+
 def default_format() -> OutputFormat:
     """`GRYVIA_OUTPUT` if set to a known format, else table."""
     try:
@@ -32,27 +39,89 @@ def default_format() -> OutputFormat:
         return OutputFormat.table
 
 
+@dataclass
+class OutputState:
+    """Process-wide output switches set once by the root callback."""
+
+    no_color: bool = False
+    verbose: bool = False
+
+
+state = OutputState()
+
+
+def configure(*, no_color: bool = False, verbose: bool = False) -> None:
+    """Set the `--no-color` and `-v` switches for this process."""
+    state.no_color = no_color
+    state.verbose = verbose
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A table cell with a marker colour: ok, warn, error, disabled, info or unknown."""
+
+    text: str
+    marker: str
+
+
+MARKER_STYLES = {
+    "ok": "green",
+    "warn": "yellow",
+    "error": "red",
+    "disabled": "dim",
+    "unknown": "dim",
+    "info": "cyan",
+}
+
+
+def color_enabled(stream: Any) -> bool:
+    """True when output to `stream` may use colour (flags, NO_COLOR, CLICOLOR_FORCE, TTY)."""
+    if state.no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("CLICOLOR_FORCE", "") not in ("", "0"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    no_color = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    color = color_enabled(stream)
     return Console(
-        file=stream, no_color=no_color, highlight=False, soft_wrap=False, emoji=False, markup=False
+        file=stream,
+        no_color=not color,
+        force_terminal=color or None,
+        highlight=False,
+        soft_wrap=False,
+        emoji=False,
+        markup=False,
+        width=None if stream.isatty() else 400,
     )
 
 
-def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print rows as a borderless table with upper-case headers, kubectl style."""
-    from rich import box
-    from rich.table import Table
+def _cell(value: Any) -> Any:
     from rich.text import Text
 
+    if isinstance(value, Marked):
+        return Text(value.text, style=MARKER_STYLES.get(value.marker, ""))
+    return Text("" if value is None else str(value))
+
+
+def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Print rows as a borderless table with upper-case headers, kubectl style.
+
+    Cells are strings, numbers, None (empty) or `Marked` (coloured by marker).
+    """
+    from rich import box
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
-    for col in columns:
-        table.add_column(col.upper(), no_wrap=True)
+    last = len(columns) - 1
+    for index, col in enumerate(columns):
+        table.add_column(col.upper(), no_wrap=index < last, overflow="fold")
     for row in rows:
-        table.add_row(*(Text("" if v is None else str(v)) for v in row))
+        table.add_row(*(_cell(v) for v in row))
     _console().print(table)
 
 
@@ -63,9 +132,107 @@ def render_data(data: Any, fmt: OutputFormat) -> None:
     else:
         import yaml
 
-        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        sys.stdout.write(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True))
+
+
+def render_names(names: Sequence[str]) -> None:
+    """Print one `kind.group/name` per line (`-o name`)."""
+    if names:
+        sys.stdout.write("\n".join(names) + "\n")
+
+
+def emit(line: str = "") -> None:
+    """Print one line of a human report to stdout (never parsed as markup)."""
+    sys.stdout.write(line + "\n")
+
+
+def emit_marked(parts: Sequence[Any]) -> None:
+    """Print one stdout line built from strings and `Marked` pieces (coloured when allowed)."""
+    from rich.text import Text
+
+    line = Text()
+    for part in parts:
+        line.append_text(_cell(part))
+    _console().print(line)
+
+
+def section(title: str) -> None:
+    """Print a section header `━━━ Title ━━━` to stdout."""
+    emit_marked([Marked(f"━━━ {title} ━━━", "info")])
 
 
 def info(message: str) -> None:
     """Print a progress or status line to stderr (never mixed into data)."""
     _console(stderr=True).print(message)
+
+
+def _glyph_line(glyph: str, marker: str, message: str) -> None:
+    from rich.text import Text
+
+    line = Text(f"{glyph} ", style=MARKER_STYLES[marker])
+    line.append(message)
+    _console(stderr=True).print(line)
+
+
+def success(message: str) -> None:
+    """Print `✓ message` (green) to stderr."""
+    _glyph_line("✓", "ok", message)
+
+
+def warn(message: str) -> None:
+    """Print `⚠ message` (yellow) to stderr."""
+    _glyph_line("⚠", "warn", message)
+
+
+def failure(message: str) -> None:
+    """Print `✗ message` (red) to stderr: one failed item of a command that goes on."""
+    _glyph_line("✗", "error", message)
+
+
+def note(message: str) -> None:
+    """Print `ℹ message` (cyan) to stderr."""
+    _glyph_line("ℹ", "info", message)
+
+
+def report_error(exc: Any, *, verbose: bool | None = None) -> None:
+    """Print a GryviaError: `error: <message>`, up to two `caused by:` lines, `hint: <hint>`,
+    and with `-v` the raw details."""
+    verbose = state.verbose if verbose is None else verbose
+    sys.stderr.write(f"error: {exc.message}\n")
+    seen = {exc.message}
+    shown = 0
+    for cause in getattr(exc, "causes", ()):
+        text = cause if len(cause) <= 220 else cause[:219] + "…"
+        if text in seen or shown == 2:
+            continue
+        seen.add(text)
+        shown += 1
+        sys.stderr.write(f"caused by: {text}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")
+    if verbose:
+        for detail in getattr(exc, "details", ()):
+            sys.stderr.write(f"detail: {detail}\n")
+
+
+@contextmanager
+def spinner(message: str) -> Iterator[Any]:
+    """A live spinner on stderr while a block runs; yields `update(text)`.
+
+    On a terminal the spinner redraws in place; otherwise each distinct update is one line.
+    """
+    if sys.stderr.isatty():
+        console = _console(stderr=True)
+        with console.status(message) as status:
+            yield lambda text: status.update(text)
+        return
+    last = [""]
+
+    def update(text: str) -> None:
+        if text != last[0]:
+            last[0] = text
+            info(text)
+
+    update(message)
+    yield update

@@ -84,6 +84,7 @@ class PodRun:
     folder: Path
     containers: dict[str, Container] = field(default_factory=dict)
     stopping: threading.Event = field(default_factory=threading.Event)
+    exited: threading.Event = field(default_factory=threading.Event)  # a container ended
 
 
 class PodRunner:
@@ -231,10 +232,11 @@ class PodRunner:
                 self._run_once(pod, run, ctr, wait=False)
             self._patch(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
-                time.sleep(0.05)
+                run.exited.wait(1.0)
+                run.exited.clear()
                 for name in list(pending):
                     ctr = run.containers[name]
-                    if ctr.proc is not None and ctr.proc.poll() is None:
+                    if ctr.exit_code is None:  # set by reap() once output is flushed
                         continue
                     if policy == "Always" or (policy == "OnFailure" and ctr.exit_code != 0):
                         self._patch(pod, self._status(pod, run, started))
@@ -318,6 +320,7 @@ class PodRunner:
             writer.close()
             ctr.exit_code = code if code >= 0 else 128 - code  # killed by signal N: 128+N
             ctr.finished_at = now()
+            run.exited.set()
             return ctr.exit_code
 
         if wait:

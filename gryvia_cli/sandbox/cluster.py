@@ -177,7 +177,7 @@ def up(
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
     Raises SandboxError (name taken and running, port in use, kwokctl failure, nodes not
-    Ready within 60 s), NodeSpecError, or BinariesMissingError. On failure everything started
+    Ready within 120 s), NodeSpecError, or BinariesMissingError. On failure everything started
     is stopped and removed again.
     """
     check_name(name)
@@ -210,9 +210,9 @@ def up(
             "create",
             "cluster",
             "--timeout",
-            "120s",
+            "180s",
             "--wait",
-            "60s",
+            "120s",
             "--kubeconfig",
             str(box.workdir.parent / f".{name}-kwok-kubeconfig"),
             config=config_path,
@@ -310,7 +310,7 @@ def _start_runner(box: Sandbox) -> None:
     (box.workdir / "pids" / f"{RUNNER}.pid").write_text(str(proc.pid))
 
 
-def _wait_nodes_ready(box: Sandbox, names: list[str], timeout: float = 60.0) -> None:
+def _wait_nodes_ready(box: Sandbox, names: list[str], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     pending = set(names)
     while time.monotonic() < deadline:
@@ -325,7 +325,7 @@ def _wait_nodes_ready(box: Sandbox, names: list[str], timeout: float = 60.0) -> 
     raise SandboxError(f"nodes not Ready after {timeout:.0f}s: {', '.join(sorted(pending))}")
 
 
-def _probe_pod_logs(box: Sandbox, timeout: float = 60.0) -> None:
+def _probe_pod_logs(box: Sandbox, timeout: float = 120.0) -> None:
     """Run one pod end to end and read its log through the API server.
 
     kwokctl installs kwok's Logs CRD after kwok-controller starts, so the controller's watch

@@ -105,7 +105,13 @@ build kubernetes "kube-apiserver kube-controller-manager kube-scheduler kubectl"
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 build etcd "etcd" "" ./cmd/etcd
 build kwok "kwok kwokctl" "" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
-build helm "helm" "-X helm.sh/helm/v3/internal/version.version=$helm_version" helm.sh/helm/v3/cmd/helm
+# Helm's default Kubernetes version (for `helm template` and `helm lint` without a cluster) is set
+# to the pinned release, as Helm's own Makefile does, instead of its built-in v1.20.
+helm_ld="-X helm.sh/helm/v3/internal/version.version=$helm_version"
+for p in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+  helm_ld="$helm_ld -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$k8s_minor"
+done
+build helm "helm" "$helm_ld" helm.sh/helm/v3/cmd/helm
 
 cat >"$bin_dir/versions.env" <<EOF
 KUBERNETES_VERSION=$k8s_version

@@ -1,0 +1,228 @@
+"""The Helm chart against real API servers: a server-side dry run of the whole render on the bare
+API server, and an install, upgrade and uninstall round trip in the sandbox.
+
+The CRDs these tests install are left in place afterwards, on purpose: they are the same
+generated CRDs other tests install, and deleting a CRD deletes every object of its kind, which
+other tests in the session may own. Namespaces the tests create are deleted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gryvia_operator.api.registry import ALL_KINDS
+from tests.conftest import SandboxHandle
+from tests.support.controlplane import ControlPlane
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "gryvia"
+KOPF_CRDS = ("clusterkopfpeerings.kopf.dev", "kopfpeerings.kopf.dev")
+
+
+def _bin(name: str) -> str:
+    from gryvia_cli.sandbox import binaries
+
+    return str(binaries.path_of(name))
+
+
+def _run(
+    argv: list[str], *, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        argv, input=stdin, capture_output=True, text=True, check=False, timeout=300
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv[:4])} ... failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _kubectl(kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    argv = [_bin("kubectl"), "--kubeconfig", str(kubeconfig), *args]
+    return _run(argv, stdin=stdin, check=check).stdout
+
+
+def _helm(kubeconfig: Path, *args: str) -> str:
+    return _run([_bin("helm"), "--kubeconfig", str(kubeconfig), *args]).stdout
+
+
+def _render(namespace: str, *args: str) -> list[dict[str, Any]]:
+    """`helm template` with the kopf CRDs from crds/ included (no cluster involved)."""
+    out = _run(
+        [
+            _bin("helm"),
+            "template",
+            "gryvia",
+            str(CHART),
+            "-n",
+            namespace,
+            "--include-crds",
+            "--kube-version",
+            "1.36.3",
+            *args,
+        ]
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def _as_list(objs: list[dict[str, Any]]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": objs})
+
+
+def _wait_established(kubeconfig: Path, names: list[str]) -> None:
+    _kubectl(
+        kubeconfig,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        *(f"crd/{name}" for name in names),
+    )
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        (),
+        (
+            "--set",
+            "webhook.selfRegister=true,metrics.service.enabled=true,replicaCount=2",
+            "--set",
+            "operator.watchNamespaces={NS}",
+        ),
+    ],
+    ids=["defaults", "self-register-namespaced"],
+)
+def test_render_passes_a_server_side_dry_run(
+    apiserver: ControlPlane, variant: tuple[str, ...]
+) -> None:
+    kubeconfig = apiserver.kubeconfig
+    namespace = f"gryvia-{uuid.uuid4().hex[:8]}"
+    objs = _render(namespace, *(arg.replace("NS", namespace) for arg in variant))
+    crds = [o for o in objs if o["kind"] == "CustomResourceDefinition"]
+    rest = [o for o in objs if o["kind"] != "CustomResourceDefinition"]
+    assert len(crds) == len(ALL_KINDS) + len(KOPF_CRDS)
+
+    # The CRDs for real (so that the custom objects validate), then everything else dry.
+    _kubectl(kubeconfig, "apply", "--server-side", "-f", "-", stdin=_as_list(crds))
+    _wait_established(kubeconfig, [c["metadata"]["name"] for c in crds])
+    _kubectl(kubeconfig, "create", "namespace", namespace)
+    try:
+        out = _kubectl(
+            kubeconfig, "apply", "--dry-run=server", "-o", "name", "-f", "-", stdin=_as_list(rest)
+        )
+        assert len(out.split()) == len(rest)
+        assert "deployment.apps/gryvia-operator" in out
+        assert "clusterrole.rbac.authorization.k8s.io/gryvia-operator" in out
+    finally:
+        _kubectl(kubeconfig, "delete", "namespace", namespace, "--wait=false")
+
+
+def _exists(sandbox: SandboxHandle, *what: str, namespace: str | None = None) -> bool:
+    args = ["get", *what, "-o", "name", "--ignore-not-found"]
+    if namespace:
+        args += ["-n", namespace]
+    return bool(sandbox.kubectl_run(*args).stdout.strip())
+
+
+def _get(sandbox: SandboxHandle, *what: str, namespace: str | None = None) -> Any:
+    args = ["get", *what, "-o", "json"] + (["-n", namespace] if namespace else [])
+    return json.loads(sandbox.kubectl_run(*args).stdout)
+
+
+def _tls(sandbox: SandboxHandle, namespace: str) -> tuple[str, str, list[str]]:
+    """The webhook Secret's certificate and CA, and the webhook configuration's caBundles."""
+    data = _get(sandbox, "secret", "gryvia-webhook-tls", namespace=namespace)["data"]
+    vwc = _get(sandbox, "validatingwebhookconfiguration", "gryvia-webhook")
+    bundles = [h["clientConfig"]["caBundle"] for h in vwc["webhooks"]]
+    return data["tls.crt"], data["ca.crt"], bundles
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> None:
+    kubeconfig = sandbox.kubeconfig
+    namespace = f"gryvia-{uuid.uuid4().hex[:8]}"
+    crd_names = [k.crd_name for k in ALL_KINDS]
+    # --take-ownership: another test may already have applied the same CRDs with kubectl.
+    notes = _helm(
+        kubeconfig,
+        "install",
+        "gryvia",
+        str(CHART),
+        "-n",
+        namespace,
+        "--create-namespace",
+        "--take-ownership",
+    )
+    try:
+        assert "gryvia status" in notes
+        _wait_established(sandbox.kubeconfig, [*crd_names, *KOPF_CRDS])
+        assert _exists(sandbox, "deployment/gryvia-operator", namespace=namespace)
+        assert _exists(sandbox, "clusterkopfpeering/gryvia")
+
+        # The Deployment's pod exists and asks for `gryvia-operator` explicitly; whether the
+        # sandbox can run it is not the chart's business (see docs/chart.md).
+        def pod() -> dict[str, Any] | None:
+            items = _get(
+                sandbox,
+                "pods",
+                "-l",
+                "app.kubernetes.io/component=operator",
+                namespace=namespace,
+            )["items"]
+            return items[0] if items else None
+
+        created = wait_for(pod, timeout=60, what="the operator pod")
+        assert created["spec"]["containers"][0]["command"] == ["gryvia-operator"]
+
+        # The self-signed certificate and the caBundle survive an upgrade (lookup).
+        cert, ca, bundles = _tls(sandbox, namespace)
+        assert bundles == [ca, ca]
+        assert base64.b64decode(ca).startswith(b"-----BEGIN CERTIFICATE-----")
+        _helm(
+            kubeconfig,
+            "upgrade",
+            "gryvia",
+            str(CHART),
+            "-n",
+            namespace,
+            "--reuse-values",
+            "--set",
+            "webhook.timeoutSeconds=7",
+        )
+        assert _tls(sandbox, namespace) == (cert, ca, bundles)
+        vwc = _get(sandbox, "validatingwebhookconfiguration", "gryvia-webhook")
+        assert [h["timeoutSeconds"] for h in vwc["webhooks"]] == [7, 7]
+    finally:
+        _helm(kubeconfig, "uninstall", "gryvia", "-n", namespace, "--wait", "--timeout", "120s")
+
+    try:
+        # Everything but the CRDs is gone (crds.keep=true; kopf's CRDs are never deleted).
+        assert not _exists(sandbox, "deployment/gryvia-operator", namespace=namespace)
+        assert not _exists(sandbox, "secret/gryvia-webhook-tls", namespace=namespace)
+        assert not _exists(sandbox, "service/gryvia-webhook", namespace=namespace)
+        assert not _exists(sandbox, "serviceaccount/gryvia-operator", namespace=namespace)
+        for cluster_scoped in (
+            "clusterrole/gryvia-operator",
+            "clusterrole/gryvia-tenant-viewer",
+            "clusterrole/gryvia-tenant-member",
+            "clusterrole/gryvia-tenant-admin",
+            "clusterrolebinding/gryvia-operator",
+            "validatingwebhookconfiguration/gryvia-webhook",
+            "clusterkopfpeering/gryvia",
+        ):
+            assert not _exists(sandbox, cluster_scoped), cluster_scoped
+        for name in [*crd_names, *KOPF_CRDS]:
+            assert _exists(sandbox, f"crd/{name}"), name
+    finally:
+        sandbox.kubectl_run("delete", "namespace", namespace, "--wait=false", check=False)

@@ -81,10 +81,11 @@ class Sandbox:
 
     def alive(self) -> dict[str, bool]:
         """Component name -> whether its process is running."""
-        return {name: _alive(pid) for name, pid in self.pids().items()}
+        return {name: pid_alive(pid) for name, pid in self.pids().items()}
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True when process `pid` exists and has not exited (zombies count as exited)."""
     with contextlib.suppress(OSError):  # a zombie has exited already
         if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
             return False
@@ -386,7 +387,7 @@ def down(name: str) -> bool:
         return False
     pids = box.pids()
     runner = pids.pop(RUNNER, None)
-    if runner and _alive(runner):
+    if runner and pid_alive(runner):
         os.kill(runner, signal.SIGTERM)
         _wait_gone([runner], 10)
     _kill_pod_groups(box)
@@ -411,9 +412,9 @@ def _kill_pod_groups(box: Sandbox) -> None:
 
 def _wait_gone(pids: list[int], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
         time.sleep(0.1)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
-            if _alive(pid):
+            if pid_alive(pid):
                 os.kill(pid, signal.SIGKILL)

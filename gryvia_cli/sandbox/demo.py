@@ -1,0 +1,263 @@
+"""The demo: a sandbox with the chart, the operator, seeded tenants and jobs in every state.
+
+`gryvia demo` brings it up (idempotently) and opens the console; `gryvia demo --check` does the
+same without the console, prints what it set up and checks each state, for CI. The operator
+runs as a local process of the sandbox (its pid and log sit beside kwokctl's), so
+`gryvia sandbox down` stops it with everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.sandbox import binaries, cluster
+
+DEMO_NAME = "demo"
+OPERATOR = "gryvia-operator"
+NAMESPACES = ("tenant-vision", "tenant-nlp", "research")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One expected state of the demo: what, where, and whether it holds."""
+
+    what: str
+    expected: str
+    observed: str
+    ok: bool
+
+
+def examples_dir() -> Path:
+    """The folder with the demo's manifests and sbatch script (`examples/demo/`)."""
+    root = binaries.repo_root()
+    if root is None:
+        raise GryviaError("the demo needs a source checkout (examples/demo/ not found)")
+    return root / "examples" / "demo"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def kubectl(
+    box: cluster.Sandbox, *args: str, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run kubectl against the sandbox; raise GryviaError with its message on failure."""
+    proc = subprocess.run(
+        [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise GryviaError(f"kubectl {' '.join(args[:3])} failed: {proc.stderr.strip()}")
+    return proc
+
+
+def install_chart(box: cluster.Sandbox, chart: Path) -> None:
+    """Install the chart's CRDs and cluster objects (RBAC, tenant roles, peering); the operator
+    itself runs as a local process, so the Deployment has 0 replicas and the webhook
+    configuration is registered by the operator."""
+    helm = [str(binaries.path_of("helm")), "--kubeconfig", str(box.kubeconfig)]
+    args = [
+        "upgrade",
+        "--install",
+        "gryvia",
+        str(chart),
+        "-n",
+        "gryvia-system",
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+        "--set",
+        "webhook.enabled=false",
+        "--wait",
+        "--timeout",
+        "120s",
+    ]
+    proc = subprocess.run([*helm, *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise GryviaError(f"helm install failed: {proc.stderr.strip()}")
+
+
+def start_operator(box: cluster.Sandbox, timeout: float = 60.0) -> int:
+    """Start the operator with a self-registered webhook unless it runs; return its pid."""
+    pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
+    pids = box.pids()
+    if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
+        return pids[OPERATOR]
+    health = _free_port()
+    log = (box.workdir / "logs" / f"{OPERATOR}.log").open("ab")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gryvia_operator",
+            "--kubeconfig",
+            str(box.kubeconfig),
+            "--webhook-self-register",
+            "--webhook-port",
+            str(_free_port()),
+            "--health-port",
+            str(health),
+            "--metrics-port",
+            str(_free_port()),
+            "--probe-host",
+            "127.0.0.1",
+            "--log-format",
+            "text",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    pid_file.write_text(str(proc.pid))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise GryviaError(
+                f"the operator exited with {proc.returncode}",
+                hint=f"see {box.workdir / 'logs' / f'{OPERATOR}.log'}",
+            )
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
+                if r.status == 200:
+                    return proc.pid
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise GryviaError(f"the operator was not ready after {timeout:.0f}s")
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def seed(box: cluster.Sandbox, progress: Progress) -> None:
+    """Apply the catalog, tenants, quotas and jobs, then import the sbatch script."""
+    folder = examples_dir()
+    namespaces = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in NAMESPACES
+    ]
+    kubectl(
+        box,
+        "apply",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": namespaces}),
+    )
+    for name in ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml"):
+        docs = _documents(folder / name)
+        progress(f"applying {name} ({len(docs)} objects)")
+        for doc in docs:  # one by one: jobs are admitted in this order
+            kubectl(box, "apply", "-f", "-", stdin=json.dumps(doc))
+            time.sleep(0.2 if doc["kind"] == "GryviaAIJob" else 0)
+    from gryvia_cli.sbatch import convert_file
+
+    conversion = convert_file(
+        folder / "sbatch-ranks.sh",
+        image="python:3.11",
+        namespace="tenant-nlp",
+        submission_id="demo",
+    )
+    if not conversion.ok:
+        raise GryviaError("the demo's sbatch script did not convert")
+    progress(f"imported sbatch-ranks.sh as {len(conversion.jobs)} job(s)")
+    for job in conversion.jobs:
+        kubectl(box, "apply", "-f", "-", stdin=json.dumps(job))
+
+
+def _job(box: cluster.Sandbox, namespace: str, name: str) -> dict[str, Any]:
+    proc = kubectl(box, "get", "gaj", "-n", namespace, name, "-o", "json", check=False)
+    return json.loads(proc.stdout) if proc.returncode == 0 else {}
+
+
+def expectations(box: cluster.Sandbox) -> list[Check]:
+    """Return the demo's checks as they stand now."""
+
+    def phase(ns: str, name: str, want: str, contains: str = "") -> Check:
+        status = _job(box, ns, name).get("status") or {}
+        got = status.get("phase", "-")
+        msg = status.get("message", "")
+        ok = got == want and contains.lower() in msg.lower()
+        observed = f"{got}: {msg}" if msg and contains else got
+        return Check(
+            f"job {ns}/{name}", want + (f" ({contains})" if contains else ""), observed[:90], ok
+        )
+
+    checks = [
+        phase("tenant-nlp", "llama-ddp", "Running"),
+        phase("tenant-vision", "resnet-sweep-a", "Running"),
+        phase("tenant-vision", "resnet-sweep-b", "Queued", "quota"),
+        phase("research", "legacy-v100-eval", "Pending", "V100"),
+        phase("research", "mmlu-eval", "Succeeded"),
+        phase("research", "lora-finetune", "Failed", "BackoffLimitExceeded"),
+        phase("tenant-nlp", "slurm-ranks", "Running"),
+    ]
+    nodes = kubectl(box, "get", "gryviagpunodes", "-o", "name", check=False).stdout.split()
+    checks.append(
+        Check("GPU nodes registered", "6 GryviaGpuNodes", str(len(nodes)), len(nodes) == 6)
+    )
+    logs = kubectl(
+        box, "logs", "-n", "tenant-nlp", "-l", "gryvia.io/job=llama-ddp", "--tail", "5", check=False
+    ).stdout
+    checks.append(
+        Check(
+            "llama-ddp logs",
+            "loss lines from both ranks",
+            (logs.strip().splitlines() or ["-"])[-1][:90],
+            "loss" in logs,
+        )
+    )
+    return checks
+
+
+def up(
+    *, progress: Progress, nodes: str = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu"
+) -> cluster.Sandbox:
+    """Bring the demo up (reusing a running demo sandbox) and return its sandbox."""
+    box = cluster.Sandbox(DEMO_NAME)
+    if not (box.workdir.exists() and all(box.alive().values())):
+        cluster.up(DEMO_NAME, nodes, progress=progress)
+    root = binaries.repo_root()
+    assert root is not None
+    progress("installing the chart's CRDs and cluster objects (helm)")
+    install_chart(box, root / "charts" / "gryvia")
+    progress("starting the operator and its webhook")
+    start_operator(box)
+    seed(box, progress)
+    return box
+
+
+def wait_for_checks(box: cluster.Sandbox, timeout: float = 180.0) -> list[Check]:
+    """Poll the checks until all pass or `timeout` seconds pass; return the last result."""
+    deadline = time.monotonic() + timeout
+    while True:
+        checks = expectations(box)
+        if all(c.ok for c in checks) or time.monotonic() > deadline:
+            return checks
+        time.sleep(2)
+
+
+def environment_for(box: cluster.Sandbox) -> dict[str, str]:
+    """Environment that points gryvia and kubectl at the demo."""
+    return os.environ | {"KUBECONFIG": str(box.kubeconfig)}

@@ -1,0 +1,213 @@
+"""GryviaAIJob handlers: index jobs, and reconcile each queued job against the cluster.
+
+A reconcile reads the indexes, calls `reconcile_job`, and writes children and status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import replace
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
+from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
+from gryvia_operator.handlers.runtime import JobKey, Runtime
+from gryvia_operator.handlers.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
+from gryvia_operator.reconcile.aijob import (
+    Blocker,
+    ChildAction,
+    Observed,
+    current_status,
+    reconcile_invalid,
+    reconcile_job,
+)
+from gryvia_operator.reconcile.names import (
+    Msg,
+    batch_job_name,
+    pvc_name,
+    service_name,
+    statefulset_name,
+)
+from gryvia_operator.reconcile.status import phase_event, status_patch
+from gryvia_operator.reconcile.views import ChildView
+
+log = logging.getLogger("gryvia.operator.aijob")
+PLURAL = "gryviaaijobs"
+
+
+def slim_body(body: Any) -> dict[str, Any]:
+    """A job body without managedFields (what the index keeps)."""
+    out = {k: v for k, v in body.items() if k != "metadata"}
+    out["metadata"] = {k: v for k, v in body["metadata"].items() if k != "managedFields"}
+    return out
+
+
+def child_names(name: str) -> dict[str, str]:
+    """Kind -> the deterministic name of that child of job `name`."""
+    return {
+        "Job": batch_job_name(name),
+        "StatefulSet": statefulset_name(name),
+        "Service": service_name(name),
+        "PersistentVolumeClaim": pvc_name(name),
+    }
+
+
+def observe(rt: Runtime, job: GryviaAIJob) -> Observed:
+    """Assemble what the indexes (and this operator's recent writes) know about `job`."""
+    key = (job.namespace, job.name)
+    uid = job.metadata.uid or ""
+    mine: dict[str, ChildView] = {}
+    blocked: list[Blocker] = []
+    for kind, name in child_names(job.name).items():
+        view = rt.recent_children.get((kind, job.namespace, name))
+        if view is None:
+            view = next((v for v in rt.indices.values(CHILDREN[kind], key) if v.name == name), None)
+        if view is None:
+            continue
+        if view.owner_uid == uid:
+            mine[kind] = view
+        else:
+            blocked.append(Blocker(kind, name, previous_owner=True))
+    return Observed(
+        workloads=tuple(v for k, v in mine.items() if k in ("Job", "StatefulSet")),
+        service=mine.get("Service"),
+        pvc=mine.get("PersistentVolumeClaim"),
+        pods=tuple(rt.indices.values(PODS_BY_JOB, key)),
+        nodes=tuple(rt.indices.all_values(NODES)),
+        node_pods=tuple(rt.indices.all_values(PODS_BY_NODE)),
+        blocked=tuple(blocked),
+    )
+
+
+async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker | str | None:
+    """Run one child action; return a Blocker when a create finds a name it cannot adopt, or
+    the refusal message when the API server rejects the object as invalid."""
+    ns = job.namespace
+    rt.metrics.writes.inc(kind=action.kind, verb=action.verb)
+    if action.verb == "delete":
+        await rt.api.delete(action.kind, action.name, ns)
+        rt.recent_children.forget((action.kind, ns, action.name))
+        return None
+    if action.verb == "patch":
+        result = await rt.api.patch(action.kind, action.name, action.body, ns)
+    else:
+        try:
+            result = await rt.api.create(action.body)
+        except Invalid as exc:
+            return Msg.REFUSED.format(
+                kind=action.kind, namespace=ns, name=action.name, detail=exc.message
+            )
+        except AlreadyExists:
+            result = await rt.api.get(action.kind, action.name, ns)
+            found = ChildView.from_object(result, action.kind)
+            if found.owner_uid != (job.metadata.uid or ""):
+                return Blocker(action.kind, action.name, found.owner_name == job.name)
+    view = ChildView.from_object(result, action.kind)
+    rt.recent_children.note((action.kind, ns, action.name), view.resource_version, view)
+    return None
+
+
+async def _write_status(
+    rt: Runtime, body: dict[str, Any], before: dict[str, Any], status: dict[str, Any]
+) -> None:
+    """Merge-patch the owned status keys that changed, guarded by the body's resourceVersion;
+    post an Event when the phase changed."""
+    patch = status_patch(before, status)
+    if not patch:
+        return
+    meta = body["metadata"]
+    rt.metrics.writes.inc(kind="GryviaAIJob", verb="status")
+    result = await rt.api.patch(
+        "GryviaAIJob",
+        meta["name"],
+        {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": patch},
+        meta.get("namespace"),
+        subresource="status",
+    )
+    key = (meta.get("namespace", ""), meta["name"])
+    rt.recent_jobs.note(key, str(result["metadata"].get("resourceVersion", "")), slim_body(result))
+    event = phase_event(before.get("phase"), status)
+    if event is not None:
+        rt.post_event(result, event)
+
+
+async def reconcile_key(rt: Runtime, key: JobKey) -> None:
+    """Reconcile one job by key: the work queue's handler."""
+    started = time.perf_counter()
+    result = "ok"
+    try:
+        await _reconcile(rt, key)
+        rt.jobs.forget(key)
+    except Conflict:
+        result = "conflict"  # someone wrote the job since we read it: read again
+        rt.jobs.add_after(key, 0.5)
+    except (KubeError, OSError) as exc:
+        result = "error"
+        rt.metrics.errors.inc(controller="aijob")
+        delay = rt.jobs.retry(key)
+        log.warning("job %s/%s: %s (retry in %.1fs)", *key, exc, delay)
+    finally:
+        rt.metrics.reconciles.inc(controller="aijob", result=result)
+        rt.metrics.latency.observe(time.perf_counter() - started, controller="aijob")
+
+
+async def _reconcile(rt: Runtime, key: JobKey) -> None:
+    body = rt.recent_jobs.get(key) or rt.indices.first(AIJOBS, key)
+    if body is None:  # deleted: children go with it (owner references)
+        rt.waiting.discard(key)
+        return
+    now = rt.clock()
+    try:
+        job = GryviaAIJob.model_validate(body)
+    except ValidationError:
+        messages = [e.message for e in validate_job(body).errors] or ["invalid spec"]
+        status = reconcile_invalid(dict(body.get("status") or {}), messages, now)
+        await _write_status(rt, body, dict(body.get("status") or {}), status)
+        return
+    observed = observe(rt, job)
+    outcome = reconcile_job(job, observed, rt.config, now)
+    if outcome.actions:
+        found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))
+        blockers = [b for b in found if isinstance(b, Blocker)]
+        refused = [b for b in found if isinstance(b, str)]
+        if blockers or refused:
+            observed = replace(
+                observed, blocked=(*observed.blocked, *blockers), refused=tuple(refused)
+            )
+            outcome = reconcile_job(job, observed, rt.config, now)
+    if outcome.waiting_for_nodes:
+        rt.waiting.add(key)
+    else:
+        rt.waiting.discard(key)
+    await _write_status(rt, body, current_status(job), outcome.status)
+    if outcome.requeue_after is not None:
+        rt.jobs.add_after(key, outcome.requeue_after)
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Register the GryviaAIJob index and event handler."""
+
+    @kopf.index(GROUP, VERSION, PLURAL, id=AIJOBS, registry=registry)
+    async def aijob_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        """Keep the job body, without managedFields."""
+        return {(namespace or "", name): slim_body(body)}
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_aijob_events", registry=registry)
+    async def aijob_event(
+        type: str, body: kopf.Body, namespace: str | None, name: str, **_: Any
+    ) -> None:
+        """Queue the job (forget it when deleted)."""
+        rt.mark_synced()
+        key = (namespace or "", name)
+        if type == "DELETED":
+            rt.recent_jobs.forget(key)
+            rt.waiting.discard(key)
+            rt.jobs.drop(key)
+            return
+        rt.recent_jobs.seen(key, str(body.get("metadata", {}).get("resourceVersion", "")))
+        rt.jobs.add(key)

@@ -1,0 +1,228 @@
+"""The operator's one Kubernetes access seam, over the official client.
+
+Exactly the calls the handlers make (create, get, merge-patch, replace, delete, list), async
+through a thread pool, with API errors translated into KubeError subclasses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+
+class KubeError(Exception):
+    """An API call failed; `status` is the HTTP status (0 for a transport error)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status, self.reason, self.message = status, reason, message
+
+
+class NotFound(KubeError):
+    """404: the object does not exist."""
+
+
+class AlreadyExists(KubeError):
+    """409 AlreadyExists: a create found the name taken."""
+
+
+class Conflict(KubeError):
+    """409 Conflict: the object changed since it was read (resourceVersion precondition)."""
+
+
+class Invalid(KubeError):
+    """422: the API server refused the object."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """Where a kind lives in the API."""
+
+    api_version: str
+    plural: str
+    namespaced: bool = True
+
+    def path(self, namespace: str | None = None, name: str | None = None, sub: str = "") -> str:
+        """The URL path of the collection, or of one object (and a subresource)."""
+        prefix = "/api/" if "/" not in self.api_version else "/apis/"
+        out = prefix + self.api_version
+        if self.namespaced and namespace:
+            out += f"/namespaces/{quote(namespace)}"
+        out += f"/{self.plural}"
+        if name:
+            out += f"/{quote(name)}"
+        if sub:
+            out += f"/{sub}"
+        return out
+
+
+RESOURCES: dict[str, Resource] = {
+    "Job": Resource("batch/v1", "jobs"),
+    "StatefulSet": Resource("apps/v1", "statefulsets"),
+    "Service": Resource("v1", "services"),
+    "PersistentVolumeClaim": Resource("v1", "persistentvolumeclaims"),
+    "Pod": Resource("v1", "pods"),
+    "Node": Resource("v1", "nodes", namespaced=False),
+    "Event": Resource("v1", "events"),
+    "GryviaAIJob": Resource("gryvia.io/v1alpha1", "gryviaaijobs"),
+    "GryviaGpuNode": Resource("gryvia.io/v1alpha1", "gryviagpunodes", namespaced=False),
+    "ValidatingWebhookConfiguration": Resource(
+        "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", namespaced=False
+    ),
+}
+
+
+def load_configuration(
+    kubeconfig: Path | None = None, context: str | None = None
+) -> k8s_client.Configuration:
+    """Client configuration: in-cluster when running in a pod and no kubeconfig is given,
+    else the kubeconfig file (`$KUBECONFIG` or ~/.kube/config) and context."""
+    configuration = k8s_client.Configuration()
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        k8s_config.load_incluster_config(client_configuration=configuration)
+    else:
+        k8s_config.load_kube_config(
+            config_file=str(kubeconfig) if kubeconfig else None,
+            context=context,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+    return configuration
+
+
+def bearer_token(configuration: k8s_client.Configuration) -> tuple[str | None, str | None]:
+    """(scheme, token) of the configuration's Authorization header, (None, None) without one."""
+    header = configuration.get_api_key_with_prefix(
+        "BearerToken"
+    ) or configuration.get_api_key_with_prefix("authorization")
+    if not header:
+        return None, None
+    parts = str(header).split(" ", 1)
+    return (None, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def _error(status: int, reason: str, data: bytes) -> KubeError:
+    message, api_reason = data.decode("utf-8", "replace")[:2000], reason
+    try:
+        body = json.loads(data)
+        message, api_reason = body.get("message", message), body.get("reason", reason)
+    except (ValueError, AttributeError):
+        pass
+    if status == 404:
+        return NotFound(status, api_reason, message)
+    if status == 409:
+        cls = AlreadyExists if api_reason == "AlreadyExists" else Conflict
+        return cls(status, api_reason, message)
+    if status == 422:
+        return Invalid(status, api_reason, message)
+    return KubeError(status, api_reason, message)
+
+
+class KubeApi:
+    """Async create/get/patch/delete/list of raw objects (dicts) by kind name."""
+
+    def __init__(self, configuration: k8s_client.Configuration, *, workers: int = 16) -> None:
+        configuration.connection_pool_maxsize = max(workers, 4)
+        self._client = k8s_client.ApiClient(configuration)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kubeapi")
+        self.timeout = 30.0
+
+    def close(self) -> None:
+        """Release the threads and connections."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._client.close()
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        _, url, headers, _, _ = self._client.param_serialize(
+            method, path, header_params=headers, auth_settings=["BearerToken"]
+        )
+        if query:
+            url += "?" + urlencode(query)
+        try:
+            response = self._client.rest_client.request(
+                method, url, headers=headers, body=body, _request_timeout=self.timeout
+            )
+        except k8s_client.ApiException as exc:
+            raise KubeError(exc.status or 0, str(exc.reason), str(exc.body or "")) from exc
+        except Exception as exc:  # urllib3 transport errors
+            raise KubeError(0, type(exc).__name__, str(exc)) from exc
+        data = response.read()
+        if response.status >= 400:
+            raise _error(response.status, str(response.reason), data or b"")
+        return json.loads(data) if data else {}
+
+    async def _run(self, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: self._call(*args, **kwargs))
+
+    async def create(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Create `body` (its kind and metadata.namespace decide where)."""
+        res = RESOURCES[str(body["kind"])]
+        path = res.path(body.get("metadata", {}).get("namespace"))
+        result: dict[str, Any] = await self._run("POST", path, dict(body))
+        return result
+
+    async def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Read one object; raises NotFound."""
+        result: dict[str, Any] = await self._run("GET", RESOURCES[kind].path(namespace, name))
+        return result
+
+    async def list(
+        self, kind: str, namespace: str | None = None, *, label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        """List objects (one page; the operator only lists small collections)."""
+        query = {"labelSelector": label_selector} if label_selector else None
+        result = await self._run("GET", RESOURCES[kind].path(namespace), query=query)
+        return list(result.get("items") or [])
+
+    async def patch(
+        self,
+        kind: str,
+        name: str,
+        patch: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """JSON merge patch; include metadata.resourceVersion in `patch` for a precondition."""
+        path = RESOURCES[kind].path(namespace, name, subresource)
+        result: dict[str, Any] = await self._run(
+            "PATCH", path, dict(patch), content_type="application/merge-patch+json"
+        )
+        return result
+
+    async def replace(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """PUT a whole object (its metadata.resourceVersion guards against lost updates)."""
+        meta = body["metadata"]
+        path = RESOURCES[str(body["kind"])].path(meta.get("namespace"), meta["name"])
+        result: dict[str, Any] = await self._run("PUT", path, dict(body))
+        return result
+
+    async def delete(
+        self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background"
+    ) -> bool:
+        """Delete an object and its dependents; False when it was already gone."""
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        try:
+            await self._run("DELETE", RESOURCES[kind].path(namespace, name), body)
+        except NotFound:
+            return False
+        return True

@@ -1,0 +1,96 @@
+"""Node handlers: index nodes, register GPU nodes, retry waiting jobs when a node changes.
+
+Registration writes the GryviaGpuNode and the node's gryvia.io/ labels.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import kopf
+
+from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError
+from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.handlers.store import GPUNODES, NODES
+from gryvia_operator.reconcile.registration import GpuNodeView, registration_for_node
+
+log = logging.getLogger("gryvia.operator.node")
+
+
+async def reconcile_node(rt: Runtime, name: str) -> None:
+    """Register one node by name (the node work queue's handler)."""
+    started = time.perf_counter()
+    result = "ok"
+    try:
+        await _register(rt, name)
+        rt.nodes.forget(name)
+    except (KubeError, OSError) as exc:
+        result = "error"
+        rt.metrics.errors.inc(controller="node")
+        delay = rt.nodes.retry(name)
+        log.warning("node %s: %s (retry in %.1fs)", name, exc, delay)
+    finally:
+        rt.metrics.reconciles.inc(controller="node", result=result)
+        rt.metrics.latency.observe(time.perf_counter() - started, controller="node")
+
+
+async def _register(rt: Runtime, name: str) -> None:
+    node = rt.indices.first(NODES, name)
+    existing: GpuNodeView | None = rt.recent_gpunodes.get(name) or rt.indices.first(GPUNODES, name)
+    if node is None:
+        if existing is not None and existing.auto_registered:
+            await rt.api.delete("GryviaGpuNode", existing.name)
+        return
+    plan = registration_for_node(node, existing)
+    if plan.node_labels:
+        rt.metrics.writes.inc(kind="Node", verb="patch")
+        await rt.api.patch("Node", name, {"metadata": {"labels": plan.node_labels}})
+    target = name
+    if plan.create is not None:
+        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="create")
+        try:
+            created = await rt.api.create(plan.create)
+        except AlreadyExists:
+            rt.nodes.add_after(name, 0.5)  # a GryviaGpuNode appeared meanwhile: look again
+            return
+        view = GpuNodeView.from_object(created)
+        rt.recent_gpunodes.note(name, created["metadata"]["resourceVersion"], view)
+    if plan.spec_patch is not None:
+        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="patch")
+        await rt.api.patch("GryviaGpuNode", target, plan.spec_patch)
+    if plan.status:
+        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="status")
+        written = await rt.api.patch(
+            "GryviaGpuNode", target, {"status": plan.status}, subresource="status"
+        )
+        view = GpuNodeView.from_object(written)
+        rt.recent_gpunodes.note(name, written["metadata"]["resourceVersion"], view)
+    if plan.delete and existing is not None:
+        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="delete")
+        await rt.api.delete("GryviaGpuNode", existing.name)
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Register the node index and event handler."""
+    from gryvia_operator.reconcile.views import NodeView
+
+    @kopf.index("v1", "nodes", id=NODES, registry=registry)
+    async def node_index(body: kopf.Body, name: str, **_: Any) -> Any:
+        """Index the node's view."""
+        return {name: NodeView.from_node(body)}
+
+    @kopf.on.event("v1", "nodes", id="gryvia_node_events", registry=registry)
+    async def node_event(type: str, body: kopf.Body, name: str, **_: Any) -> None:
+        """On a real change, retry waiting jobs and queue the registration."""
+        rt.mark_synced()
+        view = None if type == "DELETED" else NodeView.from_node(body)
+        if rt.node_views.get(name) == view:
+            return  # a heartbeat: nothing placement or registration reads has changed
+        if view is None:
+            rt.node_views.pop(name, None)
+        else:
+            rt.node_views[name] = view
+        rt.kick_waiting()
+        rt.nodes.add(name)

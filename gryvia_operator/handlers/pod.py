@@ -1,0 +1,48 @@
+"""Pod handlers: GPU usage per node and the pods of each job.
+
+A GPU pod that ends or goes away retries the jobs waiting for nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kopf
+
+from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.handlers.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
+from gryvia_operator.reconcile.views import PodView
+
+
+def _statefulset_job(body: Any) -> bool:
+    spec = body.get("spec") or {} if body else {}
+    kind = spec.get("workloadKind") or ("statefulset" if spec.get("type") == "inference" else "job")
+    return bool(kind == "statefulset")
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Register the two pod indexes and the pod event handler."""
+
+    @kopf.index("v1", "pods", id=PODS_BY_NODE, registry=registry)
+    async def pods_by_node(body: kopf.Body, **_: Any) -> Any:
+        """Index GPU-holding pods by node."""
+        pod = PodView.from_pod(body)
+        return {pod.node_name: pod} if pod.holds_gpus else {}
+
+    @kopf.index("v1", "pods", id=PODS_BY_JOB, registry=registry)
+    async def pods_by_job(body: kopf.Body, **_: Any) -> Any:
+        """Index job pods by job."""
+        pod = PodView.from_pod(body)
+        return {(pod.namespace, pod.job): pod} if pod.job else {}
+
+    @kopf.on.event("v1", "pods", id="gryvia_pod_events", registry=registry)
+    async def pod_event(type: str, body: kopf.Body, **_: Any) -> None:
+        """Retry waiting jobs when GPUs free up; queue StatefulSet jobs."""
+        rt.mark_synced()
+        pod = PodView.from_pod(body)
+        if pod.gpus > 0 and (type == "DELETED" or pod.terminal or pod.deleting):
+            rt.kick_waiting()
+        if pod.job:
+            key = (pod.namespace, pod.job)
+            if _statefulset_job(rt.indices.first(AIJOBS, key)):
+                rt.jobs.add(key)

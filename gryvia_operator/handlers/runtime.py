@@ -1,0 +1,101 @@
+"""The state the handlers share while the operator runs.
+
+API access, indexes, work queues, recent writes, metrics, readiness, and the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from gryvia_operator.handlers.kubeapi import KubeApi
+from gryvia_operator.handlers.metrics import Metrics
+from gryvia_operator.handlers.store import Indices, Recent
+from gryvia_operator.handlers.workqueue import WorkQueue
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.registration import GpuNodeView
+from gryvia_operator.reconcile.status import JobEvent
+from gryvia_operator.reconcile.views import ChildView, NodeView
+
+log = logging.getLogger("gryvia.operator")
+
+JobKey = tuple[str, str]
+"""(namespace, name) of a GryviaAIJob."""
+ChildKey = tuple[str, str, str]
+"""(kind, namespace, name) of a child object."""
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC."""
+    return datetime.now(UTC)
+
+
+def post_with_kopf(obj: Mapping[str, Any], event: JobEvent) -> None:
+    """Post a Kubernetes Event through kopf's background poster (never blocks)."""
+    import kopf
+
+    try:
+        kopf.event(
+            cast(Any, dict(obj)), type=event.type, reason=event.reason, message=event.message
+        )
+    except LookupError:  # outside kopf's context (tests): log instead
+        log.info("event %s %s: %s", event.type, event.reason, event.message)
+
+
+@dataclass
+class Runtime:
+    """Shared state of one operator process."""
+
+    api: KubeApi
+    config: ReconcileConfig = field(default_factory=ReconcileConfig)
+    metrics: Metrics = field(default_factory=Metrics)
+    job_workers: int = 16
+    node_workers: int = 2
+    clock: Callable[[], datetime] = utc_now
+    post_event: Callable[[Mapping[str, Any], JobEvent], None] = post_with_kopf
+    indices: Indices = field(default_factory=Indices)
+    jobs: WorkQueue[JobKey] = field(default_factory=lambda: WorkQueue("aijob"))
+    nodes: WorkQueue[str] = field(default_factory=lambda: WorkQueue("node"))
+    recent_jobs: Recent[JobKey, dict[str, Any]] = field(default_factory=Recent)
+    recent_children: Recent[ChildKey, ChildView] = field(default_factory=Recent)
+    recent_gpunodes: Recent[str, GpuNodeView] = field(default_factory=Recent)
+    waiting: set[JobKey] = field(default_factory=set)
+    """Jobs no node fits yet: retried on any node or GPU pod change."""
+    node_views: dict[str, NodeView] = field(default_factory=dict)
+    """Last seen view of every node, to tell real changes from heartbeats."""
+    synced: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once every watched kind has been listed (the first gated kopf handler ran)."""
+    webhook_ready: bool = True
+    """False until the webhook server listens (True when there is none)."""
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    on_synced: Callable[[], None] | None = None
+    """Called once when caches are synced, inside a kopf handler's context (workers started
+    there inherit kopf's event-posting context)."""
+
+    def mark_synced(self) -> None:
+        """Record that kopf released its handlers: every index is populated."""
+        if not self.synced.is_set():
+            self.synced.set()
+            log.info("caches synced; reconciling")
+            if self.on_synced is not None:
+                self.on_synced()
+
+    @property
+    def ready(self) -> bool:
+        """True when caches are synced and the webhook (if any) is serving."""
+        return self.synced.is_set() and self.webhook_ready
+
+    def kick_waiting(self) -> None:
+        """Retry placement of every job waiting for nodes, now."""
+        for key in list(self.waiting):
+            self.jobs.add(key)
+
+    def update_gauges(self) -> None:
+        """Refresh gauges read at scrape time."""
+        self.metrics.queue_depth.set(len(self.jobs), queue="aijob")
+        self.metrics.queue_depth.set(len(self.nodes), queue="node")
+        self.metrics.queue_depth.set(len(self.waiting), queue="waiting_for_nodes")

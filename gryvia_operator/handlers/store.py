@@ -1,0 +1,110 @@
+"""What the watches know (kopf indexes) and what this operator just wrote (read-your-writes).
+
+A quick second reconcile sees its own writes before the watches show them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
+K = TypeVar("K", bound=Hashable)
+
+# kopf index ids (also the keyword names kopf passes the indexes by).
+AIJOBS = "gryvia_aijobs"
+CHILDREN = {
+    "Job": "gryvia_child_jobs",
+    "StatefulSet": "gryvia_child_statefulsets",
+    "Service": "gryvia_child_services",
+    "PersistentVolumeClaim": "gryvia_child_pvcs",
+}
+"""Index id of each child kind (key: (namespace, owner job name))."""
+PODS_BY_NODE = "gryvia_pods_by_node"
+PODS_BY_JOB = "gryvia_pods_by_job"
+NODES = "gryvia_nodes"
+GPUNODES = "gryvia_gpunodes"
+INDEX_IDS = (AIJOBS, *CHILDREN.values(), PODS_BY_NODE, PODS_BY_JOB, NODES, GPUNODES)
+
+
+def _newer_or_same(seen: str, written: str) -> bool:
+    """True when the watch has caught up with a write (same version, or a later numeric one)."""
+    if seen == written:
+        return True
+    if seen.isdigit() and written.isdigit():
+        return int(seen) > int(written)
+    return False
+
+
+@dataclass
+class Recent(Generic[K, V]):
+    """Values this operator wrote, per key, until the watch delivers that version or later.
+
+    Entries also expire after `ttl` seconds in case the watch never shows that exact version
+    (a relist can skip it).
+    """
+
+    ttl: float = 30.0
+    clock: Callable[[], float] = time.monotonic
+    _items: dict[K, tuple[str, V, float]] = field(default_factory=dict)
+
+    def note(self, key: K, resource_version: str, value: V) -> None:
+        """Remember `value` written at `resource_version`."""
+        self._items[key] = (resource_version, value, self.clock() + self.ttl)
+
+    def seen(self, key: K, resource_version: str) -> None:
+        """The watch delivered `resource_version` of `key`: drop the entry once caught up."""
+        entry = self._items.get(key)
+        if entry is not None and _newer_or_same(resource_version, entry[0]):
+            del self._items[key]
+
+    def forget(self, key: K) -> None:
+        """Drop the entry of `key` (the object was deleted)."""
+        self._items.pop(key, None)
+
+    def get(self, key: K) -> V | None:
+        """The value written last, or None when the watch has caught up or it expired."""
+        entry = self._items.get(key)
+        if entry is None:
+            return None
+        if entry[2] < self.clock():
+            del self._items[key]
+            return None
+        return entry[1]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Indices:
+    """The kopf indexes by id, set once at startup (empty mappings until then)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Mapping[Any, Iterable[Any]]] = {i: {} for i in INDEX_IDS}
+
+    def attach(self, found: Mapping[str, Any]) -> None:
+        """Take the indexes kopf passes to a startup handler (keyword arguments by id)."""
+        for index_id in INDEX_IDS:
+            if index_id in found:
+                self._by_id[index_id] = found[index_id]
+
+    def values(self, index_id: str, key: Any) -> list[Any]:
+        """Every value stored under `key` in index `index_id`."""
+        index = self._by_id[index_id]
+        return list(index[key]) if key in index else []
+
+    def first(self, index_id: str, key: Any) -> Any:
+        """The first value under `key`, or None."""
+        values = self.values(index_id, key)
+        return values[0] if values else None
+
+    def all_values(self, index_id: str) -> list[Any]:
+        """Every value of every key."""
+        index = self._by_id[index_id]
+        return [value for key in list(index) for value in index[key]]
+
+    def size(self, index_id: str) -> int:
+        """Number of keys in an index."""
+        return len(self._by_id[index_id])

@@ -1,0 +1,128 @@
+"""An asyncio work queue of object keys, with the client-go workqueue semantics.
+
+Deduplicated, one worker per key at a time, delayed and rate-limited re-adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+log = logging.getLogger("gryvia.operator.workqueue")
+
+
+class WorkQueue(Generic[K]):
+    """Keys waiting to be reconciled.
+
+    A key added while queued is queued once; a key added while being processed is processed
+    again after the current run. `add_after` schedules an add (the earliest pending delay
+    wins); `retry` adds after a per-key exponential backoff that `forget` resets.
+    """
+
+    def __init__(self, name: str, *, base_delay: float = 0.05, max_delay: float = 60.0) -> None:
+        self.name = name
+        self._queue: asyncio.Queue[K] = asyncio.Queue()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._timers: dict[K, tuple[float, asyncio.TimerHandle]] = {}
+        self._failures: dict[K, int] = {}
+        self._base, self._max = base_delay, max_delay
+
+    def __len__(self) -> int:
+        return len(self._dirty)
+
+    def add(self, key: K) -> None:
+        """Queue `key` now (no-op when already queued)."""
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer[1].cancel()
+        if key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._queue.put_nowait(key)
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Queue `key` after `delay` seconds, unless an earlier add is already pending."""
+        if delay <= 0:
+            self.add(key)
+            return
+        loop = asyncio.get_running_loop()
+        when = loop.time() + delay
+        pending = self._timers.get(key)
+        if pending is not None:
+            if pending[0] <= when:
+                return
+            pending[1].cancel()
+        self._timers[key] = (when, loop.call_at(when, self._fire, key))
+
+    def _fire(self, key: K) -> None:
+        self._timers.pop(key, None)
+        self.add(key)
+
+    def retry(self, key: K) -> float:
+        """Queue `key` again after its exponential backoff; return the delay used."""
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        delay = float(min(self._base * (2**failures), self._max))
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: K) -> None:
+        """Reset the backoff of `key` (after a successful run)."""
+        self._failures.pop(key, None)
+
+    def drop(self, key: K) -> None:
+        """Forget `key` entirely: pending delayed adds and backoff (the object is gone)."""
+        self.forget(key)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer[1].cancel()
+
+    async def get(self) -> K:
+        """Wait for the next key; the caller must call `done(key)` when finished."""
+        key = await self._queue.get()
+        self._dirty.discard(key)
+        self._processing.add(key)
+        return key
+
+    def done(self, key: K) -> None:
+        """Mark `key` finished; it is queued again if it was added meanwhile."""
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._queue.put_nowait(key)
+
+    async def run_workers(self, count: int, handle: Callable[[K], Awaitable[None]]) -> None:
+        """Process keys with `count` concurrent workers until cancelled.
+
+        `handle` owns error handling; an exception escaping it is logged and the key retried.
+        """
+
+        async def worker() -> None:
+            while True:
+                key = await self.get()
+                try:
+                    await handle(key)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("%s: unhandled error for %s", self.name, key)
+                    self.retry(key)
+                finally:
+                    self.done(key)
+
+        tasks = [asyncio.create_task(worker(), name=f"{self.name}-{i}") for i in range(count)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            for _, handle_ in self._timers.values():
+                handle_.cancel()

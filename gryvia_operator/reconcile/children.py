@@ -1,0 +1,146 @@
+"""The objects a GryviaAIJob owns: batch Job or StatefulSet, headless Service, data PVC."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.env import WorkloadKind
+from gryvia_operator.reconcile.names import (
+    MASTER_PORT,
+    PORT_NAME,
+    batch_job_name,
+    pvc_name,
+    service_name,
+    statefulset_name,
+)
+from gryvia_operator.reconcile.podtemplate import (
+    build_pod_template,
+    child_metadata,
+    selector_labels,
+)
+
+WORKLOAD_KINDS: dict[WorkloadKind, str] = {"job": "Job", "statefulset": "StatefulSet"}
+"""Workload kind of the spec -> Kubernetes kind."""
+
+
+def workload_name(job: GryviaAIJob, kind: WorkloadKind) -> str:
+    """`<job>` for a batch Job, `<job>-training` for a StatefulSet."""
+    return batch_job_name(job.name) if kind == "job" else statefulset_name(job.name)
+
+
+def build_batch_job(job: GryviaAIJob, config: ReconcileConfig | None = None) -> dict[str, Any]:
+    """An Indexed batch/v1 Job: one completion per pod, disruptions do not count as failures.
+
+    completions = parallelism = pods; backoffLimit = retryLimit; activeDeadlineSeconds from
+    timeout; suspend; elastic jobs succeed once minNodes indexes succeed. Raises DurationError
+    for a malformed timeout.
+    """
+    config = config or ReconcileConfig()
+    spec = job.spec
+    pods = spec.pod_count()
+    body: dict[str, Any] = {
+        "completionMode": "Indexed",
+        "completions": pods,
+        "parallelism": pods,
+        "backoffLimit": max(spec.retry_limit, 0),
+        "suspend": spec.suspend,
+        "podFailurePolicy": {
+            "rules": [
+                {
+                    "action": "Ignore",
+                    "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+                }
+            ]
+        },
+        "template": build_pod_template(job, kind="job", config=config),
+    }
+    deadline = spec.timeout_seconds()
+    if deadline is not None:
+        body["activeDeadlineSeconds"] = deadline
+    dist = spec.distributed
+    min_nodes = dist.elastic.min_nodes if dist and dist.elastic else None
+    if spec.distributed_enabled and min_nodes and min_nodes < pods:
+        body["successPolicy"] = {"rules": [{"succeededCount": min_nodes}]}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": child_metadata(job, batch_job_name(job.name)),
+        "spec": body,
+    }
+
+
+def build_statefulset(job: GryviaAIJob, config: ReconcileConfig | None = None) -> dict[str, Any]:
+    """A StatefulSet `<job>-training` (inference): one replica per pod, restartPolicy Always."""
+    config = config or ReconcileConfig()
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": child_metadata(job, statefulset_name(job.name)),
+        "spec": {
+            "replicas": job.spec.pod_count(),
+            "serviceName": service_name(job.name),
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": selector_labels(job)},
+            "template": build_pod_template(job, kind="statefulset", config=config),
+        },
+    }
+
+
+def build_workload(
+    job: GryviaAIJob, config: ReconcileConfig | None = None, kind: WorkloadKind | None = None
+) -> dict[str, Any]:
+    """The job's workload: batch Job or StatefulSet (`kind`, default the spec's effective kind)."""
+    kind = kind or job.spec.effective_workload_kind()
+    return build_batch_job(job, config) if kind == "job" else build_statefulset(job, config)
+
+
+def build_headless_service(job: GryviaAIJob) -> dict[str, Any]:
+    """The headless Service `<job>-headless`: per-pod DNS for rendezvous, ready or not."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": child_metadata(job, service_name(job.name)),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": selector_labels(job),
+            "ports": [
+                {
+                    "name": PORT_NAME,
+                    "port": MASTER_PORT,
+                    "targetPort": MASTER_PORT,
+                    "protocol": "TCP",
+                }
+            ],
+        },
+    }
+
+
+def build_pvc(job: GryviaAIJob) -> dict[str, Any] | None:
+    """The data PVC `<job>-data` (ReadWriteMany, storageRequest), or None without spec.storage."""
+    spec = job.spec
+    if not spec.storage:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": child_metadata(job, pvc_name(job.name)),
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": spec.storage,
+            "resources": {"requests": {"storage": str(spec.storage_request)}},
+        },
+    }
+
+
+def desired_children(
+    job: GryviaAIJob, config: ReconcileConfig | None = None, kind: WorkloadKind | None = None
+) -> list[dict[str, Any]]:
+    """Every child the job should have, in creation order: PVC, Service, workload."""
+    pvc = build_pvc(job)
+    children = [pvc] if pvc is not None else []
+    children.append(build_headless_service(job))
+    children.append(build_workload(job, config, kind))
+    return children

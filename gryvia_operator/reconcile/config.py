@@ -1,0 +1,23 @@
+"""Knobs of the reconcilers that are not part of a job's spec (one object, set at startup)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ReconcileConfig:
+    """Cluster facts and timings the pure reconcile functions need."""
+
+    cluster_domain: str = "cluster.local"
+    """DNS domain of the cluster (MASTER_ADDR is `<pod>.<service>.<ns>.svc.<domain>`)."""
+    rdma_network: str = "rdma-network"
+    """Multus network attached to pods of `network: rdma` jobs."""
+    sriov_network: str = "sriov-network"
+    """Multus network attached to pods of `network: sriov` jobs."""
+    scheduling_retry_seconds: float = 30.0
+    """How often a job that fits no node is placed again (node and pod changes retry at once)."""
+    error_retry_seconds: float = 10.0
+    """Retry delay after a failed child write."""
+    conflict_retry_seconds: float = 2.0
+    """Retry delay while a child of a deleted job of the same name is being collected."""

@@ -1,0 +1,190 @@
+"""Advisory node selection for a GryviaAIJob: filter, score, pick, and explain a miss."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.reconcile.names import (
+    ANNOTATION_PLACEMENT_STRATEGY,
+    LABEL_GPU,
+    LABEL_GPU_MEMORY,
+    LABEL_INTERCONNECT,
+    LABEL_RDMA,
+    LABEL_SRIOV,
+    Msg,
+)
+from gryvia_operator.reconcile.views import NodeView, PodView, _int
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What one pod of a job needs from a node, and how many such nodes the job needs."""
+
+    gpu_type: str
+    """Required gryvia.io/gpu label value; "" means any type."""
+    gpus: int
+    """GPUs per pod."""
+    network: str
+    """"", standard, rdma or sriov."""
+    node_selector: Mapping[str, str]
+    nodes: int
+    """Distinct nodes needed (one pod per node)."""
+    pack: bool = False
+    """Prefer the fewest free GPUs that fit (gryvia.io/placement-strategy: pack)."""
+    shown_gpu_type: str = ""
+    """gpuType as the user wrote it (for messages)."""
+
+    @classmethod
+    def of(cls, job: GryviaAIJob) -> Requirements:
+        """The requirements of a job's spec and annotations."""
+        spec = job.spec
+        annotations = job.metadata.annotations or {}
+        return cls(
+            gpu_type=(spec.gpu_type or "") if spec.gpu_type_constrained else "",
+            gpus=spec.gpus_per_pod(),
+            network=spec.network or "",
+            node_selector=dict(spec.node_selector or {}),
+            nodes=spec.pod_count(),
+            pack=annotations.get(ANNOTATION_PLACEMENT_STRATEGY) == "pack",
+            shown_gpu_type=spec.gpu_type or "",
+        )
+
+
+@dataclass(frozen=True)
+class NodeFit:
+    """How one node measures up: free GPUs, score, and what it lacks (empty when it fits)."""
+
+    node: str
+    free: int
+    total: int
+    score: float
+    problems: tuple[str, ...]
+    type_ok: bool = True
+    """The node carries the wanted GPU type (or any type is fine)."""
+
+    @property
+    def fits(self) -> bool:
+        """True when the node passes every filter."""
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The outcome of node selection: chosen nodes, or an explanation of why none fit."""
+
+    nodes: tuple[str, ...]
+    gpus_per_pod: int
+    evaluated: int
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when enough nodes were chosen."""
+        return not self.message
+
+
+def gpu_usage(pods: Iterable[PodView]) -> dict[str, int]:
+    """GPUs requested per node by bound, non-terminal pods."""
+    used: dict[str, int] = {}
+    for pod in pods:
+        if pod.holds_gpus:
+            used[pod.node_name] = used.get(pod.node_name, 0) + pod.gpus
+    return used
+
+
+def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
+    """Check one node against the filters and score it (behaviour reference section 4)."""
+    problems: list[str] = []
+    total = node.total_gpus
+    free = max(total - used, 0)
+    labels = node.labels
+    if not node.ready:
+        problems.append("is not Ready")
+    if node.unschedulable:
+        problems.append("is cordoned")
+    actual_type = labels.get(LABEL_GPU, "")
+    type_ok = not req.gpu_type or actual_type == req.gpu_type
+    if not type_ok:
+        problems.append(
+            f"is {actual_type}, not {req.gpu_type}"
+            if actual_type
+            else f"has no {LABEL_GPU} label (wanted {req.gpu_type})"
+        )
+    if req.network == "rdma" and labels.get(LABEL_RDMA) != "true":
+        problems.append(f"lacks {LABEL_RDMA}=true")
+    if req.network == "sriov" and labels.get(LABEL_SRIOV) != "true":
+        problems.append(f"lacks {LABEL_SRIOV}=true")
+    for key, value in sorted(req.node_selector.items()):
+        if labels.get(key) != value:
+            problems.append(f"does not match nodeSelector {key}={value}")
+    if free < req.gpus:
+        kind = req.gpu_type or actual_type or "GPUs"
+        problems.append(f"has {free}/{total} free {kind}")
+    return NodeFit(node.name, free, total, _score(node, req, free), tuple(problems), type_ok)
+
+
+def _score(node: NodeView, req: Requirements, free: int) -> float:
+    labels = node.labels
+    score = 0.0
+    if req.gpu_type and labels.get(LABEL_GPU) == req.gpu_type:
+        score += 50
+    if req.network == "rdma" and labels.get(LABEL_RDMA) == "true":
+        score += 30
+    if req.gpus > 1:
+        interconnect = labels.get(LABEL_INTERCONNECT, "")
+        score += 40 if interconnect == "NVSwitch" else 30 if interconnect == "NVLink" else 0
+    score += 5 * free
+    score += _int(labels.get(LABEL_GPU_MEMORY), 0) / 10
+    score += node.allocatable_memory_gib / 100
+    score += node.allocatable_cpu / 10
+    score += 3 * node.allocatable_gpus
+    return score
+
+
+def select_nodes(
+    job: GryviaAIJob | Requirements, nodes: Iterable[NodeView], pods: Iterable[PodView]
+) -> Placement:
+    """Choose the nodes for a job's pods; all-or-nothing.
+
+    Filters (all must pass): Ready and not cordoned, gryvia.io/gpu equals gpuType (unless
+    empty or `any`), gryvia.io/rdma / gryvia.io/sriov for those networks, every nodeSelector
+    pair, and enough free GPUs (total from gryvia.io/gpu-count or allocatable, minus the GPU
+    requests of bound non-terminal pods). Ranks by score, most free GPUs first (pack: fewest).
+    On a miss the message names the closest node and what it lacks.
+    """
+    req = job if isinstance(job, Requirements) else Requirements.of(job)
+    node_list = list(nodes)
+    used = gpu_usage(pods)
+    fits = [evaluate_node(n, req, used.get(n.name, 0)) for n in node_list]
+    good = [f for f in fits if f.fits]
+    if req.pack:
+        good.sort(key=lambda f: (f.free, -f.score, f.node))
+    else:
+        good.sort(key=lambda f: (-f.score, f.node))
+    if len(good) >= req.nodes:
+        chosen = tuple(f.node for f in good[: req.nodes])
+        return Placement(chosen, req.gpus, len(node_list))
+    if not good:
+        message = Msg.NO_NODES.format(
+            gpu_type=req.shown_gpu_type,
+            gpus=req.gpus,
+            network=req.network,
+            evaluated=len(node_list),
+        )
+    else:
+        message = Msg.NOT_ENOUGH_NODES.format(need=req.nodes, found=len(good))
+    best = closest_miss(fits)
+    if best is not None:
+        message += "; " + Msg.BEST_NODE.format(node=best.node, problems=", ".join(best.problems))
+    return Placement((), req.gpus, len(node_list), message)
+
+
+def closest_miss(fits: Iterable[NodeFit]) -> NodeFit | None:
+    """The non-fitting node with the fewest problems (then the right GPU type, then most free
+    GPUs, then name)."""
+    misses = [f for f in fits if not f.fits]
+    if not misses:
+        return None
+    return min(misses, key=lambda f: (len(f.problems), not f.type_ok, -f.free, f.node))

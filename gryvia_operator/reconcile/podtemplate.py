@@ -1,0 +1,171 @@
+"""The pod template of a job's workload, its labels and the owner reference of every child."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.env import WorkloadKind, build_env
+from gryvia_operator.reconcile.names import (
+    ANNOTATION_ENV_VERSION,
+    ANNOTATION_NETWORKS,
+    ANNOTATION_PRIORITY_CLASS,
+    ANNOTATION_RDMA,
+    ANNOTATION_SRIOV,
+    CONTAINER_NAME,
+    DATA_MOUNT,
+    DATA_VOLUME,
+    ENV_VERSION,
+    GPU_RESOURCE,
+    LABEL_GPU,
+    LABEL_JOB,
+    LABEL_JOB_NAME,
+    LABEL_MANAGED_BY,
+    LABEL_RDMA,
+    LABEL_TYPE,
+    MANAGED_BY,
+    MASTER_PORT,
+    PORT_NAME,
+    SHM_MOUNT,
+    SHM_VOLUME,
+    pvc_name,
+    service_name,
+)
+
+
+def owner_reference(job: GryviaAIJob) -> dict[str, Any]:
+    """The controller owner reference to `job` (garbage collection deletes the child with it)."""
+    return {
+        "apiVersion": job.api_version,
+        "kind": "GryviaAIJob",
+        "name": job.name,
+        "uid": job.metadata.uid or "",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def selector_labels(job: GryviaAIJob) -> dict[str, str]:
+    """Labels that select a job's pods (Service selector, StatefulSet selector)."""
+    return {LABEL_JOB: job.name}
+
+
+def job_labels(job: GryviaAIJob) -> dict[str, str]:
+    """Labels of every child and pod of a job."""
+    return {
+        LABEL_JOB: job.name,
+        LABEL_JOB_NAME: job.name,
+        LABEL_TYPE: job.spec.type,
+        LABEL_MANAGED_BY: MANAGED_BY,
+    }
+
+
+def child_metadata(job: GryviaAIJob, name: str) -> dict[str, Any]:
+    """metadata of a child named `name`: namespace, labels and the owner reference."""
+    return {
+        "name": name,
+        "namespace": job.namespace,
+        "labels": job_labels(job),
+        "ownerReferences": [owner_reference(job)],
+    }
+
+
+def pod_annotations(job: GryviaAIJob, config: ReconcileConfig) -> dict[str, str]:
+    """Pod template annotations: env version and the network attachments."""
+    annotations = {ANNOTATION_ENV_VERSION: ENV_VERSION}
+    if job.spec.network == "rdma":
+        annotations |= {ANNOTATION_RDMA: "true", ANNOTATION_NETWORKS: config.rdma_network}
+    elif job.spec.network == "sriov":
+        annotations |= {ANNOTATION_SRIOV: "true", ANNOTATION_NETWORKS: config.sriov_network}
+    return annotations
+
+
+def pod_node_selector(job: GryviaAIJob) -> dict[str, str]:
+    """spec.nodeSelector plus gryvia.io/gpu (GPU job of a concrete type) and gryvia.io/rdma."""
+    spec = job.spec
+    selector = dict(spec.node_selector or {})
+    if not spec.cpu_only and spec.gpu_type_constrained and spec.gpu_type:
+        selector[LABEL_GPU] = spec.gpu_type
+    if spec.network == "rdma":
+        selector[LABEL_RDMA] = "true"
+    return selector
+
+
+def build_container(
+    job: GryviaAIJob, kind: WorkloadKind, config: ReconcileConfig
+) -> dict[str, Any]:
+    """The single `trainer` container."""
+    spec = job.spec
+    container: dict[str, Any] = {"name": CONTAINER_NAME, "image": spec.image}
+    if spec.image_pull_policy:
+        container["imagePullPolicy"] = spec.image_pull_policy
+    if spec.command:
+        container["command"] = list(spec.command)
+    if spec.args:
+        container["args"] = list(spec.args)
+    if spec.working_dir:
+        container["workingDir"] = spec.working_dir
+    env = build_env(job, kind=kind, cluster_domain=config.cluster_domain)
+    if env:
+        container["env"] = env
+    if spec.distributed_enabled:
+        container["ports"] = [{"name": PORT_NAME, "containerPort": MASTER_PORT}]
+    resources: dict[str, Any] = {}
+    if spec.resources is not None:
+        resources = spec.resources.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if spec.gpus_per_pod() > 0:
+        limits = dict(resources.get("limits", {}))
+        limits[GPU_RESOURCE] = str(spec.gpus_per_pod())
+        resources["limits"] = limits
+    if resources:
+        container["resources"] = resources
+    mounts = [
+        m.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for m in spec.volume_mounts or []
+    ]
+    if spec.storage:
+        mounts.append({"name": DATA_VOLUME, "mountPath": DATA_MOUNT})
+    if spec.distributed_enabled:
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
+
+
+def build_pod_template(
+    job: GryviaAIJob, *, kind: WorkloadKind, config: ReconcileConfig
+) -> dict[str, Any]:
+    """The pod template shared by the batch Job and the StatefulSet of a job."""
+    spec = job.spec
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never" if kind == "job" else "Always",
+        "containers": [build_container(job, kind, config)],
+    }
+    if kind == "job":
+        pod["subdomain"] = service_name(job.name)
+    volumes = [dict(v) for v in spec.volumes or []]
+    if spec.storage:
+        volumes.append(
+            {"name": DATA_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(job.name)}}
+        )
+    if spec.distributed_enabled:
+        volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
+    if volumes:
+        pod["volumes"] = volumes
+    selector = pod_node_selector(job)
+    if selector:
+        pod["nodeSelector"] = selector
+    if spec.tolerations:
+        pod["tolerations"] = [
+            t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in spec.tolerations
+        ]
+    if spec.affinity:
+        pod["affinity"] = dict(spec.affinity)
+    priority_class = (job.metadata.annotations or {}).get(ANNOTATION_PRIORITY_CLASS)
+    if priority_class:
+        pod["priorityClassName"] = priority_class
+    return {
+        "metadata": {"labels": job_labels(job), "annotations": pod_annotations(job, config)},
+        "spec": pod,
+    }

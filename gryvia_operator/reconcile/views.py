@@ -1,0 +1,218 @@
+"""Slim, immutable projections of the Kubernetes objects the operator observes.
+
+The watches keep these instead of whole bodies (memory), and every pure function reads them.
+Each `from_*` takes a raw object as the API server returns it and never raises for missing
+fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gryvia_operator.api.quantity import parse_quantity
+from gryvia_operator.reconcile.names import GPU_RESOURCE, LABEL_GPU_COUNT, LABEL_JOB
+
+AIJOB_KIND = "GryviaAIJob"
+TERMINAL_POD_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def _map(obj: Any, *path: str) -> Mapping[str, Any]:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj if isinstance(obj, Mapping) else {}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    """An integer from an int, a numeric string or a quantity; `default` when unreadable."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    try:
+        return int(parse_quantity(str(value)))
+    except (ValueError, ArithmeticError):
+        return default
+
+
+def _decimal(value: Any) -> Decimal:
+    try:
+        return parse_quantity(value) if value is not None else Decimal(0)
+    except (ValueError, ArithmeticError):
+        return Decimal(0)
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A Node as placement and registration see it."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    ready: bool = True
+    unschedulable: bool = False
+    allocatable_gpus: int = 0
+    allocatable_cpu: float = 0.0
+    allocatable_memory_gib: float = 0.0
+    uid: str = ""
+
+    @classmethod
+    def from_node(cls, obj: Mapping[str, Any]) -> NodeView:
+        """Project a Node object."""
+        meta, status = _map(obj, "metadata"), _map(obj, "status")
+        allocatable = _map(status, "allocatable")
+        conditions = status.get("conditions") or []
+        ready = any(
+            isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+            for c in conditions
+        )
+        return cls(
+            name=str(meta.get("name", "")),
+            labels=dict(_map(meta, "labels")),
+            ready=ready,
+            unschedulable=bool(_map(obj, "spec").get("unschedulable", False)),
+            allocatable_gpus=_int(allocatable.get(GPU_RESOURCE)),
+            allocatable_cpu=float(_decimal(allocatable.get("cpu"))),
+            allocatable_memory_gib=float(_decimal(allocatable.get("memory")) / 2**30),
+            uid=str(meta.get("uid", "")),
+        )
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs on the node: label gryvia.io/gpu-count when readable and > 0, else allocatable."""
+        labelled = _int(self.labels.get(LABEL_GPU_COUNT), 0)
+        return labelled if labelled > 0 else self.allocatable_gpus
+
+
+@dataclass(frozen=True)
+class PodView:
+    """A Pod as GPU accounting and StatefulSet status see it."""
+
+    namespace: str
+    name: str
+    node_name: str = ""
+    phase: str = "Pending"
+    gpus: int = 0
+    job: str = ""
+    ready: bool = False
+    deleting: bool = False
+
+    @classmethod
+    def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
+        """Project a Pod; `gpus` sums the containers' nvidia.com/gpu requests (else limits)."""
+        meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
+        gpus = 0
+        for container in spec.get("containers") or []:
+            resources = _map(container, "resources")
+            value = _map(resources, "requests").get(GPU_RESOURCE)
+            if value is None:
+                value = _map(resources, "limits").get(GPU_RESOURCE)
+            gpus += _int(value)
+        ready = any(
+            isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        return cls(
+            namespace=str(meta.get("namespace", "")),
+            name=str(meta.get("name", "")),
+            node_name=str(spec.get("nodeName") or ""),
+            phase=str(status.get("phase") or "Pending"),
+            gpus=gpus,
+            job=str(_map(meta, "labels").get(LABEL_JOB, "")),
+            ready=ready,
+            deleting=meta.get("deletionTimestamp") is not None,
+        )
+
+    @property
+    def terminal(self) -> bool:
+        """True once the pod has Succeeded or Failed."""
+        return self.phase in TERMINAL_POD_PHASES
+
+    @property
+    def holds_gpus(self) -> bool:
+        """True when the pod is bound to a node, not terminal and requests GPUs."""
+        return bool(self.node_name) and not self.terminal and self.gpus > 0
+
+
+@dataclass(frozen=True)
+class ChildView:
+    """A child of a GryviaAIJob (batch Job, StatefulSet, Service or PVC).
+
+    `spec` and `status` keep only the fields the operator compares or summarises.
+    """
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+    resource_version: str = ""
+    owner_name: str = ""
+    owner_uid: str = ""
+    deleting: bool = False
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    status: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_object(cls, obj: Mapping[str, Any], kind: str | None = None) -> ChildView:
+        """Project a child object; the owner is its controller reference to a GryviaAIJob.
+
+        `kind` overrides the object's own `kind` (list items may lack it).
+        """
+        meta = _map(obj, "metadata")
+        kind = kind or str(obj.get("kind", ""))
+        owner_name, owner_uid = "", ""
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, Mapping) and ref.get("kind") == AIJOB_KIND and ref.get("controller"):
+                owner_name, owner_uid = str(ref.get("name", "")), str(ref.get("uid", ""))
+        return cls(
+            kind=kind,
+            namespace=str(meta.get("namespace", "")),
+            name=str(meta.get("name", "")),
+            uid=str(meta.get("uid", "")),
+            resource_version=str(meta.get("resourceVersion", "")),
+            owner_name=owner_name,
+            owner_uid=owner_uid,
+            deleting=meta.get("deletionTimestamp") is not None,
+            spec=_slim_spec(kind, _map(obj, "spec")),
+            status=_slim_status(kind, _map(obj, "status")),
+        )
+
+
+_JOB_STATUS_KEYS = (
+    "active",
+    "ready",
+    "succeeded",
+    "failed",
+    "startTime",
+    "completionTime",
+    "completedIndexes",
+    "conditions",
+)
+
+
+def _slim_spec(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    if kind == "Job":
+        keys: tuple[str, ...] = ("suspend", "completions", "parallelism")
+    elif kind == "StatefulSet":
+        keys = ("replicas", "template")
+    elif kind == "Service":
+        keys = ("ports", "selector", "publishNotReadyAddresses", "clusterIP")
+    else:
+        keys = ()
+    return {k: spec[k] for k in keys if k in spec}
+
+
+def _slim_status(kind: str, status: Mapping[str, Any]) -> dict[str, Any]:
+    if kind == "Job":
+        out = {k: status[k] for k in _JOB_STATUS_KEYS if k in status}
+        if "conditions" in out:  # keep what summaries read, drop probe times
+            out["conditions"] = [
+                {k: c.get(k) for k in ("type", "status", "reason", "message", "lastTransitionTime")}
+                for c in out["conditions"]
+                if isinstance(c, Mapping)
+            ]
+        return out
+    if kind == "StatefulSet":
+        return {k: status[k] for k in ("replicas", "readyReplicas") if k in status}
+    return {}

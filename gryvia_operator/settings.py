@@ -1,0 +1,123 @@
+"""The operator's settings: one object from `GRYVIA_OPERATOR_*` env variables and the flags."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LogFormat = Literal["json", "text"]
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+def in_cluster() -> bool:
+    """True when running in a pod (the service account environment is present)."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+class OperatorSettings(BaseSettings):
+    """Everything the operator process is configured with; flags override env variables."""
+
+    model_config = SettingsConfigDict(env_prefix="GRYVIA_OPERATOR_", extra="ignore")
+
+    kubeconfig: Path | None = None
+    """Kubeconfig file; unset: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config."""
+    context: str | None = None
+    """Kubeconfig context; unset: the current context."""
+    namespaces: list[str] = Field(default_factory=list)
+    """Namespaces whose jobs are served; empty: all namespaces."""
+    peering: str | None = None
+    """kopf peering object name; unset: standalone (no peering)."""
+    log_level: LogLevel = "info"
+    log_format: LogFormat | None = None
+    """json or text; unset: json in a cluster, text elsewhere."""
+    health_port: int = 8080
+    """Port of /healthz and /readyz (0: off)."""
+    metrics_port: int = 9090
+    """Port of /metrics (0: off)."""
+    probe_host: str = "0.0.0.0"
+    """Address the health and metrics servers bind."""
+    webhook_port: int = 9443
+    """HTTPS port of the validating webhook (0: no webhook)."""
+    webhook_host: str | None = None
+    """Address the webhook binds and self-registers; unset: 0.0.0.0 in a cluster, else 127.0.0.1."""
+    webhook_self_register: bool = False
+    """Register the ValidatingWebhookConfiguration with a freshly minted CA (the sandbox's way)."""
+    webhook_cert_dir: Path | None = None
+    """Folder with tls.crt, tls.key (and ca.crt) of the webhook; unset: a self-signed pair."""
+    webhook_config_name: str = "gryvia-validating"
+    """Name of the self-registered ValidatingWebhookConfiguration."""
+    webhook_failure_policy: Literal["Ignore", "Fail"] = "Ignore"
+    """What the API server does when the self-registered webhook is down."""
+    cluster_domain: str = "cluster.local"
+    """DNS domain used in MASTER_ADDR."""
+    workers: int = Field(default=16, ge=1, le=256)
+    """Concurrent GryviaAIJob reconciles."""
+
+    @property
+    def effective_log_format(self) -> LogFormat:
+        """json in a cluster, text elsewhere, unless set."""
+        return self.log_format or ("json" if in_cluster() else "text")
+
+    @property
+    def effective_webhook_host(self) -> str:
+        """The webhook's bind (and self-registration) address."""
+        return self.webhook_host or ("0.0.0.0" if in_cluster() else "127.0.0.1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `gryvia-operator` command line (every flag also has a GRYVIA_OPERATOR_* variable)."""
+    p = argparse.ArgumentParser(
+        prog="gryvia-operator",
+        description="Run the Gryvia operator: GryviaAIJob controller, GPU node registration "
+        "and the validating webhook.",
+    )
+    add = p.add_argument
+    add("--kubeconfig", type=Path, help="kubeconfig file (env GRYVIA_OPERATOR_KUBECONFIG)")
+    add("--context", help="kubeconfig context (env GRYVIA_OPERATOR_CONTEXT)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "-A", "--all-namespaces", action="store_true", help="serve every namespace (default)"
+    )
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        metavar="NS",
+        help="serve only NS; repeatable (env GRYVIA_OPERATOR_NAMESPACES, a JSON list)",
+    )
+    add("--peering", metavar="NAME", help="kopf peering name; default standalone")
+    add("--log-level", choices=["debug", "info", "warning", "error"])
+    add("--log-format", choices=["json", "text"], help="default json in a cluster, else text")
+    add("--health-port", type=int, help="/healthz and /readyz port, 0 disables (default 8080)")
+    add("--metrics-port", type=int, help="/metrics port, 0 disables (default 9090)")
+    add("--probe-host", help="bind address of the health and metrics servers (default 0.0.0.0)")
+    add("--webhook-port", type=int, help="webhook HTTPS port, 0 disables (default 9443)")
+    add("--webhook-host", help="webhook bind address (default 127.0.0.1, 0.0.0.0 in a cluster)")
+    add(
+        "--webhook-self-register",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="register the ValidatingWebhookConfiguration itself (sandbox); default off",
+    )
+    add("--webhook-cert-dir", type=Path, help="folder with tls.crt and tls.key")
+    add("--webhook-config-name", help="name of the self-registered webhook configuration")
+    add("--webhook-failure-policy", choices=["Ignore", "Fail"])
+    add("--cluster-domain", help="cluster DNS domain (default cluster.local)")
+    add("--workers", type=int, help="concurrent job reconciles (default 16)")
+    return p
+
+
+def parse_settings(argv: Sequence[str] | None = None) -> OperatorSettings:
+    """Read env variables, then apply the flags that were given."""
+    args = vars(build_parser().parse_args(argv))
+    if args.pop("all_namespaces"):
+        args["namespaces"] = []
+    given = {k: v for k, v in args.items() if v is not None}
+    return OperatorSettings(**given)

@@ -1,0 +1,95 @@
+"""The ValidatingWebhookConfiguration the sandbox operator registers for itself.
+
+In a cluster the chart renders the same webhooks.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+from gryvia_operator.webhook.review import AIJOB_PATH, USAGE_RECORD_PATH
+
+DEFAULT_NAME = "gryvia-validating"
+AIJOB_WEBHOOK = "vgryviaaijob.gryvia.io"
+USAGE_RECORD_WEBHOOK = "vgryviausagerecord.gryvia.io"
+
+
+def _webhook(
+    name: str,
+    url: str,
+    ca_bundle: bytes,
+    plural: str,
+    operations: Sequence[str],
+    failure_policy: str,
+    timeout_seconds: int,
+    exclude_namespaces: Sequence[str],
+) -> dict[str, Any]:
+    webhook: dict[str, Any] = {
+        "name": name,
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": failure_policy,
+        "matchPolicy": "Equivalent",
+        "timeoutSeconds": timeout_seconds,
+        "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()},
+        "rules": [
+            {
+                "apiGroups": ["gryvia.io"],
+                "apiVersions": ["v1alpha1"],
+                "resources": [plural],
+                "operations": list(operations),
+                "scope": "Namespaced",
+            }
+        ],
+    }
+    if exclude_namespaces:
+        webhook["namespaceSelector"] = {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": list(exclude_namespaces),
+                }
+            ]
+        }
+    return webhook
+
+
+def build_webhook_configuration(
+    base_url: str,
+    ca_bundle: bytes,
+    *,
+    name: str = DEFAULT_NAME,
+    failure_policy: str = "Ignore",
+    timeout_seconds: int = 5,
+    exclude_namespaces: Sequence[str] = ("kube-system",),
+) -> dict[str, Any]:
+    """Both webhooks (GryviaAIJob CREATE/UPDATE, GryviaUsageRecord UPDATE) at `base_url`
+    (e.g. `https://127.0.0.1:9443`), trusting `ca_bundle` (PEM)."""
+    base = base_url.rstrip("/")
+    common = (failure_policy, timeout_seconds, exclude_namespaces)
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "gryvia-operator"}},
+        "webhooks": [
+            _webhook(
+                AIJOB_WEBHOOK,
+                base + AIJOB_PATH,
+                ca_bundle,
+                "gryviaaijobs",
+                ("CREATE", "UPDATE"),
+                *common,
+            ),
+            _webhook(
+                USAGE_RECORD_WEBHOOK,
+                base + USAGE_RECORD_PATH,
+                ca_bundle,
+                "gryviausagerecords",
+                ("UPDATE",),
+                *common,
+            ),
+        ],
+    }

@@ -1,0 +1,120 @@
+"""Admission decisions for GryviaAIJobs and GryviaUsageRecords.
+
+AdmissionReview in, AdmissionReview out; pure (the node inventory is passed in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gryvia_operator.api import GryviaAIJob, inventory_warnings, validate_job
+from gryvia_operator.api import messages as msg
+from gryvia_operator.reconcile.names import LABEL_GPU
+from gryvia_operator.reconcile.views import NodeView
+
+ADMISSION_API = "admission.k8s.io/v1"
+AIJOB_PATH = "/validate-gryvia-io-v1alpha1-gryviaaijob"
+USAGE_RECORD_PATH = "/validate-gryvia-io-v1alpha1-gryviausagerecord"
+
+
+class ReviewError(ValueError):
+    """The request body is not an AdmissionReview (the server answers HTTP 400)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """allowed, the denial message, and warnings shown to the user either way."""
+
+    allowed: bool
+    message: str = ""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def node_inventory(nodes: Iterable[NodeView]) -> list[tuple[str, int]]:
+    """(gpuType, GPUs) of every node labelled gryvia.io/gpu; GPUs = max(allocatable, label)."""
+    out = []
+    for node in nodes:
+        gpu_type = node.labels.get(LABEL_GPU)
+        if gpu_type:
+            out.append((gpu_type, max(node.allocatable_gpus, node.total_gpus)))
+    return out
+
+
+def request_of(review: Any) -> Mapping[str, Any]:
+    """The `request` of an AdmissionReview; raises ReviewError when there is none."""
+    if not isinstance(review, Mapping) or not isinstance(review.get("request"), Mapping):
+        raise ReviewError("expected an admission.k8s.io/v1 AdmissionReview with a request")
+    request: Mapping[str, Any] = review["request"]
+    if not request.get("uid"):
+        raise ReviewError("the AdmissionReview request has no uid")
+    return request
+
+
+def admit_aijob(
+    request: Mapping[str, Any], inventory: Iterable[tuple[str, int]] | None = None
+) -> Verdict:
+    """Every static rule via validate_job, all violations in one denial; node warnings.
+
+    DELETE is always allowed, and so is an UPDATE that leaves the spec alone (labels, the
+    cancel annotation, finalizers), so a job admitted while the webhook was down can still be
+    cancelled.
+    """
+    operation = request.get("operation")
+    if operation == "DELETE":
+        return Verdict(True)
+    obj = request.get("object")
+    old = request.get("oldObject")
+    if (
+        operation == "UPDATE"
+        and isinstance(obj, Mapping)
+        and isinstance(old, Mapping)
+        and obj.get("spec") == old.get("spec")
+    ):
+        return Verdict(True)
+    result = validate_job(obj if isinstance(obj, Mapping) else {})
+    warnings = [w.message for w in result.warnings]
+    if not result.ok:
+        return Verdict(False, result.denial("GryviaAIJob"), tuple(warnings))
+    if inventory is not None:
+        job = GryviaAIJob.model_validate(obj)
+        warnings += [w.message for w in inventory_warnings(job, inventory)]
+    return Verdict(True, msg.ALLOWED, tuple(warnings))
+
+
+def admit_usage_record(request: Mapping[str, Any]) -> Verdict:
+    """Deny a change of a GryviaUsageRecord's spec once the stored record is final."""
+    if request.get("operation") != "UPDATE":
+        return Verdict(True)
+    old, new = request.get("oldObject"), request.get("object")
+    old_spec = old.get("spec") if isinstance(old, Mapping) else None
+    new_spec = new.get("spec") if isinstance(new, Mapping) else None
+    if isinstance(old_spec, Mapping) and old_spec.get("final") is True and new_spec != old_spec:
+        reason = msg.DENIED.format(kind="GryviaUsageRecord", reasons=msg.USAGE_RECORD_FINAL)
+        return Verdict(False, reason)
+    return Verdict(True)
+
+
+def response(request: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """The AdmissionReview answering `request`."""
+    body: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": verdict.allowed}
+    if not verdict.allowed:
+        body["status"] = {"code": 403, "reason": "Forbidden", "message": verdict.message}
+    elif verdict.message:
+        body["status"] = {"code": 200, "message": verdict.message}
+    if verdict.warnings:
+        body["warnings"] = list(verdict.warnings)
+    return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
+
+
+def review_aijob(review: Any, inventory: Iterable[tuple[str, int]] | None = None) -> dict[str, Any]:
+    """Answer an AdmissionReview for a GryviaAIJob. Raises ReviewError for a malformed body."""
+    request = request_of(review)
+    return response(request, admit_aijob(request, inventory))
+
+
+def review_usage_record(review: Any) -> dict[str, Any]:
+    """Answer an AdmissionReview for a GryviaUsageRecord. Raises ReviewError when malformed."""
+    request = request_of(review)
+    return response(request, admit_usage_record(request))

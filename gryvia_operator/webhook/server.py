@@ -1,0 +1,119 @@
+"""The webhook's HTTPS server (aiohttp): AdmissionReviews in, `review` decisions out."""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from gryvia_operator.webhook import certs
+from gryvia_operator.webhook.review import (
+    AIJOB_PATH,
+    USAGE_RECORD_PATH,
+    ReviewError,
+    review_aijob,
+    review_usage_record,
+)
+
+log = logging.getLogger("gryvia.operator.webhook")
+Inventory = Callable[[], Iterable[tuple[str, int]]]
+Observe = Callable[[str, bool, float], None]
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """The serving certificate and key files, and the CA (PEM) that clients must trust."""
+
+    cert: Path
+    key: Path
+    ca_pem: bytes
+
+
+def self_signed(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> TlsFiles:
+    """Mint a CA and a serving certificate for `hosts` into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ca = certs.make_ca("gryvia-webhook-ca")
+    leaf = certs.make_leaf(ca, "gryvia-webhook", hosts=hosts)
+    leaf.write(folder / "tls.crt", folder / "tls.key")
+    (folder / "ca.crt").write_bytes(ca.cert_pem)
+    return TlsFiles(folder / "tls.crt", folder / "tls.key", ca.cert_pem)
+
+
+def from_cert_dir(folder: Path) -> TlsFiles:
+    """Files mounted from a kubernetes.io/tls Secret: tls.crt, tls.key and (optional) ca.crt."""
+    ca = folder / "ca.crt"
+    return TlsFiles(folder / "tls.crt", folder / "tls.key", ca.read_bytes() if ca.exists() else b"")
+
+
+class WebhookServer:
+    """Serves both validating webhooks on one HTTPS port."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        tls: TlsFiles,
+        inventory: Inventory,
+        observe: Observe = lambda path, allowed, seconds: None,
+    ) -> None:
+        self.host, self.port, self.tls = host, port, tls
+        self._inventory, self._observe = inventory, observe
+        self._runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        """The aiohttp application (also used by tests without TLS)."""
+        app = web.Application()
+        app.router.add_post(AIJOB_PATH, self._aijob)
+        app.router.add_post(USAGE_RECORD_PATH, self._usage_record)
+        app.router.add_get("/healthz", self._healthz)
+        return app
+
+    async def start(self) -> int:
+        """Start listening; return the bound port (useful with port 0)."""
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(str(self.tls.cert), str(self.tls.key))
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        log.info("webhook serving on https://%s:%d", self.host, self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _answer(
+        self, request: web.Request, decide: Callable[[Any], dict[str, Any]]
+    ) -> web.Response:
+        started = time.perf_counter()
+        try:
+            review = json.loads(await request.read())
+            answer = decide(review)
+        except (ValueError, ReviewError) as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        allowed = bool(answer["response"]["allowed"])
+        self._observe(request.path, allowed, time.perf_counter() - started)
+        return web.json_response(answer)
+
+    async def _aijob(self, request: web.Request) -> web.Response:
+        return await self._answer(request, lambda r: review_aijob(r, list(self._inventory())))
+
+    async def _usage_record(self, request: web.Request) -> web.Response:
+        return await self._answer(request, review_usage_record)
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")

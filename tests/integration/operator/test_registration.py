@@ -1,0 +1,97 @@
+"""GPU node registration on the sandbox's simulated GFD-labelled nodes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from gryvia_cli.sandbox import cluster
+from tests.conftest import SandboxHandle
+from tests.integration.operator.conftest import OperatorProcess, kubectl_json
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+def _gpunode(sandbox: SandboxHandle, name: str) -> dict[str, Any] | None:
+    out = sandbox.kubectl_run("get", "gryviagpunode", name, "-o", "json", check=False)
+    found: dict[str, Any] | None = json.loads(out.stdout) if out.returncode == 0 else None
+    return found
+
+
+def test_gpu_nodes_are_registered_and_labelled(
+    sandbox: SandboxHandle, live_operator: OperatorProcess
+) -> None:
+    node = wait_for(lambda: _gpunode(sandbox, "gpu-h100-0"), timeout=30, what="GryviaGpuNode")
+    assert node["metadata"]["labels"]["gryvia.io/auto-registered"] == "true"
+    assert node["spec"] == {
+        "nodeName": "gpu-h100-0",
+        "gpuType": "H100",
+        "gpuCount": 8,
+        "memoryGB": 80,
+        "rdma": True,
+        "sriov": False,
+    }
+    wait_for(lambda: (_gpunode(sandbox, "gpu-h100-0") or {}).get("status"), what="status")
+    status = _gpunode(sandbox, "gpu-h100-0")["status"]  # type: ignore[index]
+    assert status["phase"] == "Ready"
+    assert (status["driverVersion"], status["cudaVersion"]) == ("550.127.08", "12.4")
+    labels = kubectl_json(sandbox, "get", "node", "gpu-a100-80g-0")["metadata"]["labels"]
+    assert labels["gryvia.io/gpu"] == "A100-80G"
+    assert labels["gryvia.io/gpu-count"] == "8"
+    assert labels["gryvia.io/rdma"] == "true"
+    l40 = _gpunode(sandbox, "gpu-l40-0")
+    assert l40 is not None and l40["spec"]["gpuType"] == "L40" and l40["spec"]["rdma"] is False
+    assert _gpunode(sandbox, "cpu-0") is None
+
+
+def test_hand_made_gpunode_untouched_and_labels_removed_when_not_gpu(
+    sandbox: SandboxHandle, live_operator: OperatorProcess
+) -> None:
+    (name,) = cluster.add_nodes(sandbox.name, "1xA10:2")
+    wait_for(lambda: _gpunode(sandbox, name), timeout=30, what="auto registration")
+    sandbox.kubectl_run("label", "node", name, "nvidia.com/gpu.present=false", "--overwrite")
+
+    def cleaned() -> bool:
+        labels = kubectl_json(sandbox, "get", "node", name)["metadata"]["labels"]
+        return _gpunode(sandbox, name) is None and not any(
+            k.startswith("gryvia.io/") for k in labels
+        )
+
+    wait_for(cleaned, timeout=30, what="registration removed")
+    hand = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaGpuNode",
+        "metadata": {"name": name},
+        "spec": {"nodeName": name, "gpuType": "A10", "gpuCount": 2, "interconnect": "PCIe"},
+    }
+    subprocess.run(
+        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
+        input=json.dumps(hand),
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+
+    def labelled() -> bool:
+        labels = kubectl_json(sandbox, "get", "node", name)["metadata"]["labels"]
+        return bool(labels.get("gryvia.io/interconnect") == "PCIe")
+
+    wait_for(labelled, timeout=30, what="labels from the hand-made object")
+    sandbox.kubectl_run("label", "node", name, "nvidia.com/gpu.present=true", "--overwrite")
+
+    def relabelled() -> bool:
+        labels = kubectl_json(sandbox, "get", "node", name)["metadata"]["labels"]
+        return bool(labels.get("gryvia.io/gpu") == "A10")
+
+    wait_for(relabelled, what="node labelled again")
+    stored = _gpunode(sandbox, name)
+    assert stored is not None
+    assert "gryvia.io/auto-registered" not in (stored["metadata"].get("labels") or {})
+    assert "status" not in stored
+    assert stored["spec"] == hand["spec"]
+    sandbox.kubectl_run("delete", "gryviagpunode", name)
+    sandbox.kubectl_run("delete", "node", name)

@@ -1,0 +1,84 @@
+"""An in-memory stand-in for KubeApi, for the handler unit tests (integration tests use the
+real sandbox)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, NotFound
+
+
+class FakeApi:
+    """Objects by (kind, namespace, name); records every call."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.calls: list[tuple[str, str, str]] = []
+        self.conflict_next_status = False
+        self._rv = itertools.count(100)
+
+    def _key(self, kind: str, name: str, namespace: str | None) -> tuple[str, str, str]:
+        return (kind, namespace or "", name)
+
+    def put(self, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        self.objects[self._key(obj["kind"], meta["name"], meta.get("namespace"))] = obj
+
+    async def create(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        meta = body["metadata"]
+        key = self._key(str(body["kind"]), meta["name"], meta.get("namespace"))
+        self.calls.append(("create", key[0], key[2]))
+        if key in self.objects:
+            raise AlreadyExists(409, "AlreadyExists", "exists")
+        obj = copy.deepcopy(dict(body))
+        obj["metadata"]["resourceVersion"] = str(next(self._rv))
+        obj["metadata"].setdefault("uid", f"uid-{key[0]}-{key[2]}")
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    async def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        self.calls.append(("get", kind, name))
+        try:
+            return copy.deepcopy(self.objects[self._key(kind, name, namespace)])
+        except KeyError:
+            raise NotFound(404, "NotFound", name) from None
+
+    async def patch(
+        self,
+        kind: str,
+        name: str,
+        patch: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        self.calls.append(("patch" + (f"/{subresource}" if subresource else ""), kind, name))
+        if subresource == "status" and self.conflict_next_status:
+            self.conflict_next_status = False
+            raise Conflict(409, "Conflict", "changed")
+        key = self._key(kind, name, namespace)
+        obj = self.objects.setdefault(key, {"kind": kind, "metadata": {"name": name}})
+        _merge(obj, {k: v for k, v in patch.items() if k != "metadata"})
+        _merge(
+            obj.setdefault("metadata", {}),
+            {k: v for k, v in patch.get("metadata", {}).items() if k != "resourceVersion"},
+        )
+        obj["metadata"]["resourceVersion"] = str(next(self._rv))
+        return copy.deepcopy(obj)
+
+    async def delete(self, kind: str, name: str, namespace: str | None = None, **_: Any) -> bool:
+        self.calls.append(("delete", kind, name))
+        return self.objects.pop(self._key(kind, name, namespace), None) is not None
+
+
+def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)

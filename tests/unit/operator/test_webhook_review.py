@@ -1,0 +1,132 @@
+"""Admission decisions and the self-registered webhook configuration."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from gryvia_operator.webhook.configuration import build_webhook_configuration
+from gryvia_operator.webhook.review import (
+    ReviewError,
+    admit_aijob,
+    node_inventory,
+    review_aijob,
+    review_usage_record,
+)
+from tests.builders import gpu_node, make_job, make_node
+
+
+def _review(obj: Any, operation: str = "CREATE", old: Any = None) -> dict[str, Any]:
+    request: dict[str, Any] = {"uid": "u1", "operation": operation, "object": obj}
+    if old is not None:
+        request["oldObject"] = old
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def test_valid_job_is_allowed() -> None:
+    out = review_aijob(_review(make_job().obj()), [("H100", 8)])
+    assert out["apiVersion"] == "admission.k8s.io/v1"
+    assert out["response"]["uid"] == "u1"
+    assert out["response"]["allowed"] is True
+    assert "warnings" not in out["response"]
+
+
+def test_invalid_job_is_denied_with_every_message() -> None:
+    obj = make_job().timeout("0s").set(resources={"requests": {"cpu": "0"}}).obj()
+    obj["spec"]["distributed"] = {
+        "enabled": True,
+        "nodes": 2,
+        "framework": "tensorflow",
+        "elastic": {"minNodes": 1},
+    }
+    out = review_aijob(_review(obj))
+    response = out["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 403
+    message = response["status"]["message"]
+    assert message.startswith("invalid GryviaAIJob: ")
+    assert 'spec.timeout: duration must be positive, got "0s"' in message
+    assert "CPU request must be positive, got 0" in message
+    assert 'distributed.elastic requires framework pytorch, got "tensorflow"' in message
+    assert message.count("; ") >= 2
+
+
+def test_inventory_warnings_do_not_deny() -> None:
+    out = review_aijob(_review(make_job().gpus(8).gpu_type("V100").obj()), [("H100", 8)])
+    assert out["response"]["allowed"] is True
+    assert out["response"]["warnings"] == [
+        'no node currently carries GPU type "V100" (label gryvia.io/gpu)'
+    ]
+    big = review_aijob(_review(make_job().gpus(16).gpu_type("H100").obj()), [("H100", 8)])
+    assert "exceeds the largest current node (8 GPUs)" in big["response"]["warnings"][0]
+
+
+def test_delete_is_always_allowed() -> None:
+    assert admit_aijob({"operation": "DELETE", "object": None}).allowed
+
+
+def test_update_that_keeps_the_spec_is_allowed_even_when_invalid() -> None:
+    bad = make_job().timeout("0s").obj()
+    annotated = make_job().timeout("0s").annotate("gryvia.io/cancel", "true").obj()
+    request = {"operation": "UPDATE", "object": annotated, "oldObject": bad}
+    assert admit_aijob(request).allowed
+    changed = make_job().timeout("0s").gpus(2).obj()
+    assert not admit_aijob({"operation": "UPDATE", "object": changed, "oldObject": bad}).allowed
+
+
+def test_malformed_review_raises() -> None:
+    with pytest.raises(ReviewError):
+        review_aijob({"kind": "AdmissionReview"})
+    with pytest.raises(ReviewError):
+        review_aijob({"request": {"operation": "CREATE"}})
+
+
+def test_usage_record_final_is_immutable() -> None:
+    old = {"spec": {"final": True, "cost": 1.0}}
+    denied = review_usage_record(_review({"spec": {"final": True, "cost": 2.0}}, "UPDATE", old))
+    assert denied["response"]["allowed"] is False
+    assert denied["response"]["status"]["message"] == (
+        "invalid GryviaUsageRecord: GryviaUsageRecord spec is immutable once final is true"
+    )
+    same = review_usage_record(
+        _review({"spec": old["spec"], "metadata": {"labels": {"a": "b"}}}, "UPDATE", old)
+    )
+    assert same["response"]["allowed"] is True
+    open_record = {"spec": {"final": False, "cost": 1.0}}
+    assert review_usage_record(_review({"spec": {"final": True}}, "UPDATE", open_record))[
+        "response"
+    ]["allowed"]
+    assert review_usage_record(_review({"spec": {}}, "CREATE"))["response"]["allowed"]
+
+
+def test_node_inventory_uses_the_larger_count() -> None:
+    nodes = [
+        gpu_node("a", "H100", 8),
+        make_node("b")
+        .gpus(4, allocatable=2)
+        .gpu_type("L40")
+        .label("gryvia.io/gpu-count", "4")
+        .view(),
+        make_node("cpu").view(),
+    ]
+    assert node_inventory(nodes) == [("H100", 8), ("L40", 4)]
+
+
+def test_webhook_configuration() -> None:
+    body = build_webhook_configuration("https://127.0.0.1:9443/", b"PEM", name="g")
+    assert body["metadata"]["name"] == "g"
+    aijob, usage = body["webhooks"]
+    assert aijob["name"] == "vgryviaaijob.gryvia.io"
+    assert aijob["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/validate-gryvia-io-v1alpha1-gryviaaijob",
+        "caBundle": base64.b64encode(b"PEM").decode(),
+    }
+    assert aijob["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert aijob["failurePolicy"] == "Ignore"
+    assert aijob["sideEffects"] == "None"
+    assert aijob["timeoutSeconds"] == 5
+    assert aijob["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system"]
+    assert usage["clientConfig"]["url"].endswith("/validate-gryvia-io-v1alpha1-gryviausagerecord")
+    assert usage["rules"][0]["operations"] == ["UPDATE"]

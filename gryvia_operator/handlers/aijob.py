@@ -14,8 +14,9 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, JobPhase, validate_job
 from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
+from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.handlers.runtime import JobKey, Runtime
 from gryvia_operator.handlers.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
 from gryvia_operator.reconcile.aijob import (
@@ -170,6 +171,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         await _write_status(rt, body, dict(body.get("status") or {}), status)
         return
     observed = observe(rt, job)
+    if job.phase in (JobPhase.PENDING, JobPhase.QUEUED):
+        observed = replace(observed, admission=admission_for(rt, body))
     outcome = reconcile_job(job, observed, rt.config, now)
     if outcome.actions:
         found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))

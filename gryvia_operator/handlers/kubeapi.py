@@ -76,6 +76,15 @@ RESOURCES: dict[str, Resource] = {
     "Event": Resource("v1", "events"),
     "GryviaAIJob": Resource("gryvia.io/v1alpha1", "gryviaaijobs"),
     "GryviaGpuNode": Resource("gryvia.io/v1alpha1", "gryviagpunodes", namespaced=False),
+    "GryviaQuota": Resource("gryvia.io/v1alpha1", "gryviaquotas", namespaced=False),
+    "GryviaTenant": Resource("gryvia.io/v1alpha1", "gryviatenants", namespaced=False),
+    "GryviaGpuSku": Resource("gryvia.io/v1alpha1", "gryviagpuskus", namespaced=False),
+    "GryviaUsageRecord": Resource("gryvia.io/v1alpha1", "gryviausagerecords"),
+    "Namespace": Resource("v1", "namespaces", namespaced=False),
+    "ResourceQuota": Resource("v1", "resourcequotas"),
+    "LimitRange": Resource("v1", "limitranges"),
+    "NetworkPolicy": Resource("networking.k8s.io/v1", "networkpolicies"),
+    "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "rolebindings"),
     "ValidatingWebhookConfiguration": Resource(
         "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", namespaced=False
     ),

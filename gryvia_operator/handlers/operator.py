@@ -15,7 +15,7 @@ from typing import Any
 import kopf
 from aiohttp import web
 
-from gryvia_operator.handlers import aijob, children, gpunode, node, pod
+from gryvia_operator.handlers import accounting, aijob, children, gpunode, node, pod, policy, tenant
 from gryvia_operator.handlers.kubeapi import (
     AlreadyExists,
     KubeApi,
@@ -25,9 +25,10 @@ from gryvia_operator.handlers.kubeapi import (
 from gryvia_operator.handlers.runtime import Runtime
 from gryvia_operator.handlers.store import NODES
 from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.quotas import governing
 from gryvia_operator.settings import OperatorSettings
 from gryvia_operator.webhook.configuration import build_webhook_configuration
-from gryvia_operator.webhook.review import node_inventory
+from gryvia_operator.webhook.review import PolicyContext, node_inventory
 from gryvia_operator.webhook.server import WebhookServer, from_cert_dir, self_signed
 
 log = logging.getLogger("gryvia.operator")
@@ -67,8 +68,10 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
 def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf.OperatorRegistry:
     """A kopf registry with every handler of this operator."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode):
+    for module in (aijob, children, pod, node, gpunode, policy, tenant):
         module.register(registry, rt)
+    acc = accounting.Accounting(rt)
+    accounting.register(registry, rt, acc)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -86,6 +89,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     def start_workers() -> None:
         rt.tasks.append(asyncio.create_task(rt.jobs.run_workers(rt.job_workers, _job(rt))))
         rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, _node(rt))))
+        rt.tasks.append(asyncio.create_task(acc.quota_loop()))
+        rt.tasks.append(asyncio.create_task(acc.metering_loop()))
 
     rt.on_synced = start_workers
 
@@ -183,7 +188,18 @@ async def _start_webhook(
         rt.metrics.webhook.inc(webhook=name, allowed=str(allowed).lower())
         rt.metrics.webhook_latency.observe(seconds, webhook=name)
 
-    server = WebhookServer(host, s.webhook_port, tls, inventory, observe)
+    def quota_policy(namespace: str) -> PolicyContext:
+        if not rt.synced.is_set():
+            return PolicyContext(ready=False)
+        known = policy.tenants(rt)
+        owner = policy.tenant_for_namespace(namespace, known)
+        return PolicyContext(
+            quotas=tuple(governing(namespace, policy.quotas(rt))),
+            tenant=known.get(owner) if owner else None,
+            skus=tuple(policy.skus(rt)),
+        )
+
+    server = WebhookServer(host, s.webhook_port, tls, inventory, observe, quota_policy)
     port = await server.start()
     if s.webhook_self_register:
         url_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host

@@ -26,7 +26,21 @@ PODS_BY_NODE = "gryvia_pods_by_node"
 PODS_BY_JOB = "gryvia_pods_by_job"
 NODES = "gryvia_nodes"
 GPUNODES = "gryvia_gpunodes"
-INDEX_IDS = (AIJOBS, *CHILDREN.values(), PODS_BY_NODE, PODS_BY_JOB, NODES, GPUNODES)
+QUOTAS = "gryvia_quotas"
+TENANTS = "gryvia_tenants"
+SKUS = "gryvia_skus"
+USAGE = "gryvia_usage_records"
+NAMESPACE_LABELS = "gryvia_namespace_labels"
+TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
+INDEX_IDS = (
+    AIJOBS,
+    *CHILDREN.values(),
+    PODS_BY_NODE,
+    PODS_BY_JOB,
+    NODES,
+    GPUNODES,
+    *TENANCY_INDEX_IDS,
+)
 
 
 def _newer_or_same(seen: str, written: str) -> bool:

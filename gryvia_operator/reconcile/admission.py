@@ -1,11 +1,13 @@
-"""The admission gate seam: may a Pending job go ahead, wait in a queue, or be rejected."""
+"""The admission gate's verdict: may a Pending or Queued job go ahead, wait, or be rejected.
+
+The handler computes the verdict from the quotas, tenants and catalog it watches
+(`gryvia_operator.reconcile.quotas.decide`) and hands it to `reconcile_job` in `Observed`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-
-from gryvia_operator.api import GryviaAIJob
 
 Verdict = Literal["allow", "queue", "reject"]
 
@@ -17,17 +19,8 @@ class AdmissionDecision:
     verdict: Verdict
     reason: str = ""
     message: str = ""
+    """For `allow`, a reason (e.g. QuotaReserved) means a quota governs the job and the
+    reconciler records condition Admitted=True; no reason means no quota applies."""
 
 
 ALLOW = AdmissionDecision("allow")
-
-
-def admission_gate(job: GryviaAIJob) -> AdmissionDecision:
-    """Decide whether a Pending job may be placed.
-
-    Quotas, budgets and tenancy (phases Queued and Rejected) come with a later issue; until
-    then every job is allowed. The reconciler already handles `queue` (phase Queued) and
-    `reject` (phase Rejected, sticky) so the policy can be dropped in here.
-    """
-    del job  # no policy yet
-    return ALLOW

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gryvia_operator.api import DurationError, GryviaAIJob, JobPhase
-from gryvia_operator.reconcile.admission import admission_gate
+from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.drift import drift_patch
@@ -66,6 +66,8 @@ class Observed:
     blocked: tuple[Blocker, ...] = ()
     refused: tuple[str, ...] = ()
     """API server refusals (422) of children this job asked for: its spec cannot run."""
+    admission: AdmissionDecision = ALLOW
+    """The quota gate's verdict for this job while it is Pending or Queued."""
 
 
 @dataclass(frozen=True)
@@ -147,23 +149,26 @@ def reconcile_job(
         status = _terminal(status, JobPhase.CANCELLED, Msg.CANCELLED, Reason.CANCELLED, gen, now)
         return Reconciliation(_deletes(observed.workloads), status)
     conditions = status.get("conditions") or []
-    if phase == JobPhase.QUEUED and get_condition(conditions, Cond.KUEUE_ADMITTED) is None:
-        return Reconciliation((), status)
     try:
         job.spec.timeout_seconds()
     except DurationError as exc:
         status = _terminal(status, JobPhase.FAILED, str(exc), Reason.INVALID_SPEC, gen, now)
         return Reconciliation((), status)
-    if phase == JobPhase.PENDING:
-        decision = admission_gate(job)
+    if phase in (JobPhase.PENDING, JobPhase.QUEUED):
+        decision = observed.admission
         if decision.verdict != "allow":
             new_phase = JobPhase.QUEUED if decision.verdict == "queue" else JobPhase.REJECTED
             status["phase"], status["message"] = new_phase.value, decision.message
-            if decision.verdict == "reject":
-                status["conditions"] = set_condition(
-                    conditions, Cond.REJECTED, "True", decision.reason, decision.message, now, gen
-                )
+            kind = Cond.REJECTED if decision.verdict == "reject" else Cond.ADMITTED
+            state = "True" if decision.verdict == "reject" else "False"
+            status["conditions"] = set_condition(
+                conditions, kind, state, decision.reason, decision.message, now, gen
+            )
             return Reconciliation((), status)
+        if decision.reason:  # a quota governs the job: record the reservation
+            status["conditions"] = set_condition(
+                conditions, Cond.ADMITTED, "True", decision.reason, decision.message, now, gen
+            )
     if observed.refused:
         text = "; ".join(observed.refused)
         status = _terminal(status, JobPhase.FAILED, text, Reason.INVALID_SPEC, gen, now)

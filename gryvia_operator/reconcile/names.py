@@ -83,7 +83,8 @@ class Cond:
     SCHEDULED: Final = "Scheduled"
     READY: Final = "Ready"
     REJECTED: Final = "Rejected"
-    KUEUE_ADMITTED: Final = "KueueAdmitted"
+    ADMITTED: Final = "Admitted"
+    """False while the job waits in phase Queued for quota; True once quota is reserved."""
 
 
 class Reason:
@@ -103,6 +104,7 @@ class Reason:
     REJECTED: Final = "Rejected"
     INVALID_SPEC: Final = "InvalidSpec"
     CHILD_CONFLICT: Final = "ChildConflict"
+    QUOTA_RESERVED: Final = "QuotaReserved"
 
 
 class Msg:

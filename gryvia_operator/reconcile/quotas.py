@@ -17,14 +17,14 @@ then oldest first, when capacity frees up). A job is governed by every GryviaQuo
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 from gryvia_operator.api import GryviaQuota
-from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase
-
-Action = Literal["admit", "queue", "reject"]
+from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
+from gryvia_operator.reconcile.admission import ALLOW
+from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
 
 
 @dataclass(frozen=True)
@@ -53,15 +53,6 @@ class JobView:
         return self.phase in ACTIVE_PHASES or self.admitted
 
 
-@dataclass(frozen=True)
-class Decision:
-    """The gate's answer for one job; `reason` is a CamelCase condition reason."""
-
-    action: Action
-    reason: str = ""
-    message: str = ""
-
-
 @dataclass
 class QuotaState:
     """Usage of one quota derived from its jobs and spend."""
@@ -77,6 +68,44 @@ class QuotaState:
     def team(self) -> str:
         """The quota's team."""
         return self.quota.spec.team
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def job_view(body: Mapping[str, Any]) -> JobView:
+    """Project a GryviaAIJob body (as the API returns it) onto what quota decisions read.
+
+    Cheap (no model validation): thousands of jobs are projected on every decision. A job is
+    `admitted` once its `Admitted` condition is True (quota reserved, even while no node fits).
+    """
+    meta, spec = body.get("metadata") or {}, body.get("spec") or {}
+    status = body.get("status") or {}
+    dist = spec.get("distributed") or {}
+    enabled = bool(dist.get("enabled"))
+    gpus = total_gpus(
+        gpus=_int(spec.get("gpus")),
+        distributed=enabled,
+        nodes=_int(dist.get("nodes")) or None,
+        gpus_per_node=_int(dist.get("gpusPerNode")) or None,
+    )
+    created = meta.get("creationTimestamp") or "1970-01-01T00:00:00Z"
+    when = dt.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+    admitted = any(
+        c.get("type") == "Admitted" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return JobView(
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+        when,
+        _int(spec.get("priority")),
+        str(status.get("phase") or ""),
+        gpus,
+        spec.get("gpuType") or None,
+        admitted,
+    )
 
 
 def governing(namespace: str, quotas: Iterable[GryviaQuota]) -> list[GryviaQuota]:
@@ -206,7 +235,7 @@ def plan(state: QuotaState) -> dict[str, Decision]:
             continue
         allocated += job.gpus
         running += 1
-        decisions[job.key] = Decision("admit")
+        decisions[job.key] = ALLOW
     return decisions
 
 
@@ -220,16 +249,19 @@ def decide(
     """Return the gate's decision for `job` under all its quotas' states: a rejection by any
     quota wins, then a hold by any, else admit. Jobs without GPUs or quotas are admitted."""
     if job.gpus == 0:
-        return Decision("admit")
+        return ALLOW
     rejected = sku_rejection(job, tenant, enabled_types)
     if rejected:
         return rejected
-    decisions = [plan(s).get(job.key, Decision("admit")) for s in states]
-    for action in ("reject", "queue"):
+    decisions = [plan(s).get(job.key, ALLOW) for s in states]
+    for verdict in ("reject", "queue"):
         for decision in decisions:
-            if decision.action == action:
+            if decision.verdict == verdict:
                 return decision
-    return Decision("admit")
+    if not states:
+        return ALLOW
+    teams = ", ".join(s.team for s in states)
+    return Decision("allow", "QuotaReserved", f"admitted within the quota of team {teams}")
 
 
 def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> dict[str, object]:

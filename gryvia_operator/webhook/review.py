@@ -5,12 +5,20 @@ AdmissionReview in, AdmissionReview out; pure (the node inventory is passed in).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gryvia_operator.api import GryviaAIJob, inventory_warnings, validate_job
+from gryvia_operator.api import (
+    GryviaAIJob,
+    GryviaGpuSku,
+    GryviaQuota,
+    GryviaTenant,
+    inventory_warnings,
+    validate_job,
+)
 from gryvia_operator.api import messages as msg
+from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.reconcile.names import LABEL_GPU
 from gryvia_operator.reconcile.views import NodeView
 
@@ -30,6 +38,52 @@ class Verdict:
     allowed: bool
     message: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """The quota policy a new job is checked against: the quotas covering its namespace, its
+    tenant (for `tenant-<x>` namespaces) and the catalog. `ready` False means the policy
+    objects could not be read: the check fails open with a warning."""
+
+    quotas: tuple[GryviaQuota, ...] = ()
+    tenant: GryviaTenant | None = None
+    skus: tuple[GryviaGpuSku, ...] = ()
+    ready: bool = True
+
+
+def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
+    """Reasons the quota policy refuses `job` on create (behaviour.md section 7, "Policy").
+
+    Allowed types are the union of the quotas' `allowedGPUTypes` (case-insensitive; an unset
+    or `any` type is refused when types are restricted, so it cannot bypass them); the per-job
+    limit is the smallest positive `maxGPUsPerJob`; a tenant with `allowedSkus` needs an
+    enabled SKU for the type. CPU-only jobs pass.
+    """
+    total = job.spec.total_gpus()
+    if total == 0:
+        return []
+    reasons = []
+    gpu_type = job.spec.gpu_type or "any"
+    allowed = sorted({t for q in policy.quotas for t in q.spec.gpu_quota.allowed_gpu_types or []})
+    if allowed and gpu_type.lower() not in {t.lower() for t in allowed}:
+        reasons.append(
+            f'GPU type "{gpu_type}" is not allowed for this namespace (allowed: '
+            f"{', '.join(allowed)})"
+        )
+    limits = [q.spec.gpu_quota.max_gpus_per_job for q in policy.quotas]
+    per_job = min((m for m in limits if m), default=0)
+    if per_job and total > per_job:
+        reasons.append(f"{total} GPUs exceeds the per-job limit of {per_job}")
+    tenant = policy.tenant
+    if tenant is not None and tenant.spec.allowed_skus and gpu_type.lower() != "any":
+        enabled = gpu_types_with_sku(policy.skus, tenant.spec.allowed_skus)
+        if gpu_type.lower() not in {t.lower() for t in enabled}:
+            reasons.append(
+                f'tenant "{tenant.name}" has no enabled catalog SKU for GPU type "{gpu_type}" '
+                f"(allowed SKUs: {', '.join(tenant.spec.allowed_skus)})"
+            )
+    return reasons
 
 
 def node_inventory(nodes: Iterable[NodeView]) -> list[tuple[str, int]]:
@@ -53,7 +107,9 @@ def request_of(review: Any) -> Mapping[str, Any]:
 
 
 def admit_aijob(
-    request: Mapping[str, Any], inventory: Iterable[tuple[str, int]] | None = None
+    request: Mapping[str, Any],
+    inventory: Iterable[tuple[str, int]] | None = None,
+    policy: PolicyContext | None = None,
 ) -> Verdict:
     """Every static rule via validate_job, all violations in one denial; node warnings.
 
@@ -77,9 +133,18 @@ def admit_aijob(
     warnings = [w.message for w in result.warnings]
     if not result.ok:
         return Verdict(False, result.denial("GryviaAIJob"), tuple(warnings))
+    job = GryviaAIJob.model_validate(obj)
     if inventory is not None:
-        job = GryviaAIJob.model_validate(obj)
         warnings += [w.message for w in inventory_warnings(job, inventory)]
+    if policy is not None and operation == "CREATE":
+        if not policy.ready:
+            warnings.append("quota policy not checked: quotas and tenants are not loaded yet")
+        else:
+            reasons = policy_denials(job, policy)
+            if reasons:
+                return Verdict(
+                    False, "not allowed by quota policy: " + "; ".join(reasons), tuple(warnings)
+                )
     return Verdict(True, msg.ALLOWED, tuple(warnings))
 
 
@@ -108,10 +173,16 @@ def response(request: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
     return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
 
 
-def review_aijob(review: Any, inventory: Iterable[tuple[str, int]] | None = None) -> dict[str, Any]:
-    """Answer an AdmissionReview for a GryviaAIJob. Raises ReviewError for a malformed body."""
+def review_aijob(
+    review: Any,
+    inventory: Iterable[tuple[str, int]] | None = None,
+    policy: Callable[[str], PolicyContext] | None = None,
+) -> dict[str, Any]:
+    """Answer an AdmissionReview for a GryviaAIJob; `policy(namespace)` gives the quota policy.
+    Raises ReviewError for a malformed body."""
     request = request_of(review)
-    return response(request, admit_aijob(request, inventory))
+    context = policy(str(request.get("namespace") or "")) if policy is not None else None
+    return response(request, admit_aijob(request, inventory, context))
 
 
 def review_usage_record(review: Any) -> dict[str, Any]:

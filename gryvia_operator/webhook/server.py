@@ -17,6 +17,7 @@ from gryvia_operator.webhook import certs
 from gryvia_operator.webhook.review import (
     AIJOB_PATH,
     USAGE_RECORD_PATH,
+    PolicyContext,
     ReviewError,
     review_aijob,
     review_usage_record,
@@ -62,9 +63,10 @@ class WebhookServer:
         tls: TlsFiles,
         inventory: Inventory,
         observe: Observe = lambda path, allowed, seconds: None,
+        policy: Callable[[str], PolicyContext] | None = None,
     ) -> None:
         self.host, self.port, self.tls = host, port, tls
-        self._inventory, self._observe = inventory, observe
+        self._inventory, self._observe, self._policy = inventory, observe, policy
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -110,7 +112,9 @@ class WebhookServer:
         return web.json_response(answer)
 
     async def _aijob(self, request: web.Request) -> web.Response:
-        return await self._answer(request, lambda r: review_aijob(r, list(self._inventory())))
+        return await self._answer(
+            request, lambda r: review_aijob(r, list(self._inventory()), self._policy)
+        )
 
     async def _usage_record(self, request: web.Request) -> web.Response:
         return await self._answer(request, review_usage_record)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from gryvia_operator.reconcile.admission import AdmissionDecision
 from gryvia_operator.reconcile.aijob import Blocker, Observed, reconcile_invalid, reconcile_job
 from gryvia_operator.reconcile.children import build_batch_job, build_headless_service
 from gryvia_operator.reconcile.config import ReconcileConfig
@@ -164,13 +165,24 @@ def test_rejected_deletes_every_child() -> None:
     assert sorted(_verbs(_run(job, _existing(job)))) == [("delete", "Job"), ("delete", "Service")]
 
 
-def test_queued_without_kueue_is_held() -> None:
-    job = make_job("t").gpus(0).phase("Queued")
-    result = _run(job)
+def test_quota_gate_holds_rejects_and_releases() -> None:
+    held = AdmissionDecision("queue", "QuotaExceeded", "Queued: team ml uses 8 of 8 GPUs")
+    result = _run(make_job("t").gpus(8), Observed(nodes=NODES, admission=held))
     assert result.actions == ()
     assert result.status["phase"] == "Queued"
-    admitted = make_job("t").gpus(0).phase("Queued").condition("KueueAdmitted", "False")
-    assert _verbs(_run(admitted)) == [("create", "Service"), ("create", "Job")]
+    assert result.status["message"] == "Queued: team ml uses 8 of 8 GPUs"
+    assert _cond(result.status, "Admitted")["status"] == "False"
+
+    released = AdmissionDecision("allow", "QuotaReserved", "admitted within the quota of team ml")
+    queued = make_job("t").gpus(0).phase("Queued")
+    again = _run(queued, Observed(nodes=NODES, admission=released))
+    assert _verbs(again) == [("create", "Service"), ("create", "Job")]
+    assert _cond(again.status, "Admitted")["reason"] == "QuotaReserved"
+
+    no = AdmissionDecision("reject", "GpuTypeNotAllowed", 'GPU type "L40" is not allowed')
+    rejected = _run(make_job("t").gpus(1), Observed(nodes=NODES, admission=no))
+    assert rejected.status["phase"] == "Rejected" and rejected.actions == ()
+    assert _cond(rejected.status, "Rejected")["reason"] == "GpuTypeNotAllowed"
 
 
 def test_bad_timeout_fails_the_job() -> None:

@@ -46,13 +46,13 @@ def test_second_job_waits_then_is_released_when_first_finishes() -> None:
     first, second = _job("a", minutes=0), _job("b", minutes=1)
     state = quota_state(_quota(), [first, second])
     decisions = plan(state)
-    assert decisions["ml/a"].action == "admit"
-    assert decisions["ml/b"].action == "queue"
+    assert decisions["ml/a"].verdict == "allow"
+    assert decisions["ml/b"].verdict == "queue"
     assert decisions["ml/b"].message == "Queued: team ml uses 8 of 8 GPUs; this job needs 8"
     running = _job("a", phase="Running")
-    assert decide(second, [quota_state(_quota(), [running, second])]).action == "queue"
+    assert decide(second, [quota_state(_quota(), [running, second])]).verdict == "queue"
     done = _job("a", phase="Succeeded")
-    assert decide(second, [quota_state(_quota(), [done, second])]).action == "admit"
+    assert decide(second, [quota_state(_quota(), [done, second])]).verdict == "allow"
 
 
 def test_release_order_is_priority_then_age_without_backfill() -> None:
@@ -63,9 +63,9 @@ def test_release_order_is_priority_then_age_without_backfill() -> None:
     ]
     assert [j.name for j in queue_order(jobs)] == ["vip", "old", "small"]
     decisions = plan(quota_state(_quota(), jobs))
-    assert decisions["ml/vip"].action == "admit"
-    assert decisions["ml/old"].action == "queue"
-    assert decisions["ml/small"].action == "queue"  # no jumping ahead of "old"
+    assert decisions["ml/vip"].verdict == "allow"
+    assert decisions["ml/old"].verdict == "queue"
+    assert decisions["ml/small"].verdict == "queue"  # no jumping ahead of "old"
     assert "waiting behind earlier jobs" in decisions["ml/small"].message
 
 
@@ -84,31 +84,31 @@ def test_never_fitting_jobs_are_rejected_with_reasons() -> None:
     )
     assert decisions["ml/any"].reason == "GpuTypeNotAllowed"
     assert decisions["ml/big"].message == "Job requests 12 GPUs, exceeds max 8 per job for team ml"
-    assert decisions["ml/ok"].action == "admit"
-    assert plan(quota_state(_quota(8), [_job("huge", 16)]))["ml/huge"].action == "reject"
+    assert decisions["ml/ok"].verdict == "allow"
+    assert plan(quota_state(_quota(8), [_job("huge", 16)]))["ml/huge"].verdict == "reject"
 
 
 def test_running_jobs_limit_and_full_queue() -> None:
     quota = _quota(64, maxRunningJobs=1, maxQueuedJobs=1)
     jobs = [_job("r", 1, phase="Running"), _job("q1", 1, minutes=1), _job("q2", 1, minutes=2)]
     decisions = plan(quota_state(quota, jobs))
-    assert decisions["ml/q1"].action == "queue"
+    assert decisions["ml/q1"].verdict == "queue"
     assert "runs 1 of 1 jobs" in decisions["ml/q1"].message
     assert decisions["ml/q2"].reason == "QueueFull"
 
 
 def test_spent_hard_budget_holds_jobs_and_cpu_jobs_pass() -> None:
     state = quota_state(_quota(), [_job("a")], spent=100.0)
-    assert plan(state)["ml/a"].action == "queue"
+    assert plan(state)["ml/a"].verdict == "queue"
     assert "monthly budget of team ml is spent" in plan(state)["ml/a"].message
-    assert decide(_job("cpu", 0), [state]).action == "admit"
+    assert decide(_job("cpu", 0), [state]).verdict == "allow"
 
 
 def test_tenant_without_sku_for_type_is_rejected() -> None:
     decision = decide(_job("a", gpu_type="V100"), [], tenant="acme", enabled_types=["H100"])
     assert decision.reason == "NoEnabledSku"
-    assert decide(_job("a"), [], tenant="acme", enabled_types=["h100"]).action == "admit"
-    assert decide(_job("a"), [], tenant="acme", enabled_types=None).action == "admit"
+    assert decide(_job("a"), [], tenant="acme", enabled_types=["h100"]).verdict == "allow"
+    assert decide(_job("a"), [], tenant="acme", enabled_types=None).verdict == "allow"
 
 
 def test_quota_status_usage_budget_and_projection() -> None:

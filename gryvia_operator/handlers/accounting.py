@@ -1,0 +1,268 @@
+"""Accounting loops: quota status every second, usage metering and tenant status every
+`METERING_SECONDS` (and at once when a job ends or is deleted), the default catalog at start.
+
+Each loop reads the indexes, calls the pure functions in `gryvia_operator.reconcile`, and
+writes only what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
+from gryvia_operator.api.helpers import TERMINAL_PHASES
+from gryvia_operator.api.pricing import default_catalog, select_rate
+from gryvia_operator.handlers import policy
+from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.handlers.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
+from gryvia_operator.reconcile.metering import (
+    build_usage_record,
+    needs_update,
+    record_name,
+    tenant_of,
+)
+from gryvia_operator.reconcile.quotas import job_view, quota_status
+from gryvia_operator.reconcile.tenancy import namespace_name, tenant_status
+
+log = logging.getLogger("gryvia.operator.accounting")
+QUOTA_SECONDS = 1.0
+METERING_SECONDS = 30.0
+STATUS_REFRESH_SECONDS = 60.0
+
+
+class Accounting:
+    """The loops' state: what was last written, and the kick that runs metering early."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.kick = asyncio.Event()
+        self.quota_written: dict[str, tuple[Any, float]] = {}
+        self.tenant_written: dict[str, Any] = {}
+        self.records: dict[tuple[str, str], dict[str, Any]] = {}  # written, until indexed
+
+    # -- quotas ---------------------------------------------------------------------------
+
+    async def quota_loop(self) -> None:
+        """Keep every GryviaQuota's status current; release held jobs when usage changes."""
+        while True:
+            try:
+                await self.update_quotas()
+            except (KubeError, OSError) as exc:
+                log.warning("quota status: %s", exc)
+            await asyncio.sleep(QUOTA_SECONDS)
+
+    async def update_quotas(self) -> None:
+        """One pass over all quotas."""
+        rt = self.rt
+        now = rt.clock()
+        since = policy.month_start(now)
+        records = rt.indices.all_values(USAGE)
+        for state in policy.quota_states(rt):
+            name = state.quota.name
+            hours, _ = policy.spend(records, state.quota.spec.namespaces, since)
+            status = quota_status(state, now=now, gpu_hours=hours)
+            key = _comparable(status)
+            previous = self.quota_written.get(name)
+            fresh = previous is not None and time.monotonic() - previous[1] < STATUS_REFRESH_SECONDS
+            if previous is not None and previous[0] == key and fresh:
+                continue
+            if previous is not None and previous[0] != key:
+                policy.requeue_held(rt, state.quota.spec.namespaces)
+            await rt.api.patch("GryviaQuota", name, {"status": status}, subresource="status")
+            self.quota_written[name] = (key, time.monotonic())
+
+    # -- metering -------------------------------------------------------------------------
+
+    async def metering_loop(self) -> None:
+        """Refresh usage records and tenant status; run early when kicked."""
+        await self.ensure_catalog()
+        while True:
+            started = time.perf_counter()
+            try:
+                await self.meter()
+                await self.update_tenants()
+            except (KubeError, OSError) as exc:
+                log.warning("metering: %s", exc)
+            self.rt.metrics.latency.observe(time.perf_counter() - started, controller="metering")
+            self.kick.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.kick.wait(), METERING_SECONDS)
+
+    def _billed_type(self, job: GryviaAIJob) -> str | None:
+        gpu_type = job.spec.gpu_type
+        if gpu_type and gpu_type.lower() != "any":
+            return gpu_type
+        pods = self.rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
+        nodes = {n.name: n for n in self.rt.indices.all_values(NODES)}
+        for pod in pods:
+            node = nodes.get(getattr(pod, "node_name", ""))
+            if node is not None and node.labels.get("gryvia.io/gpu"):
+                return str(node.labels["gryvia.io/gpu"])
+        return None
+
+    def desired_record(
+        self, body: Mapping[str, Any], *, deleted: bool = False
+    ) -> dict[str, Any] | None:
+        """The usage record `body`'s run should have now (None when it never ran)."""
+        rt = self.rt
+        if not (body.get("status") or {}).get("startTime"):
+            return None
+        try:
+            job = GryviaAIJob.model_validate(body)
+        except ValidationError:
+            return None
+        known = policy.tenants(rt)
+        labels = job.metadata.labels or {}
+        tenant = tenant_of(
+            job.namespace, labels, policy.namespace_labels(rt, job.namespace), set(known)
+        )
+        owner = known.get(tenant)
+        gpu_type = self._billed_type(job)
+        rate = select_rate(gpu_type, policy.skus(rt), owner.spec.allowed_skus if owner else None)
+        now = rt.clock()
+        return build_usage_record(
+            job,
+            tenant=tenant,
+            rate=rate,
+            gpu_type=gpu_type,
+            now=now,
+            deleted_at=now if deleted else None,
+        )
+
+    async def write_record(self, desired: dict[str, Any]) -> None:
+        """Create the record, or refresh it unless it is sealed."""
+        meta = desired["metadata"]
+        key = (meta["namespace"], meta["name"])
+        existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
+        if not needs_update(existing, desired):
+            return
+        try:
+            if existing is None:
+                try:
+                    await self.rt.api.create(desired)
+                except AlreadyExists:
+                    found = await self.rt.api.get(
+                        "GryviaUsageRecord", meta["name"], meta["namespace"]
+                    )
+                    if not needs_update(found, desired):
+                        self.records[key] = found
+                        return
+                    await self.rt.api.patch(
+                        "GryviaUsageRecord",
+                        meta["name"],
+                        {"spec": desired["spec"]},
+                        meta["namespace"],
+                    )
+            else:
+                await self.rt.api.patch(
+                    "GryviaUsageRecord", meta["name"], {"spec": desired["spec"]}, meta["namespace"]
+                )
+        except NotFound:
+            return
+        self.records[key] = desired
+        self.rt.metrics.writes.inc(kind="GryviaUsageRecord", verb="apply")
+
+    async def meter(self) -> None:
+        """One metering pass over every job that has run."""
+        for body in self.rt.indices.all_values(AIJOBS):
+            desired = self.desired_record(body)
+            if desired is not None:
+                await self.write_record(desired)
+        indexed = {k for k in self.records if self.rt.indices.first(USAGE, k) == self.records[k]}
+        for key in indexed:
+            del self.records[key]
+
+    async def on_job_deleted(self, body: Mapping[str, Any]) -> None:
+        """Close the open record of a job deleted while it ran (billed up to now)."""
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), record_name(str(meta.get("uid", ""))))
+        existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
+        if existing is not None and (existing.get("spec") or {}).get("final"):
+            return
+        desired = self.desired_record(body, deleted=True)
+        if desired is not None:
+            await self.write_record(desired)
+
+    # -- tenants and catalog --------------------------------------------------------------
+
+    async def update_tenants(self) -> None:
+        """Refresh each tenant's usage, utilisation and health."""
+        rt = self.rt
+        since = policy.month_start(rt.clock())
+        records = rt.indices.all_values(USAGE)
+        jobs = rt.indices.all_values(AIJOBS)
+        for name, tenant in policy.tenants(rt).items():
+            ns = namespace_name(name)
+            hours, cost = policy.spend(records, [ns], since)
+            running = [
+                b
+                for b in jobs
+                if (b.get("metadata") or {}).get("namespace") == ns
+                and (b.get("status") or {}).get("phase") in ("Scheduling", "Running")
+            ]
+            used = sum(job_view(b).gpus for b in running)
+            status = tenant_status(
+                tenant, gpu_hours=hours, cost=cost, running_jobs=len(running), used_gpus=used
+            )
+            if self.tenant_written.get(name) == status:
+                continue
+            try:
+                await rt.api.patch("GryviaTenant", name, {"status": status}, subresource="status")
+            except NotFound:
+                continue
+            self.tenant_written[name] = status
+
+    async def ensure_catalog(self) -> None:
+        """Create the default GPU price catalog when the cluster has no SKU at all."""
+        if policy.skus(self.rt):
+            return
+        for sku in default_catalog():
+            body = sku.model_dump(mode="json", by_alias=True, exclude_none=True)
+            try:
+                await self.rt.api.create(body)
+            except AlreadyExists:
+                continue
+        log.info("created the default GPU price catalog")
+
+
+def _comparable(status: Mapping[str, Any]) -> Any:
+    """The status without timestamps, to tell real changes from refreshes."""
+    out = {k: v for k, v in status.items() if k != "lastUpdated"}
+    out["conditions"] = [
+        {k: v for k, v in c.items() if k != "lastTransitionTime"}
+        for c in status.get("conditions") or []
+    ]
+    return out
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime, acc: Accounting) -> None:
+    """Kick metering when a job ends or is deleted."""
+
+    @kopf.on.event(GROUP, VERSION, "gryviaaijobs", id="gryvia_accounting_events", registry=registry)
+    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
+        """A job ended or went away: meter now rather than at the next tick."""
+        if type == "DELETED":
+            await acc.on_job_deleted(dict(body))
+            return
+        phase = (body.get("status") or {}).get("phase")
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), record_name(str(meta.get("uid", ""))))
+        started = phase == "Running" and rt.indices.first(USAGE, key) is None
+        if phase in TERMINAL_PHASES or (started and key not in acc.records):
+            acc.kick.set()  # a run began (open its record) or ended (seal it)
+
+    @kopf.on.event(
+        GROUP, VERSION, "gryviatenants", id="gryvia_tenant_status_events", registry=registry
+    )
+    async def tenant_event(**_: Any) -> None:
+        """A tenant changed: refresh statuses soon."""
+        acc.kick.set()

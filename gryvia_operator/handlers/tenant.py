@@ -1,0 +1,99 @@
+"""GryviaTenant handlers: keep the tenant's namespace and policy objects as the spec says, and
+on deletion keep (labels removed) or delete the namespace per `spec.deletionPolicy`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from gryvia_operator.api import GROUP, VERSION, GryviaTenant
+from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeApi, NotFound
+from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.reconcile.tenancy import (
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    TENANT_LABEL,
+    build_children,
+    build_namespace,
+    namespace_name,
+    stale_children,
+)
+
+log = logging.getLogger("gryvia.operator.tenant")
+PLURAL = "gryviatenants"
+MANAGED_KINDS = ("ResourceQuota", "LimitRange", "NetworkPolicy", "RoleBinding")
+
+
+async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
+    """Create `body`, or merge-patch the existing object towards it."""
+    meta = body["metadata"]
+    try:
+        await api.create(body)
+    except AlreadyExists:
+        patch = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        await api.patch(body["kind"], meta["name"], patch, meta.get("namespace"))
+
+
+async def ensure_tenant(api: KubeApi, tenant: GryviaTenant) -> list[str]:
+    """Make the tenant's namespace and children match its spec; return what was removed."""
+    await _apply(api, build_namespace(tenant))
+    ns = namespace_name(tenant.name)
+    for child in build_children(tenant):
+        await _apply(api, child)
+    existing: list[tuple[str, str]] = []
+    selector = f"{TENANT_LABEL}={tenant.name},{MANAGED_BY_LABEL}={MANAGED_BY}"
+    for kind in MANAGED_KINDS:
+        for obj in await api.list(kind, ns, label_selector=selector):
+            existing.append((kind, obj["metadata"]["name"]))
+    removed = []
+    for kind, name in stale_children(tenant, existing):
+        await api.delete(kind, name, ns)
+        removed.append(f"{kind}/{name}")
+    return removed
+
+
+async def release_namespace(api: KubeApi, tenant: GryviaTenant) -> str:
+    """Apply the deletion policy to the tenant's namespace; return what happened."""
+    ns = namespace_name(tenant.name)
+    if tenant.spec.deletion_policy == "Delete":
+        gone = await api.delete("Namespace", ns)
+        return f"deleted namespace {ns}" if gone else f"namespace {ns} was already gone"
+    labels = {
+        key: None
+        for key in (
+            TENANT_LABEL,
+            MANAGED_BY_LABEL,
+            "gryvia.io/display-name",
+            "gryvia.io/data-classification",
+        )
+    }
+    try:
+        await api.patch("Namespace", ns, {"metadata": {"labels": labels}})
+    except NotFound:
+        return f"namespace {ns} was already gone"
+    return f"kept namespace {ns} (deletionPolicy Retain); removed its tenant labels"
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Register the tenant lifecycle handlers."""
+
+    @kopf.on.resume(GROUP, VERSION, PLURAL, id="gryvia_tenant_resume", registry=registry)
+    @kopf.on.create(GROUP, VERSION, PLURAL, id="gryvia_tenant_create", registry=registry)
+    @kopf.on.update(
+        GROUP, VERSION, PLURAL, id="gryvia_tenant_update", registry=registry, field="spec"
+    )
+    async def tenant_changed(body: kopf.Body, **_: Any) -> None:
+        """Create or update the namespace, quota, limits, isolation and role bindings."""
+        tenant = GryviaTenant.model_validate(dict(body))
+        removed = await ensure_tenant(rt.api, tenant)
+        if removed:
+            log.info("tenant %s: removed %s", tenant.name, ", ".join(removed))
+
+    @kopf.on.delete(GROUP, VERSION, PLURAL, id="gryvia_tenant_delete", registry=registry)
+    async def tenant_deleted(body: kopf.Body, **_: Any) -> None:
+        """Keep or delete the namespace as the tenant's deletionPolicy says."""
+        tenant = GryviaTenant.model_validate(dict(body))
+        log.info("tenant %s deleted: %s", tenant.name, await release_namespace(rt.api, tenant))

@@ -2,19 +2,23 @@
 
 Tables are Rich tables; colour is off with NO_COLOR, `--no-color` or when the stream is not a
 terminal (CLICOLOR_FORCE=1 keeps it). Cluster data is never read as Rich markup: every cell is
-a plain `Text`. Messages carry the glyphs ✓ (success), ⚠ (warning), ✗ (error), ℹ (info).
+a plain `Text`. Messages carry the glyphs ✓ (success), ⚠ (warning), ✗ (error) and an
+information sign (notes).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from gryvia_cli.core.cells import Marked
 
 
 class OutputFormat(StrEnum):
@@ -54,14 +58,6 @@ def configure(*, no_color: bool = False, verbose: bool = False) -> None:
     """Set the `--no-color` and `-v` switches for this process."""
     state.no_color = no_color
     state.verbose = verbose
-
-
-@dataclass(frozen=True)
-class Marked:
-    """A table cell with a marker colour: ok, warn, error, disabled, info or unknown."""
-
-    text: str
-    marker: str
 
 
 MARKER_STYLES = {
@@ -109,20 +105,30 @@ def _cell(value: Any) -> Any:
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print rows as a borderless table with upper-case headers, kubectl style.
+    """Print rows as a borderless table with upper-case headers, kubectl style (three spaces
+    between columns, no rule, no trailing blanks).
 
     Cells are strings, numbers, None (empty) or `Marked` (coloured by marker).
     """
-    from rich import box
     from rich.table import Table
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    table = Table(
+        box=None, padding=(0, 3, 0, 0), pad_edge=False, show_edge=False, header_style="bold"
+    )
     last = len(columns) - 1
     for index, col in enumerate(columns):
         table.add_column(col.upper(), no_wrap=index < last, overflow="fold")
     for row in rows:
         table.add_row(*(_cell(v) for v in row))
-    _console().print(table)
+    console = _console()
+    with console.capture() as captured:
+        console.print(table)
+    text = _TRAILING.sub(r"\1", captured.get())
+    console.file.write(text)
+    console.file.flush()
+
+
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
 def render_data(data: Any, fmt: OutputFormat) -> None:
@@ -134,6 +140,17 @@ def render_data(data: Any, fmt: OutputFormat) -> None:
 
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
         sys.stdout.write(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True))
+
+
+def render_json_bytes(raw: bytes) -> None:
+    """Print JSON the API server sent: indented on a terminal, as received when piped
+    (compact, like `gh api`; `jq .` indents it)."""
+    if sys.stdout.isatty():
+        render_data(json.loads(raw), OutputFormat.json)
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(raw.rstrip() + b"\n")
+    sys.stdout.buffer.flush()
 
 
 def render_names(names: Sequence[str]) -> None:
@@ -191,8 +208,8 @@ def failure(message: str) -> None:
 
 
 def note(message: str) -> None:
-    """Print `ℹ message` (cyan) to stderr."""
-    _glyph_line("ℹ", "info", message)
+    """Print a note with the information sign (cyan) to stderr."""
+    _glyph_line("\u2139", "info", message)
 
 
 def report_error(exc: Any, *, verbose: bool | None = None) -> None:

@@ -1,0 +1,61 @@
+"""`gryvia cancel JOB...`: ask the operator to stop jobs (annotation gryvia.io/cancel)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gryvia_cli.commands.common import NamespaceOpt, YesOpt, check_job_name, confirm, session
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import failure, render_names, success, warn
+
+app = typer.Typer()
+
+
+@app.command("cancel", rich_help_panel="Workloads")
+def cancel(
+    ctx: typer.Context,
+    jobs: Annotated[list[str], typer.Argument(help="Job names.", show_default=False)],
+    yes: YesOpt = False,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Cancel waiting or running jobs.
+
+    The operator stops their pods and marks them Cancelled.
+
+    Sets the annotation gryvia.io/cancel="true"; the job object stays (its record and cost
+    are kept) until `gryvia delete job`. Asks first unless --yes or stdin is not a terminal.
+    Jobs already ended are left alone. Exit 1 when any job could not be cancelled.
+
+    Examples:
+      gryvia cancel train-ddp
+      gryvia cancel a b c --yes -n team-a
+    """
+    from gryvia_cli.core.jobs import CANCEL_ANNOTATION, summarize_job
+
+    for job in jobs:
+        check_job_name(job)
+    state = session(ctx)
+    ns = state.resolve_namespace(namespace)
+    if not confirm(f"Cancel {len(jobs)} job(s) in {ns}: {', '.join(jobs)}?", yes):
+        raise typer.Exit(1)
+    access = state.access()
+    failed = 0
+    for name in jobs:
+        try:
+            summary = summarize_job(access.get(r.AIJOB, name, ns))
+            if summary.terminal:
+                warn(f"job {name} is already {summary.phase}; nothing to cancel")
+                continue
+            patch = {"metadata": {"annotations": {CANCEL_ANNOTATION: "true"}}}
+            access.merge_patch(r.AIJOB, name, ns, patch)
+        except GryviaError as exc:
+            failed += 1
+            failure(f"job {name}: {exc.message}")
+            continue
+        success(f"job {name} cancel requested")
+        render_names([f"{r.AIJOB.qualified}/{name}"])
+    if failed:
+        raise GryviaError(f"{failed} of {len(jobs)} job(s) could not be cancelled")

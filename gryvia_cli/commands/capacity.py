@@ -1,0 +1,118 @@
+"""`gryvia capacity` (alias `cap`): GPUs per type and the demand waiting for them.
+
+Total, allocated, free, pending, shortfall and headroom; `-o wide` adds the nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    emit,
+    info,
+    render_data,
+    render_table,
+    section,
+    warn,
+)
+
+app = typer.Typer()
+
+
+@app.command("capacity", rich_help_panel="Cluster")
+def capacity(
+    ctx: typer.Context,
+    gpu_type: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu-type",
+            help="Only this GPU type (case-insensitive); leaves out jobs without a type.",
+        ),
+    ] = None,
+    output: OutputOpt = None,
+) -> None:
+    """GPUs per type: total, allocated, free, pending, shortfall.
+
+    TOTAL counts every GPU node (GryviaGpuNodes, else nodes with GPU labels); ALLOCATED is
+    what bound, unfinished pods hold; FREE only counts Ready, schedulable nodes; PENDING is
+    the GPUs of jobs not placed yet (and of placed jobs' unscheduled pods); SHORTFALL =
+    max(PENDING - FREE, 0), HEADROOM = max(FREE - PENDING, 0). A NOTE flags demand for a
+    type no node has.
+
+    Examples:
+      gryvia capacity
+      gryvia capacity --gpu-type H100 -o wide
+      gryvia capacity -o json | jq '.totals'
+
+    JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
+    allocated, free, pending, shortfall, headroom, unavailable, suspended, notes}], totals,
+    unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase, usable}],
+    warnings}.
+    """
+    from gryvia_cli.commands.reads import read_jobs, read_supply
+    from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows, compute_capacity
+    from gryvia_cli.core.jobs import summarize_job
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    access = state.access()
+    raw, _ = read_jobs(access, None, state.resolve_namespace(None))
+    jobs = [summarize_job(j) for j in raw]
+    notes: list[str] = []
+    supply = read_supply(access, jobs, notes)
+    report = compute_capacity(supply.nodes, supply.allocated, jobs, supply.pods, gpu_type=gpu_type)
+    if fmt in MACHINE_FORMATS:
+        render_data(
+            {
+                "apiVersion": "gryvia.io/cli",
+                "kind": "Capacity",
+                **report.as_dict(),
+                "warnings": notes,
+            },
+            fmt,
+        )
+        return
+    for text in notes:
+        warn(text)
+    if fmt is OutputFormat.name:
+        for row in report.types:
+            emit(row.gpu_type)
+        return
+    if not report.types and not report.unspecified_pending:
+        info("No GPU nodes and no GPU demand" + (f" for {gpu_type}." if gpu_type else "."))
+        return
+    render_table(list(CAPACITY_COLUMNS), capacity_rows(report))
+    t = report.totals
+    emit(
+        f"Total: {t.total} GPUs on {t.nodes} nodes, {t.allocated} allocated, {t.free} free, "
+        f"{t.pending} pending"
+    )
+    if report.unspecified_pending:
+        emit(f"Pending without a GPU type (any node fits): {report.unspecified_pending} GPUs")
+    emit(
+        f"Shortfall: {sum(x.shortfall for x in report.types)} GPUs   "
+        f"Headroom: {sum(x.headroom for x in report.types)} GPUs"
+    )
+    if fmt is OutputFormat.wide and report.nodes:
+        from gryvia_cli.core.cells import Marked
+
+        section("Nodes")
+        render_table(
+            ["node", "gpu type", "total", "allocated", "free", "status"],
+            [
+                [
+                    n.name,
+                    n.gpu_type,
+                    n.total,
+                    n.allocated,
+                    n.free,
+                    Marked(n.phase, "ok" if n.usable else "warn"),
+                ]
+                for n in report.nodes
+            ],
+        )

@@ -1,0 +1,138 @@
+"""What every command shares: the Session built from the global options, and the option types.
+
+The root callback stores a Session in `ctx.obj`; commands take it with `session(ctx)` and ask
+it for the settings, the access layer, the namespace and the output format. Tests pass their
+own `Session(access_factory=...)` as `obj` to feed a fake access layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gryvia_cli.output import OutputFormat
+
+if TYPE_CHECKING:
+    from gryvia_cli.kube.access import KubeAccess
+    from gryvia_cli.settings import GryviaSettings
+
+
+@dataclass
+class Session:
+    """The global options of one invocation and the objects built from them, lazily."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+    namespace: str | None = None
+    output: OutputFormat | None = None
+    verbose: bool = False
+    no_color: bool = False
+    access_factory: Callable[[Session], Any] | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    _settings: Any = None
+    _access: Any = None
+
+    def settings(self) -> GryviaSettings:
+        """The settings (environment and config file), read on first use."""
+        if self._settings is None:
+            from gryvia_cli.settings import load_settings
+
+            self._settings = load_settings()
+        return self._settings  # type: ignore[no-any-return]
+
+    def access(self) -> KubeAccess:
+        """The access layer for the effective context, connected on first use."""
+        if self._access is None:
+            if self.access_factory is not None:
+                self._access = self.access_factory(self)
+            else:
+                from gryvia_cli.kube.access import connect
+
+                self._access = connect(
+                    self.kubeconfig,
+                    self.context,
+                    timeout=self.settings().request_timeout,
+                    verbose=self.verbose,
+                )
+        return self._access  # type: ignore[no-any-return]
+
+    def resolve_namespace(self, flag: str | None = None) -> str:
+        """`-n` (command, then global), the saved default of the context, the context's
+        namespace, else `default`."""
+        from gryvia_cli.kube.config import effective_namespace
+
+        ns, _ = effective_namespace(
+            flag or self.namespace, self.settings().namespaces, self.access().context
+        )
+        return ns
+
+    def fmt(
+        self, local: OutputFormat | None, default: OutputFormat = OutputFormat.table
+    ) -> OutputFormat:
+        """The output format: the command's `-o`, the global `-o`/GRYVIA_OUTPUT, else default."""
+        return local or self.output or default
+
+    def now(self) -> datetime:
+        """The current time (injectable for tests)."""
+        return self.clock()
+
+
+def session(ctx: typer.Context) -> Session:
+    """The Session of this invocation (created on the fly when a command runs standalone)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, Session):
+        root.obj = Session()
+    return root.obj
+
+
+OutputOpt = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="Output format: table, wide, json, yaml or name [env: GRYVIA_OUTPUT].",
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Namespace [default: saved with `gryvia config set-namespace`, else the context's, "
+        "else default].",
+        show_default=False,
+    ),
+]
+AllNamespacesOpt = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
+]
+YesOpt = Annotated[bool, typer.Option("-y", "--yes", help="Do not ask for confirmation.")]
+
+
+def confirm(question: str, yes: bool) -> bool:
+    """Ask `question` unless --yes was given or stdin is not a terminal (then proceed)."""
+    import sys
+
+    if yes or not sys.stdin.isatty():
+        return True
+    return typer.confirm(question, default=False)
+
+
+def check_job_name(name: str) -> None:
+    """Refuse names that would change a label selector (`=`, `,`, `!`, spaces)."""
+    from gryvia_cli.errors import UsageError
+
+    if not name or any(ch in name for ch in "=,! "):
+        raise UsageError(
+            f'"{name}" is not a job name',
+            hint="job names are DNS names (lowercase letters, digits, '-' and '.')",
+        )

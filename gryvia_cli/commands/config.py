@@ -1,0 +1,93 @@
+"""`gryvia config`: show what gryvia connects to; save a default namespace per context."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gryvia_cli.commands.common import OutputOpt, Session, session
+from gryvia_cli.output import MACHINE_FORMATS, emit, render_data, success
+
+app = typer.Typer(help="Show or change what gryvia connects to.")
+
+
+def effective(state: Session) -> dict[str, Any]:
+    """The effective connection settings and where each came from (no request is sent)."""
+    from gryvia_cli.kube.config import describe_context, effective_namespace
+    from gryvia_cli.settings import config_path
+
+    info = describe_context(state.kubeconfig, state.context)
+    namespace, source = effective_namespace(state.namespace, state.settings().namespaces, info)
+    return {
+        "context": info.name,
+        "cluster": info.cluster,
+        "server": info.server,
+        "user": info.user,
+        "namespace": namespace,
+        "namespaceSource": source,
+        "kubeconfig": list(info.files),
+        "configFile": str(config_path()),
+        "platformNamespace": state.settings().platform_namespace,
+    }
+
+
+@app.callback(invoke_without_command=True)
+def config(ctx: typer.Context, output: OutputOpt = None) -> None:
+    """Show the effective context, namespace, server and user (no cluster request).
+
+    Examples:
+      gryvia config
+      gryvia --context prod config -o json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    state = session(ctx)
+    data = effective(state)
+    fmt = state.fmt(output)
+    if fmt in MACHINE_FORMATS:
+        render_data(data, fmt)
+        return
+    emit(f"Context:    {data['context']}")
+    emit(f"Cluster:    {data['cluster']}")
+    emit(f"Server:     {data['server']}")
+    emit(f"User:       {data['user']}")
+    emit(f"Namespace:  {data['namespace']} (from {data['namespaceSource']})")
+    emit(f"Kubeconfig: {', '.join(data['kubeconfig']) or '-'}")
+    emit(f"Config:     {data['configFile']}")
+
+
+@app.command("set-namespace")
+def set_namespace(
+    ctx: typer.Context,
+    namespace: Annotated[
+        str, typer.Argument(help="Namespace to use by default.", show_default=False)
+    ],
+) -> None:
+    """Save NAMESPACE as the default for the current (or --context) context.
+
+    Stored in gryvia's config file, not in your kubeconfig; `-n` still wins.
+
+    Examples:
+      gryvia config set-namespace team-a
+      gryvia --context prod config set-namespace ml
+    """
+    from gryvia_cli.kube.config import describe_context
+    from gryvia_cli.settings import save_namespace
+
+    state = session(ctx)
+    info = describe_context(state.kubeconfig, state.context)
+    path = save_namespace(info.name, namespace)
+    success(f"default namespace for context {info.name} is now {namespace} (saved in {path})")
+
+
+@app.command("unset-namespace")
+def unset_namespace(ctx: typer.Context) -> None:
+    """Forget the saved default namespace of the current (or --context) context."""
+    from gryvia_cli.kube.config import describe_context
+    from gryvia_cli.settings import save_namespace
+
+    state = session(ctx)
+    info = describe_context(state.kubeconfig, state.context)
+    path = save_namespace(info.name, None)
+    success(f"no saved namespace for context {info.name} any more ({path})")

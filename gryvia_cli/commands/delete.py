@@ -1,0 +1,66 @@
+"""`gryvia delete KIND NAME...` (alias `rm`): delete jobs (or other Gryvia objects)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gryvia_cli.commands.common import NamespaceOpt, YesOpt, confirm, session
+from gryvia_cli.errors import GryviaError, NotFoundError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import failure, render_names, success, warn
+
+app = typer.Typer()
+
+
+@app.command("delete", rich_help_panel="Workloads")
+def delete(
+    ctx: typer.Context,
+    kind: Annotated[
+        str, typer.Argument(help="job (or quota, sku, node, ...).", show_default=False)
+    ],
+    names: Annotated[list[str], typer.Argument(help="Names to delete.", show_default=False)],
+    yes: YesOpt = False,
+    ignore_not_found: Annotated[
+        bool, typer.Option("--ignore-not-found", help="Treat missing objects as deleted.")
+    ] = False,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Delete jobs (or other Gryvia objects).
+
+    A job's pods, Service and batch Job go with it (garbage collection).
+
+    Asks first unless --yes or stdin is not a terminal. Use `gryvia cancel` to stop a job
+    but keep its record. Exit 1 when any object could not be deleted.
+
+    Examples:
+      gryvia delete job train-ddp --yes
+      gryvia rm job a b c -n team-a -y
+    """
+    res = r.lookup(kind)
+    state = session(ctx)
+    ns = state.resolve_namespace(namespace) if res.namespaced else None
+    where = f" in {ns}" if ns else ""
+    if not confirm(f"Delete {res.noun} {', '.join(names)}{where}?", yes):
+        raise typer.Exit(1)
+    access = state.access()
+    failed = 0
+    for name in names:
+        try:
+            access.delete(res, name, ns)
+        except NotFoundError as exc:
+            if ignore_not_found:
+                warn(f"{res.noun} {name} not found{where}")
+                continue
+            failed += 1
+            failure(exc.message)
+            continue
+        except GryviaError as exc:
+            failed += 1
+            failure(f"{res.noun} {name}: {exc.message}")
+            continue
+        success(f"{res.noun} {name} deleted")
+        render_names([f"{res.qualified}/{name}"])
+    if failed:
+        raise GryviaError(f"{failed} of {len(names)} object(s) could not be deleted")

@@ -1,0 +1,159 @@
+"""One job's status view (`status JOB`, `describe job`).
+
+Reads the job, its pods and events; prints spec summary, phase, timings, conditions, pods
+and events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gryvia_cli.commands.common import Session
+from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, replica_of_pod, summarize_job
+from gryvia_cli.core.phases import phase_marker
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import emit, emit_marked, render_table, section
+
+
+@dataclass
+class JobSnapshot:
+    """A job with its pods and events at one moment."""
+
+    job: dict[str, Any]
+    pods: list[Any]
+    events: list[Any]
+
+    @property
+    def summary(self) -> JobSummary:
+        """The job's summary."""
+        return summarize_job(self.job)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The documented JSON shape of `status JOB -o json`: `{job, pods, events}` with the
+        API objects as they are."""
+        return {"job": self.job, "pods": self.pods, "events": self.events}
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """What changes when the view changes (watch mode prints only then)."""
+        s = self.summary
+        conds = tuple((c.get("type"), c.get("status"), c.get("reason")) for c in s.conditions)
+        pods = tuple(
+            ((p.get("metadata") or {}).get("name"), (p.get("status") or {}).get("phase"))
+            for p in self.pods
+        )
+        return (s.phase, s.message, conds, pods, len(self.events))
+
+
+def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
+    """Read the job (NotFoundError if missing), its pods and the events about them."""
+    from gryvia_cli.commands.reads import try_read
+    from gryvia_cli.commands.streams import job_pods
+    from gryvia_cli.core.events import since
+
+    access = state.access()
+    job = access.get(r.AIJOB, name, namespace)
+    pods = try_read(lambda: job_pods(access, namespace, name), "pods") or []
+    names = {name, f"{name}-headless", f"{name}-training"}
+    names |= {str((p.get("metadata") or {}).get("name")) for p in pods}
+    events = try_read(lambda: access.items(r.EVENT, namespace), "events") or []
+    ours = [
+        e
+        for e in events
+        if ((e.get("involvedObject") or e.get("regarding") or {}).get("name")) in names
+    ]
+    created = summarize_job(job).created
+    return JobSnapshot(job, list(pods), since(ours, created))
+
+
+def _line(label: str, *parts: Any) -> None:
+    emit_marked([f"{label + ':':<13}", *parts])
+
+
+def render_job(snapshot: JobSnapshot, now: datetime) -> None:
+    """Print the job view."""
+    from gryvia_cli.core.events import event_rows
+
+    s = snapshot.summary
+    section(f"Job {s.name}")
+    _line("Namespace", s.namespace)
+    _line("Type", s.job_type or "-")
+    _line("Image", s.image or "-")
+    _line("GPUs", gpu_text(s))
+    if s.distributed:
+        dist = (snapshot.job.get("spec") or {}).get("distributed") or {}
+        backend = dist.get("backend") or "nccl"
+        _line(
+            "Distributed", f"{s.pods} pods, {dist.get('framework') or 'pytorch'}, backend {backend}"
+        )
+    _line("Limits", f"timeout {s.timeout or 'none'}, priority {s.priority}, retries {s.retries}")
+    status = s.phase + (" (cancel requested)" if s.cancel_requested and not s.terminal else "")
+    _line("Phase", Marked(status, phase_marker(s.phase)))
+    if s.message:
+        _line("Message", s.message)
+    times = durations(s, now)
+    _line("Created", f"{timefmt.age(s.created, now)} ago")
+    waited = timefmt.format_seconds(times["waiting"])
+    if s.started:
+        ran = timefmt.format_seconds(times["running"])
+        label = "Took" if s.terminal else "Running for"
+        _line("Timing", f"waited {waited}, {label.lower()} {ran}")
+    else:
+        _line("Timing", f"{'waited' if s.terminal else 'waiting for'} {waited}")
+    if s.nodes_allocated:
+        _line("Nodes", ", ".join(s.nodes_allocated))
+    if s.conditions:
+        section("Conditions")
+        render_table(
+            ["type", "status", "reason", "message", "age"],
+            [
+                [
+                    c.get("type"),
+                    Marked(str(c.get("status")), "ok" if c.get("status") == "True" else "warn"),
+                    c.get("reason") or "",
+                    c.get("message") or "",
+                    timefmt.age(c.get("lastTransitionTime"), now),
+                ]
+                for c in s.conditions
+            ],
+        )
+    section("Pods")
+    if snapshot.pods:
+        render_table(
+            ["name", "replica", "phase", "node", "restarts", "age"],
+            [_pod_row(p, now) for p in snapshot.pods],
+        )
+    else:
+        emit("  <none yet>")
+    section("Events")
+    if snapshot.events:
+        render_table(
+            ["last seen", "type", "reason", "object", "message"], event_rows(snapshot.events, now)
+        )
+    else:
+        emit("  <none>")
+
+
+def _pod_row(pod: dict[str, Any], now: datetime) -> list[Any]:
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    restarts = sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
+    waiting = [
+        (c.get("state") or {}).get("waiting", {}).get("reason")
+        for c in status.get("containerStatuses") or []
+        if (c.get("state") or {}).get("waiting")
+    ]
+    shown = f"{phase} ({waiting[0]})" if waiting and waiting[0] else phase
+    marker = {"Running": "ok", "Succeeded": "ok", "Failed": "error"}.get(phase, "warn")
+    replica = replica_of_pod(pod)
+    return [
+        meta.get("name"),
+        "-" if replica is None else replica,
+        Marked(shown, marker),
+        spec.get("nodeName") or "-",
+        restarts,
+        timefmt.age(meta.get("creationTimestamp"), now),
+    ]

@@ -1,0 +1,291 @@
+"""`gryvia list jobs|nodes|quotas|skus` (alias `ls`; singular nouns accepted)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+import typer
+
+from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, OutputOpt, session
+from gryvia_cli.commands.group import AliasGroup
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    info,
+    render_data,
+    render_json_bytes,
+    render_names,
+    render_table,
+    warn,
+)
+
+
+class ListGroup(AliasGroup):
+    """`list` with singular nouns accepted (`list job`)."""
+
+    aliases: ClassVar[dict[str, str]] = {
+        "job": "jobs",
+        "node": "nodes",
+        "quota": "quotas",
+        "sku": "skus",
+    }
+
+
+app = typer.Typer(help="List jobs, GPU nodes, quotas or SKUs.", no_args_is_help=True, cls=ListGroup)
+
+SelectorOpt = Annotated[
+    str | None, typer.Option("-l", "--selector", help="Label selector, e.g. team=vision.")
+]
+GpuTypeOpt = Annotated[
+    str | None, typer.Option("--gpu-type", help="Only this GPU type (case-insensitive).")
+]
+
+
+def cluster_scoped_notice(res: r.Resource, all_namespaces: bool, namespace: str | None) -> None:
+    """Warn that -A/-n do nothing for a cluster-scoped kind."""
+    if all_namespaces or namespace:
+        flag = "--all-namespaces" if all_namespaces else "--namespace"
+        warn(f"{flag} has no effect: {res.kind} is cluster-scoped")
+
+
+def names_of(res: r.Resource, items: list[dict[str, Any]]) -> list[str]:
+    """`kind.group/name` for every item (`-o name`)."""
+    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
+
+
+def list_jobs(
+    ctx: typer.Context,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    output: OutputOpt = None,
+    selector: SelectorOpt = None,
+    phase: Annotated[
+        str | None, typer.Option("--phase", help="Only jobs in this phase, e.g. Running.")
+    ] = None,
+) -> None:
+    """List jobs (GryviaAIJobs).
+
+    Columns NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE.
+
+    `-o wide` adds pods, ready replicas, run time, nodes and the status message; `-o json`
+    prints the GryviaAIJobList as the API server returns it.
+
+    Examples:
+      gryvia list jobs
+      gryvia ls jobs -A -o wide
+      gryvia list jobs -o json | jq -r '.items[].metadata.name'
+    """
+    state = session(ctx)
+    fmt = state.fmt(output)
+    access = state.access()
+    ns = None if all_namespaces else state.resolve_namespace(namespace)
+    if fmt is OutputFormat.json and not phase:
+        render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
+        return
+    data = access.list_objects(r.AIJOB, ns, label_selector=selector)
+    items = data.get("items") or []
+    if phase:
+        from gryvia_cli.core.phases import normalize_phase
+
+        wanted = normalize_phase(phase)
+        items = [
+            i for i in items if normalize_phase((i.get("status") or {}).get("phase")) == wanted
+        ]
+        data = {**data, "items": items}
+    if fmt in MACHINE_FORMATS:
+        render_data(data, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names(names_of(r.AIJOB, items))
+        return
+    if not items:
+        info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}.")
+        return
+    from gryvia_cli.core.jobs import JOB_COLUMNS, JOB_WIDE_COLUMNS, job_row, summarize_job
+
+    now = state.now()
+    wide = fmt is OutputFormat.wide
+    columns = list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS)
+    rows = []
+    for item in items:
+        job = summarize_job(item)
+        row = job_row(job, now, wide=wide)
+        rows.append([job.namespace, *row] if ns is None else row)
+    render_table(["namespace", *columns] if ns is None else columns, rows)
+
+
+def list_nodes(
+    ctx: typer.Context,
+    output: OutputOpt = None,
+    gpu_type: GpuTypeOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+) -> None:
+    """List GPU nodes.
+
+    Type, GPUs, memory per GPU, driver/CUDA, RDMA and phase of each node.
+
+    Reads GryviaGpuNodes; nodes with GPU feature labels but no GryviaGpuNode are shown from
+    their labels. `-o wide` adds allocated and free GPUs, the source and the message.
+    `-o json` prints the GryviaGpuNodeList (or, when nothing is registered, a v1 List of the
+    GPU Nodes).
+
+    Examples:
+      gryvia list nodes
+      gryvia list nodes --gpu-type H100 -o wide
+    """
+    from gryvia_cli.commands.reads import read_optional
+
+    state = session(ctx)
+    cluster_scoped_notice(r.GPUNODE, all_namespaces, None)
+    fmt = state.fmt(output)
+    access = state.access()
+    if fmt in MACHINE_FORMATS or fmt is OutputFormat.name:
+        data = _node_objects(access, gpu_type)
+        if fmt is OutputFormat.name:
+            res = r.GPUNODE if data.get("kind") != "List" else r.NODE
+            render_names(names_of(res, data["items"]))
+        else:
+            render_data(data, fmt)
+        return
+    show_node_table(state, read_optional(access, r.GPUNODE), gpu_type, fmt is OutputFormat.wide)
+
+
+def _node_objects(access: Any, gpu_type: str | None) -> dict[str, Any]:
+    from gryvia_cli.commands.reads import read_optional
+
+    def keep(t: Any) -> bool:
+        return gpu_type is None or str(t or "").lower() == gpu_type.lower()
+
+    data: dict[str, Any] = {
+        "apiVersion": r.GPUNODE.api_version,
+        "kind": "GryviaGpuNodeList",
+        "items": [],
+    }
+    registered = read_optional(access, r.GPUNODE)
+    if registered:
+        data["items"] = [i for i in registered if keep((i.get("spec") or {}).get("gpuType"))]
+        return data
+    from gryvia_cli.core.nodes import gpu_nodes
+
+    nodes = access.items(r.NODE)
+    gpu = {n.name for n in gpu_nodes([], nodes) if keep(n.gpu_type)}
+    items = [n for n in nodes if (n.get("metadata") or {}).get("name") in gpu]
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def show_node_table(
+    state: Any, registrations: list[dict[str, Any]], gpu_type: str | None, wide: bool
+) -> list[Any]:
+    """Print the GPU node table (shared with `health gpu`); return the GpuNodes shown."""
+    from gryvia_cli.commands.reads import try_read
+    from gryvia_cli.core.nodes import (
+        NODE_COLUMNS,
+        NODE_WIDE_COLUMNS,
+        allocated_by_node,
+        gpu_nodes,
+        node_row,
+    )
+
+    access = state.access()
+    nodes = try_read(lambda: access.items(r.NODE), "Nodes")
+    shown = [
+        n
+        for n in gpu_nodes(registrations, nodes)
+        if gpu_type is None or n.gpu_type.lower() == gpu_type.lower()
+    ]
+    if not shown:
+        info("No GPU nodes registered." if gpu_type is None else f"No {gpu_type} nodes.")
+        return []
+    allocated = None
+    if wide:
+        from gryvia_cli.commands.reads import ACTIVE_PODS
+
+        pods = try_read(lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods")
+        allocated = allocated_by_node(pods) if pods is not None else None
+    render_table(
+        list(NODE_WIDE_COLUMNS if wide else NODE_COLUMNS),
+        [node_row(n, allocated, wide=wide) for n in shown],
+    )
+    unregistered = sum(1 for n in shown if n.source == "Node")
+    if unregistered:
+        info(
+            f"{unregistered} node(s) shown from their GPU labels: no GryviaGpuNode yet "
+            "(is the operator running?)"
+        )
+    return shown
+
+
+def list_quotas(
+    ctx: typer.Context, output: OutputOpt = None, all_namespaces: AllNamespacesOpt = False
+) -> None:
+    """List quotas (GryviaQuotas).
+
+    Team, GPUs allocated/max, per-job limit, running and queued jobs, budget and status.
+
+    Examples:
+      gryvia list quotas
+      gryvia list quotas -o yaml
+    """
+    from gryvia_cli.core.cells import Marked
+
+    state = session(ctx)
+    cluster_scoped_notice(r.QUOTA, all_namespaces, None)
+    fmt = state.fmt(output)
+    data = state.access().list_objects(r.QUOTA)
+    items = data.get("items") or []
+    if fmt in MACHINE_FORMATS:
+        render_data(data, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names(names_of(r.QUOTA, items))
+        return
+    if not items:
+        info("No quotas found.")
+        return
+    rows = []
+    for item in items:
+        spec, status = item.get("spec") or {}, item.get("status") or {}
+        limits, usage = spec.get("gpuQuota") or {}, status.get("currentUsage") or {}
+        budget, spent = spec.get("budget") or {}, status.get("budgetStatus") or {}
+        alloc, most = usage.get("allocatedGPUs") or 0, limits.get("maxGPUs") or 0
+        marker = (
+            "error" if most and alloc >= most else "warn" if most and alloc >= 0.8 * most else "ok"
+        )
+        money = (
+            f"${spent.get('spentThisMonth') or 0:.2f}/${budget['monthlyBudget']:.2f}"
+            if budget.get("monthlyBudget")
+            else "N/A"
+        )
+        phase = status.get("phase") or "Unknown"
+        rows.append(
+            [
+                (item.get("metadata") or {}).get("name"),
+                spec.get("team"),
+                Marked(f"{alloc}/{most}", marker),
+                limits.get("maxGPUsPerJob") or "-",
+                usage.get("runningJobs") or 0,
+                usage.get("queuedJobs") or 0,
+                money,
+                Marked(phase, "ok" if phase == "Active" else "error"),
+            ]
+        )
+    render_table(
+        ["name", "team", "allocated", "per job", "running", "queued", "budget", "status"], rows
+    )
+
+
+def list_skus(
+    ctx: typer.Context, output: OutputOpt = None, all_namespaces: AllNamespacesOpt = False
+) -> None:
+    """List the GPU price catalog (as `gryvia catalog`)."""
+    from gryvia_cli.commands.catalog import show_catalog
+
+    cluster_scoped_notice(r.GPUSKU, all_namespaces, None)
+    show_catalog(ctx, output)
+
+
+app.command("jobs")(list_jobs)
+app.command("nodes")(list_nodes)
+app.command("quotas")(list_quotas)
+app.command("skus")(list_skus)

@@ -1,0 +1,116 @@
+"""`gryvia queue`: jobs not running yet, their place per GPU type, wait time and why."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    info,
+    render_data,
+    render_names,
+    render_table,
+)
+
+if TYPE_CHECKING:
+    from gryvia_cli.core.queue import QueueEntry
+
+app = typer.Typer()
+
+
+def read_queue(
+    state: Session, show_ns: str | None, gpu_type: str | None, fallback: str
+) -> list[QueueEntry]:
+    """Read jobs, pods, scheduling events and GPU supply across namespaces; return the
+    QueueEntries to show (positions count every visible waiting job of a type)."""
+    from gryvia_cli.commands.reads import read_jobs, read_supply, try_read
+    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_cli.core.queue import build_queue, scheduling_events
+
+    access = state.access()
+    raw, read_ns = read_jobs(access, None, fallback)
+    jobs = [summarize_job(j) for j in raw]
+    supply = read_supply(access, jobs)
+    events = try_read(
+        lambda: access.items(r.EVENT, read_ns, field_selector="reason=FailedScheduling"), "events"
+    )
+    reasons = scheduling_events(events or [], supply.pods or [])
+    entries = build_queue(jobs, supply.nodes, supply.allocated, reasons, state.now())
+    if show_ns is not None:
+        entries = [e for e in entries if e.job.namespace == show_ns]
+    if gpu_type is not None:
+        entries = [e for e in entries if e.job.type_key.lower() == gpu_type.lower()]
+    return entries
+
+
+@app.command("queue", rich_help_panel="Workloads")
+def queue(
+    ctx: typer.Context,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    gpu_type: Annotated[
+        str | None, typer.Option("--gpu-type", help="Only jobs asking for this GPU type.")
+    ] = None,
+    watch: Annotated[
+        int | None,
+        typer.Option("-w", "--watch", help="Refresh every N seconds.", show_default=False),
+    ] = None,
+    output: OutputOpt = None,
+) -> None:
+    """Waiting jobs, oldest first, and why each one waits.
+
+    Oldest first; # is the place among waiting jobs asking for the same GPU type (counted
+    over every namespace you can read). The reason is the first of: suspended, quota or
+    Kueue hold, no node of that GPU type, pods larger than any node, the operator's
+    SchedulingFailed message, the pods' FailedScheduling event, too few free GPUs.
+
+    Examples:
+      gryvia queue
+      gryvia queue -A --gpu-type H100
+      gryvia queue -o json | jq '.items[] | {name, reason}'
+
+    JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
+    gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason}]}.
+    """
+    state = session(ctx)
+    fmt = state.fmt(output)
+    current = state.resolve_namespace(namespace)
+    show_ns = None if all_namespaces else current
+    while True:
+        entries = read_queue(state, show_ns, gpu_type, current)
+        _render(entries, fmt, show_ns is None, show_ns)
+        if not watch:
+            return
+        time.sleep(max(watch, 1))
+        info("")
+
+
+def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str | None) -> None:
+    from gryvia_cli.core.queue import QUEUE_COLUMNS, queue_row
+
+    if fmt in MACHINE_FORMATS:
+        render_data(
+            {
+                "apiVersion": "gryvia.io/cli",
+                "kind": "Queue",
+                "items": [e.as_dict() for e in entries],
+            },
+            fmt,
+        )
+        return
+    if fmt is OutputFormat.name:
+        render_names([f"{r.AIJOB.qualified}/{e.job.name}" for e in entries])
+        return
+    if not entries:
+        info("No jobs waiting" + ("" if all_ns else f" in namespace {ns}") + ".")
+        return
+    columns = list(QUEUE_COLUMNS)
+    if all_ns:
+        columns.insert(1, "namespace")
+    render_table(columns, [queue_row(e, all_namespaces=all_ns) for e in entries])

@@ -1,0 +1,82 @@
+"""Reads several commands share: optional kinds, GPU supply, jobs across namespaces.
+
+Listing all namespaces falls back to one namespace when forbidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from gryvia_cli.errors import ApiError, ForbiddenError, NotFoundError, NotInstalledError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import warn
+
+ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+"""Field selector of pods that may hold resources."""
+T = TypeVar("T")
+
+
+def read_optional(
+    access: Any, res: r.Resource, namespace: str | None = None, **kw: Any
+) -> list[dict[str, Any]]:
+    """`access.items(...)`, or [] when the kind is not installed on this cluster."""
+    try:
+        return access.items(res, namespace, **kw)  # type: ignore[no-any-return]
+    except NotInstalledError:
+        return []
+
+
+def try_read(read: Callable[[], T], what: str, warnings: list[str] | None = None) -> T | None:
+    """Run `read`; on forbidden, not installed, not found or API errors record (or print) a
+    warning `could not read <what>: ...` and return None."""
+    try:
+        return read()
+    except (ForbiddenError, NotInstalledError, NotFoundError, ApiError) as exc:
+        text = f"could not read {what}: {exc.message}"
+        if warnings is None:
+            warn(text)
+        else:
+            warnings.append(text)
+        return None
+
+
+@dataclass
+class Supply:
+    """GPU nodes, the unfinished pods (None if unreadable) and GPUs held per node."""
+
+    nodes: list[Any]
+    pods: list[dict[str, Any]] | None
+    allocated: dict[str, int]
+
+
+def read_supply(
+    access: Any, jobs: list[Any] | None = None, warnings: list[str] | None = None
+) -> Supply:
+    """Read GPU nodes (GryviaGpuNodes, Nodes) and unfinished pods of all namespaces.
+
+    When pods are unreadable, GPUs held are estimated from placed jobs' `nodesAllocated`.
+    """
+    from gryvia_cli.core.capacity import allocated_from_jobs
+    from gryvia_cli.core.nodes import allocated_by_node, gpu_nodes
+
+    registrations = try_read(lambda: read_optional(access, r.GPUNODE), "GryviaGpuNodes", warnings)
+    nodes = try_read(lambda: access.items(r.NODE), "Nodes", warnings)
+    pods = try_read(lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods", warnings)
+    allocated = allocated_by_node(pods) if pods is not None else allocated_from_jobs(jobs or [])
+    return Supply(gpu_nodes(registrations or [], nodes), pods, allocated)
+
+
+def read_jobs(
+    access: Any, namespace: str | None, fallback: str = "default"
+) -> tuple[list[dict[str, Any]], str | None]:
+    """GryviaAIJobs of `namespace` (None: all). When listing all namespaces is forbidden,
+    reads `fallback` instead; returns (jobs, the namespace read or None for all)."""
+    if namespace is not None:
+        return access.items(r.AIJOB, namespace), namespace
+    try:
+        return access.items(r.AIJOB, None), None
+    except ForbiddenError:
+        warn(f"cannot list jobs in all namespaces; showing namespace {fallback}")
+        return access.items(r.AIJOB, fallback), fallback

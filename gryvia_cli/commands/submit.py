@@ -1,0 +1,286 @@
+"""`gryvia submit`: create GryviaAIJobs from manifests or a Slurm batch script.
+
+Prints a placement plan first, then optionally follows the phase and the first pod's log.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import typer
+
+from gryvia_cli.commands.common import NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.commands.reads import read_supply
+from gryvia_cli.errors import (
+    GryviaError,
+    InvalidInputError,
+    JobEndedError,
+    UsageError,
+)
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    failure,
+    info,
+    render_data,
+    render_names,
+    spinner,
+    success,
+    warn,
+)
+
+app = typer.Typer()
+
+
+def load_jobs(files: list[str]) -> list[dict[str, Any]]:
+    """Read and validate every document of `files` (`-` is stdin); return the job objects.
+
+    Raises InvalidInputError listing every error (file, document, field) when any document
+    is invalid or is not a GryviaAIJob; warnings go to stderr.
+    """
+    from gryvia_cli.commands.validate import read_source
+    from gryvia_cli.core.manifests import check_document, split_documents
+
+    jobs: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for path in files:
+        text, name = read_source(path)
+        for doc in split_documents(text, name):
+            kind = doc.content.get("kind") if isinstance(doc.content, Mapping) else None
+            if kind != "GryviaAIJob":
+                problems.append(
+                    f"{doc.label}: submit creates GryviaAIJobs, not {kind or 'this document'} "
+                    "(use kubectl apply for other objects)"
+                )
+                continue
+            report = check_document(doc)
+            problems += [f.render() for f in report.errors]
+            for finding in report.warnings:
+                warn(finding.render())
+            jobs.append(dict(doc.content))
+    if problems:
+        for line in problems:
+            failure(line)
+        raise InvalidInputError(
+            f"{len(problems)} problem(s) in the manifests; nothing was submitted",
+            hint="fix them and retry; `gryvia validate FILE` checks files offline",
+        )
+    if not jobs:
+        raise InvalidInputError("no GryviaAIJob found in the input", hint="pass -f job.yaml")
+    return jobs
+
+
+def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> list[dict[str, Any]]:
+    """Convert a Slurm batch script with `gryvia_cli.sbatch` (when this build has it).
+
+    Raises GryviaError when sbatch import is unavailable or the script does not convert.
+    """
+    import importlib.util
+    import secrets
+    from pathlib import Path
+
+    if importlib.util.find_spec("gryvia_cli.sbatch.convert") is None:
+        raise GryviaError("--sbatch is not available in this build (no gryvia_cli.sbatch)")
+    from gryvia_cli.sbatch import convert as sbatch_convert
+
+    convert_file = getattr(sbatch_convert, "convert_file", None)
+    if convert_file is None:
+        raise GryviaError("--sbatch is not available in this build (no convert_file)")
+    path = Path(script)
+    if not path.is_file():
+        raise InvalidInputError(f"batch script {script} does not exist")
+    conversion = convert_file(
+        path, image=image, namespace=namespace, submission_id=secrets.token_hex(4)
+    )
+    for issue in conversion.issues:
+        line = issue.render() if hasattr(issue, "render") else str(issue)
+        (failure if getattr(issue.severity, "name", "") == "ERROR" else warn)(f"{script}: {line}")
+    if not conversion.ok:
+        raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
+    return [dict(job) for job in conversion.jobs]
+
+
+def print_plans(state: Session, jobs: list[dict[str, Any]]) -> None:
+    """Print each job's GPU request and the nodes that could take it now (stderr)."""
+    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_cli.core.plan import plan_job
+
+    notes: list[str] = []
+    supply = read_supply(state.access(), warnings=notes)
+    for text in notes:
+        warn(f"placement plan may be incomplete: {text}")
+    for obj in jobs:
+        plan = plan_job(summarize_job(obj), supply.nodes, supply.allocated)
+        for line in plan.lines():
+            info(line)
+        if plan.warning:
+            warn(plan.warning)
+
+
+def follow(
+    state: Session, created: list[tuple[str, str]], wait: bool, logs: bool, timeout: float
+) -> None:
+    """After creation: stream the first job's first pod log (`--logs`), then wait for every
+    job to end (`--wait`). Raises JobEndedError when any job did not succeed."""
+    from gryvia_cli.commands import streams
+
+    access = state.access()
+    if logs and created:
+        namespace, name = created[0]
+        with spinner(f"{name}: waiting for its first pod") as update:
+            pod = streams.wait_for_first_pod(access, namespace, name, update)
+            if pod is not None:
+                pod_name = str(pod["metadata"]["name"])
+                container = streams.first_container(pod)
+                streams.wait_for_pod_start(access, namespace, pod_name, container, update)
+        if pod is None:
+            warn(f"job {name} ended before any pod started; no logs")
+        else:
+            info(f"Streaming logs from pod: {pod_name}")
+            streams.follow_log(access, namespace, pod_name, container, _write_line)
+    if not wait:
+        return
+    failed = []
+    for namespace, name in created:
+        with spinner(f"{name}: waiting") as update:
+            job = streams.wait_for_job(access, namespace, name, update, timeout)
+        if job.phase == "Succeeded":
+            success(f"job {name} Succeeded")
+        else:
+            failure(f"job {name} {job.phase}" + (f": {job.message}" if job.message else ""))
+            failed.append(f"{name} {job.phase}")
+    if failed:
+        raise JobEndedError(
+            f"job(s) did not succeed: {', '.join(failed)}",
+            hint="gryvia logs JOB; gryvia status JOB",
+        )
+
+
+def _write_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+@app.command("submit", rich_help_panel="Workloads")
+def submit(
+    ctx: typer.Context,
+    file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-f",
+            "--file",
+            metavar="FILE",
+            help="Job manifest (repeatable; multi-document YAML; `-` is stdin).",
+        ),
+    ] = None,
+    sbatch: Annotated[
+        str | None,
+        typer.Option(
+            "--sbatch",
+            metavar="SCRIPT",
+            help="Import a Slurm batch script instead of -f (one job per array index).",
+        ),
+    ] = None,
+    image: Annotated[
+        str | None, typer.Option("--image", metavar="IMAGE", help="Container image for --sbatch.")
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Validate and print the jobs as YAML; create nothing, no cluster needed.",
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "-w", "--wait", help="Follow the phase until the job ends; exit 0 only if it Succeeded."
+        ),
+    ] = False,
+    logs: Annotated[
+        bool, typer.Option("--logs", help="Stream the first pod's log once it runs.")
+    ] = False,
+    wait_timeout: Annotated[
+        str,
+        typer.Option(
+            "--wait-timeout", metavar="DURATION", help="Give up waiting after this long (30m, 24h)."
+        ),
+    ] = "24h",
+    namespace: NamespaceOpt = None,
+    output: OutputOpt = None,
+) -> None:
+    """Submit jobs from manifests or a Slurm batch script.
+
+    Validates every document, shows a placement plan, creates the jobs, then optionally
+    follows them.
+
+    Before creating, prints each job's GPU request and the nodes that could take it now to
+    stderr, with a warning when none can. Created names go to stdout (`-o json`: objects).
+
+    Examples:
+      gryvia submit -f examples/train-ddp.yaml --wait --logs
+      gryvia submit -f jobs.yaml -n team-a
+      gryvia submit --sbatch train.sh --image nvcr.io/nvidia/pytorch:24.05-py3 --dry-run
+    """
+    from gryvia_operator.api import parse_duration
+
+    state = session(ctx)
+    if bool(file) == bool(sbatch):
+        raise UsageError(
+            "pass exactly one of -f/--file and --sbatch", hint="gryvia submit -f job.yaml"
+        )
+    if image and not sbatch:
+        raise UsageError("--image is only used with --sbatch")
+    try:
+        timeout = parse_duration(wait_timeout, field="--wait-timeout")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    explicit_ns = namespace or state.namespace
+    jobs = jobs_from_sbatch(sbatch, image, explicit_ns) if sbatch else load_jobs(file or [])
+    fmt = state.fmt(output, OutputFormat.name)
+    if dry_run:
+        _print_dry_run(jobs, fmt)
+        return
+    ns = state.resolve_namespace(namespace)
+    for job in jobs:
+        doc_ns = (job.get("metadata") or {}).get("namespace")
+        if doc_ns and explicit_ns and doc_ns != explicit_ns:
+            raise UsageError(
+                f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
+            )
+    print_plans(state, jobs)
+    created_objects = []
+    created: list[tuple[str, str]] = []
+    for job in jobs:
+        target = (job.get("metadata") or {}).get("namespace") or ns
+        obj = state.access().create(r.AIJOB, job, target)
+        name = str(obj.get("metadata", {}).get("name"))
+        created.append((target, name))
+        created_objects.append(obj)
+        success(f"job {name} submitted to namespace {target}")
+    if fmt in MACHINE_FORMATS:
+        render_data(
+            created_objects[0]
+            if len(created_objects) == 1
+            else {"apiVersion": "v1", "kind": "List", "items": created_objects},
+            fmt,
+        )
+    else:
+        render_names([f"{r.AIJOB.qualified}/{name}" for _, name in created])
+    follow(state, created, wait, logs, float(timeout))
+
+
+def _print_dry_run(jobs: list[dict[str, Any]], fmt: OutputFormat) -> None:
+    import yaml
+
+    if fmt is OutputFormat.json:
+        render_data(
+            jobs[0] if len(jobs) == 1 else {"apiVersion": "v1", "kind": "List", "items": jobs}, fmt
+        )
+        return
+    for job in jobs:
+        sys.stdout.write("---\n" + yaml.safe_dump(job, sort_keys=False))
+    info(f"dry run: {len(jobs)} job(s) valid, nothing created")

@@ -1,0 +1,211 @@
+"""What a GryviaAIJob amounts to for people: GPUs, phase, timings, conditions, table rows.
+
+Works on the raw API object and tolerates objects that do not validate (written by another
+version): a missing or odd field becomes a default, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.phases import is_terminal, normalize_phase, phase_marker
+from gryvia_operator.api.helpers import gpu_type_is_any, gpus_per_pod, pod_count
+
+CANCEL_ANNOTATION = "gryvia.io/cancel"
+JOB_LABELS = ("gryvia.io/job", "gryvia.io/job-name", "batch.kubernetes.io/job-name", "job-name")
+"""Pod labels naming the job, in the order they are tried (the operator sets the first)."""
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+POD_INDEX = "apps.kubernetes.io/pod-index"
+
+
+def _int(value: Any, default: int = 0) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return default
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """The facts about one job that lists, queues, capacity and status views use."""
+
+    name: str
+    namespace: str
+    job_type: str
+    phase: str
+    message: str
+    gpu_type: str
+    """The requested GPU type, "" when unconstrained (unset or `any`)."""
+    gpus_per_pod: int
+    pods: int
+    image: str
+    created: datetime | None
+    started: datetime | None
+    completed: datetime | None
+    suspended: bool
+    priority: int
+    replicas_ready: int
+    retries: int
+    cancel_requested: bool
+    distributed: bool
+    timeout: str
+    conditions: tuple[Mapping[str, Any], ...] = field(default=())
+    nodes_allocated: tuple[str, ...] = field(default=())
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs of the whole job: pods x GPUs per pod."""
+        return self.pods * self.gpus_per_pod
+
+    @property
+    def cpu_only(self) -> bool:
+        """True when the pods request no GPU."""
+        return self.gpus_per_pod == 0
+
+    @property
+    def type_key(self) -> str:
+        """Grouping key for queues and capacity: the GPU type, `any`, or `cpu`."""
+        if self.cpu_only:
+            return "cpu"
+        return self.gpu_type or "any"
+
+    @property
+    def terminal(self) -> bool:
+        """True once the job reached a terminal phase."""
+        return is_terminal(self.phase)
+
+    def condition(self, kind: str) -> Mapping[str, Any] | None:
+        """The condition of type `kind`, or None."""
+        return next((c for c in self.conditions if c.get("type") == kind), None)
+
+
+def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
+    """Summarise a GryviaAIJob API object (never raises on odd content)."""
+    meta, spec, status = _map(obj.get("metadata")), _map(obj.get("spec")), _map(obj.get("status"))
+    dist = _map(spec.get("distributed"))
+    enabled = dist.get("enabled") is True
+    per_pod = gpus_per_pod(
+        gpus=_int(spec.get("gpus")),
+        distributed=enabled,
+        gpus_per_node=_int(dist.get("gpusPerNode")) or None,
+    )
+    gpu_type = spec.get("gpuType") if isinstance(spec.get("gpuType"), str) else ""
+    annotations = _map(meta.get("annotations"))
+    conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
+    return JobSummary(
+        name=str(meta.get("name") or ""),
+        namespace=str(meta.get("namespace") or ""),
+        job_type=str(spec.get("type") or ""),
+        phase=normalize_phase(status.get("phase")),
+        message=str(status.get("message") or ""),
+        gpu_type="" if gpu_type_is_any(gpu_type) else str(gpu_type).strip(),
+        gpus_per_pod=per_pod,
+        pods=pod_count(distributed=enabled, nodes=_int(dist.get("nodes")) or None),
+        image=str(spec.get("image") or ""),
+        created=timefmt.parse_time(meta.get("creationTimestamp")),
+        started=timefmt.parse_time(status.get("startTime")),
+        completed=timefmt.parse_time(status.get("completionTime")),
+        suspended=spec.get("suspend") is True,
+        priority=_int(spec.get("priority")),
+        replicas_ready=_int(status.get("replicasReady")),
+        retries=_int(status.get("retries")),
+        cancel_requested=str(annotations.get(CANCEL_ANNOTATION, "")).lower() == "true",
+        distributed=enabled,
+        timeout=str(spec.get("timeout") or ""),
+        conditions=conditions,
+        nodes_allocated=tuple(str(n) for n in status.get("nodesAllocated") or []),
+    )
+
+
+def gpu_text(job: JobSummary) -> str:
+    """GPUs as people say them: `8 x H100`, `2 x 8 H100` (pods x per pod), `CPU only`."""
+    if job.cpu_only:
+        return "CPU only" if job.pods == 1 else f"{job.pods} pods, CPU only"
+    kind = job.gpu_type or "any"
+    if job.pods == 1:
+        return f"{job.gpus_per_pod} x {kind}"
+    return f"{job.pods} x {job.gpus_per_pod} {kind} ({job.total_gpus} GPUs)"
+
+
+def durations(job: JobSummary, now: datetime) -> dict[str, float | None]:
+    """Seconds spent waiting (created to started, or to now) and running (started to
+    completed, or to now); None where a timestamp is missing."""
+    waited_until = job.started or (job.completed if job.terminal else now)
+    ran_until = job.completed or (None if job.terminal else now)
+    return {
+        "waiting": timefmt.seconds_between(job.created, waited_until),
+        "running": timefmt.seconds_between(job.started, ran_until) if job.started else None,
+    }
+
+
+JOB_COLUMNS = ("name", "type", "gpus", "gpu type", "status", "age")
+JOB_WIDE_COLUMNS = (*JOB_COLUMNS, "pods", "ready", "duration", "nodes", "message")
+
+
+def job_row(job: JobSummary, now: datetime, *, wide: bool = False) -> list[Any]:
+    """One `list jobs` row: NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE (+ wide extras)."""
+    status = job.phase + (" (cancelling)" if job.cancel_requested and not job.terminal else "")
+    row: list[Any] = [
+        job.name,
+        job.job_type or "-",
+        job.total_gpus,
+        "-" if job.cpu_only else (job.gpu_type or "any"),
+        Marked(status, phase_marker(job.phase)),
+        timefmt.age(job.created, now),
+    ]
+    if wide:
+        ran = durations(job, now)["running"]
+        row += [
+            job.pods,
+            f"{job.replicas_ready}/{job.pods}",
+            timefmt.format_seconds(ran),
+            ",".join(job.nodes_allocated) or "-",
+            job.message or "-",
+        ]
+    return row
+
+
+def job_of_pod(pod: Mapping[str, Any]) -> str | None:
+    """The job a pod belongs to, from the first of JOB_LABELS it carries."""
+    labels = _map(_map(pod.get("metadata")).get("labels"))
+    for key in JOB_LABELS:
+        if labels.get(key):
+            return str(labels[key])
+    return None
+
+
+def replica_of_pod(pod: Mapping[str, Any]) -> int | None:
+    """A pod's replica number: completion index (Indexed Job) or ordinal (StatefulSet)."""
+    meta = _map(pod.get("metadata"))
+    for source in (_map(meta.get("annotations")), _map(meta.get("labels"))):
+        for key in (COMPLETION_INDEX, POD_INDEX):
+            if str(source.get(key, "")).isdigit():
+                return int(source[key])
+    tail = str(meta.get("name") or "").rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def sort_pods(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Pods by replica number (unknown last), then newest first for the same replica."""
+
+    def key(pod: Mapping[str, Any]) -> tuple[int, float]:
+        replica = replica_of_pod(pod)
+        created = timefmt.parse_time(_map(pod.get("metadata")).get("creationTimestamp"))
+        return (
+            replica if replica is not None else 1 << 30,
+            -(created.timestamp() if created else 0),
+        )
+
+    return sorted(pods, key=key)

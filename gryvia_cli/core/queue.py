@@ -1,0 +1,186 @@
+"""The queue: jobs not running yet, their place per GPU type, wait time and reason.
+
+Oldest first; one line says why each job waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gryvia_cli.core import timefmt
+from gryvia_cli.core.jobs import JobSummary, job_of_pod
+from gryvia_cli.core.nodes import GpuNode, free_gpus
+from gryvia_cli.core.phases import Bucket, bucket
+
+WAITING_PHASES = ("Pending", "Queued", "Scheduling")
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """One waiting job."""
+
+    position: int
+    """1-based place among waiting jobs of the same GPU type (oldest first)."""
+    job: JobSummary
+    waited: float | None
+    """Seconds since the job was created."""
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The documented JSON shape of one `gryvia queue -o json` item."""
+        return {
+            "position": self.position,
+            "namespace": self.job.namespace,
+            "name": self.job.name,
+            "gpuType": self.job.type_key,
+            "gpus": self.job.total_gpus,
+            "gpusPerPod": self.job.gpus_per_pod,
+            "pods": self.job.pods,
+            "phase": self.job.phase,
+            "createdAt": self.job.created.isoformat() if self.job.created else None,
+            "waitingSeconds": None if self.waited is None else int(self.waited),
+            "reason": self.reason,
+        }
+
+
+def is_waiting(job: JobSummary) -> bool:
+    """True for jobs that are not running yet: Pending, Queued, or Scheduling without any
+    ready replica."""
+    if job.phase == "Scheduling":
+        return job.replicas_ready == 0
+    return bucket(job.phase) is Bucket.WAITING
+
+
+def scheduling_events(
+    events: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> dict[tuple[str, str], str]:
+    """The newest FailedScheduling message per (namespace, job), from its pods' events."""
+    job_by_pod = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        job = job_of_pod(pod)
+        if job:
+            job_by_pod[(meta.get("namespace"), meta.get("name"))] = job
+    newest: dict[tuple[str, str], tuple[str, str]] = {}
+    for event in events:
+        if event.get("reason") != "FailedScheduling":
+            continue
+        target = event.get("involvedObject") or event.get("regarding") or {}
+        key = (target.get("namespace"), target.get("name"))
+        job = job_by_pod.get(key)
+        if job is None:
+            continue
+        when = str(event.get("lastTimestamp") or event.get("eventTime") or "")
+        message = f"pod {target.get('name')}: {str(event.get('message') or '').strip()}"
+        slot = (str(key[0]), job)
+        if slot not in newest or when >= newest[slot][0]:
+            newest[slot] = (when, message)
+    return {slot: message for slot, (_, message) in newest.items()}
+
+
+def _condition_message(job: JobSummary, kind: str, status: str = "False") -> str | None:
+    cond = job.condition(kind)
+    if cond and cond.get("status") == status:
+        reason, message = cond.get("reason") or "", cond.get("message") or ""
+        return f"{reason}: {message}".strip(": ") or None
+    return None
+
+
+def wait_reason(
+    job: JobSummary,
+    nodes: Sequence[GpuNode],
+    allocated: Mapping[str, int],
+    event_message: str | None,
+) -> str:
+    """Why `job` is not running, in one line. First match wins: suspended, quota hold,
+    no node of the type, pods too big for any node, the operator's SchedulingFailed
+    condition, Kueue, the pods' FailedScheduling event, not enough free GPUs, not yet seen by
+    the operator, else the status message."""
+    if job.suspended:
+        return "suspended (spec.suspend is true): clear it to let the job start"
+    if job.phase == "Queued":
+        held = _condition_message(job, "KueueAdmitted") or job.message
+        return f"queued: {held}" if held else "queued by the quota or Kueue admission"
+    rejected = _condition_message(job, "Rejected", "True")
+    if rejected:
+        return f"quota: {rejected}"
+    if not job.cpu_only:
+        usable = [
+            n for n in nodes if not job.gpu_type or n.gpu_type.lower() == job.gpu_type.lower()
+        ]
+        if job.gpu_type and not usable:
+            types = sorted({n.gpu_type for n in nodes})
+            have = f" (this cluster has: {', '.join(types)})" if types else " (no GPU nodes)"
+            return f'no node has GPU type "{job.gpu_type}"{have}'
+        largest = max((n.gpus for n in usable), default=0)
+        if usable and job.gpus_per_pod > largest:
+            kind = job.gpu_type or "GPU"
+            return (
+                f"needs {job.gpus_per_pod} GPUs per pod but the largest {kind} node has {largest}:"
+                " lower spec.gpus or use distributed.nodes"
+            )
+    failed = _condition_message(job, "Scheduled")
+    if failed:
+        return failed
+    if event_message:
+        return event_message
+    if not job.cpu_only:
+        fitting_type = [
+            n for n in nodes if not job.gpu_type or n.gpu_type.lower() == job.gpu_type.lower()
+        ]
+        free = [free_gpus(n, allocated) for n in fitting_type]
+        fitting = sum(f // job.gpus_per_pod for f in free if job.gpus_per_pod)
+        if fitting < job.pods:
+            label = job.gpu_type or "GPUs of any type"
+            return (
+                f"waiting for GPUs: needs {job.pods} x {job.gpus_per_pod} {label}, "
+                f"{sum(free)} free now (largest free on one node: {max(free, default=0)})"
+            )
+    if not job.conditions and not job.message:
+        return "not picked up by the operator yet (is it running? see `gryvia status`)"
+    return job.message or f"phase {job.phase}"
+
+
+def build_queue(
+    jobs: Iterable[JobSummary],
+    nodes: Sequence[GpuNode],
+    allocated: Mapping[str, int],
+    events_by_job: Mapping[tuple[str, str], str],
+    now: datetime,
+) -> list[QueueEntry]:
+    """Waiting jobs oldest first (ties by namespace/name), numbered per GPU type."""
+    waiting = [j for j in jobs if is_waiting(j)]
+    waiting.sort(key=lambda j: (j.created or now, j.namespace, j.name))
+    positions: dict[str, int] = {}
+    out = []
+    for job in waiting:
+        key = job.type_key.lower()
+        positions[key] = positions.get(key, 0) + 1
+        reason = wait_reason(job, nodes, allocated, events_by_job.get((job.namespace, job.name)))
+        waited = timefmt.seconds_between(job.created, now)
+        out.append(QueueEntry(positions[key], job, waited, reason))
+    return out
+
+
+QUEUE_COLUMNS = ("#", "name", "gpu type", "gpus", "phase", "waiting", "reason")
+
+
+def queue_row(entry: QueueEntry, *, all_namespaces: bool) -> list[Any]:
+    """One table row: position, [namespace,] name, type, GPUs, phase, wait, reason."""
+    job = entry.job
+    gpus = job.total_gpus if job.pods == 1 else f"{job.pods}x{job.gpus_per_pod}"
+    row: list[Any] = [entry.position]
+    if all_namespaces:
+        row.append(job.namespace)
+    row += [
+        job.name,
+        job.type_key,
+        gpus,
+        job.phase,
+        timefmt.human_duration(entry.waited or 0),
+        entry.reason,
+    ]
+    return row

@@ -1,0 +1,299 @@
+"""The CLI's one Kubernetes access seam: exactly the API calls Gryvia makes, errors translated.
+
+It wraps the official client's `ApiClient` (credentials, TLS, exec plugins, OIDC, proxies) and
+sends plain REST requests, parsing JSON itself instead of building client model objects, so a
+1000-object list costs one request and one `json.loads`. Every method returns API objects as
+dicts and raises GryviaError subclasses (see `gryvia_cli.kube.errors`), never ApiException.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gryvia_cli.errors import GryviaError, KubeconfigError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.kube.config import ContextInfo
+from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
+
+CONNECT_TIMEOUT = 5.0
+
+
+class KubeAccess:
+    """API calls against one cluster context. Create with `connect()`."""
+
+    def __init__(self, api: Any, context: ContextInfo, *, timeout: float = 30.0) -> None:
+        self.api = api
+        self.context = context
+        self.timeout = timeout
+        self.server = str(api.configuration.host)
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, Any]] = (),
+        body: Any = None,
+        content_type: str | None = None,
+        resource: r.Resource | None = None,
+        name: str | None = None,
+        namespace: str | None = None,
+        verb: str = "read",
+        read_timeout: float | None = -1,
+    ) -> Any:
+        """Send one request; return the raw urllib3 response (2xx) or raise a GryviaError."""
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.config.config_exception import ConfigException
+        from urllib3.exceptions import HTTPError
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
+        try:
+            request = self.api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            response = self.api.call_api(*request, _request_timeout=timeout)
+        except HTTPError as exc:
+            raise translate_transport_error(exc, self.server) from None
+        except ApiException as exc:
+            raise translate_api_exception(
+                exc.status or 0, exc.body, resource=resource, name=name, namespace=namespace
+            ) from None
+        except ConfigException as exc:
+            raise KubeconfigError(f"cannot refresh credentials: {exc}") from None
+        if not 200 <= response.status <= 299:
+            response.read()
+            raise translate_api_exception(
+                response.status,
+                response.data,
+                resource=resource,
+                name=name,
+                namespace=namespace,
+                verb=verb,
+            )
+        return response
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        from urllib3.exceptions import HTTPError
+
+        response = self._call(method, path, **kwargs)
+        try:
+            response.read()
+        except HTTPError as exc:
+            raise translate_transport_error(exc, self.server) from None
+        data = response.data
+        if not data:
+            return {}
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise GryviaError(f"the API server sent a reply that is not JSON: {exc}") from None
+
+    # -- objects -----------------------------------------------------------------------------
+
+    def list_objects(
+        self,
+        res: r.Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> dict[str, Any]:
+        """List `res` in `namespace` (None: all namespaces, or cluster-scoped); the List object."""
+        query: list[tuple[str, Any]] = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        data = self._json(
+            "GET", res.path(namespace), query=query, resource=res, namespace=namespace
+        )
+        return data if isinstance(data, dict) else {"items": []}
+
+    def list_bytes(
+        self, res: r.Resource, namespace: str | None = None, *, label_selector: str | None = None
+    ) -> bytes:
+        """The List object exactly as the API server sent it (compact JSON bytes)."""
+        from urllib3.exceptions import HTTPError
+
+        query = [("labelSelector", label_selector)] if label_selector else []
+        response = self._call(
+            "GET", res.path(namespace), query=query, resource=res, namespace=namespace
+        )
+        try:
+            response.read()
+        except HTTPError as exc:
+            raise translate_transport_error(exc, self.server) from None
+        return bytes(response.data or b"{}")
+
+    def items(
+        self, res: r.Resource, namespace: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        """`list_objects(...)["items"]` with the kind and apiVersion filled in on every item."""
+        items = self.list_objects(res, namespace, **kw).get("items") or []
+        for item in items:
+            item.setdefault("kind", res.kind)
+            item.setdefault("apiVersion", res.api_version)
+        return items
+
+    def get(self, res: r.Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Read one object; NotFoundError when it does not exist."""
+        data = self._json(
+            "GET", res.path(namespace, name), resource=res, name=name, namespace=namespace
+        )
+        return data if isinstance(data, dict) else {}
+
+    def create(
+        self,
+        res: r.Resource,
+        body: Mapping[str, Any],
+        namespace: str | None,
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Create an object; with `dry_run` the server checks it (webhooks too), keeps nothing."""
+        query = [("dryRun", "All")] if dry_run else []
+        name = (body.get("metadata") or {}).get("name")
+        data = self._json(
+            "POST",
+            res.path(namespace),
+            query=query,
+            body=dict(body),
+            resource=res,
+            name=name,
+            namespace=namespace,
+            verb="create",
+        )
+        return data if isinstance(data, dict) else {}
+
+    def merge_patch(
+        self, res: r.Resource, name: str, namespace: str | None, patch: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Apply a JSON merge patch to an object and return it."""
+        data = self._json(
+            "PATCH",
+            res.path(namespace, name),
+            body=dict(patch),
+            content_type="application/merge-patch+json",
+            resource=res,
+            name=name,
+            namespace=namespace,
+            verb="patch",
+        )
+        return data if isinstance(data, dict) else {}
+
+    def delete(self, res: r.Resource, name: str, namespace: str | None) -> dict[str, Any]:
+        """Delete an object (children are garbage-collected in the background)."""
+        data = self._json(
+            "DELETE",
+            res.path(namespace, name),
+            body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+            resource=res,
+            name=name,
+            namespace=namespace,
+            verb="delete",
+        )
+        return data if isinstance(data, dict) else {}
+
+    # -- logs, discovery, version ------------------------------------------------------------
+
+    def pod_log(
+        self,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        tail: int | None = None,
+        timestamps: bool = False,
+        follow: bool = False,
+    ) -> Any:
+        """Open a pod's log; returns the streaming urllib3 response (iterate `.stream()`)."""
+        query: list[tuple[str, Any]] = []
+        if container:
+            query.append(("container", container))
+        if tail is not None and tail >= 0:
+            query.append(("tailLines", tail))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        if follow:
+            query.append(("follow", "true"))
+        response = self._call(
+            "GET",
+            r.POD.path(namespace, pod) + "/log",
+            query=query,
+            resource=r.POD,
+            name=pod,
+            namespace=namespace,
+            read_timeout=None if follow else self.timeout,
+        )
+        return response.response
+
+    def served_resources(self, group_version: str) -> set[str] | None:
+        """Plural names served under `group/version` (discovery); None when not served."""
+        from gryvia_cli.errors import NotFoundError, NotInstalledError
+
+        try:
+            data = self._json("GET", f"/apis/{group_version}")
+        except (NotFoundError, NotInstalledError):
+            return None
+        return {str(x.get("name")) for x in data.get("resources") or [] if "/" not in x["name"]}
+
+    def server_version(self) -> dict[str, Any]:
+        """The API server's `/version` document (gitVersion, platform, ...)."""
+        data = self._json("GET", "/version")
+        return data if isinstance(data, dict) else {}
+
+
+def _quiet_libraries(verbose: bool) -> None:
+    level = logging.DEBUG if verbose else logging.ERROR
+    for name in ("urllib3", "kubernetes"):
+        logging.getLogger(name).setLevel(level)
+    if not verbose:
+        from urllib3.exceptions import InsecureRequestWarning
+
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+
+
+def connect(
+    kubeconfig: Path | None, context: str | None, *, timeout: float = 30.0, verbose: bool = False
+) -> KubeAccess:
+    """Load credentials for the effective context and return a ready KubeAccess.
+
+    Nothing is sent yet. Raises KubeconfigError (see `kube.config`).
+    """
+    from kubernetes import client
+
+    from gryvia_cli.kube.config import describe_context, load_client_configuration
+
+    info = describe_context(kubeconfig, context)
+    _quiet_libraries(verbose)
+    cfg = load_client_configuration(kubeconfig, None if info.in_cluster else info.name)
+    api = client.ApiClient(cfg)
+    api.user_agent = "gryvia-cli"
+    return KubeAccess(api, info, timeout=timeout)
+
+
+def stream_lines(response: Any) -> Iterator[str]:
+    """Yield decoded lines (without newline) from a streaming response until it ends."""
+    pending = b""
+    for chunk in response.stream(4096, decode_content=True):
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")

@@ -1,0 +1,208 @@
+"""Which cluster, user and namespace: kubeconfig files, contexts, in-cluster config.
+
+Sources, first match wins: `--kubeconfig FILE`, `$KUBECONFIG` (several files joined with `:`
+are merged as kubectl does), `~/.kube/config`, then the pod's service account when running
+inside a cluster. Credentials (token, client certificate, exec plugin, OIDC) are loaded by the
+official `kubernetes` client, which is imported only when a command needs the cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gryvia_cli.errors import KubeconfigError
+
+SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+IN_CLUSTER = "in-cluster"
+
+
+@dataclass(frozen=True)
+class ContextInfo:
+    """The effective context: its name, cluster, server, user and kubeconfig namespace."""
+
+    name: str
+    cluster: str
+    server: str
+    user: str
+    namespace: str | None
+    files: tuple[str, ...]
+
+    @property
+    def in_cluster(self) -> bool:
+        """True when the pod's service account is used instead of a kubeconfig."""
+        return self.name == IN_CLUSTER
+
+
+def kubeconfig_source(
+    explicit: Path | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The kubeconfig file list to load (`:`-joined), or None when there is none.
+
+    Raises KubeconfigError when `--kubeconfig` names a missing file.
+    """
+    env = os.environ if environ is None else environ
+    if explicit is not None:
+        if not explicit.expanduser().is_file():
+            raise KubeconfigError(f"kubeconfig file {explicit} does not exist")
+        return str(explicit.expanduser())
+    listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+    existing = [p for p in listed if Path(p).expanduser().is_file()]
+    if existing:
+        return os.pathsep.join(existing)
+    home = env.get("HOME") or str(Path.home())
+    default = Path(home) / ".kube" / "config"
+    return str(default) if default.is_file() else None
+
+
+def in_cluster_available(environ: Mapping[str, str] | None = None) -> bool:
+    """True inside a pod with a mounted service account token."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("KUBERNETES_SERVICE_HOST")) and (SA_DIR / "token").is_file()
+
+
+def effective_namespace(
+    flag: str | None, saved: Mapping[str, str], ctx: ContextInfo
+) -> tuple[str, str]:
+    """Return (namespace, where it came from) in the order flag, saved default, context,
+    `default`."""
+    if flag:
+        return flag, "--namespace"
+    if saved.get(ctx.name):
+        return saved[ctx.name], "gryvia config"
+    if ctx.namespace:
+        return ctx.namespace, "in-cluster service account" if ctx.in_cluster else "kubeconfig"
+    return "default", "default"
+
+
+def _merged(source: str) -> dict[str, Any]:
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import KubeConfigMerger
+
+    try:
+        merged = KubeConfigMerger(source).config
+    except (ConfigException, OSError, ValueError) as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {source}: {exc}") from exc
+    if merged is None:
+        raise KubeconfigError(f"kubeconfig {source} holds no configuration")
+    value = merged.value if hasattr(merged, "value") else merged
+    return value if isinstance(value, dict) else {}
+
+
+def _named(entries: Any, name: str) -> dict[str, Any]:
+    for entry in entries or []:
+        entry = entry.value if hasattr(entry, "value") else entry
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return entry
+    return {}
+
+
+def describe_context(explicit: Path | None, context: str | None) -> ContextInfo:
+    """Return the effective context without loading credentials (no exec plugin runs).
+
+    Raises KubeconfigError when there is no kubeconfig (and not in a pod), no current
+    context, or `context` is not defined.
+    """
+    source = kubeconfig_source(explicit)
+    if source is None:
+        if in_cluster_available():
+            return _in_cluster_info()
+        raise KubeconfigError(
+            "no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)"
+        )
+    config = _merged(source)
+    contexts = [c.value if hasattr(c, "value") else c for c in config.get("contexts") or []]
+    names = [str(c.get("name")) for c in contexts if isinstance(c, dict)]
+    chosen = context or config.get("current-context") or ""
+    if not chosen:
+        raise KubeconfigError(
+            f"kubeconfig {source} has no current context",
+            hint=f"pass --context <name> (one of: {', '.join(names) or 'none defined'})",
+        )
+    entry = _named(contexts, chosen)
+    if not entry:
+        raise KubeconfigError(
+            f'context "{chosen}" is not defined in {source}',
+            hint=f"pass --context with one of: {', '.join(names) or 'none defined'}",
+        )
+    body = entry.get("context") or {}
+    body = body.value if hasattr(body, "value") else body
+    cluster_name = str(body.get("cluster") or "")
+    cluster = _named(config.get("clusters"), cluster_name).get("cluster") or {}
+    cluster = cluster.value if hasattr(cluster, "value") else cluster
+    return ContextInfo(
+        name=chosen,
+        cluster=cluster_name,
+        server=str(cluster.get("server") or ""),
+        user=str(body.get("user") or ""),
+        namespace=body.get("namespace") or None,
+        files=tuple(source.split(os.pathsep)),
+    )
+
+
+def _in_cluster_info() -> ContextInfo:
+    host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    namespace = None
+    ns_file = SA_DIR / "namespace"
+    if ns_file.is_file():
+        namespace = ns_file.read_text().strip() or None
+    server = f"https://{host}:{port}" if ":" not in host else f"https://[{host}]:{port}"
+    return ContextInfo(IN_CLUSTER, IN_CLUSTER, server, "service account", namespace, ())
+
+
+def load_client_configuration(explicit: Path | None, context: str | None) -> Any:
+    """Build a `kubernetes.client.Configuration` with credentials for the effective context.
+
+    Raises KubeconfigError when the kubeconfig or its credentials cannot be loaded (exec
+    plugin failures and unreadable certificate files included).
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    cfg = client.Configuration()
+    source = kubeconfig_source(explicit)
+    captured = _Capture()
+    root = logging.getLogger()
+    root.addHandler(captured)
+    try:
+        if source is None:
+            if not in_cluster_available():
+                raise KubeconfigError(
+                    "no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)"
+                )
+            config.load_incluster_config(client_configuration=cfg)
+        else:
+            config.load_kube_config(
+                config_file=source, context=context, client_configuration=cfg, persist_config=False
+            )
+    except ConfigException as exc:
+        raise KubeconfigError(f"cannot load credentials: {exc}") from exc
+    except (OSError, ValueError, TypeError) as exc:  # unreadable cert files, malformed data
+        raise KubeconfigError(f"cannot load credentials: {exc}") from exc
+    finally:
+        root.removeHandler(captured)
+    if captured.messages and not (cfg.api_key.get("BearerToken") or cfg.cert_file):
+        # the client logs exec-plugin failures instead of raising them
+        raise KubeconfigError(
+            "cannot load credentials: the kubeconfig's exec plugin failed",
+            causes=tuple(captured.messages[:2]),
+        )
+    cfg.retries = 1
+    return cfg
+
+
+class _Capture(logging.Handler):
+    """A logging handler that keeps error messages (the client logs some failures)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the message instead of printing it."""
+        self.messages.append(record.getMessage())

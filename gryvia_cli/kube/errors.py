@@ -1,0 +1,126 @@
+"""Translate the kubernetes client's and urllib3's exceptions into GryviaError subclasses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gryvia_cli.errors import (
+    ApiError,
+    ClusterUnreachableError,
+    ConflictError,
+    ForbiddenError,
+    GryviaError,
+    NotFoundError,
+    NotInstalledError,
+    RejectedError,
+)
+from gryvia_cli.kube.resources import Resource
+
+
+def status_of(body: Any) -> dict[str, Any]:
+    """Parse an API error body as a `Status` object; {} when it is not one."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str) or not body.strip().startswith("{"):
+        return {}
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def translate_api_exception(
+    status: int,
+    body: Any,
+    *,
+    resource: Resource | None,
+    name: str | None = None,
+    namespace: str | None = None,
+    verb: str = "read",
+) -> GryviaError:
+    """Map an HTTP error from the API server to a GryviaError with a hint.
+
+    404 on a named object is NotFoundError; 404 whose body is not a `NotFound` Status (the
+    path is not served) is NotInstalledError for Gryvia kinds; 401/403 are ForbiddenError,
+    except admission webhook denials, which are RejectedError like 422.
+    """
+    st = status_of(body)
+    message = str(st.get("message") or "").strip()
+    raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+    details = (raw.strip()[:2000],) if raw.strip() else ()
+    kind = resource.kind if resource else "resource"
+    noun = resource.noun if resource else "object"
+    where = f' in namespace "{namespace}"' if namespace and resource and resource.namespaced else ""
+    if status == 404:
+        served = st.get("reason") == "NotFound" and bool((st.get("details") or {}).get("name"))
+        if name and served:
+            hint = f"gryvia list {noun}s" + (f" -n {namespace}" if where else "")
+            return NotFoundError(f'{noun} "{name}" not found{where}', hint=hint, details=details)
+        if resource is not None and resource.group == "gryvia.io":
+            return NotInstalledError(f"{kind} is not available on this cluster", details=details)
+        what = f'{noun} "{name}"' if name else f"{kind} objects"
+        return NotFoundError(f"{what} not found{where}", details=details)
+    if status in (401, 403):
+        if "admission webhook" in message:
+            return RejectedError(
+                _strip_webhook(message),
+                hint="fix the manifest; `gryvia validate FILE` checks it offline",
+                details=details,
+            )
+        if status == 401:
+            return ForbiddenError(
+                "the API server did not accept your credentials (401 Unauthorized)",
+                hint="refresh your login or token, then retry",
+                details=details,
+            )
+        short = message or f"cannot {verb} {kind}"
+        return ForbiddenError(f"forbidden: {short}", details=details)
+    if status == 409:
+        if name and verb == "create":
+            return ConflictError(
+                f'{noun} "{name}" already exists{where}',
+                hint=f"pick another name, or delete it first: gryvia delete {noun} {name}",
+                details=details,
+            )
+        return ConflictError(message or f"conflict on {noun} {name}", details=details)
+    if status in (400, 422):
+        causes = tuple(
+            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
+            for c in (st.get("details") or {}).get("causes") or []
+            if isinstance(c, dict)
+        )
+        return RejectedError(
+            _strip_webhook(message) or f"the API server rejected the {noun}",
+            hint="fix the manifest; `gryvia validate FILE` checks it offline",
+            causes=causes,
+            details=details,
+        )
+    if status == 0:
+        return ClusterUnreachableError(f"no response from the API server: {message or raw}")
+    text = message or f"HTTP {status}"
+    return ApiError(f"the API server failed to {verb} {kind}: {text}", details=details)
+
+
+def _strip_webhook(message: str) -> str:
+    marker = "denied the request: "
+    if marker in message:
+        return message.split(marker, 1)[1]
+    return message
+
+
+def translate_transport_error(exc: BaseException, server: str) -> GryviaError:
+    """Map a connection-level failure (refused, timeout, TLS) to ClusterUnreachableError."""
+    reason = getattr(exc, "reason", None) or exc
+    text = str(reason)
+    if "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in type(reason).__name__:
+        return ClusterUnreachableError(
+            f"TLS verification of {server} failed",
+            hint="the kubeconfig's certificate-authority does not match the server",
+            causes=(text,),
+        )
+    short = text.split(": ")[-1] if ": " in text else text
+    return ClusterUnreachableError(
+        f"cannot reach the API server at {server}", causes=(short,), details=(text,)
+    )

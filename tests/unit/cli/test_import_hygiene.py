@@ -1,0 +1,67 @@
+"""Start-up stays light: `gryvia --help` imports no kubernetes, textual, kopf or pydantic,
+and gryvia_cli/core imports no edge libraries at all."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gryvia_cli
+
+HEAVY = ("kubernetes", "textual", "kopf", "pydantic", "gryvia_operator", "urllib3")
+PROBE = """
+import json, sys
+sys.argv = ["gryvia", "--help"]
+from gryvia_cli.main import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
+
+
+def test_help_imports_nothing_heavy() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    assert "Workloads:" in proc.stdout
+    assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def test_help_via_module_entry_point() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gryvia_cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if "|" in line
+    }
+    assert not imported & {"kubernetes", "textual", "kopf"}
+
+
+def test_core_imports_no_edge_libraries() -> None:
+    core = Path(gryvia_cli.__file__).parent / "core"
+    forbidden = ("kubernetes", "typer", "textual", "kopf", "rich", "click", "urllib3")
+    for path in sorted(core.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] not in forbidden, f"{path.name} imports {name}"
+                assert not name.startswith("gryvia_cli.") or name.startswith(
+                    ("gryvia_cli.core", "gryvia_cli.errors")
+                ), f"{path.name} imports {name}"

@@ -1,0 +1,148 @@
+"""API error translation and the resource table (no cluster)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gryvia_cli.errors import (
+    ApiError,
+    ClusterUnreachableError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    NotInstalledError,
+    RejectedError,
+    UsageError,
+)
+from gryvia_cli.kube import resources as r
+from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
+from gryvia_operator.api import ALL_KINDS, kind_info
+
+
+def status(code: int, reason: str, message: str, **details: object) -> bytes:
+    return json.dumps(
+        {
+            "kind": "Status",
+            "status": "Failure",
+            "code": code,
+            "reason": reason,
+            "message": message,
+            "details": details,
+        }
+    ).encode()
+
+
+def test_not_found_object_vs_kind_not_served() -> None:
+    body = status(
+        404, "NotFound", 'gryviaaijobs.gryvia.io "x" not found', name="x", kind="gryviaaijobs"
+    )
+    err = translate_api_exception(404, body, resource=r.AIJOB, name="x", namespace="ml")
+    assert isinstance(err, NotFoundError)
+    assert (
+        err.message == 'job "x" not found in namespace "ml"'
+        and err.hint == "gryvia list jobs -n ml"
+    )
+    missing = translate_api_exception(
+        404, b"404 page not found", resource=r.AIJOB, name="x", namespace="ml"
+    )
+    assert isinstance(missing, NotInstalledError)
+    assert missing.message == "GryviaAIJob is not available on this cluster"
+    assert missing.hint and missing.hint.startswith("install the chart")
+    assert missing.details == ("404 page not found",)
+
+
+def test_forbidden_unauthorized_and_webhook_denial() -> None:
+    msg = 'gryviaaijobs.gryvia.io is forbidden: User "bob" cannot list resource "gryviaaijobs"'
+    err = translate_api_exception(403, status(403, "Forbidden", msg), resource=r.AIJOB, verb="list")
+    assert (
+        isinstance(err, ForbiddenError)
+        and err.hint == "your kubeconfig user lacks permission for this resource"
+    )
+    assert "bob" in err.message
+    assert isinstance(translate_api_exception(401, b"", resource=r.AIJOB), ForbiddenError)
+    denied = translate_api_exception(
+        403,
+        status(
+            403,
+            "Forbidden",
+            'admission webhook "v.gryvia.io" denied the request: '
+            "invalid GryviaAIJob: spec.image is required",
+        ),
+        resource=r.AIJOB,
+    )
+    assert (
+        isinstance(denied, RejectedError)
+        and denied.message == "invalid GryviaAIJob: spec.image is required"
+    )
+
+
+def test_conflict_invalid_and_server_errors() -> None:
+    exists = translate_api_exception(
+        409,
+        status(409, "AlreadyExists", "exists"),
+        resource=r.AIJOB,
+        name="a",
+        namespace="ml",
+        verb="create",
+    )
+    assert (
+        isinstance(exists, ConflictError)
+        and "already exists" in exists.message
+        and "gryvia delete job a" in (exists.hint or "")
+    )
+    invalid = translate_api_exception(
+        422,
+        status(
+            422,
+            "Invalid",
+            'GryviaAIJob.gryvia.io "a" is invalid',
+            causes=[{"field": "spec.gpus", "message": "must be >= 0"}],
+        ),
+        resource=r.AIJOB,
+    )
+    assert isinstance(invalid, RejectedError) and invalid.causes == ("spec.gpus: must be >= 0",)
+    boom = translate_api_exception(
+        500, status(500, "InternalError", "etcd down"), resource=r.AIJOB, verb="list"
+    )
+    assert isinstance(boom, ApiError) and "etcd down" in boom.message
+
+
+def test_transport_errors_are_unreachable() -> None:
+    class Refused(Exception):
+        reason = ConnectionRefusedError(111, "Connection refused")
+
+    err = translate_transport_error(Refused("x"), "https://10.0.0.1:6443")
+    assert isinstance(err, ClusterUnreachableError)
+    assert err.message == "cannot reach the API server at https://10.0.0.1:6443"
+    assert err.hint == "check that the cluster is reachable (kubectl get nodes)"
+    tls = translate_transport_error(Exception("[SSL: CERTIFICATE_VERIFY_FAILED] bad"), "https://x")
+    assert "TLS verification" in tls.message
+
+
+@pytest.mark.parametrize("info", ALL_KINDS, ids=lambda k: k.kind)
+def test_resource_table_matches_the_api_types(info) -> None:  # type: ignore[no-untyped-def]
+    res = r.lookup(info.kind)
+    assert (res.kind, res.group, res.version, res.plural) == (
+        info.kind,
+        info.group,
+        info.version,
+        info.plural,
+    )
+    assert res.namespaced == info.namespaced and res.short_names == info.short_names
+    assert r.lookup(info.plural) is res and all(r.lookup(s) is res for s in info.short_names)
+    assert kind_info(res.kind) is info
+
+
+def test_every_kind_is_in_the_table_and_nouns_resolve() -> None:
+    assert [res.kind for res in r.GRYVIA_RESOURCES] == [k.kind for k in ALL_KINDS]
+    assert r.lookup("job") is r.AIJOB and r.lookup("Jobs") is r.AIJOB and r.lookup("gaj") is r.AIJOB
+    assert r.lookup("node") is r.GPUNODE and r.lookup("sku") is r.GPUSKU
+    assert r.AIJOB.path("ml", "a") == "/apis/gryvia.io/v1alpha1/namespaces/ml/gryviaaijobs/a"
+    assert r.AIJOB.path(None) == "/apis/gryvia.io/v1alpha1/gryviaaijobs"
+    assert r.POD.path("ml") == "/api/v1/namespaces/ml/pods" and r.NODE.path("ml") == "/api/v1/nodes"
+    assert r.AIJOB.qualified == "gryviaaijob.gryvia.io" and r.POD.qualified == "pod"
+    with pytest.raises(UsageError) as err:
+        r.lookup("widget")
+    assert "job, node, sku" in (err.value.hint or "")

@@ -35,14 +35,20 @@ class ServiceInfo:
     selector: Mapping[str, str]
 
 
-def _names(first: str, ns: str) -> list[str]:
-    return [f"{first}.{ns}.svc.{DOMAIN}", f"{first}.{ns}.svc", f"{first}.{ns}"]
+def _names(first: str, ns: str, here: str | None) -> list[str]:
+    names = [f"{first}.{ns}.svc.{DOMAIN}", f"{first}.{ns}.svc", f"{first}.{ns}"]
+    return [*names, first] if ns == here else names
 
 
-def render_hosts(pods: Iterable[PodAddress], services: Iterable[ServiceInfo]) -> str:
+def render_hosts(
+    pods: Iterable[PodAddress], services: Iterable[ServiceInfo], namespace: str | None = None
+) -> str:
     """Return hosts-file text: localhost, every addressable pod, every Service's pods.
 
-    Output is sorted, so equal inputs give equal text (the runner skips unchanged writes).
+    Fully qualified names of every namespace are listed; names relative to `namespace`
+    (`<hostname>.<subdomain>`, `<service>`) only for pods and Services in it, as the search
+    path `<namespace>.svc.cluster.local` of a pod there resolves them. Output is sorted, so
+    equal inputs give equal text (the runner skips unchanged writes).
     """
     pods = list(pods)
     lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
@@ -50,9 +56,8 @@ def render_hosts(pods: Iterable[PodAddress], services: Iterable[ServiceInfo]) ->
     for pod in pods:
         entries.add((pod.ip, f"{pod.ip.replace('.', '-')}.{pod.namespace}.pod.{DOMAIN}"))
         if pod.subdomain:
-            entries.add(
-                (pod.ip, " ".join(_names(f"{pod.hostname}.{pod.subdomain}", pod.namespace)))
-            )
+            name = f"{pod.hostname}.{pod.subdomain}"
+            entries.add((pod.ip, " ".join(_names(name, pod.namespace, namespace))))
     for svc in services:
         if not svc.selector:
             continue
@@ -60,6 +65,6 @@ def render_hosts(pods: Iterable[PodAddress], services: Iterable[ServiceInfo]) ->
             if pod.namespace == svc.namespace and all(
                 pod.labels.get(k) == v for k, v in svc.selector.items()
             ):
-                entries.add((pod.ip, " ".join(_names(svc.name, svc.namespace))))
+                entries.add((pod.ip, " ".join(_names(svc.name, svc.namespace, namespace))))
     lines += [f"{ip}\t{names}" for ip, names in sorted(entries)]
     return "\n".join(lines) + "\n"

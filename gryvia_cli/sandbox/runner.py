@@ -95,7 +95,7 @@ class PodRunner:
         self.custom = client.CustomObjectsApi(api)
         self.state = state
         self.namespaces = namespaces
-        self.hosts_path = state / "hosts"
+        self.hosts_dir = state / "hosts"
         self.runs: dict[str, PodRun] = {}
         self.addresses: dict[str, hosts.PodAddress] = {}
         self.services: dict[str, hosts.ServiceInfo] = {}
@@ -103,7 +103,7 @@ class PodRunner:
         self.hosts_dirty = threading.Event()
         self.stop = threading.Event()
         self._ips = itertools.count(1)
-        self.hosts_path.touch()
+        self.hosts_dir.mkdir(parents=True, exist_ok=True)
 
     # -- watches ---------------------------------------------------------------------------
 
@@ -282,7 +282,7 @@ class PodRunner:
                 "sh",
                 "-c",
                 _SHIM,
-                str(self.hosts_path),
+                str(self.hosts_dir / run.namespace),
                 hostname,
                 *argv,
             ]
@@ -520,15 +520,21 @@ class PodRunner:
                 self._write_hosts()
 
     def _write_hosts(self) -> None:
+        """Write one hosts file per namespace with pods: names relative to that namespace
+        resolve there, as a pod's DNS search path (`<ns>.svc.cluster.local`) makes them."""
         with self.lock:
-            text = hosts.render_hosts(self.addresses.values(), self.services.values())
-        data = text.encode()
-        # Rewrite in place: pods bind-mount this very inode as their /etc/hosts.
-        with self.hosts_path.open("r+b") as fh:
-            if fh.read() != data:
-                fh.seek(0)
-                fh.write(data)
-                fh.truncate()
+            pods = list(self.addresses.values())
+            services = list(self.services.values())
+        for namespace in sorted({p.namespace for p in pods}):
+            data = hosts.render_hosts(pods, services, namespace=namespace).encode()
+            path = self.hosts_dir / namespace
+            path.touch()
+            # Rewrite in place: pods bind-mount this very inode as their /etc/hosts.
+            with path.open("r+b") as fh:
+                if fh.read() != data:
+                    fh.seek(0)
+                    fh.write(data)
+                    fh.truncate()
 
 
 def main(argv: list[str] | None = None) -> None:

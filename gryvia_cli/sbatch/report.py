@@ -119,8 +119,8 @@ def render_text(report: dict[str, Any]) -> list[str]:
     if array and array["maxParallel"] is not None and report["outcome"] == "import":
         lines.append(
             f"{INFO} array throttle %{array['maxParallel']}: elements after the first "
-            f"{array['maxParallel']} are created suspended; `gryvia submit --sbatch --wait` "
-            "releases them as others finish"
+            f"{array['maxParallel']} are created suspended; the operator releases them "
+            "as others finish"
         )
     return lines
 

@@ -15,7 +15,17 @@ from typing import Any
 import kopf
 from aiohttp import web
 
-from gryvia_operator.handlers import accounting, aijob, children, gpunode, node, pod, policy, tenant
+from gryvia_operator.handlers import (
+    accounting,
+    aijob,
+    arrays,
+    children,
+    gpunode,
+    node,
+    pod,
+    policy,
+    tenant,
+)
 from gryvia_operator.handlers.kubeapi import (
     AlreadyExists,
     KubeApi,
@@ -68,7 +78,7 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
 def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf.OperatorRegistry:
     """A kopf registry with every handler of this operator."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode, policy, tenant):
+    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays):
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)

@@ -46,3 +46,18 @@ def test_writer_copies_lines_and_marks_partial_tail(tmp_path: Path) -> None:
         ("stdout", "F", "two"),
         ("stdout", "P", "no newline"),
     ]
+
+
+def test_names_relative_to_a_namespace_resolve_only_there() -> None:
+    pods = [
+        PodAddress("a", "j-0-x", "127.244.0.1", "j-0", "j-headless", {"app": "j"}),
+        PodAddress("b", "j-0-y", "127.244.0.2", "j-0", "j-headless", {"app": "j"}),
+    ]
+    in_a = render_hosts(pods, [], namespace="a").splitlines()
+    assert any(
+        line.startswith("127.244.0.1\t") and line.endswith(" j-0.j-headless") for line in in_a
+    )
+    assert not any(
+        line.startswith("127.244.0.2\t") and line.endswith(" j-0.j-headless") for line in in_a
+    )
+    assert any("j-0.j-headless.b.svc.cluster.local" in line for line in in_a)

@@ -1,0 +1,65 @@
+"""Job-array throttle (Slurm `%N`): un-suspend the next elements of an array as others finish.
+
+The rule is `gryvia_operator.api.arrays.plan_release`; this handler only lists the array's
+elements from the job index and patches `spec.suspend: false` on the ones it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.arrays import (
+    ARRAY_NAME_LABEL,
+    element_from_job,
+    max_parallel_of,
+    plan_release,
+)
+from gryvia_operator.handlers.kubeapi import KubeError
+from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.handlers.store import AIJOBS
+
+log = logging.getLogger("gryvia.operator.arrays")
+
+
+async def release(rt: Runtime, namespace: str, array: str, max_parallel: int | None) -> list[str]:
+    """Un-suspend what the throttle allows for one array now; return the released names."""
+    elements = []
+    for body in rt.indices.all_values(AIJOBS):
+        meta = body.get("metadata") or {}
+        if (
+            meta.get("namespace") == namespace
+            and (meta.get("labels") or {}).get(ARRAY_NAME_LABEL) == array
+        ):
+            elements.append(element_from_job(body))
+    names = plan_release(elements, max_parallel)
+    for name in names:
+        try:
+            await rt.api.patch("GryviaAIJob", name, {"spec": {"suspend": False}}, namespace)
+        except KubeError as exc:
+            log.warning("array %s/%s: releasing %s: %s", namespace, array, name, exc)
+    if names:
+        log.info("array %s/%s: released %s", namespace, array, ", ".join(names))
+    return names
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Re-plan an array whenever one of its elements changes."""
+
+    @kopf.on.event(
+        GROUP,
+        VERSION,
+        "gryviaaijobs",
+        id="gryvia_array_events",
+        registry=registry,
+        labels={ARRAY_NAME_LABEL: kopf.PRESENT},
+    )
+    async def array_event(type: str, body: kopf.Body, namespace: str | None, **_: Any) -> None:
+        """An element changed or went away: the array may run another one now."""
+        array = (body.get("metadata", {}).get("labels") or {}).get(ARRAY_NAME_LABEL, "")
+        if not array or not rt.synced.is_set():
+            return
+        await release(rt, namespace or "", array, max_parallel_of(body))

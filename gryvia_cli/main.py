@@ -107,6 +107,52 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "tenant", _C + "tenant", "Tenancy", "Tenants: create, list, show and delete them."
+        ),
+        ("tenants",),
+    ),
+    (
+        LazyCommand(
+            "quota",
+            _C + "quota",
+            "Tenancy",
+            "GPU quota use per team, and spend against the budget.",
+            "quota",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "cost",
+            _C + "cost",
+            "Tenancy",
+            "Spend per team in a day, week or month, against its budget.",
+            "cost",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "usage",
+            _C + "usage",
+            "Tenancy",
+            "Metered GPU-hours and estimated cost per tenant, SKU or day.",
+            "usage",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "invoice",
+            _C + "invoice",
+            "Tenancy",
+            "Monthly invoice estimates per tenant, one line per SKU.",
+            "invoice",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
             "config", _C + "config", "Utilities", "Show or change what gryvia connects to."
         ),
         (),
@@ -124,6 +170,25 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     (
         LazyCommand(
             "version", _C + "version", "Utilities", "Client and server versions.", "version"
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "tui",
+            _C + "tui",
+            "Workloads",
+            "Open the interactive console: jobs, queue, capacity, cost, nodes, submit.",
+            "tui",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "demo",
+            _C + "demo",
+            "Utilities",
+            "Run the demo: a sandbox with Gryvia installed and seeded.",
         ),
         (),
     ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,6 +31,9 @@ from gryvia_cli.output import (
     success,
     warn,
 )
+
+if TYPE_CHECKING:
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
 
 app = typer.Typer()
 
@@ -103,21 +106,54 @@ def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> l
     return [dict(job) for job in conversion.jobs]
 
 
-def print_plans(state: Session, jobs: list[dict[str, Any]]) -> None:
-    """Print each job's GPU request and the nodes that could take it now (stderr)."""
+def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> None:
+    """Print each job's GPU request, the nodes that could take it now and its cost estimate
+    (stderr); jobs without a namespace of their own go to `namespace`."""
+    from gryvia_cli.core.estimate import estimate_cost
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.plan import plan_job
 
     notes: list[str] = []
     supply = read_supply(state.access(), warnings=notes)
+    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
+    pricing = read_pricing(state, targets, notes)
     for text in notes:
-        warn(f"placement plan may be incomplete: {text}")
-    for obj in jobs:
-        plan = plan_job(summarize_job(obj), supply.nodes, supply.allocated)
+        warn(f"plan may be incomplete: {text}")
+    for obj, target in zip(jobs, targets, strict=True):
+        summary = summarize_job(obj)
+        plan = plan_job(summary, supply.nodes, supply.allocated)
         for line in plan.lines():
             info(line)
         if plan.warning:
             warn(plan.warning)
+        estimate = estimate_cost(summary, target, *pricing)
+        if estimate is not None:
+            for line in estimate.lines():
+                info(line)
+            for text in estimate.warnings:
+                warn(text)
+
+
+def read_pricing(
+    state: Session, namespaces: list[str], notes: list[str]
+) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota]]:
+    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace) and the
+    quotas: one list call per kind; unreadable kinds become notes and empty lists."""
+    from gryvia_cli.commands.reads import read_optional, try_read
+    from gryvia_cli.core.tenancy import parse_all
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
+
+    access = state.access()
+
+    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
+        return try_read(lambda: read_optional(access, res), what, notes) or []
+
+    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
+    tenants: list[GryviaTenant] = []
+    if any(ns.startswith("tenant-") for ns in namespaces):
+        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
+    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
+    return skus, tenants, quotas
 
 
 def follow(
@@ -218,7 +254,10 @@ def submit(
     follows them.
 
     Before creating, prints each job's GPU request and the nodes that could take it now to
-    stderr, with a warning when none can. Created names go to stdout (`-o json`: objects).
+    stderr, with a warning when none can, and its estimated cost: GPUs x the catalog price
+    of its GPU type (the tenant's allowed SKUs in a tenant-NAME namespace), per hour and for
+    its timeout, with a warning when that would cross the team's monthly budget. Created
+    names go to stdout (`-o json`: objects).
 
     Examples:
       gryvia submit -f examples/train-ddp.yaml --wait --logs
@@ -251,7 +290,7 @@ def submit(
             raise UsageError(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
-    print_plans(state, jobs)
+    print_plans(state, jobs, ns)
     created_objects = []
     created: list[tuple[str, str]] = []
     for job in jobs:

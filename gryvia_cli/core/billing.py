@@ -188,3 +188,69 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     for row in rows:
         writer.writerow([csv_safe(v) for v in row])
     return buf.getvalue()
+
+
+def parse_when(text: str, *, option: str, end: bool = False) -> dt.datetime:
+    """Parse a `--from`/`--to` value: `YYYY-MM-DD` (midnight UTC; with `end`, the next
+    midnight, so that the whole day is covered) or RFC 3339 (`2026-11-03T10:00:00Z`; no offset
+    means UTC). Raises ValueError naming the option and both forms."""
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            day = dt.datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=dt.UTC)
+            return day + dt.timedelta(days=1) if end else day
+        when = dt.datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{option} {text!r}: use YYYY-MM-DD or RFC 3339, e.g. 2026-11-03 or "
+            "2026-11-03T10:00:00Z"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def usage_csv(rows: Sequence[UsageRow], total: UsageRow, group_by: GroupBy) -> str:
+    """CSV of a usage report: header `<group>,gpu_hours,cost,currency,jobs`, one line per
+    row and a final `total` line; cells guarded against formula injection."""
+    body = [
+        (r.key, round(r.gpu_hours, 4), round(r.cost, 4), r.currency, r.jobs) for r in (*rows, total)
+    ]
+    return to_csv((group_by, "gpu_hours", "cost", "currency", "jobs"), body)
+
+
+INVOICE_CSV_HEADER = (
+    "invoice",
+    "tenant",
+    "period_from",
+    "period_to",
+    "sku",
+    "gpuType",
+    "jobs",
+    "gpuHours",
+    "rate",
+    "amount",
+    "currency",
+)
+
+
+def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
+    """CSV of invoices (as `invoices` returns them): one line per invoice line and a `TOTAL`
+    line per invoice; cells guarded against formula injection."""
+    body: list[tuple[object, ...]] = []
+    for inv in items:
+        head = (inv["number"], inv["tenant"], inv["period"]["from"], inv["period"]["to"])
+        for line in inv["lines"]:
+            body.append(
+                (
+                    *head,
+                    line["sku"],
+                    line["gpuType"],
+                    line["jobs"],
+                    line["gpuHours"],
+                    line["rate"],
+                    line["amount"],
+                    inv["currency"],
+                )
+            )
+        hours = round(sum(line["gpuHours"] for line in inv["lines"]), 4)
+        body.append((*head, "TOTAL", "", inv["jobs"], hours, "", inv["subtotal"], inv["currency"]))
+    return to_csv(INVOICE_CSV_HEADER, body)

@@ -21,6 +21,8 @@ from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
 
 CONNECT_TIMEOUT = 5.0
+FIELD_MANAGER = "gryvia-cli"
+"""Field manager of the CLI's server-side applies."""
 
 
 class KubeAccess:
@@ -193,6 +195,34 @@ class KubeAccess:
             name=name,
             namespace=namespace,
             verb="patch",
+        )
+        return data if isinstance(data, dict) else {}
+
+    def apply(
+        self,
+        res: r.Resource,
+        body: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        field_manager: str = FIELD_MANAGER,
+        force: bool = True,
+    ) -> dict[str, Any]:
+        """Server-side apply `body` (created when missing) as `field_manager`; with `force`
+        it takes over fields other managers set. Returns the object as stored."""
+        name = str((body.get("metadata") or {}).get("name") or "")
+        query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
+        if force:
+            query.append(("force", "true"))
+        data = self._json(
+            "PATCH",
+            res.path(namespace, name),
+            query=query,
+            body=dict(body),
+            content_type="application/apply-patch+yaml",
+            resource=res,
+            name=name,
+            namespace=namespace,
+            verb="apply",
         )
         return data if isinstance(data, dict) else {}
 

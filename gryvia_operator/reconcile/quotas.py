@@ -205,20 +205,20 @@ def plan(state: QuotaState) -> dict[str, Decision]:
         why = ""
         if _budget_spent(state):
             why = (
-                f"the monthly budget of team {state.team} is spent "
+                f"waiting for quota: the monthly budget of team {state.team} is spent "
                 f"({state.spent:.2f} USD, hard limit)"
             )
         elif blocked:
-            why = f"waiting behind earlier jobs of team {state.team}"
+            why = f"waiting for quota behind earlier jobs of team {state.team}"
         elif allocated + job.gpus > limits.max_gpus:
             why = (
-                f"team {state.team} uses {allocated} of {limits.max_gpus} GPUs; "
-                f"this job needs {job.gpus}"
+                f"waiting for quota: team {state.team} uses {allocated} of {limits.max_gpus} "
+                f"GPUs, this job needs {job.gpus}"
             )
         elif limits.max_running_jobs and running >= limits.max_running_jobs:
             why = (
-                f"team {state.team} runs {running} of {limits.max_running_jobs} jobs "
-                "allowed at once"
+                f"waiting for quota: team {state.team} runs {running} of "
+                f"{limits.max_running_jobs} jobs allowed at once"
             )
         if why:
             blocked = True
@@ -231,7 +231,7 @@ def plan(state: QuotaState) -> dict[str, Decision]:
                     "waiting)",
                 )
                 continue
-            decisions[job.key] = Decision("queue", "QuotaExceeded", f"Queued: {why}")
+            decisions[job.key] = Decision("queue", "QuotaExceeded", why)
             continue
         allocated += job.gpus
         running += 1

@@ -74,7 +74,12 @@ def build_resource_quota(tenant: GryviaTenant) -> dict[str, Any] | None:
 
 
 def build_limit_range(tenant: GryviaTenant) -> dict[str, Any]:
-    """Return the LimitRange giving containers default requests and limits."""
+    """Return the LimitRange giving containers default requests (1 CPU, 2 GiB).
+
+    No default limits: a default limit below a container's explicit request makes every pod
+    of that job invalid (an imported sbatch job asking 8 CPUs under a 4-CPU default limit
+    would never start).
+    """
     return {
         "apiVersion": "v1",
         "kind": "LimitRange",
@@ -83,7 +88,6 @@ def build_limit_range(tenant: GryviaTenant) -> dict[str, Any]:
             "limits": [
                 {
                     "type": "Container",
-                    "default": {"cpu": "4", "memory": "8Gi"},
                     "defaultRequest": {"cpu": "1", "memory": "2Gi"},
                 }
             ]

@@ -19,15 +19,32 @@ from tests.support.wait import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
-def _submit(sandbox: SandboxHandle, namespace: str, tmp_path: Path, script: str,
-            name: str) -> subprocess.CompletedProcess[str]:
+def _submit(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path, script: str, name: str
+) -> subprocess.CompletedProcess[str]:
     path = tmp_path / name
     path.write_text(textwrap.dedent(script).lstrip())
     return subprocess.run(
-        [sys.executable, "-m", "gryvia_cli", "submit", "--sbatch", str(path), "--image",
-         "python:3.11", "--kubeconfig", str(sandbox.kubeconfig), "-n", namespace],
-        capture_output=True, text=True, timeout=120, env=os.environ | {"NO_COLOR": "1"},
-        check=True)
+        [
+            sys.executable,
+            "-m",
+            "gryvia_cli",
+            "submit",
+            "--sbatch",
+            str(path),
+            "--image",
+            "python:3.11",
+            "--kubeconfig",
+            str(sandbox.kubeconfig),
+            "-n",
+            namespace,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"NO_COLOR": "1"},
+        check=True,
+    )
 
 
 def _pod_logs(sandbox: SandboxHandle, namespace: str, job: str) -> dict[str, str]:
@@ -35,14 +52,18 @@ def _pod_logs(sandbox: SandboxHandle, namespace: str, job: str) -> dict[str, str
     out = {}
     for pod in pods["items"]:
         index = pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
-        out[index] = sandbox.kubectl_run("logs", "-n", namespace,
-                                         pod["metadata"]["name"]).stdout
+        out[index] = sandbox.kubectl_run("logs", "-n", namespace, pod["metadata"]["name"]).stdout
     return out
 
 
-def test_script_runs_once_and_srun_fans_out(sandbox: SandboxHandle, namespace: str,
-                                            tmp_path: Path) -> None:
-    _submit(sandbox, namespace, tmp_path, """
+def test_script_runs_once_and_srun_fans_out(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    _submit(
+        sandbox,
+        namespace,
+        tmp_path,
+        """
         #!/bin/bash
         #SBATCH --job-name=fanout
         #SBATCH --nodes=2
@@ -52,7 +73,9 @@ def test_script_runs_once_and_srun_fans_out(sandbox: SandboxHandle, namespace: s
         srun python3 -c 'import os; print("procid", os.environ["SLURM_PROCID"])'
         FIRST=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
         python3 -c 'import socket, sys; print("first", socket.gethostbyname(sys.argv[1]))' "$FIRST"
-    """, "fanout.sh")
+    """,
+        "fanout.sh",
+    )
     job = wait_phase(sandbox, namespace, "fanout", "Succeeded", "Failed", timeout=120)
     logs = _pod_logs(sandbox, namespace, "fanout")
     assert job["status"]["phase"] == "Succeeded", logs
@@ -61,31 +84,45 @@ def test_script_runs_once_and_srun_fans_out(sandbox: SandboxHandle, namespace: s
     assert "setup" in logs["0"]
     assert "procid 0" in logs["0"] and "procid 1" in logs["0"]
     pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", "gryvia.io/job=fanout")
-    ip0 = next(p["status"]["podIP"] for p in pods["items"] if
-               p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "0")
+    ip0 = next(
+        p["status"]["podIP"]
+        for p in pods["items"]
+        if p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "0"
+    )
     assert f"first {ip0}" in logs["0"]
 
 
 def _running(sandbox: SandboxHandle, namespace: str) -> tuple[int, list[str]]:
-    jobs = kubectl_json(sandbox, "get", "gaj", "-n", namespace,
-                        "-l", "gryvia.io/array-name=sweep")["items"]
+    jobs = kubectl_json(sandbox, "get", "gaj", "-n", namespace, "-l", "gryvia.io/array-name=sweep")[
+        "items"
+    ]
     phases = [(j.get("status") or {}).get("phase", "") for j in jobs]
-    active = sum(1 for j, p in zip(jobs, phases, strict=True)
-                 if not j["spec"].get("suspend") and p not in
-                 ("Succeeded", "Failed", "Cancelled", "Rejected"))
+    active = sum(
+        1
+        for j, p in zip(jobs, phases, strict=True)
+        if not j["spec"].get("suspend")
+        and p not in ("Succeeded", "Failed", "Cancelled", "Rejected")
+    )
     return active, phases
 
 
-def test_array_throttle_never_runs_more_than_two(sandbox: SandboxHandle, namespace: str,
-                                                 tmp_path: Path) -> None:
-    _submit(sandbox, namespace, tmp_path, """
+def test_array_throttle_never_runs_more_than_two(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    _submit(
+        sandbox,
+        namespace,
+        tmp_path,
+        """
         #!/bin/bash
         #SBATCH --job-name=sweep
         #SBATCH --array=0-3%2
         #SBATCH --time=5
         echo "task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT"
         sleep 3
-    """, "sweep.sh")
+    """,
+        "sweep.sh",
+    )
     most, deadline = 0, time.monotonic() + 180
     phases: list[str] = []
     while time.monotonic() < deadline:
@@ -98,21 +135,41 @@ def test_array_throttle_never_runs_more_than_two(sandbox: SandboxHandle, namespa
     assert most == 2
 
 
-def test_time_limit_kills_a_longer_script(sandbox: SandboxHandle, namespace: str,
-                                          tmp_path: Path) -> None:
-    _submit(sandbox, namespace, tmp_path, """
+def test_time_limit_kills_a_longer_script(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    _submit(
+        sandbox,
+        namespace,
+        tmp_path,
+        """
         #!/bin/bash
         #SBATCH --job-name=overtime
         #SBATCH --time=1
         echo started
         sleep 300
         echo never
-    """, "overtime.sh")
-    job: dict[str, Any] = wait_phase(sandbox, namespace, "overtime", "Failed", "Succeeded",
-                                     timeout=150)
+    """,
+        "overtime.sh",
+    )
+    job: dict[str, Any] = wait_phase(
+        sandbox, namespace, "overtime", "Failed", "Succeeded", timeout=150
+    )
     assert job["status"]["phase"] == "Failed"
     assert "DeadlineExceeded" in job["status"]["message"]
-    wait_for(lambda: not kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l",
-                                      "gryvia.io/job=overtime", "--field-selector",
-                                      "status.phase=Running")["items"],
-             what="the script's pod stopped")
+    wait_for(
+        lambda: (
+            not kubectl_json(
+                sandbox,
+                "get",
+                "pods",
+                "-n",
+                namespace,
+                "-l",
+                "gryvia.io/job=overtime",
+                "--field-selector",
+                "status.phase=Running",
+            )["items"]
+        ),
+        what="the script's pod stopped",
+    )

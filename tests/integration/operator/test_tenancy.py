@@ -183,7 +183,9 @@ def test_second_job_over_quota_waits_and_starts_by_itself(
     wait_phase(sandbox, ns, "first", "Running", "Scheduling")
     create(sandbox, ns, _job("second", script="echo second done"))
     queued = wait_phase(sandbox, ns, "second", "Queued")
-    assert queued["status"]["message"] == f"Queued: team {team} uses 8 of 8 GPUs; this job needs 8"
+    assert queued["status"]["message"] == (
+        f"waiting for quota: team {team} uses 8 of 8 GPUs, this job needs 8"
+    )
     assert any(
         c["type"] == "Admitted" and c["status"] == "False" for c in queued["status"]["conditions"]
     )

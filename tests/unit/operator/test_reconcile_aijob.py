@@ -166,11 +166,13 @@ def test_rejected_deletes_every_child() -> None:
 
 
 def test_quota_gate_holds_rejects_and_releases() -> None:
-    held = AdmissionDecision("queue", "QuotaExceeded", "Queued: team ml uses 8 of 8 GPUs")
+    held = AdmissionDecision(
+        "queue", "QuotaExceeded", "waiting for quota: team ml uses 8 of 8 GPUs"
+    )
     result = _run(make_job("t").gpus(8), Observed(nodes=NODES, admission=held))
     assert result.actions == ()
     assert result.status["phase"] == "Queued"
-    assert result.status["message"] == "Queued: team ml uses 8 of 8 GPUs"
+    assert result.status["message"] == "waiting for quota: team ml uses 8 of 8 GPUs"
     assert _cond(result.status, "Admitted")["status"] == "False"
 
     released = AdmissionDecision("allow", "QuotaReserved", "admitted within the quota of team ml")

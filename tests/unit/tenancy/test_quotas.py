@@ -48,7 +48,9 @@ def test_second_job_waits_then_is_released_when_first_finishes() -> None:
     decisions = plan(state)
     assert decisions["ml/a"].verdict == "allow"
     assert decisions["ml/b"].verdict == "queue"
-    assert decisions["ml/b"].message == "Queued: team ml uses 8 of 8 GPUs; this job needs 8"
+    assert decisions["ml/b"].message == (
+        "waiting for quota: team ml uses 8 of 8 GPUs, this job needs 8"
+    )
     running = _job("a", phase="Running")
     assert decide(second, [quota_state(_quota(), [running, second])]).verdict == "queue"
     done = _job("a", phase="Succeeded")
@@ -66,7 +68,7 @@ def test_release_order_is_priority_then_age_without_backfill() -> None:
     assert decisions["ml/vip"].verdict == "allow"
     assert decisions["ml/old"].verdict == "queue"
     assert decisions["ml/small"].verdict == "queue"  # no jumping ahead of "old"
-    assert "waiting behind earlier jobs" in decisions["ml/small"].message
+    assert "behind earlier jobs" in decisions["ml/small"].message
 
 
 def test_never_fitting_jobs_are_rejected_with_reasons() -> None:

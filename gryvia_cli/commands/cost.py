@@ -1,0 +1,152 @@
+"""`gryvia cost [TEAM] [--period day|week|month]`: spend per team against its budget."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.commands.reads import read_optional
+from gryvia_cli.commands.usage import read_usage_records
+from gryvia_cli.core.cells import Marked
+from gryvia_cli.errors import NotFoundError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
+
+if TYPE_CHECKING:
+    from gryvia_cli.core.cost import Period as CostPeriod
+    from gryvia_cli.core.cost import TeamCost
+
+app = typer.Typer()
+
+COST_COLUMNS = ("team", "spent", "budget", "remaining", "% used", "projected")
+
+
+class Period(StrEnum):
+    """The window spend is counted in (UTC)."""
+
+    day = "day"
+    week = "week"
+    month = "month"
+
+
+PERIODS: dict[Period, CostPeriod] = {
+    Period.day: "day",
+    Period.week: "week",
+    Period.month: "month",
+}
+
+
+def _money(value: float | None, currency: str) -> str:
+    return "-" if value is None else f"{value:.2f} {currency}"
+
+
+def cost_row(item: TeamCost) -> list[object]:
+    """TEAM, SPENT, BUDGET, REMAINING, % USED, PROJECTED (coloured by how much is used)."""
+    from gryvia_cli.core.quota import percent_marker
+
+    cur = item.currency
+    percent = item.percent
+    over = item.budget is not None and item.projected > item.budget
+    return [
+        item.team,
+        _money(item.spent, cur),
+        _money(item.budget, "USD"),
+        Marked(_money(item.remaining, "USD"), "error" if (item.remaining or 0) < 0 else "ok"),
+        Marked("-" if percent is None else f"{percent:.1f}%", percent_marker(percent)),
+        Marked(_money(item.projected, cur), "warn" if over else "ok"),
+    ]
+
+
+@app.command("cost", rich_help_panel="Tenancy")
+def cost(
+    ctx: typer.Context,
+    team: Annotated[str | None, typer.Argument(help="Only this team.", show_default=False)] = None,
+    period: Annotated[
+        Period,
+        typer.Option(
+            "-p", "--period", help="day = today, week = since Monday, month = since the 1st (UTC)."
+        ),
+    ] = Period.month,
+    output: OutputOpt = None,
+) -> None:
+    """Spend per team in a day, week or month, against its budget.
+
+    Teams are the GryviaQuota teams (their namespaces) and the tenants (tenant-NAME). Spend
+    is the estimated cost of the usage records in those namespaces inside the period; a run
+    that began before the period counts only for its part inside it. Prices are those the
+    catalog (GryviaGpuSku) gave at metering time. BUDGET is the monthly budget (the quota's
+    budget.monthlyBudget, else the tenant's quotas.costUSD.monthly), prorated to a day or a
+    week; PROJECTED extends the spend linearly to the end of the period.
+
+    JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
+    namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
+    gpuHours, jobs}], total: {spent, budget, remaining}}.
+
+    Examples:
+      gryvia cost
+      gryvia cost vision --period week
+      gryvia cost -p day -o json | jq '.items[] | {team, spent}'
+    """
+    from gryvia_cli.core.cost import period_window, team_costs, team_scopes
+    from gryvia_cli.core.tenancy import parse_all
+    from gryvia_operator.api import GryviaQuota, GryviaTenant
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    access = state.access()
+    quotas, bad_quotas = parse_all(GryviaQuota, read_optional(access, r.QUOTA))
+    tenants, bad_tenants = parse_all(GryviaTenant, read_optional(access, r.TENANT))
+    for problem in (*bad_quotas, *bad_tenants):
+        warn(f"skipped an invalid object: {problem}")
+    scopes = team_scopes(quotas, tenants)
+    if team is not None:
+        scopes = [s for s in scopes if s.team == team]
+        if not scopes:
+            raise NotFoundError(
+                f"no quota or tenant for team {team}",
+                hint="see 'gryvia quota' and 'gryvia tenant list'",
+            )
+    now = state.now()
+    window = PERIODS[period]
+    start, end = period_window(window, now)
+    records = read_usage_records(state, team) if scopes else []
+    items = team_costs(scopes, records, window, now)
+    spent = sum(i.spent for i in items)
+    budgets = [i.budget for i in items if i.budget is not None]
+    total_budget = sum(budgets) if budgets else None
+    if fmt in MACHINE_FORMATS:
+        render_data(
+            {
+                "apiVersion": "gryvia.io/cli",
+                "kind": "CostReport",
+                "period": window,
+                "from": start.isoformat(),
+                "to": end.isoformat(),
+                "items": [i.as_dict() for i in items],
+                "total": {
+                    "spent": round(spent, 4),
+                    "budget": None if total_budget is None else round(total_budget, 2),
+                    "remaining": (None if total_budget is None else round(total_budget - spent, 2)),
+                },
+            },
+            fmt,
+        )
+        return
+    if not items:
+        info("No quotas or tenants found.")
+        return
+    info(f"Period: {window}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
+    render_table(COST_COLUMNS, [cost_row(i) for i in items])
+    currencies = {i.currency for i in items if i.spent}
+    currency = currencies.pop() if len(currencies) == 1 else "MIXED" if currencies else "USD"
+    info(f"Total spent: {spent:.2f} {currency}")
+    if total_budget is not None:
+        info(f"Total budget: {total_budget:.2f} USD, remaining {total_budget - spent:.2f} USD")
+        if total_budget:
+            info(f"Overall usage: {100.0 * spent / total_budget:.1f}%")
+    if window != "month":
+        note(f"budgets are the monthly budgets prorated to the {window}")
+    note("spend is an estimate from metered GPU time and catalog prices")

@@ -1,0 +1,193 @@
+"""`gryvia usage`: metered GPU-hours and estimated cost per tenant, SKU or day."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gryvia_cli.commands.common import Session, session
+from gryvia_cli.errors import ForbiddenError, UsageError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import OutputFormat, info, note, render_data, render_table, warn
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gryvia_cli.core.billing import GroupBy as BillingGroupBy
+    from gryvia_cli.core.billing import UsageRow
+    from gryvia_operator.api import GryviaUsageRecord
+
+app = typer.Typer()
+
+ESTIMATE_NOTE = "costs are estimates from metered GPU time and catalog prices, not an invoice"
+
+
+class ReportFormat(StrEnum):
+    """Formats of the billing reports (`usage`, `invoice`)."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    csv = "csv"
+
+
+class GroupBy(StrEnum):
+    """What one usage row totals."""
+
+    tenant = "tenant"
+    sku = "sku"
+    day = "day"
+
+
+BILLING_GROUPS: dict[GroupBy, BillingGroupBy] = {
+    GroupBy.tenant: "tenant",
+    GroupBy.sku: "sku",
+    GroupBy.day: "day",
+}
+
+ReportOutputOpt = Annotated[
+    ReportFormat | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="Output format: table, json, yaml or csv [default: the global -o when json or yaml, "
+        "else table].",
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
+TenantOpt = Annotated[
+    str | None, typer.Option("--tenant", metavar="TENANT", help="Only this tenant's usage.")
+]
+
+
+def report_format(state: Session, local: ReportFormat | None) -> ReportFormat:
+    """The command's `-o`, else the global `-o`/GRYVIA_OUTPUT when it is json or yaml, else
+    table."""
+    if local is not None:
+        return local
+    if state.output in (OutputFormat.json, OutputFormat.yaml):
+        return ReportFormat(state.output.value)
+    return ReportFormat.table
+
+
+def read_usage_records(state: Session, tenant: str | None) -> list[GryviaUsageRecord]:
+    """Every GryviaUsageRecord (all namespaces; only `tenant-<tenant>` when listing all is
+    forbidden and a tenant is given); invalid records are skipped with a warning."""
+    from gryvia_cli.core.tenancy import namespace_of, parse_all
+    from gryvia_operator.api import GryviaUsageRecord
+
+    access = state.access()
+    try:
+        items = access.items(r.USAGE_RECORD, None)
+    except ForbiddenError:
+        if tenant is None:
+            raise
+        warn(f"cannot list usage records in all namespaces; reading {namespace_of(tenant)}")
+        items = access.items(r.USAGE_RECORD, namespace_of(tenant))
+    records, problems = parse_all(GryviaUsageRecord, items)
+    for problem in problems:
+        warn(f"skipped an invalid usage record: {problem}")
+    return records
+
+
+def write_csv(text: str) -> None:
+    """Print CSV text to stdout as it is."""
+    import sys
+
+    sys.stdout.write(text)
+
+
+@app.command("usage", rich_help_panel="Tenancy")
+def usage(
+    ctx: typer.Context,
+    tenant: TenantOpt = None,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="DATE",
+            help="Runs starting at or after DATE (YYYY-MM-DD, UTC, or RFC 3339).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            metavar="DATE",
+            help="Runs starting before DATE; a date alone includes that whole UTC day.",
+            show_default=False,
+        ),
+    ] = None,
+    group_by: Annotated[
+        GroupBy, typer.Option("--group-by", help="One row per tenant, SKU or UTC day.")
+    ] = GroupBy.tenant,
+    output: ReportOutputOpt = None,
+) -> None:
+    """Metered GPU-hours and estimated cost per tenant, SKU or day.
+
+    Reads the GryviaUsageRecords of all namespaces (one per job run) and totals those whose
+    run started in [--from, --to). Columns: the group, GPU HOURS, COST, JOBS (distinct jobs),
+    then a total line. Costs are estimates (GPU-hours x the catalog rate at metering time).
+
+    JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
+    items: [{<group>, gpuHours, cost, currency, jobs}], total: {...}, note}.
+    CSV: `<group>,gpu_hours,cost,currency,jobs` and a final `total` line; cells that a
+    spreadsheet would run as a formula get a leading apostrophe.
+
+    Examples:
+      gryvia usage --from 2026-11-01 --to 2026-11-30
+      gryvia usage --tenant vision --group-by day
+      gryvia usage --group-by sku -o csv > usage.csv
+    """
+    from gryvia_cli.core.billing import aggregate, parse_when, usage_csv
+
+    state = session(ctx)
+    fmt = report_format(state, output)
+    try:
+        start = parse_when(from_, option="--from") if from_ else None
+        end = parse_when(to, option="--to", end=True) if to else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if start and end and start >= end:
+        raise UsageError(f"--from {from_} is not before --to {to}")
+    records = read_usage_records(state, tenant)
+    key = BILLING_GROUPS[group_by]
+    rows, total = aggregate(records, key, start, end, tenant)
+    if fmt is ReportFormat.csv:
+        write_csv(usage_csv(rows, total, key))
+        return
+    if fmt is not ReportFormat.table:
+        total_dict = total.as_dict(key)
+        total_dict.pop(key)
+        render_data(
+            {
+                "apiVersion": "gryvia.io/cli",
+                "kind": "UsageReport",
+                "groupBy": key,
+                "from": start.isoformat() if start else None,
+                "to": end.isoformat() if end else None,
+                "tenant": tenant,
+                "items": [row.as_dict(key) for row in rows],
+                "total": total_dict,
+                "note": ESTIMATE_NOTE,
+            },
+            OutputFormat(fmt.value),
+        )
+        return
+    if not rows:
+        info("No usage" + (f" for tenant {tenant}" if tenant else "") + " in this period.")
+        return
+    render_table([key, "gpu hours", "cost", "jobs"], _table(rows, total))
+    note(ESTIMATE_NOTE)
+
+
+def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:
+    return [
+        [row.key, f"{row.gpu_hours:.4f}", f"{row.cost:.4f} {row.currency}", row.jobs]
+        for row in (*rows, total)
+    ]

@@ -1,0 +1,178 @@
+"""`gryvia cost`: spend per team in a day, week or month window against its budget (pure).
+
+A team is a GryviaQuota `spec.team` (its namespaces) and a GryviaTenant of that name (its
+`tenant-<name>` namespace). Spend is the cost of the usage records in those namespaces inside
+the window, a run crossing the window's start counted for its part inside it. Windows are UTC:
+day = since midnight, week = since Monday, month = since the 1st. Budgets are monthly (a
+quota's `budget.monthlyBudget`, else the tenant's `quotas.costUSD.monthly`); for a day or a
+week the budget is the monthly one prorated to the period. Projections are linear to the end
+of the period, like the operator's `projectedSpend`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gryvia_cli.core.billing import month_bounds
+from gryvia_cli.core.tenancy import namespace_of
+from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
+
+Period = Literal["day", "week", "month"]
+PERIODS: tuple[Period, ...] = ("day", "week", "month")
+MIN_ELAPSED = dt.timedelta(minutes=1)
+
+
+def period_window(period: Period, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """[start, end) in UTC of the day, week (Monday to Monday) or month holding `now`."""
+    utc = now.astimezone(dt.UTC)
+    midnight = utc.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "day":
+        return midnight, midnight + dt.timedelta(days=1)
+    if period == "week":
+        monday = midnight - dt.timedelta(days=midnight.weekday())
+        return monday, monday + dt.timedelta(days=7)
+    return month_bounds(f"{utc:%Y-%m}")
+
+
+@dataclass(frozen=True)
+class TeamScope:
+    """A team: the namespaces its spend comes from and its monthly budget (USD, or None)."""
+
+    team: str
+    namespaces: tuple[str, ...]
+    monthly_budget: float | None
+
+
+def team_scopes(quotas: Iterable[GryviaQuota], tenants: Iterable[GryviaTenant]) -> list[TeamScope]:
+    """Every team of the quotas and tenants, sorted by name. Quota budgets of one team add
+    up; a tenant's `quotas.costUSD.monthly` counts only when no quota of its name has one."""
+    namespaces: dict[str, set[str]] = defaultdict(set)
+    quota_budget: dict[str, float] = {}
+    tenant_budget: dict[str, float] = {}
+    for quota in quotas:
+        team = quota.spec.team
+        namespaces[team].update(quota.spec.namespaces)
+        budget = quota.spec.budget
+        if budget is not None and budget.monthly_budget is not None:
+            quota_budget[team] = quota_budget.get(team, 0.0) + budget.monthly_budget
+    for tenant in tenants:
+        namespaces[tenant.name].add(namespace_of(tenant.name))
+        limits = tenant.spec.quotas
+        if limits and limits.cost_usd and limits.cost_usd.monthly is not None:
+            tenant_budget[tenant.name] = limits.cost_usd.monthly
+    return [
+        TeamScope(team, tuple(sorted(ns)), quota_budget.get(team, tenant_budget.get(team)))
+        for team, ns in sorted(namespaces.items())
+    ]
+
+
+def _metered_end(record: GryviaUsageRecord) -> dt.datetime:
+    spec = record.spec
+    if spec.end is not None:
+        return spec.end
+    hours = spec.gpu_hours / spec.gpus if spec.gpus else 0.0
+    return spec.start + dt.timedelta(hours=hours)
+
+
+def share_in_window(record: GryviaUsageRecord, start: dt.datetime, end: dt.datetime) -> float:
+    """The fraction (0..1) of the record's metered run that lies in [start, end); a run of no
+    length counts wholly when it starts inside."""
+    run_start, run_end = record.spec.start, _metered_end(record)
+    if run_end <= run_start:
+        return 1.0 if start <= run_start < end else 0.0
+    overlap = (min(run_end, end) - max(run_start, start)).total_seconds()
+    return max(overlap, 0.0) / (run_end - run_start).total_seconds()
+
+
+@dataclass(frozen=True)
+class TeamCost:
+    """One team's spend in the window, its budget for the period and the projection."""
+
+    team: str
+    namespaces: tuple[str, ...]
+    spent: float
+    gpu_hours: float
+    jobs: int
+    currency: str
+    budget: float | None
+    """The budget of the period: the monthly budget, prorated for a day or a week."""
+    monthly_budget: float | None
+    projected: float
+
+    @property
+    def remaining(self) -> float | None:
+        """Budget of the period minus spend; None without a budget."""
+        return None if self.budget is None else self.budget - self.spent
+
+    @property
+    def percent(self) -> float | None:
+        """Spend as a percentage of the period's budget; None without a (non-zero) budget."""
+        return 100.0 * self.spent / self.budget if self.budget else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The documented JSON item of `gryvia cost -o json`."""
+        return {
+            "team": self.team,
+            "namespaces": list(self.namespaces),
+            "spent": round(self.spent, 4),
+            "budget": None if self.budget is None else round(self.budget, 2),
+            "monthlyBudget": self.monthly_budget,
+            "remaining": None if self.remaining is None else round(self.remaining, 2),
+            "percentUsed": None if self.percent is None else round(self.percent, 1),
+            "projected": round(self.projected, 2),
+            "currency": self.currency,
+            "gpuHours": round(self.gpu_hours, 4),
+            "jobs": self.jobs,
+        }
+
+
+def team_costs(
+    scopes: Sequence[TeamScope],
+    records: Iterable[GryviaUsageRecord],
+    period: Period,
+    now: dt.datetime,
+) -> list[TeamCost]:
+    """Spend of each team in the `period` window holding `now`, in scope order."""
+    start, end = period_window(period, now)
+    month_start, month_end = month_bounds(f"{now.astimezone(dt.UTC):%Y-%m}")
+    scale = (end - start) / (month_end - month_start) if period != "month" else 1.0
+    elapsed = max(min(now, end) - start, MIN_ELAPSED) / (end - start)
+    cost: dict[str, float] = defaultdict(float)
+    hours: dict[str, float] = defaultdict(float)
+    jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    currencies: dict[str, set[str]] = defaultdict(set)
+    teams_of: dict[str, list[str]] = defaultdict(list)
+    for scope in scopes:
+        for ns in scope.namespaces:
+            teams_of[ns].append(scope.team)
+    for rec in records:
+        share = share_in_window(rec, start, end)
+        if share <= 0:
+            continue
+        for team in teams_of.get(rec.namespace, ()):
+            cost[team] += rec.spec.cost * share
+            hours[team] += rec.spec.gpu_hours * share
+            jobs[team].add((rec.namespace, rec.spec.job))
+            currencies[team].add(rec.spec.currency)
+    out = []
+    for scope in scopes:
+        cur = currencies[scope.team]
+        spent = cost[scope.team]
+        out.append(
+            TeamCost(
+                team=scope.team,
+                namespaces=scope.namespaces,
+                spent=spent,
+                gpu_hours=hours[scope.team],
+                jobs=len(jobs[scope.team]),
+                currency=next(iter(cur)) if len(cur) == 1 else ("MIXED" if cur else "USD"),
+                budget=None if scope.monthly_budget is None else scope.monthly_budget * scale,
+                monthly_budget=scope.monthly_budget,
+                projected=spent / elapsed,
+            )
+        )
+    return out

@@ -1,0 +1,183 @@
+"""Tenants for `gryvia tenant`: the name rule, the apply body, table rows, details and what
+deleting a tenant does to its namespace (pure).
+
+Rules: behaviour.md section 2 (`tenant` row) and section 6 (GryviaTenant); known gap 12 fixed:
+the delete message follows `spec.deletionPolicy` instead of warning that the namespace may go.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from gryvia_cli.core.cells import Marked
+from gryvia_operator.api import API_VERSION, GryviaTenant
+from gryvia_operator.api.tenant import TENANT_NAMESPACE_PREFIX
+
+MAX_NAME = 56
+"""Longest tenant name: `tenant-` plus 56 characters is a 63-character namespace name."""
+ROLES = ("admin", "member", "viewer")
+DEFAULT_ROLE = "viewer"
+DELETION_POLICIES = ("Retain", "Delete")
+NAME_RULE = (
+    f"lowercase letters, digits and '-', at most {MAX_NAME} characters, "
+    "not starting or ending with '-'"
+)
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a valid tenant name (the message names the rule), or None."""
+    if len(name) <= MAX_NAME and _NAME.match(name):
+        return None
+    return f'tenant name "{name}" is invalid: use {NAME_RULE}'
+
+
+def namespace_of(name: str) -> str:
+    """The tenant's namespace, `tenant-<name>`."""
+    return f"{TENANT_NAMESPACE_PREFIX}{name}"
+
+
+def parse_member(text: str) -> dict[str, str]:
+    """Parse `USER[:ROLE]` (role admin, member or viewer; default viewer) into a members
+    entry. User names with colons (`system:serviceaccount:ns:sa`) work when a role follows
+    or the name starts with `system:`. Raises ValueError naming the form."""
+    head, _, tail = text.rpartition(":")
+    if head and tail.strip().lower() in ROLES:
+        user, role = head.strip(), tail.strip().lower()
+    elif ":" not in text or text.startswith("system:"):
+        user, role = text.strip(), DEFAULT_ROLE
+    else:
+        user, role = "", ""
+    if not user or role not in ROLES:
+        raise ValueError(
+            f'--member "{text}": use USER or USER:ROLE with ROLE one of {", ".join(ROLES)}'
+        )
+    return {"username": user, "role": role}
+
+
+def build_tenant_apply(
+    name: str,
+    *,
+    display_name: str | None = None,
+    allowed_skus: Sequence[str] = (),
+    max_gpus: int | None = None,
+    isolated: bool | None = None,
+    members: Sequence[Mapping[str, str]] = (),
+    deletion_policy: str | None = None,
+) -> dict[str, Any]:
+    """The GryviaTenant to server-side apply: only the given fields are set (the display
+    name defaults to the tenant name)."""
+    spec: dict[str, Any] = {"displayName": display_name or name}
+    if allowed_skus:
+        spec["allowedSkus"] = list(dict.fromkeys(allowed_skus))
+    if max_gpus is not None:
+        spec["quotas"] = {"concurrentGPUs": max_gpus}
+    if isolated is not None:
+        spec["networkPolicy"] = {"isolated": isolated}
+    if members:
+        spec["members"] = [dict(m) for m in members]
+    if deletion_policy is not None:
+        spec["deletionPolicy"] = deletion_policy
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "GryviaTenant",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def parse_all(model: type[M], items: Iterable[Mapping[str, Any]]) -> tuple[list[M], list[str]]:
+    """Validate raw API objects as `model`; return (valid objects, one problem per invalid
+    object) so that one odd object does not hide the others."""
+    good: list[M] = []
+    problems: list[str] = []
+    for item in items:
+        try:
+            good.append(model.model_validate(dict(item)))
+        except ValidationError as exc:
+            name = (item.get("metadata") or {}).get("name") or "?"
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            problems.append(f"{name}: {where}: {first.get('msg')}")
+    return good, problems
+
+
+TENANT_COLUMNS = ("name", "display name", "health", "max gpus", "skus", "namespace")
+
+_HEALTH_MARKERS = {"healthy": "ok", "warning": "warn", "quota-exceeded": "error"}
+
+
+def max_gpus_text(tenant: GryviaTenant) -> str:
+    """`quotas.concurrentGPUs`, or `unlimited` when unset or 0."""
+    quotas = tenant.spec.quotas
+    return str(quotas.concurrent_gpus) if quotas and quotas.concurrent_gpus else "unlimited"
+
+
+def skus_text(tenant: GryviaTenant) -> str:
+    """The allowed SKUs, or `all` when the tenant may use every enabled SKU."""
+    return ", ".join(tenant.spec.allowed_skus or []) or "all"
+
+
+def namespaces_text(tenant: GryviaTenant) -> str:
+    """The managed namespaces from the status, else the tenant's `tenant-<name>`."""
+    managed = tenant.status.namespaces_managed if tenant.status else None
+    return ", ".join(managed or [namespace_of(tenant.name)])
+
+
+def tenant_row(tenant: GryviaTenant) -> list[Any]:
+    """NAME, DISPLAY NAME, HEALTH (coloured), MAX GPUS, SKUS, NAMESPACE."""
+    health = (tenant.status.health if tenant.status else None) or "-"
+    return [
+        tenant.name,
+        tenant.spec.display_name or "-",
+        Marked(health, _HEALTH_MARKERS.get(health, "unknown")),
+        max_gpus_text(tenant),
+        skus_text(tenant),
+        namespaces_text(tenant),
+    ]
+
+
+def deletion_outcome(tenant: GryviaTenant) -> str:
+    """What deleting the tenant does to its namespace, from `spec.deletionPolicy`."""
+    ns = namespace_of(tenant.name)
+    if tenant.spec.deletion_policy == "Delete":
+        return f"namespace {ns} and everything in it will be deleted (deletionPolicy Delete)"
+    return f"namespace {ns} is kept; its tenant labels are removed (deletionPolicy Retain)"
+
+
+def tenant_details(tenant: GryviaTenant) -> list[tuple[str, str]]:
+    """(label, value) lines of `gryvia tenant get` for people."""
+    spec, status = tenant.spec, tenant.status
+    policy = spec.network_policy
+    isolated = (
+        "default"
+        if policy is None or policy.isolated is None
+        else ("yes" if policy.isolated else "no")
+    )
+    members = ", ".join(f"{m.username} ({m.role})" for m in spec.members or []) or "-"
+    lines = [
+        ("Name", tenant.name),
+        ("Display name", spec.display_name or "-"),
+        ("Namespace", namespace_of(tenant.name)),
+        ("Allowed SKUs", skus_text(tenant)),
+        ("Max concurrent GPUs", max_gpus_text(tenant)),
+        ("Network isolated", isolated),
+        ("Members", members),
+        ("Deletion policy", spec.deletion_policy),
+    ]
+    if status is not None:
+        usage = status.current_usage
+        lines.append(("Health", status.health or "-"))
+        if usage is not None:
+            lines.append(("GPUs in use", str(usage.used_gpus or 0)))
+            lines.append(("Running jobs", str(usage.running_jobs or 0)))
+            lines.append(("GPU hours (month)", f"{usage.gpu_hours or 0.0:.2f}"))
+            lines.append(("Spend (month)", f"{usage.cost_usd or 0.0:.2f} USD"))
+        lines.append(("Managed namespaces", namespaces_text(tenant)))
+    return lines

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install k8s-bin lint format test test-unit test-integration crds docs bench demo demo-check demo-down clean
+.PHONY: help install k8s-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -39,14 +39,21 @@ test-unit: install ## Unit tests only (no cluster)
 crds: install ## Regenerate the chart's CRDs and the CRD reference from the models
 	$(BIN)/python -m gryvia_operator.api.crdgen --out charts/gryvia/templates/crds --docs docs/reference/crds.md
 
+docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings)
+	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
+	$(BIN)/python charts/gryvia/hack/values_doc.py
+
 bench: install k8s-bin ## Benchmarks that print numbers
 	$(BIN)/python -m tests.bench
 
-demo: install k8s-bin ## Start the sandbox demo
-	$(BIN)/gryvia sandbox up --wait
+demo: install k8s-bin ## The demo: sandbox, chart, operator, tenants and jobs, then the console
+	$(BIN)/gryvia demo up
 
-demo-down: install ## Stop the demo's sandbox
-	$(BIN)/gryvia sandbox down --yes
+demo-check: install k8s-bin ## The demo without the console: set up, print and check every state
+	$(BIN)/gryvia demo check
+
+demo-down: install ## Stop the demo and everything it started
+	$(BIN)/gryvia demo down --yes
 
 clean: ## Remove the virtualenv and caches in the tree (not the Go binary cache)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -5,7 +5,14 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ["tests.bench_sandbox"]
+SUITES = [
+    "tests.bench_sandbox",
+    "tests.bench_operator",
+    "tests.bench_cli",
+    "tests.bench_tui",
+    "tests.bench_sbatch",
+    "tests.bench_tenancy",
+]
 
 
 def main() -> None:

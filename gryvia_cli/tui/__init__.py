@@ -1,1 +1,46 @@
-"""The Textual console (`gryvia tui`)."""
+"""The Textual console (`gryvia tui`): `run()` starts it; `make_app()` builds it for tests."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gryvia_cli.tui.app import GryviaApp
+
+
+def make_app(*args: Any, **kwargs: Any) -> GryviaApp:
+    """Build the console app (see `gryvia_cli.tui.app.make_app`)."""
+    from gryvia_cli.tui.app import make_app as build
+
+    return build(*args, **kwargs)
+
+
+def run(
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    readonly: bool,
+) -> None:
+    """Start the console against the kubeconfig context (None: current) in `namespace`
+    (None: the saved default, the context's, else `default`) or every namespace.
+
+    Raises GryviaError (KubeconfigError, ...) before the screen opens when the kubeconfig
+    cannot be loaded; later API problems are shown inside the console.
+    """
+    from pathlib import Path
+
+    from gryvia_cli.settings import load_settings
+    from gryvia_cli.tui.kubesource import KubeSource
+
+    settings = load_settings()
+    source = KubeSource.open(
+        Path(kubeconfig) if kubeconfig else None,
+        context,
+        namespace,
+        all_namespaces=all_namespaces,
+        saved_namespaces=dict(settings.namespaces),
+        timeout=settings.request_timeout,
+    )
+    make_app(source, readonly=readonly).run()

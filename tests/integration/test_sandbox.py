@@ -98,7 +98,16 @@ def _job_condition(sandbox: SandboxHandle, ns: str, name: str) -> str | None:
 def test_gpu_nodes_carry_gfd_labels_and_capacity(sandbox: SandboxHandle) -> None:
     nodes = json.loads(sandbox.kubectl_run("get", "nodes", "-o", "json").stdout)["items"]
     by_name = {n["metadata"]["name"]: n for n in nodes}
-    assert len(by_name) == 7
+    defaults = {
+        "gpu-h100-0",
+        "gpu-h100-1",
+        "gpu-a100-80g-0",
+        "gpu-a100-80g-1",
+        "gpu-l40-0",
+        "gpu-l40-1",
+        "cpu-0",
+    }
+    assert defaults <= set(by_name)  # other tests may add nodes to the shared sandbox
     h100 = by_name["gpu-h100-0"]
     labels = h100["metadata"]["labels"]
     assert labels["nvidia.com/gpu.present"] == "true"

@@ -17,7 +17,7 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaGpuSku, GryviaTenant
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.handlers import policy
@@ -35,6 +35,7 @@ from gryvia_operator.reconcile.tenancy import namespace_name, tenant_status
 
 log = logging.getLogger("gryvia.operator.accounting")
 QUOTA_SECONDS = 1.0
+WRITE_CONCURRENCY = 16
 METERING_SECONDS = 30.0
 STATUS_REFRESH_SECONDS = 60.0
 
@@ -87,13 +88,13 @@ class Accounting:
         await self.ensure_catalog()
         while True:
             started = time.perf_counter()
+            self.kick.clear()  # before the pass: a job ending during it kicks the next one
             try:
                 await self.meter()
                 await self.update_tenants()
             except (KubeError, OSError) as exc:
                 log.warning("metering: %s", exc)
             self.rt.metrics.latency.observe(time.perf_counter() - started, controller="metering")
-            self.kick.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.kick.wait(), METERING_SECONDS)
 
@@ -110,9 +111,16 @@ class Accounting:
         return None
 
     def desired_record(
-        self, body: Mapping[str, Any], *, deleted: bool = False
+        self,
+        body: Mapping[str, Any],
+        *,
+        deleted: bool = False,
+        catalog: tuple[dict[str, GryviaTenant], list[GryviaGpuSku]] | None = None,
     ) -> dict[str, Any] | None:
-        """The usage record `body`'s run should have now (None when it never ran)."""
+        """The usage record `body`'s run should have now (None when it never ran).
+
+        `catalog` (tenants, SKUs) is read from the indexes when not given; a pass reads it once.
+        """
         rt = self.rt
         if not (body.get("status") or {}).get("startTime"):
             return None
@@ -120,14 +128,14 @@ class Accounting:
             job = GryviaAIJob.model_validate(body)
         except ValidationError:
             return None
-        known = policy.tenants(rt)
+        known, skus = catalog or (policy.tenants(rt), policy.skus(rt))
         labels = job.metadata.labels or {}
         tenant = tenant_of(
             job.namespace, labels, policy.namespace_labels(rt, job.namespace), set(known)
         )
         owner = known.get(tenant)
         gpu_type = self._billed_type(job)
-        rate = select_rate(gpu_type, policy.skus(rt), owner.spec.allowed_skus if owner else None)
+        rate = select_rate(gpu_type, skus, owner.spec.allowed_skus if owner else None)
         now = rt.clock()
         return build_usage_record(
             job,
@@ -172,14 +180,21 @@ class Accounting:
         self.rt.metrics.writes.inc(kind="GryviaUsageRecord", verb="apply")
 
     async def meter(self) -> None:
-        """One metering pass over every job that has run."""
-        for body in self.rt.indices.all_values(AIJOBS):
-            desired = self.desired_record(body)
-            if desired is not None:
+        """One metering pass over every job that has run: records are written concurrently
+        (at most WRITE_CONCURRENCY at once), the catalog is read once."""
+        catalog = (policy.tenants(self.rt), policy.skus(self.rt))
+        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+        async def write(desired: dict[str, Any]) -> None:
+            async with limit:
                 await self.write_record(desired)
-        indexed = {k for k in self.records if self.rt.indices.first(USAGE, k) == self.records[k]}
-        for key in indexed:
-            del self.records[key]
+
+        wanted = [
+            self.desired_record(b, catalog=catalog) for b in self.rt.indices.all_values(AIJOBS)
+        ]
+        await asyncio.gather(*(write(d) for d in wanted if d is not None))
+        for key in [k for k, rec in self.records.items() if _indexed(self.rt, k, rec)]:
+            del self.records[key]  # the watch has caught up with our write
 
     async def on_job_deleted(self, body: Mapping[str, Any]) -> None:
         """Close the open record of a job deleted while it ran (billed up to now)."""
@@ -232,6 +247,12 @@ class Accounting:
             except AlreadyExists:
                 continue
         log.info("created the default GPU price catalog")
+
+
+def _indexed(rt: Runtime, key: tuple[str, str], written: Mapping[str, Any]) -> bool:
+    """True when the usage index holds the spec this operator last wrote under `key`."""
+    found = rt.indices.first(USAGE, key)
+    return found is not None and found.get("spec") == written.get("spec")
 
 
 def _comparable(status: Mapping[str, Any]) -> Any:

@@ -8,10 +8,14 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.controlplane import ControlPlane, control_plane
+
+if TYPE_CHECKING:
+    from tests.support.operator import OperatorProcess
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +93,41 @@ def sandbox_api(sandbox: SandboxHandle) -> Iterator[object]:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def crds(sandbox: SandboxHandle) -> None:
+    """Every Gryvia CRD, applied to the sandbox and Established."""
+    from tests.support.operator import apply_crds
+
+    apply_crds(sandbox.kubectl, sandbox.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def operator(
+    sandbox: SandboxHandle, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    """The operator running against the sandbox for the whole session (tests may kill and
+    restart it); stopped, and its webhook configuration removed, at the end."""
+    from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
+
+    proc = OperatorProcess(sandbox.kubeconfig, tmp_path_factory.mktemp("operator") / "operator.log")
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        sandbox.kubectl_run(
+            "delete",
+            "validatingwebhookconfiguration",
+            WEBHOOK_CONFIG,
+            "--ignore-not-found",
+            check=False,
+        )
+
+
+@pytest.fixture
+def live_operator(operator: OperatorProcess) -> OperatorProcess:
+    """The session's operator, (re)started if an earlier test stopped it."""
+    operator.ensure_running()
+    return operator

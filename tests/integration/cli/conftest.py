@@ -1,15 +1,12 @@
-"""The CLI against the sandbox: a private config folder, per-test namespaces, and the operator
-as a local process (started when `gryvia_operator/main.py` exists, else its tests skip)."""
+"""The CLI against the sandbox: a private config folder, per-test namespaces, and the session's
+operator (a local process, see tests/conftest.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,101 +15,17 @@ from typing import Any
 import pytest
 
 from tests.conftest import SandboxHandle
-from tests.support.ports import free_port
-from tests.support.wait import wait_for
+from tests.support.operator import OperatorProcess
 
 REPO = Path(__file__).resolve().parents[3]
 WEBHOOK_CONFIG = "gryvia-validating-cli-test"
 Gryvia = Callable[..., subprocess.CompletedProcess[str]]
 
 
-@pytest.fixture(scope="package")
-def crds(sandbox: SandboxHandle) -> None:
-    """Every Gryvia CRD, applied and established."""
-    from gryvia_operator.api import crdgen
-
-    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": crdgen.build_crds()})
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=body,
-        text=True,
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    sandbox.kubectl_run("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-
-
-@pytest.fixture(scope="package")
-def operator_proc(
-    sandbox: SandboxHandle, crds: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[subprocess.Popen[bytes] | None]:
-    """`python -m gryvia_operator` against the sandbox, ready; None when it is not built yet."""
-    if not (REPO / "gryvia_operator" / "main.py").exists():
-        yield None
-        return
-    log = tmp_path_factory.mktemp("cli-operator") / "operator.log"
-    health = free_port()
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gryvia_operator",
-                "--kubeconfig",
-                str(sandbox.kubeconfig),
-                "--webhook-self-register",
-                "--webhook-config-name",
-                WEBHOOK_CONFIG,
-                "--webhook-port",
-                str(free_port()),
-                "--health-port",
-                str(health),
-                "--metrics-port",
-                str(free_port()),
-                "--probe-host",
-                "127.0.0.1",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-
-    def ready() -> bool:
-        if proc.poll() is not None:
-            raise AssertionError(f"operator exited with {proc.returncode}; see {log}")
-        url = f"http://127.0.0.1:{health}/readyz"
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-        return False
-
-    try:
-        wait_for(ready, timeout=90, what=f"operator /readyz (log: {log})")
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        sandbox.kubectl_run(
-            "delete",
-            "validatingwebhookconfiguration",
-            WEBHOOK_CONFIG,
-            "--ignore-not-found",
-            check=False,
-        )
-
-
 @pytest.fixture
-def operator(operator_proc: subprocess.Popen[bytes] | None) -> subprocess.Popen[bytes]:
-    """The running operator; skips the test when the operator is not available."""
-    if operator_proc is None:
-        pytest.skip("gryvia_operator/main.py does not exist yet")
-    assert operator_proc.poll() is None, "the operator died"
-    return operator_proc
+def operator(live_operator: OperatorProcess) -> OperatorProcess:
+    """The session's operator, running (see tests/conftest.py)."""
+    return live_operator
 
 
 @pytest.fixture

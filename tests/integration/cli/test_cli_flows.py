@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import REPO, Gryvia, kubectl_json
+from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -41,10 +41,9 @@ def pods_use_namespaces() -> bool:
 
 
 def test_newcomer_session_ddp_with_wait_and_logs(
-    operator: subprocess.Popen[bytes], namespace: str, gryvia: Gryvia
+    operator: OperatorProcess, namespace: str, gryvia: Gryvia
 ) -> None:
-    if not pods_use_namespaces():
-        pytest.skip("the sandbox pods cannot see the cluster hosts file here (no unshare)")
+    assert pods_use_namespaces(), "pod DNS needs root and unshare (see README, the sandbox)"
     result = gryvia(
         "submit",
         "-f",
@@ -70,7 +69,7 @@ def test_newcomer_session_ddp_with_wait_and_logs(
 
 
 def test_single_gpu_example_and_failing_job(
-    operator: subprocess.Popen[bytes], namespace: str, gryvia: Gryvia, tmp_path: Path
+    operator: OperatorProcess, namespace: str, gryvia: Gryvia, tmp_path: Path
 ) -> None:
     ok = gryvia(
         "submit",
@@ -101,7 +100,7 @@ def test_single_gpu_example_and_failing_job(
 
 
 def test_cancel_a_running_job_then_delete_it(
-    operator: subprocess.Popen[bytes],
+    operator: OperatorProcess,
     sandbox: SandboxHandle,
     namespace: str,
     gryvia: Gryvia,
@@ -147,7 +146,7 @@ def test_cancel_a_running_job_then_delete_it(
 
 
 def test_queue_and_status_with_the_operator(
-    operator: subprocess.Popen[bytes], namespace: str, gryvia: Gryvia, tmp_path: Path
+    operator: OperatorProcess, namespace: str, gryvia: Gryvia, tmp_path: Path
 ) -> None:
     gryvia(
         "submit",

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import Gryvia, kubectl_json
+from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -86,7 +87,7 @@ def wait_for_final_record(sandbox: SandboxHandle, ns: str, uid: str) -> dict[str
 
 
 @pytest.fixture
-def team(sandbox: SandboxHandle, operator: subprocess.Popen[bytes]) -> Iterator[str]:
+def team(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[str]:
     """A fresh tenant name; its tenant, quota and namespace are removed after the test."""
     name = f"t{uuid.uuid4().hex[:6]}"
     yield name

@@ -10,7 +10,8 @@ import pytest
 
 from gryvia_cli.sandbox import cluster
 from tests.conftest import SandboxHandle
-from tests.integration.operator.conftest import OperatorProcess, kubectl_json
+from tests.integration.operator.conftest import kubectl_json
+from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]

@@ -11,7 +11,8 @@ import pytest
 
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
-from tests.integration.operator.conftest import OperatorProcess, kubectl_json
+from tests.integration.operator.conftest import kubectl_json
+from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]

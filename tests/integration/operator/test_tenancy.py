@@ -15,13 +15,12 @@ import pytest
 from gryvia_cli.sandbox import binaries
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import (
-    WEBHOOK_CONFIG,
-    OperatorProcess,
     create,
     get_job,
     kubectl_json,
     wait_phase,
 )
+from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]

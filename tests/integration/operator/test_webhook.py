@@ -8,7 +8,8 @@ import pytest
 
 from tests.builders import JobBuilder, make_job
 from tests.conftest import SandboxHandle
-from tests.integration.operator.conftest import OperatorProcess, create, kubectl_json
+from tests.integration.operator.conftest import create, kubectl_json
+from tests.support.operator import OperatorProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 

@@ -116,7 +116,6 @@ def _check_errors(expect: dict[str, Any], conversion: Conversion) -> None:
         assert matches, (wanted, errors)
 
 
-@pytest.mark.skipif(not CASES, reason=f"no shared examples in {EXAMPLES}")
 @pytest.mark.parametrize("case", CASES, ids=[case.name.split(".")[0] for case in CASES])
 def test_shared_example(case: Path) -> None:
     expect = _load(case)
@@ -137,6 +136,4 @@ def test_shared_example(case: Path) -> None:
 
 
 def test_the_examples_folder_is_found() -> None:
-    if not CASES:
-        pytest.skip(f"no shared examples in {EXAMPLES}")
-    assert len(CASES) >= 1
+    assert CASES, f"no shared sbatch examples in {EXAMPLES} (set GRYVIA_SHARED_DIR)"

@@ -35,8 +35,11 @@ from gryvia_operator.reconcile.tenancy import namespace_name, tenant_status
 
 log = logging.getLogger("gryvia.operator.accounting")
 QUOTA_SECONDS = 1.0
+REFRESH_SECONDS = 40.0
+"""An open record's running GPU-hours are rewritten at most this often (plus one pass): every
+record stays within a minute of the truth and the writes spread over the minute."""
 WRITE_CONCURRENCY = 16
-METERING_SECONDS = 30.0
+METERING_SECONDS = 15.0
 STATUS_REFRESH_SECONDS = 60.0
 
 
@@ -49,6 +52,7 @@ class Accounting:
         self.quota_written: dict[str, tuple[Any, float]] = {}
         self.tenant_written: dict[str, Any] = {}
         self.records: dict[tuple[str, str], dict[str, Any]] = {}  # written, until indexed
+        self.written_at: dict[tuple[str, str], float] = {}  # monotonic time of our last write
 
     # -- quotas ---------------------------------------------------------------------------
 
@@ -151,7 +155,9 @@ class Accounting:
         meta = desired["metadata"]
         key = (meta["namespace"], meta["name"])
         existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
-        if not needs_update(existing, desired):
+        last = self.written_at.get(key)
+        age = None if last is None else time.monotonic() - last
+        if not needs_update(existing, desired, age_seconds=age, refresh_seconds=REFRESH_SECONDS):
             return
         try:
             if existing is None:
@@ -177,6 +183,9 @@ class Accounting:
         except NotFound:
             return
         self.records[key] = desired
+        self.written_at[key] = time.monotonic()
+        if desired["spec"].get("final"):
+            self.written_at.pop(key, None)
         self.rt.metrics.writes.inc(kind="GryviaUsageRecord", verb="apply")
 
     async def meter(self) -> None:

@@ -124,18 +124,35 @@ def build_usage_record(
     }
 
 
-def needs_update(existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
+_IDENTITY = ("tenant", "job", "jobUID", "gpus", "rate", "sku", "gpuType", "currency", "start")
+
+
+def needs_update(
+    existing: Mapping[str, Any] | None,
+    desired: Mapping[str, Any],
+    *,
+    age_seconds: float | None = None,
+    refresh_seconds: float = 0.0,
+) -> bool:
     """True when the stored record should be replaced by `desired`.
 
-    A sealed record (`spec.final`) is never changed; an open one is refreshed when anything
-    in its spec differs.
+    A sealed record (`spec.final`) is never changed. A missing record, one being sealed, or one
+    whose pricing or identity changed is written at once. An open record whose only change is
+    its running GPU-hours and cost is refreshed when it was written `refresh_seconds` or more
+    ago (`age_seconds` None: unknown, so due) — that keeps records within a minute of the truth
+    while spreading the writes of thousands of running jobs over the minute.
     """
     if existing is None:
         return True
     spec = existing.get("spec") or {}
     if spec.get("final"):
         return False
-    return dict(spec) != dict(desired["spec"])
+    want = desired["spec"]
+    if dict(spec) == dict(want):
+        return False
+    if want.get("final") or any(spec.get(k) != want.get(k) for k in _IDENTITY):
+        return True
+    return age_seconds is None or age_seconds >= refresh_seconds
 
 
 def _rfc3339(value: dt.datetime) -> str:

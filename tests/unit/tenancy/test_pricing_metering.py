@@ -145,3 +145,17 @@ def test_tenant_attribution_order() -> None:
     assert tenant_of("ml", {"gryvia.io/team": "vision"}, {"gryvia.io/team": "x"}, set()) == "vision"
     assert tenant_of("ml", {}, {"gryvia.io/team": "x"}, set()) == "x"
     assert tenant_of("ml", {}, {}, set()) == "ml"
+
+
+def test_running_hours_are_refreshed_at_most_every_refresh_period() -> None:
+    stored = {"spec": {"final": False, "tenant": "a", "rate": 4.0, "gpuHours": 1.0, "cost": 4.0}}
+    progressed = {
+        "spec": {"final": False, "tenant": "a", "rate": 4.0, "gpuHours": 1.1, "cost": 4.4}
+    }
+    assert not needs_update(stored, progressed, age_seconds=10, refresh_seconds=40)
+    assert needs_update(stored, progressed, age_seconds=41, refresh_seconds=40)
+    assert needs_update(stored, progressed, age_seconds=None, refresh_seconds=40)
+    sealed = {"spec": {**progressed["spec"], "final": True}}
+    assert needs_update(stored, sealed, age_seconds=1, refresh_seconds=40)
+    repriced = {"spec": {**progressed["spec"], "rate": 8.0}}
+    assert needs_update(stored, repriced, age_seconds=1, refresh_seconds=40)

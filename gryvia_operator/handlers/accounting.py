@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,11 +36,14 @@ from gryvia_operator.reconcile.tenancy import namespace_name, tenant_status
 
 log = logging.getLogger("gryvia.operator.accounting")
 QUOTA_SECONDS = 1.0
-REFRESH_SECONDS = 40.0
-"""An open record's running GPU-hours are rewritten at most this often (plus one pass): every
-record stays within a minute of the truth and the writes spread over the minute."""
+REFRESH_SECONDS = 30.0
+REFRESH_SPREAD_SECONDS = 25.0
+"""An open record's running GPU-hours are rewritten after REFRESH_SECONDS plus a per-record
+share of REFRESH_SPREAD_SECONDS (from a hash of its name), checked every METERING_SECONDS:
+every record stays within a minute of the truth, and records created together do not all
+fall due in the same pass."""
 WRITE_CONCURRENCY = 16
-METERING_SECONDS = 15.0
+METERING_SECONDS = 5.0
 STATUS_REFRESH_SECONDS = 60.0
 
 
@@ -157,7 +161,8 @@ class Accounting:
         existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
         last = self.written_at.get(key)
         age = None if last is None else time.monotonic() - last
-        if not needs_update(existing, desired, age_seconds=age, refresh_seconds=REFRESH_SECONDS):
+        refresh = REFRESH_SECONDS + zlib.crc32(meta["name"].encode()) % REFRESH_SPREAD_SECONDS
+        if not needs_update(existing, desired, age_seconds=age, refresh_seconds=refresh):
             return
         try:
             if existing is None:

@@ -591,9 +591,10 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
     ids=["defaults", "no-webhook", "self-register", "namespaced"],
 )
 def test_the_operator_cli_accepts_the_rendered_args(setting: str, expected: dict[str, Any]) -> None:
-    settings_module = pytest.importorskip("gryvia_operator.settings")
+    from gryvia_operator.settings import parse_settings
+
     main = container(render("--set", setting) if setting else render())
-    settings = settings_module.parse_settings(main["args"])
+    settings = parse_settings(main["args"])
     assert (settings.health_port, settings.metrics_port) == (8080, 9090)
     assert {key: getattr(settings, key) for key in expected} == expected
 

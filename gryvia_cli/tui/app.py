@@ -1,0 +1,247 @@
+"""GryviaApp: views as modes, the live feed into the store, jumps, switchers; `make_app`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App
+from textual.reactive import reactive
+from textual.widgets import Input
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
+from gryvia_cli.tui.commands import GryviaCommands
+from gryvia_cli.tui.feed import OPTIONAL, Feed
+from gryvia_cli.tui.messages import ClusterChanged, WatchReconnecting, WatchStateChanged
+from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.screens.capacity import CapacityScreen
+from gryvia_cli.tui.screens.cost import CostScreen
+from gryvia_cli.tui.screens.dialogs import PickerDialog, PromptDialog
+from gryvia_cli.tui.screens.help import HelpScreen
+from gryvia_cli.tui.screens.job import JobScreen
+from gryvia_cli.tui.screens.jobs import JobsScreen
+from gryvia_cli.tui.screens.nodes import NodesScreen
+from gryvia_cli.tui.screens.queue import QueueScreen
+from gryvia_cli.tui.screens.submit import SubmitScreen
+from gryvia_cli.tui.source import ClusterSource, Stoppable, Target
+from gryvia_cli.tui.store import ClusterStore
+from gryvia_cli.tui.theme import GRYVIA_THEME
+
+Clock = Callable[[], datetime]
+FLUSH_SECONDS = 0.25
+
+
+class GryviaApp(App[None]):
+    """The console. Build it with `make_app`."""
+
+    CSS_PATH = "gryvia.tcss"
+    TITLE = "gryvia"
+    BINDINGS: ClassVar = bindings(APP)
+    COMMANDS: ClassVar = App.COMMANDS | {GryviaCommands}
+    MODES: ClassVar = {
+        "jobs": JobsScreen,
+        "queue": QueueScreen,
+        "capacity": CapacityScreen,
+        "cost": CostScreen,
+        "nodes": NodesScreen,
+        "submit": SubmitScreen,
+    }
+
+    target: reactive[Target] = reactive(Target("", None), always_update=True)
+    connection: reactive[str] = reactive("connecting")
+
+    def __init__(self, source: ClusterSource, *, readonly: bool, clock: Clock, view: str) -> None:
+        super().__init__()
+        self.source = source
+        self.readonly = readonly
+        self.clock = clock
+        self.start_view = view
+        self.store = ClusterStore()
+        self.feed: Feed | None = None
+        self.connection_detail = ""
+        self._tracked: set[Stoppable] = set()
+        self.set_reactive(GryviaApp.target, source.target)
+
+    def now(self) -> datetime:
+        """The clock every view uses."""
+        return self.clock()
+
+    def on_mount(self) -> None:
+        """Theme, threads for the watches, the feed, the first view."""
+        self.register_theme(GRYVIA_THEME)
+        self.theme = "gryvia"
+        executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="gryvia")
+        asyncio.get_running_loop().set_default_executor(executor)
+        self._start_feed()
+        self.set_interval(FLUSH_SECONDS, self.flush)
+        self.switch_mode(self.start_view)
+
+    def on_unmount(self) -> None:
+        """Stop every watch and stream so the worker threads end."""
+        self.stop_streams()
+
+    async def _shutdown(self) -> None:
+        # Also on paths where Unmount never reaches the app (a crash while closing screens):
+        # a blocked worker thread would otherwise hang the executor's shutdown.
+        self.stop_streams()
+        await super()._shutdown()
+
+    def stop_streams(self) -> None:
+        """Stop the feed's watchers and every tracked stream (idempotent, any time)."""
+        if self.feed is not None:
+            self.feed.stop()
+        for runner in list(self._tracked):
+            runner.stop()
+
+    def track(self, runner: Stoppable) -> None:
+        """Stop `runner` when the app exits (streams started by screens)."""
+        self._tracked.add(runner)
+
+    def untrack(self, runner: Stoppable) -> None:
+        """Forget a runner that ended."""
+        self._tracked.discard(runner)
+
+    # -- feed ------------------------------------------------------------------------------
+
+    def _start_feed(self) -> None:
+        self.feed = Feed(self.source, self._on_watch_state)
+        for kind, runner in self.feed.runners().items():
+            self.run_worker(
+                runner.run, thread=True, group="watch", name=f"watch {kind}", exit_on_error=False
+            )
+
+    def _on_watch_state(self, kind: str, state: str, detail: str) -> None:
+        """Called from watch threads."""
+        message = WatchReconnecting if state == "reconnecting" else WatchStateChanged
+        self.post_message(message(kind, state, detail))
+
+    @on(WatchStateChanged)
+    def _watch_state_changed(self, message: WatchStateChanged) -> None:
+        if self.feed is None:
+            return
+        if message.state == "failed":
+            self.store.failed.add(message.kind)  # type: ignore[arg-type]
+            if message.kind not in OPTIONAL:
+                self.notify(message.detail, title=f"Cannot watch {message.kind}", severity="error")
+        before = self.connection
+        self.connection, self.connection_detail = self.feed.connection()
+        if self.connection == "reconnecting" and before != "reconnecting":
+            self.notify(
+                f"{self.connection_detail}; retrying",
+                title="Lost the API server",
+                severity="warning",
+                timeout=6,
+            )
+        elif before == "reconnecting" and self.connection == "live":
+            self.notify("Watching again; lists refreshed.", title="Reconnected", timeout=4)
+
+    def flush(self) -> None:
+        """Apply what the watches buffered and tell the view (a few times a second)."""
+        if self.feed is None:
+            return
+        updates = self.feed.drain()
+        if updates:
+            change = self.store.apply(updates)
+            if change:
+                self.screen.post_message(ClusterChanged(change))
+
+    # -- navigation ------------------------------------------------------------------------
+
+    def action_view(self, name: str) -> None:
+        """Show view `name`."""
+        if name in self.MODES:
+            self.switch_mode(name)
+
+    def open_job(self, key: str | None, tab: str) -> None:
+        """Push the Job view of `key` (namespace/name)."""
+        if key:
+            self.push_screen(JobScreen(key, tab))
+
+    def action_jump(self) -> None:
+        """`:` — type a view name (or ctx, ns, quit)."""
+        if isinstance(self.screen, ViewScreen):
+            self.screen.open_command_line()
+        else:
+            words = [*VIEWS, "ctx", "ns", "quit"]
+            self.push_screen(PromptDialog("Jump to", ", ".join(words), words), self.jump_to)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`:` is a priority key: it types into a focused input instead."""
+        return not (action == "jump" and isinstance(self.focused, Input))
+
+    def jump_to(self, text: str | None) -> None:
+        """Go where `:` + `text` says: a view, ctx, ns or quit."""
+        target = resolve_jump(text or "")
+        actions = {"ctx": self.action_switch_context, "ns": self.action_switch_namespace}
+        if target in self.MODES:
+            self.action_view(target)
+        elif target in actions:
+            actions[target]()
+        elif target == "quit":
+            self.exit()
+        elif target:
+            self.notify(f"no view called “{target}”: {', '.join(VIEWS)}", severity="warning")
+
+    def action_help(self) -> None:
+        """Show every key."""
+        current = "job" if isinstance(self.screen, JobScreen) else (self.current_mode or "jobs")
+        self.push_screen(HelpScreen(current, self.readonly))
+
+    # -- context and namespace -------------------------------------------------------------
+
+    def action_switch_context(self) -> None:
+        """Pick another kubeconfig context."""
+        dialog = PickerDialog("Context", self.target.context, self.source.contexts)
+        self.push_screen(dialog, self._context_chosen)
+
+    def _context_chosen(self, name: str | None) -> None:
+        if name:
+            self._retarget(name, self.target.namespace)
+
+    def action_switch_namespace(self) -> None:
+        """Pick a namespace, or all namespaces."""
+        names = self.source.namespaces
+        dialog = PickerDialog("Namespace", self.target.namespace_label, lambda: ["all", *names()])
+        self.push_screen(dialog, self._namespace_chosen)
+
+    def _namespace_chosen(self, name: str | None) -> None:
+        if name:
+            self._retarget(self.target.context, None if name == "all" else name)
+
+    @work(thread=True, exclusive=True, group="retarget")
+    def _retarget(self, context: str, namespace: str | None) -> None:
+        try:
+            source = self.source.retarget(context=context, namespace=namespace)
+        except GryviaError as exc:
+            self.call_from_thread(self.notify, exc.message, title="Cannot switch", severity="error")
+            return
+        self.call_from_thread(self._use_source, source)
+
+    def _use_source(self, source: ClusterSource) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+        self.store.clear()
+        self.source = source
+        self.target = source.target
+        self.connection = "connecting"
+        self._start_feed()
+        self.screen.post_message(ClusterChanged(None))
+
+
+def make_app(
+    source: ClusterSource,
+    *,
+    readonly: bool = False,
+    clock: Clock | None = None,
+    view: str = "jobs",
+) -> GryviaApp:
+    """The console over `source` (KubeSource for real use, a fake for rendering tests);
+    `clock` freezes time in tests; `view` is the first view shown."""
+    return GryviaApp(
+        source, readonly=readonly, clock=clock or (lambda: datetime.now(UTC)), view=view
+    )

@@ -1,0 +1,85 @@
+"""The live feed: one list-then-watch per kind, their updates buffered for the UI thread.
+
+Watch threads parse objects and append `Update`s to a buffer; the app drains the buffer on a
+short timer and applies the batch to the store, so tables redraw a few times a second at most,
+however fast the cluster changes. Textual-free: the app runs `runners()` in thread workers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from gryvia_cli.kube.watch import WatchEvent, WatchState
+from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks
+from gryvia_cli.tui.store import KINDS, Kind, Update, event_update, list_update
+
+NAMESPACED: frozenset[Kind] = frozenset({"jobs", "usage"})
+"""Kinds watched in the target namespace; the rest are cluster-wide."""
+OPTIONAL: frozenset[Kind] = frozenset({"pods", "nodes", "tenants", "quotas", "skus", "usage"})
+"""Kinds the console works without (RBAC may forbid them): their failure is not an outage."""
+LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+StateCallback = Callable[[Kind, WatchState, str], None]
+
+
+class Feed:
+    """Watchers for every kind of one source, and the buffer between them and the UI."""
+
+    def __init__(self, source: ClusterSource, on_state: StateCallback) -> None:
+        self.source = source
+        self.on_state = on_state
+        self.pending: deque[Update] = deque()
+        self.states: dict[Kind, tuple[WatchState, str]] = dict.fromkeys(KINDS, ("connecting", ""))
+        self._runners: dict[Kind, Runner] = {}
+        self.stopped = False
+
+    def runners(self) -> dict[Kind, Runner]:
+        """A watcher per kind (built once)."""
+        if not self._runners:
+            for kind in KINDS:
+                self._runners[kind] = self._make(kind)
+        return self._runners
+
+    def _make(self, kind: Kind) -> Runner:
+        def listed(items: list[dict[str, Any]], version: str) -> None:
+            self.pending.append(list_update(kind, items))
+
+        def event(ev: WatchEvent) -> None:
+            self.pending.append(event_update(kind, ev.type, ev.object))
+
+        def state(value: WatchState, detail: str) -> None:
+            self.states[kind] = (value, detail)
+            self.on_state(kind, value, detail)
+
+        namespace = self.source.target.namespace if kind in NAMESPACED else None
+        return self.source.watcher(
+            kind,
+            WatchCallbacks(listed, event, state),
+            namespace=namespace,
+            field_selector=LIVE_PODS if kind == "pods" else None,
+        )
+
+    def drain(self) -> list[Update]:
+        """Everything buffered since the last drain, in arrival order."""
+        out = []
+        while self.pending:
+            out.append(self.pending.popleft())
+        return out
+
+    def connection(self) -> tuple[str, str]:
+        """Overall state for the status bar: (`connecting`|`live`|`reconnecting`|`failed`,
+        detail of the first kind that is not live)."""
+        required = {k: v for k, v in self.states.items() if k not in OPTIONAL}
+        for wanted in ("reconnecting", "failed", "connecting"):
+            for kind, (state, detail) in required.items():
+                if state == wanted:
+                    return wanted, f"{kind}: {detail}" if detail else kind
+        return "live", ""
+
+    def stop(self) -> None:
+        """Stop every watcher (their threads return soon)."""
+        self.stopped = True
+        for runner in self._runners.values():
+            runner.stop()

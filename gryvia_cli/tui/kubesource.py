@@ -1,0 +1,192 @@
+"""The real ClusterSource: the kubernetes access layer (`gryvia_cli.kube`) plus watches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.kube.access import KubeAccess, connect
+from gryvia_cli.kube.watch import LineFollower, ListWatcher
+from gryvia_cli.tui.compute import CANCEL_ANNOTATION, sort_events
+from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+
+_CUSTOM: dict[str, r.Resource] = {
+    "jobs": r.AIJOB,
+    "gpunodes": r.GPUNODE,
+    "skus": r.GPUSKU,
+    "tenants": r.TENANT,
+    "quotas": r.QUOTA,
+    "usage": r.USAGE_RECORD,
+}
+
+
+class KubeSource:
+    """Reads and writes through one KubeAccess; watches through ListWatcher."""
+
+    def __init__(
+        self,
+        access: KubeAccess,
+        kubeconfig: Path | None,
+        namespace: str | None,
+        *,
+        timeout: float = 30.0,
+    ) -> None:
+        self.access = access
+        self.kubeconfig = kubeconfig
+        self.timeout = timeout
+        self._target = Target(access.context.name, namespace, access.server)
+
+    @classmethod
+    def open(
+        cls,
+        kubeconfig: Path | None,
+        context: str | None,
+        namespace: str | None,
+        *,
+        all_namespaces: bool,
+        saved_namespaces: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> KubeSource:
+        """Connect to `context` (None = current); namespace from the flag, the saved default,
+        the context, else `default`; all namespaces with `all_namespaces`.
+
+        Raises KubeconfigError when the kubeconfig or its credentials do not load.
+        """
+        from gryvia_cli.kube.config import effective_namespace
+
+        access = connect(kubeconfig, context, timeout=timeout)
+        ns = None
+        if not all_namespaces:
+            ns, _ = effective_namespace(namespace, saved_namespaces or {}, access.context)
+        return cls(access, kubeconfig, ns, timeout=timeout)
+
+    @property
+    def target(self) -> Target:
+        """Current context and namespace."""
+        return self._target
+
+    def contexts(self) -> list[str]:
+        """Context names of the kubeconfig (empty inside a pod)."""
+        from kubernetes import config
+
+        from gryvia_cli.kube.config import kubeconfig_source
+
+        source = kubeconfig_source(self.kubeconfig)
+        if source is None:
+            return []
+        try:
+            contexts, _ = config.list_kube_config_contexts(config_file=source)
+        except Exception as exc:
+            raise GryviaError(f"cannot read contexts from {source}: {exc}") from None
+        return sorted(str(c.get("name")) for c in contexts or [])
+
+    def retarget(self, *, context: str | None, namespace: str | None) -> KubeSource:
+        """A source for another context (None keeps this one) and namespace (None = all)."""
+        if context is None or context == self._target.context:
+            return KubeSource(self.access, self.kubeconfig, namespace, timeout=self.timeout)
+        access = connect(self.kubeconfig, context, timeout=self.timeout)
+        return KubeSource(access, self.kubeconfig, namespace, timeout=self.timeout)
+
+    def namespaces(self) -> list[str]:
+        """Namespace names, sorted."""
+        items = self.access.items(r.NAMESPACE)
+        return sorted(str((i.get("metadata") or {}).get("name")) for i in items)
+
+    def _list_function(
+        self, kind: WatchKind, namespace: str | None
+    ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        from kubernetes import client
+
+        if kind == "nodes":
+            return client.CoreV1Api(self.access.api).list_node, ()
+        if kind == "pods":
+            core = client.CoreV1Api(self.access.api)
+            if namespace:
+                return core.list_namespaced_pod, (namespace,)
+            return core.list_pod_for_all_namespaces, ()
+        res = _CUSTOM[kind]
+        custom = client.CustomObjectsApi(self.access.api)
+        if res.namespaced and namespace:
+            return custom.list_namespaced_custom_object, (
+                res.group,
+                res.version,
+                namespace,
+                res.plural,
+            )
+        return custom.list_cluster_custom_object, (res.group, res.version, res.plural)
+
+    def watcher(
+        self,
+        kind: WatchKind,
+        callbacks: WatchCallbacks,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Runner:
+        """A ListWatcher of `kind`."""
+        func, args = self._list_function(kind, namespace)
+        selectors: dict[str, Any] = {}
+        if label_selector:
+            selectors["label_selector"] = label_selector
+        if field_selector:
+            selectors["field_selector"] = field_selector
+        return ListWatcher(
+            func,
+            *args,
+            on_listed=callbacks.on_listed,
+            on_event=callbacks.on_event,
+            on_state=callbacks.on_state,
+            **selectors,
+        )
+
+    def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Events about `names` in `namespace`, oldest first."""
+        out: list[dict[str, Any]] = []
+        for name in names:
+            out += self.access.items(
+                r.EVENT, namespace, field_selector=f"involvedObject.name={name}"
+            )
+
+        return [dict(e) for e in sort_events(out)]
+
+    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
+        """A container's whole log, lines with timestamps."""
+        response = self.access.pod_log(pod, namespace, container=container, timestamps=True)
+        try:
+            data = response.read()
+        finally:
+            response.release_conn()
+        return bytes(data).decode("utf-8", "replace").splitlines()
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
+        """Follow a container's log with timestamps."""
+        from kubernetes import client
+
+        return LineFollower(
+            client.CoreV1Api(self.access.api).read_namespaced_pod_log,
+            pod,
+            namespace,
+            container=container,
+            timestamps=True,
+        )
+
+    def create_job(self, body: dict[str, Any]) -> str:
+        """Create a GryviaAIJob in its namespace (or the target's, or `default`)."""
+        meta = body.setdefault("metadata", {})
+        ns = meta.get("namespace") or self._target.namespace or "default"
+        meta["namespace"] = ns
+        created = self.access.create(r.AIJOB, body, ns)
+        return f"{ns}/{(created.get('metadata') or {}).get('name') or meta.get('name')}"
+
+    def cancel_job(self, namespace: str, name: str) -> None:
+        """Merge-patch the annotation `gryvia.io/cancel: "true"` onto the job."""
+        patch = {"metadata": {"annotations": {CANCEL_ANNOTATION: "true"}}}
+        self.access.merge_patch(r.AIJOB, name, namespace, patch)
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        """Delete the job (children are garbage-collected)."""
+        self.access.delete(r.AIJOB, name, namespace)

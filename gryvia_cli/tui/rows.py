@@ -1,0 +1,205 @@
+"""Table columns and cells of the views: text plus a marker, phase glyphs, money.
+
+Pure formatting on top of `compute`; every value comes from gryvia_cli/core (via compute).
+Phases carry a glyph as well as a colour so the tables read without colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.store import JobItem
+from gryvia_cli.tui.widgets.rowtable import Cell, Column
+
+PHASE_GLYPHS = {
+    "Running": "▶",
+    "Scheduling": "◷",
+    "Queued": "◔",
+    "Pending": "○",
+    "Succeeded": "✓",
+    "Failed": "✗",
+    "Rejected": "⊘",
+    "Preempted": "⇣",
+    "Cancelled": "■",
+}
+PHASE_ORDER = {
+    name: i
+    for i, name in enumerate(
+        [
+            "Running",
+            "Scheduling",
+            "Queued",
+            "Pending",
+            "Failed",
+            "Rejected",
+            "Preempted",
+            "Cancelled",
+            "Succeeded",
+        ]
+    )
+}
+
+
+def phase_cell(job: compute.JobSummary) -> Cell:
+    """`▶ Running` with the core marker; a pending cancel shows as `◌ Cancelling`."""
+    if job.cancel_requested and not job.terminal:
+        return "◌ Cancelling", "warn"
+    return f"{PHASE_GLYPHS.get(job.phase, '?')} {job.phase}", compute.phase_marker(job.phase)
+
+
+def gpus_text(job: compute.JobSummary) -> str:
+    """`8xH100`, `2x8xA100-80G` (pods x per pod), `cpu`."""
+    if job.cpu_only:
+        return "cpu" if job.pods == 1 else f"{job.pods}xcpu"
+    kind = job.gpu_type or "any"
+    if job.pods == 1:
+        return f"{job.gpus_per_pod}x{kind}"
+    return f"{job.pods}x{job.gpus_per_pod}x{kind}"
+
+
+def money(amount: float | None, currency: str = "USD") -> str:
+    """`$1,234.56` for USD, `1,234.56 EUR` otherwise, `-` for None."""
+    if amount is None:
+        return "-"
+    return f"${amount:,.2f}" if currency == "USD" else f"{amount:,.2f} {currency}"
+
+
+JOB_COLUMNS = (
+    Column("name", "NAME", 16, 0, flex=True),
+    Column("namespace", "NAMESPACE", 14, 7),
+    Column("tenant", "TENANT", 10, 8),
+    Column("type", "TYPE", 11, 6),
+    Column("gpus", "GPUS", 12, 2),
+    Column("phase", "PHASE", 12, 1),
+    Column("age", "AGE", 6, 3, "right"),
+    Column("duration", "DURATION", 8, 4, "right"),
+    Column("cost", "COST", 10, 5, "right"),
+)
+
+CostOf = Callable[[JobItem], compute.JobCost]
+
+
+def job_cells(item: JobItem, now: datetime, cost: compute.JobCost) -> list[Cell]:
+    """Cells of a Jobs row, in JOB_COLUMNS order."""
+    job = item.summary
+    ran = compute.durations(job, now)["running"]
+    cost_text = money(cost.so_far, cost.currency) if (cost.so_far or cost.metered) else "-"
+    return [
+        (job.name, ""),
+        (job.namespace, "dim"),
+        (item.tenant, "dim"),
+        (job.job_type or "-", ""),
+        (gpus_text(job), ""),
+        phase_cell(job),
+        (compute.age(job.created, now), ""),
+        (compute.format_seconds(ran), ""),
+        (cost_text, "" if cost.metered else "dim"),
+    ]
+
+
+def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> Any:
+    """Sort value of a job for `column` (ascending; age sorts newest first)."""
+    job = item.summary
+    if column == "age":
+        return -(job.created.timestamp() if job.created else 0.0)
+    if column == "duration":
+        return compute.durations(job, now)["running"] or 0.0
+    if column == "cost":
+        return cost(item).so_far
+    if column == "phase":
+        return PHASE_ORDER.get(job.phase, 99)
+    if column == "gpus":
+        return job.total_gpus
+    values: Mapping[str, str] = {
+        "name": job.name,
+        "namespace": job.namespace,
+        "tenant": item.tenant,
+        "type": job.job_type,
+    }
+    return values.get(column, job.name)
+
+
+def job_search(item: JobItem) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """(text, fields) the `/` filter matches a job against."""
+    job = item.summary
+    text = f"{job.name} {job.namespace} {item.tenant}".lower()
+    fields = {
+        "phase": (job.phase.lower(), compute.bucket(job.phase).value),
+        "type": (job.job_type.lower(),),
+        "gpu": (job.type_key.lower(),),
+        "ns": (job.namespace.lower(),),
+        "tenant": (item.tenant.lower(),),
+        "name": (job.name.lower(),),
+    }
+    return text, fields
+
+
+JOB_FIELDS = ("phase", "type", "gpu", "ns", "tenant", "name")
+
+NODE_COLUMNS = (
+    Column("name", "NODE", 14, 0, flex=True, max_width=30),
+    Column("gpu_type", "GPU TYPE", 10, 1),
+    Column("gpus", "GPUS", 5, 2, "right"),
+    Column("allocated", "ALLOC", 6, 3, "right"),
+    Column("free", "FREE", 5, 4, "right"),
+    Column("memory", "MEMORY", 7, 6, "right"),
+    Column("driver", "DRIVER", 24, 7),
+    Column("rdma", "RDMA", 5, 8),
+    Column("phase", "PHASE", 12, 1),
+)
+NODE_FIELDS = ("gpu", "phase", "name")
+
+
+def node_cells(node: compute.GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
+    """Cells of a Nodes row, in NODE_COLUMNS order."""
+    used = allocated.get(node.name, 0)
+    free = max(node.gpus - used, 0) if node.usable else 0
+    driver = f"{node.driver} / CUDA {node.cuda}" if node.driver and node.cuda else node.driver
+    if node.phase == "Ready" and node.usable:
+        phase: Cell = ("● Ready", "ok")
+    elif not node.schedulable and node.node_exists:
+        phase = (f"◐ {node.phase},cordoned", "warn")
+    elif node.phase == "Degraded":
+        phase = ("◐ Degraded", "warn")
+    else:
+        phase = (f"✗ {node.phase or 'Unknown'}", "error")
+    return [
+        (node.name, ""),
+        (node.gpu_type, ""),
+        (str(node.gpus), ""),
+        (str(used), "warn" if used and not free else ""),
+        (str(free), "ok" if free else "dim"),
+        (f"{node.memory_gb} GB" if node.memory_gb else "-", ""),
+        (driver or "-", "dim"),
+        ("✓" if node.rdma else "-", "ok" if node.rdma else "dim"),
+        phase,
+    ]
+
+
+QUEUE_COLUMNS = (
+    Column("position", "#", 4, 0, "right"),
+    Column("name", "NAME", 16, 0),
+    Column("namespace", "NAMESPACE", 12, 5),
+    Column("gpus", "GPUS", 12, 2),
+    Column("phase", "PHASE", 12, 4),
+    Column("waited", "WAITED", 6, 1, "right"),
+    Column("reason", "REASON", 24, 0, flex=True, max_width=200),
+)
+
+
+def queue_cells(entry: compute.QueueEntry) -> list[Cell]:
+    """Cells of a Queue row, in QUEUE_COLUMNS order."""
+    job = entry.job
+    waited = compute.human_duration(entry.waited) if entry.waited is not None else "-"
+    return [
+        (f"{entry.position}", "accent"),
+        (job.name, ""),
+        (job.namespace, "dim"),
+        (gpus_text(job), ""),
+        phase_cell(job),
+        (waited, "warn" if (entry.waited or 0) > 3600 else ""),
+        (entry.reason, "warn" if entry.reason.startswith("no node") else ""),
+    ]

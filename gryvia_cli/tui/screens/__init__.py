@@ -1,0 +1,1 @@
+"""The console's screens: one per view, plus the Job view, dialogs and help."""

@@ -1,0 +1,236 @@
+"""The Job view: overview (spec, status, cost, waiting reason, conditions, pods, events), the
+job's YAML, and its logs followed live with pod switch, search, wrap and timestamps."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, ClassVar
+
+import yaml
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
+from textual.highlight import highlight
+from textual.widgets import Static, TabbedContent, TabPane
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.kube.watch import WatchEvent
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.bindings import JOB, LOGS, bindings, write_actions
+from gryvia_cli.tui.messages import EventsLoaded, PodsChanged
+from gryvia_cli.tui.rows import phase_cell
+from gryvia_cli.tui.screens.joblogs import LOG_ACTIONS, LOG_DRAIN_EVERY, JobLogsBase
+from gryvia_cli.tui.source import WatchCallbacks
+from gryvia_cli.tui.store import Change
+from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
+from gryvia_cli.tui.widgets.logview import LogView
+
+EVENTS_EVERY = 5.0
+
+
+class _Poll:
+    """A stoppable loop calling `fn` every `interval` seconds (for a thread worker)."""
+
+    def __init__(self, fn: Any, interval: float) -> None:
+        self.fn = fn
+        self.interval = interval
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            self.fn()
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class JobScreen(JobLogsBase):
+    """One job; pushed over Jobs or Queue."""
+
+    BINDINGS: ClassVar = [*bindings(JOB), *bindings(LOGS)]
+    WRITE_ACTIONS: ClassVar = write_actions(JOB)
+
+    def __init__(self, key: str, tab: str = "overview") -> None:
+        super().__init__()
+        self.key = key
+        self.job_ns, _, self.job_name = key.partition("/")
+        self.initial_tab = tab
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._runners: list[Any] = []
+
+    def compose_body(self) -> ComposeResult:
+        """Title, tabs."""
+        yield Static(id="job-title", classes="title-line")
+        with TabbedContent(initial=self.initial_tab, id="job-tabs"):
+            with TabPane("Overview", id="overview"), VerticalScroll(id="job-overview-scroll"):
+                yield JobOverview(id="job-overview")
+            with TabPane("YAML", id="yaml"), VerticalScroll(id="job-yaml-scroll"):
+                yield Static(id="job-yaml")
+            with TabPane("Logs", id="logs"):
+                yield Static(id="log-status", classes="status-line")
+                yield FilterInput(
+                    placeholder="search the log (enter: jump, n/N: next/previous)",
+                    id="log-search",
+                    return_to="#log-view",
+                )
+                yield LogView(id="log-view")
+
+    @property
+    def view_name(self) -> str:
+        """The view this job was opened from."""
+        return self.app.current_mode or "jobs"
+
+    def on_mount(self) -> None:
+        """Start the pod watch, the events poll and the log drain."""
+        super().on_mount()
+        callbacks = WatchCallbacks(self._pods_listed, self._pod_event, lambda s, d: None)
+        pods = self.source.watcher(
+            "pods",
+            callbacks,
+            namespace=self.job_ns,
+            label_selector=f"gryvia.io/job={self.job_name}",
+        )
+        events = _Poll(self._read_events, EVENTS_EVERY)
+        for runner in (pods, events):
+            self._runners.append(runner)
+            self.console.track(runner)
+            self.run_worker(runner.run, thread=True, group="job", exit_on_error=False)
+        self.set_interval(LOG_DRAIN_EVERY, self._drain_logs)
+        self._activate(self.initial_tab)
+
+    def on_unmount(self) -> None:
+        """Stop every stream this view started."""
+        for runner in self._runners:
+            runner.stop()
+            self.console.untrack(runner)
+        self._stop_logs()
+
+    # -- data ------------------------------------------------------------------------------
+
+    def _pods_listed(self, items: list[dict[str, Any]], version: str) -> None:
+        with self._lock:
+            self.pods = {str(p["metadata"]["name"]): p for p in items}
+            snapshot = list(self.pods.values())
+        self.post_message(PodsChanged(snapshot))
+
+    def _pod_event(self, event: WatchEvent) -> None:
+        name = str(event.object["metadata"]["name"])
+        with self._lock:
+            if event.type == "DELETED":
+                self.pods.pop(name, None)
+            else:
+                self.pods[name] = event.object
+            snapshot = list(self.pods.values())
+        self.post_message(PodsChanged(snapshot))
+
+    def _read_events(self) -> None:
+        with self._lock:
+            names = [self.job_name, *self.pods]
+        with contextlib.suppress(GryviaError):  # events are best effort
+            self.post_message(EventsLoaded(self.source.events(self.job_ns, names)))
+
+    def refresh_view(self, change: Change | None) -> None:
+        """Redraw when this job changed."""
+        others = {"usage", "skus", "gpunodes", "nodes"}
+        mine = change is None or self.key in change.keys.get("jobs", set())
+        if mine or (change is not None and change.kinds & others):
+            self._redraw()
+
+    def on_pods_changed(self, message: PodsChanged) -> None:
+        """New pod list: redraw, maybe start or end the log stream."""
+        self._redraw()
+        self._check_logs()
+
+    def on_events_loaded(self, message: EventsLoaded) -> None:
+        """New events: redraw."""
+        self.events = message.events
+        self._redraw()
+
+    def _redraw(self) -> None:
+        item = self.store.jobs.get(self.key)
+        try:
+            title = self.query_one("#job-title", Static)
+        except NoMatches:  # not composed yet, or being removed
+            return
+        if item is None:
+            title.update(f" {self.key} · not found (deleted?)")
+            return
+        now = self.now()
+        job = item.summary
+        phase, _ = phase_cell(job)
+        title.update(f" {job.namespace}/{job.name} · {phase} · {compute.gpu_text(job)}")
+        cost = self.store.job_cost(item, now)
+        reason = None
+        if compute.is_waiting(job):
+            sched = compute.scheduling_events(self.events, list(self.pods.values()))
+            reason = compute.wait_reason(
+                job,
+                self.store.gpu_nodes(),
+                self.store.allocated(),
+                sched.get((job.namespace, job.name)),
+            )
+        facts = JobFacts(item, now, cost, reason, list(self.pods.values()), self.events)
+        self.query_one(JobOverview).show(facts)
+        if self.query_one("#job-tabs", TabbedContent).active == "yaml":
+            self._render_yaml()
+
+    def _render_yaml(self) -> None:
+        item = self.store.jobs.get(self.key)
+        if item is None:
+            return
+        raw = dict(item.raw)
+        raw["metadata"] = {
+            k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"
+        }
+        text = yaml.safe_dump(raw, sort_keys=False)
+        self.query_one("#job-yaml", Static).update(highlight(text, language="yaml"))
+
+    # -- tabs ------------------------------------------------------------------------------
+
+    def action_tab(self, name: str) -> None:
+        """Show tab `name` (overview, yaml, logs)."""
+        self.query_one("#job-tabs", TabbedContent).active = name
+        self._activate(name)
+
+    @on(TabbedContent.TabActivated, "#job-tabs")
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        self._activate(event.pane.id or "overview")
+
+    def _activate(self, name: str) -> None:
+        if name == "logs":
+            self.query_one(LogView).focus()
+            self._check_logs()
+        elif name == "yaml":
+            self._render_yaml()
+            self.query_one("#job-yaml-scroll").focus()
+        else:
+            self.query_one("#job-overview-scroll").focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Log keys only on the Logs tab; writes hidden when read-only."""
+        if action in LOG_ACTIONS:
+            return self.query_one("#job-tabs", TabbedContent).active == "logs"
+        return super().check_action(action, parameters)
+
+    def action_back(self) -> None:
+        """Back to the list."""
+        self.dismiss()
+
+    def action_cancel(self) -> None:
+        """Cancel this job."""
+        self.confirm_write("cancel", [self.key])
+
+    def action_delete(self) -> None:
+        """Delete this job."""
+        self.confirm_write("delete", [self.key])
+
+    def action_resubmit(self) -> None:
+        """Submit a copy of this job."""
+        self.confirm_write("resubmit", [self.key])

@@ -1,0 +1,252 @@
+"""The Job view's logs: which pod, when to follow, when to stop, and the log keys.
+
+A thread worker follows the chosen container and appends lines to a buffer that a 0.1 s
+timer moves into the LogView. kwok (the sandbox) never ends a follow of a finished container,
+so the pod watch decides: when the container terminates, the follow is stopped and the whole
+log is read once more for any lines the follow had not delivered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.widgets import Input, Static, TabbedContent
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.kube.watch import describe_error
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.bindings import LOGS
+from gryvia_cli.tui.messages import LogsEnded
+from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.source import LogStream
+from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.logview import LogView
+
+LOG_DRAIN_EVERY = 0.1
+LOG_ACTIONS = frozenset(k.action.split("(")[0] for k in LOGS)
+
+
+def container_state(pod: dict[str, Any], container: str) -> str:
+    """`waiting`, `running` or `terminated` for a pod's container."""
+    status = pod.get("status") or {}
+    for cs in status.get("containerStatuses") or []:
+        if cs.get("name") == container:
+            state = cs.get("state") or {}
+            if state.get("terminated"):
+                return "terminated"
+            return "running" if state.get("running") else "waiting"
+    return "terminated" if status.get("phase") in ("Succeeded", "Failed") else "waiting"
+
+
+def first_container(pod: dict[str, Any]) -> str:
+    """Name of the pod's first container (`trainer` when unknown)."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return str(containers[0].get("name")) if containers else "trainer"
+
+
+class JobLogsBase(ViewScreen):
+    """Log following for the Job view (which supplies `pods`, `namespace` and the tabs)."""
+
+    job_ns: str
+    pods: dict[str, dict[str, Any]]
+    _lock: threading.Lock
+    LOG_ACTIONS: ClassVar[frozenset[str]] = LOG_ACTIONS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log_pod: str | None = None
+        self.log_container = ""
+        self.log_note = "waiting for pods"
+        self.log_state = "idle"
+        self._log_lines: deque[tuple[int, str]] = deque()
+        self._log_gen = 0
+        self._log_stream: LogStream | None = None
+        self._ending = False
+
+    def _logs_shown(self) -> bool:
+        return self.query_one("#job-tabs", TabbedContent).active == "logs"
+
+    def _pod_names(self) -> list[str]:
+        with self._lock:
+            pods = list(self.pods.values())
+        return [str((p.get("metadata") or {}).get("name")) for p in compute.sort_pods(pods)]
+
+    def _check_logs(self) -> None:
+        """Start following when the logs are shown and a pod has started; stop following
+        when the followed container has terminated."""
+        with self._lock:
+            pod = self.pods.get(self.log_pod or "")
+        if self.log_pod is None or pod is None:
+            names = self._pod_names()
+            if not names or not self._logs_shown():
+                self._update_log_status()
+                return
+            self.log_pod = names[0]
+            with self._lock:
+                pod = self.pods[self.log_pod]
+            self.log_state = "idle"
+        state = container_state(pod, first_container(pod))
+        if self.log_state == "idle" and state != "waiting":
+            self._start_logs(pod, finished=state == "terminated")
+        elif self.log_state == "following" and state == "terminated" and not self._ending:
+            self._ending = True
+            if self._log_stream is not None:
+                self._log_stream.stop()
+        self._update_log_status()
+
+    def _start_logs(self, pod: dict[str, Any], *, finished: bool) -> None:
+        self._stop_logs()
+        self._log_gen += 1
+        self._ending = finished
+        self.log_container = first_container(pod)
+        self.log_state = "reading" if finished else "following"
+        self.log_note = ""
+        view = self.query_one(LogView)
+        view.clear()
+        view.empty_text = "No log lines yet."
+        self._stream_logs(
+            self._log_gen, self.job_ns, self.log_pod or "", self.log_container, finished
+        )
+
+    @work(thread=True, exclusive=True, group="logs")
+    def _stream_logs(self, gen: int, ns: str, pod: str, container: str, finished: bool) -> None:
+        """Follow (or read) one container's log into the buffer (thread worker)."""
+        count = 0
+        try:
+            if not finished:
+                stream = self.source.follow_log(ns, pod, container)
+                self._log_stream = stream
+                self.console.track(stream)
+                try:
+                    for line in stream.lines():
+                        self._log_lines.append((gen, line))
+                        count += 1
+                finally:
+                    self.console.untrack(stream)
+                if not self._ending:
+                    self.post_message(LogsEnded(pod, "log stream closed"))
+                    return
+            for line in self.source.read_log(ns, pod, container)[count:]:
+                self._log_lines.append((gen, line))
+            self.post_message(LogsEnded(pod, "container finished"))
+        except GryviaError as exc:
+            self.post_message(LogsEnded(pod, exc.message))
+        except Exception as exc:
+            self.post_message(LogsEnded(pod, describe_error(exc).splitlines()[0]))
+
+    def _stop_logs(self) -> None:
+        stream, self._log_stream = self._log_stream, None
+        if stream is not None:
+            self._ending = False
+            stream.stop()
+
+    def _drain_logs(self) -> None:
+        if not self._log_lines:
+            return
+        lines = []
+        while self._log_lines:
+            gen, line = self._log_lines.popleft()
+            if gen == self._log_gen:
+                lines.append(line)
+        self.query_one(LogView).append(lines)
+        self._update_log_status()
+
+    def on_logs_ended(self, message: LogsEnded) -> None:
+        """A stream ended: say why."""
+        if message.pod != self.log_pod:
+            return
+        self._drain_logs()
+        self.log_state = "ended"
+        self.log_note = message.reason
+        self._update_log_status()
+
+    def _update_log_status(self) -> None:
+        view = self.query_one(LogView)
+        names = self._pod_names()
+        if not names:
+            text = " no pods yet: logs appear when the job's first pod starts"
+        else:
+            where = (
+                f"{self.log_pod} ({names.index(self.log_pod) + 1}/{len(names)})"
+                if self.log_pod in names
+                else "-"
+            )
+            state = {
+                "following": "following",
+                "reading": "reading",
+                "ended": "ended",
+                "idle": "waiting for the container to start",
+            }[self.log_state]
+            flags = " ".join(
+                f"{name} {'on' if value else 'off'}"
+                for name, value in (
+                    ("follow", view.follow),
+                    ("wrap", view.wrap),
+                    ("times", view.timestamps),
+                )
+            )
+            if view.search:
+                flags += f" · “{view.search}”"
+            note = f": {self.log_note}" if self.log_note and self.log_state == "ended" else ""
+            text = f" {where} · {state}{note} · {len(view.lines)} lines · {flags}"
+        self.query_one("#log-status", Static).update(text)
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def action_follow(self) -> None:
+        """Keep the end in view, or stop doing so."""
+        view = self.query_one(LogView)
+        view.follow = not view.follow
+        if view.follow:
+            view.scroll_end(animate=False)
+        self._update_log_status()
+
+    def action_wrap(self) -> None:
+        """Wrap long lines, or not."""
+        view = self.query_one(LogView)
+        view.set_options(wrap=not view.wrap)
+        self._update_log_status()
+
+    def action_timestamps(self) -> None:
+        """Show timestamps, or not."""
+        view = self.query_one(LogView)
+        view.set_options(timestamps=not view.timestamps)
+        self._update_log_status()
+
+    def action_pod(self, step: int) -> None:
+        """Show the next (1) or previous (-1) pod's log."""
+        names = self._pod_names()
+        if not names:
+            return
+        index = names.index(self.log_pod) if self.log_pod in names else -step
+        self.log_pod = names[(index + step) % len(names)]
+        self._stop_logs()
+        self.log_state = "idle"
+        self.query_one(LogView).clear()
+        self._check_logs()
+
+    def action_search(self) -> None:
+        """Open the search line."""
+        self.query_one("#log-search", FilterInput).open()
+
+    @on(Input.Submitted, "#log-search")
+    def _search(self, event: Input.Submitted) -> None:
+        view = self.query_one(LogView)
+        found = view.set_search(event.value.strip())
+        if event.value.strip() and not found:
+            self.notify(f"“{event.value.strip()}” is not in the log", severity="warning")
+        self._update_log_status()
+
+    @on(Input.Changed, "#log-search")
+    def _search_cleared(self, event: Input.Changed) -> None:
+        if not event.value and self.query_one(LogView).search:
+            self.query_one(LogView).set_search("")
+            self._update_log_status()
+
+    def action_match(self, step: int) -> None:
+        """Jump to the next (1) or previous (-1) match."""
+        self.query_one(LogView).jump(step)
+        self._update_log_status()

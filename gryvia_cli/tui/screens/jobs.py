@@ -1,0 +1,220 @@
+"""The Jobs view: every job live, sortable, filterable, markable, with job actions."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Input, Static
+
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
+from gryvia_cli.tui.query import Query, matches, parse_query
+from gryvia_cli.tui.rows import JOB_COLUMNS, JOB_FIELDS, job_cells, job_search, job_sort_value
+from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.store import Change, JobItem
+from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
+
+TICK_SECONDS = 2.0
+TIME_COLUMNS = frozenset({"age", "duration", "cost"})
+
+
+class JobsScreen(ViewScreen):
+    """Jobs table with filter and sort; opens the Job view."""
+
+    VIEW = "jobs"
+    BINDINGS: ClassVar = bindings(JOBS)
+    WRITE_ACTIONS: ClassVar = write_actions(JOBS)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_text = ""
+        self.filter: Query = Query()
+        self.sort_column = "age"
+        self.sort_reverse = False
+        self._search: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
+        self._costs: dict[str, compute.JobCost] = {}
+
+    def compose_body(self) -> ComposeResult:
+        """Filter line, table, status line."""
+        yield FilterInput(
+            placeholder="filter: words phase:running type:training gpu:H100 ns:team-a !phase:x",
+            id="jobs-filter",
+            return_to="#jobs-table",
+        )
+        yield RowTable(JOB_COLUMNS, self._cells, markable=True, id="jobs-table")
+        yield Static(id="jobs-status", classes="status-line")
+
+    @property
+    def table(self) -> RowTable:
+        """The jobs table."""
+        return self.query_one("#jobs-table", RowTable)
+
+    def on_mount(self) -> None:
+        """First paint, clock tick, focus the table."""
+        super().on_mount()
+        self.table.set_sort(self.sort_column, self.sort_reverse)
+        self.set_interval(TICK_SECONDS, self._tick)
+        self.table.focus()
+
+    # -- data ------------------------------------------------------------------------------
+
+    def cost_of(self, item: JobItem) -> compute.JobCost:
+        """Cost so far of a job (cached until the next tick or change)."""
+        cost = self._costs.get(item.key)
+        if cost is None:
+            cost = self.store.job_cost(item, self.now())
+            self._costs[item.key] = cost
+        return cost
+
+    def _cells(self, key: str) -> list[Cell]:
+        item = self.store.jobs.get(key)
+        if item is None:
+            return []
+        return job_cells(item, self.now(), self.cost_of(item))
+
+    def refresh_view(self, change: Change | None) -> None:
+        """Update changed rows, then order and filter again."""
+        table = self.table
+        if change is None or change.kinds & {"usage", "skus"}:
+            self._search.clear()
+            self._costs.clear()
+            table.invalidate(None)
+        else:
+            keys = change.keys.get("jobs", set())
+            if not keys:
+                return
+            for key in keys:
+                self._search.pop(key, None)
+                self._costs.pop(key, None)
+            table.invalidate(keys)
+        self._reorder()
+
+    def _tick(self) -> None:
+        if not self.is_current:
+            return
+        self._costs.clear()
+        self.table.invalidate(None)
+        if self.sort_column in TIME_COLUMNS:
+            self._reorder()
+
+    def _matches(self, key: str, item: JobItem) -> bool:
+        facts = self._search.get(key)
+        if facts is None:
+            facts = self._search[key] = job_search(item)
+        return matches(self.filter, facts[0], facts[1])
+
+    def _reorder(self) -> None:
+        jobs = self.store.jobs
+        keys = (
+            [k for k, item in jobs.items() if self._matches(k, item)] if self.filter else list(jobs)
+        )
+        now, column = self.now(), self.sort_column
+        values = {k: job_sort_value(column, jobs[k], now, self.cost_of) for k in keys}
+        keys.sort(key=lambda k: (values[k], k), reverse=self.sort_reverse)
+        table = self.table
+        if "jobs" not in self.store.loaded:
+            table.empty_text = "Loading jobs…"
+        elif self.filter:
+            table.empty_text = "No job matches the filter (esc clears it)"
+        else:
+            table.empty_text = f"No jobs in {self.console.target.namespace_label} namespace(s)"
+        table.set_order(keys)
+        self._status(len(keys), len(jobs))
+
+    def _status(self, shown: int, total: int) -> None:
+        parts = [f"{shown} of {total} jobs" if self.filter else f"{total} jobs"]
+        if self.table.marks:
+            parts.append(f"{len(self.table.marks)} marked")
+        arrow = "↓" if self.sort_reverse else "↑"
+        parts.append(f"sort {self.sort_column}{arrow}")
+        if self.query_text:
+            parts.append(f"filter: {self.query_text}")
+        if self.filter.unknown:
+            known = " ".join(f"{f}:" for f in JOB_FIELDS)
+            parts.append(f"unknown field {', '.join(self.filter.unknown)} (use {known})")
+        self.query_one("#jobs-status", Static).update(" · ".join(parts))
+
+    # -- filter and sort -------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        """Show and focus the filter line."""
+        self.query_one("#jobs-filter", FilterInput).open()
+
+    @on(Input.Changed, "#jobs-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value.strip()
+        self.filter = parse_query(self.query_text, JOB_FIELDS)
+        self._reorder()
+
+    def action_clear(self) -> None:
+        """Clear filter and marks."""
+        box = self.query_one("#jobs-filter", FilterInput)
+        box.value = ""
+        box.close()
+        self.table.set_marks(())
+        self._reorder()
+
+    def action_sort(self) -> None:
+        """Sort by the next visible column."""
+        shown = self.table.visible_columns() or [c.key for c in JOB_COLUMNS]
+        index = shown.index(self.sort_column) if self.sort_column in shown else -1
+        self.sort_column = shown[(index + 1) % len(shown)]
+        self.table.set_sort(self.sort_column, self.sort_reverse)
+        self._reorder()
+
+    def action_reverse(self) -> None:
+        """Reverse the order."""
+        self.sort_reverse = not self.sort_reverse
+        self.table.set_sort(self.sort_column, self.sort_reverse)
+        self._reorder()
+
+    # -- marks and actions -----------------------------------------------------------------
+
+    def action_toggle_mark(self) -> None:
+        """Mark or unmark the row under the cursor."""
+        self.table.toggle_mark()
+        self._status(len(self.table.order), len(self.store.jobs))
+
+    def action_mark_all(self) -> None:
+        """Mark every row shown (again: unmark all)."""
+        table = self.table
+        table.set_marks(() if len(table.marks) == len(table.order) else table.order)
+        self._status(len(table.order), len(self.store.jobs))
+
+    def _targets(self) -> list[str]:
+        if self.table.marks:
+            return [k for k in self.table.order if k in self.table.marks]
+        key = self.table.cursor_key
+        return [key] if key else []
+
+    def action_describe(self) -> None:
+        """Open the job under the cursor."""
+        self.console.open_job(self.table.cursor_key, "overview")
+
+    def action_logs(self) -> None:
+        """Open the job's logs."""
+        self.console.open_job(self.table.cursor_key, "logs")
+
+    @on(RowTable.Activated, "#jobs-table")
+    def _activated(self, event: RowTable.Activated) -> None:
+        self.console.open_job(event.key, "overview")
+
+    def action_cancel(self) -> None:
+        """Cancel marked jobs or the one under the cursor."""
+        self.confirm_write("cancel", self._targets())
+
+    def action_delete(self) -> None:
+        """Delete marked jobs or the one under the cursor."""
+        self.confirm_write("delete", self._targets())
+
+    def action_resubmit(self) -> None:
+        """Submit a copy of the job under the cursor."""
+        key = self.table.cursor_key
+        self.confirm_write("resubmit", [key] if key else [])
+
+    def action_submit(self) -> None:
+        """Go to the submit form."""
+        self.console.action_view("submit")

@@ -1,0 +1,110 @@
+"""The Nodes view: GPU nodes with type, count, allocation, memory, driver and phase."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Input, Static
+
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.bindings import NODES, bindings
+from gryvia_cli.tui.query import Query, matches, parse_query
+from gryvia_cli.tui.rows import NODE_COLUMNS, NODE_FIELDS, node_cells
+from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.store import Change
+from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
+
+RELEVANT = frozenset({"gpunodes", "nodes", "pods", "jobs"})
+SORTS = ("name", "gpu_type", "gpus", "allocated", "free", "phase")
+
+
+class NodesScreen(ViewScreen):
+    """GPU nodes from core.nodes.gpu_nodes (GryviaGpuNodes joined with Nodes)."""
+
+    VIEW = "nodes"
+    BINDINGS: ClassVar = bindings(NODES)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes: dict[str, compute.GpuNode] = {}
+        self.allocated: dict[str, int] = {}
+        self.filter = Query()
+        self.sort_column = "name"
+
+    def compose_body(self) -> ComposeResult:
+        """Filter line, table, status line."""
+        yield FilterInput(
+            placeholder="filter: words, gpu:H100 phase:ready",
+            id="nodes-filter",
+            return_to="#nodes-table",
+        )
+        yield RowTable(NODE_COLUMNS, self._cells, empty_text="Loading…", id="nodes-table")
+        yield Static(id="nodes-status", classes="status-line")
+
+    def on_mount(self) -> None:
+        """First paint and focus."""
+        super().on_mount()
+        self.query_one(RowTable).set_sort(self.sort_column, False)
+        self.query_one(RowTable).focus()
+
+    def _cells(self, key: str) -> list[Cell]:
+        node = self.nodes.get(key)
+        return node_cells(node, self.allocated) if node else []
+
+    def _sort_value(self, node: compute.GpuNode) -> Any:
+        used = self.allocated.get(node.name, 0)
+        return {
+            "gpu_type": (node.gpu_type, node.name),
+            "gpus": (-node.gpus, node.name),
+            "allocated": (-used, node.name),
+            "free": (-(node.gpus - used), node.name),
+            "phase": (node.phase, node.name),
+        }.get(self.sort_column, (node.name,))
+
+    def refresh_view(self, change: Change | None) -> None:
+        """Recompute when nodes or allocation changed."""
+        if change is not None and not change.kinds & RELEVANT:
+            return
+        nodes = self.store.gpu_nodes()
+        self.allocated = self.store.allocated()
+        self.nodes = {n.name: n for n in nodes}
+        shown = []
+        for node in nodes:
+            fields = {
+                "gpu": (node.gpu_type.lower(),),
+                "phase": (node.phase.lower(),),
+                "name": (node.name.lower(),),
+            }
+            if matches(self.filter, f"{node.name} {node.gpu_type}".lower(), fields):
+                shown.append(node)
+        shown.sort(key=self._sort_value)
+        table = self.query_one(RowTable)
+        loaded = {"gpunodes", "nodes"} & self.store.loaded
+        table.empty_text = "No GPU nodes." if loaded else "Loading…"
+        table.invalidate(None)
+        table.set_order([n.name for n in shown])
+        total = sum(n.gpus for n in nodes)
+        ready = sum(1 for n in nodes if n.healthy)
+        unregistered = sum(1 for n in nodes if n.source == "Node")
+        status = f"{len(nodes)} GPU nodes · {ready} ready · {total} GPUs"
+        if unregistered:
+            status += f" · {unregistered} not registered as GryviaGpuNode (from labels)"
+        self.query_one("#nodes-status", Static).update(status)
+
+    def action_filter(self) -> None:
+        """Show and focus the filter line."""
+        self.query_one("#nodes-filter", FilterInput).open()
+
+    @on(Input.Changed, "#nodes-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter = parse_query(event.value, NODE_FIELDS)
+        self.refresh_view(None)
+
+    def action_sort(self) -> None:
+        """Sort by the next column."""
+        self.sort_column = SORTS[(SORTS.index(self.sort_column) + 1) % len(SORTS)]
+        self.query_one(RowTable).set_sort(self.sort_column, False)
+        self.refresh_view(None)

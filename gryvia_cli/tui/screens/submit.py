@@ -1,0 +1,260 @@
+"""The Submit view: a job form with a live YAML preview and validation, or a YAML manifest /
+sbatch script opened from disk with its import report shown before anything is created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.highlight import highlight
+from textual.widgets import Input, Label, Select, Static
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.sbatch import convert_file, render_text
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.bindings import SUBMIT, bindings, write_actions
+from gryvia_cli.tui.messages import JobsSubmitted
+from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.screens.dialogs import PromptDialog
+from gryvia_cli.tui.store import Change
+from gryvia_cli.tui.widgets.findings import Findings
+from gryvia_operator.api import GryviaQuota, GryviaTenant, validate_job
+from gryvia_operator.api.aijob import JOB_TYPES
+
+FIELDS = (
+    ("name", "Name", "my-training-run"),
+    ("namespace", "Namespace", "default"),
+    ("image", "Image", "registry/image:tag"),
+    ("gpus", "GPUs/pod", "1"),
+    ("nodes", "Nodes", "1"),
+    ("command", "Command", "python train.py --epochs 3"),
+    ("storage", "Storage", "StorageClass for /data (optional)"),
+)
+
+
+class SubmitScreen(ViewScreen):
+    """Compose a job (or open a file), check it, submit it."""
+
+    VIEW = "submit"
+    BINDINGS: ClassVar = bindings(SUBMIT)
+    WRITE_ACTIONS: ClassVar = write_actions(SUBMIT)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: list[dict[str, Any]] = []
+        self.findings: list[tuple[str, str]] = []
+        self.loaded_from: str | None = None
+        self.loaded_text = ""
+
+    def compose_body(self) -> ComposeResult:
+        """Form on the left, preview and findings on the right."""
+        with Horizontal(id="submit-body"):
+            with VerticalScroll(id="submit-form"):
+                with Grid(id="submit-grid"):
+                    yield Label("Type")
+                    yield Select(
+                        ((t, t) for t in JOB_TYPES),
+                        value="training",
+                        allow_blank=False,
+                        compact=True,
+                        id="f-type",
+                    )
+                    yield Label("GPU type")
+                    yield Select(
+                        [("any", "any")],
+                        value="any",
+                        allow_blank=False,
+                        compact=True,
+                        id="f-gpu_type",
+                    )
+                    for key, label, hint in FIELDS:
+                        yield Label(label)
+                        yield Input(placeholder=hint, compact=True, id=f"f-{key}")
+                yield Static(id="submit-source", classes="status-line")
+            with VerticalScroll(id="submit-preview"):
+                yield Findings(id="submit-findings")
+                yield Static(id="submit-yaml")
+
+    def on_mount(self) -> None:
+        """Defaults from the target, first preview."""
+        super().on_mount()
+        self.query_one("#f-namespace", Input).value = self.console.target.namespace or "default"
+        self.query_one("#f-gpus", Input).value = "1"
+        self.query_one("#f-nodes", Input).value = "1"
+        self.query_one("#f-name", Input).focus()
+        self._preview()
+
+    def refresh_view(self, change: Change | None) -> None:
+        """Offer the GPU types the cluster has."""
+        if change is not None and not change.kinds & {"gpunodes", "nodes"}:
+            return
+        types = sorted({n.gpu_type for n in self.store.gpu_nodes()})
+        select = self.query_one("#f-gpu_type", Select)
+        current = select.value
+        select.set_options([("any", "any"), *((t, t) for t in types)])
+        select.value = current if current in ("any", *types) else "any"
+
+    def _form(self) -> compute.JobForm:
+        values = {key: self.query_one(f"#f-{key}", Input).value for key, _, _ in FIELDS}
+        values["type"] = str(self.query_one("#f-type", Select).value)
+        values["gpu_type"] = str(self.query_one("#f-gpu_type", Select).value)
+        return compute.JobForm(**values)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _changed(self) -> None:
+        if self.loaded_from is None:
+            self._preview()
+
+    def _preview(self) -> None:
+        """Build, validate and show the job of the form."""
+        job = compute.build_job_manifest(self._form())
+        result = validate_job(job)
+        self.jobs = [job]
+        self.findings = [
+            ("error", f"{e.field}: {e.message}" if e.field else e.message) for e in result.errors
+        ]
+        self.findings += [
+            ("warn", f"{w.field}: {w.message}" if w.field else w.message) for w in result.warnings
+        ]
+        if result.ok:
+            summary = compute.summarize_job(job)
+            plan = compute.plan_job(summary, self.store.gpu_nodes(), self.store.allocated())
+            self.findings += [("info", line.strip()) for line in plan.lines()[1:]]
+            if plan.warning:
+                self.findings.append(("warn", plan.warning))
+            store, ns = self.store, job["metadata"].get("namespace") or "default"
+            tenants = store.models("tenants", GryviaTenant)
+            quotas = store.models("quotas", GryviaQuota)
+            estimate = compute.estimate_cost(summary, ns, store.skus(), tenants, quotas)
+            if estimate is not None:
+                self.findings += [("info", line.strip()) for line in estimate.lines()]
+                self.findings += [("warn", w) for w in estimate.warnings]
+        self._show(yaml.safe_dump(job, sort_keys=False))
+
+    def _show(self, text: str) -> None:
+        errors = sum(1 for kind, _ in self.findings if kind == "error")
+        ready = f"ready to submit {len(self.jobs)} job(s): ctrl+s"
+        if self.console.readonly:
+            ready = "valid; this console is read-only, so it cannot submit"
+        self.query_one(Findings).show(self.findings, ready)
+        self.query_one("#submit-yaml", Static).update(highlight(text, language="yaml"))
+        self.set_class(bool(errors), "-invalid")
+
+    # -- files -----------------------------------------------------------------------------
+
+    def action_open_file(self) -> None:
+        """Ask for a YAML manifest or sbatch script and load it."""
+        here = Path.cwd()
+        names = sorted(
+            str(p)
+            for p in here.iterdir()
+            if p.suffix in {".yaml", ".yml", ".sh", ".sbatch", ".slurm"}
+        )
+        self.app.push_screen(
+            PromptDialog("Open a YAML manifest or an sbatch script", "path/to/job.yaml", names),
+            self._load,
+        )
+
+    def _load(self, path: str | None) -> None:
+        if not path:
+            return
+        file = Path(path).expanduser()
+        try:
+            text = file.read_text()
+        except OSError as exc:
+            self.notify(f"cannot read {file}: {exc.strerror}", severity="error")
+            return
+        self.loaded_from, self.loaded_text = str(file), text
+        if file.suffix in {".yaml", ".yml", ".json"} or text.lstrip().startswith(
+            ("apiVersion", "---", "kind")
+        ):
+            self._load_manifest(file, text)
+        else:
+            self._load_sbatch(file)
+        self.query_one("#submit-source", Static).update(f"from {file} · ctrl+r: back to the form")
+        self.query_one("#submit-form").set_class(True, "-disabled")
+
+    def _load_manifest(self, file: Path, text: str) -> None:
+        try:
+            reports = compute.check_text(text, str(file))
+        except GryviaError as exc:
+            self.jobs, self.findings = [], [("error", exc.message)]
+            self._show(text)
+            return
+        self.jobs = [
+            r.document.content
+            for r in reports
+            if not r.skipped
+            and isinstance(r.document.content, dict)
+            and r.document.content.get("kind") == "GryviaAIJob"
+        ]
+        self.findings = [("error", f.render()) for r in reports for f in r.errors]
+        self.findings += [("warn", f.render()) for r in reports for f in r.warnings]
+        self.findings += [
+            ("info", f"{r.document.label}: skipped, {r.skipped}") for r in reports if r.skipped
+        ]
+        if not self.jobs:
+            self.findings.append(("error", "no GryviaAIJob in this file"))
+        self._show(text)
+
+    def _load_sbatch(self, file: Path) -> None:
+        image = self.query_one("#f-image", Input).value.strip() or None
+        ns = self.query_one("#f-namespace", Input).value.strip() or None
+        conversion = convert_file(file, image=image, namespace=ns)
+        self.jobs = list(conversion.jobs)
+        self.findings = []
+        for line in render_text(conversion.report):
+            kind = "error" if line.startswith("✗") else "warn" if line.startswith("⚠") else "info"
+            self.findings.append((kind, line.lstrip("✗⚠✓\u2139 ")))
+        if not conversion.ok and not any(k == "error" for k, _ in self.findings):
+            self.findings.append(("error", "the script does not import"))
+        if not conversion.ok and image is None:
+            self.findings.append(
+                ("info", "set Image in the form (it plays --image), then open the file again")
+            )
+        self._show(yaml.safe_dump_all(self.jobs, sort_keys=False) if self.jobs else "")
+
+    def action_leave_form(self) -> None:
+        """Focus the preview so that single-key bindings reach the app."""
+        self.query_one("#submit-preview").focus()
+
+    def action_reset(self) -> None:
+        """Back to the form."""
+        self.loaded_from, self.loaded_text = None, ""
+        self.query_one("#submit-source", Static).update("")
+        self.query_one("#submit-form").set_class(False, "-disabled")
+        self._preview()
+
+    # -- submit ----------------------------------------------------------------------------
+
+    def action_create(self) -> None:
+        """Create the jobs of the preview if they are valid."""
+        if self.console.readonly:
+            return
+        if not self.jobs or any(kind == "error" for kind, _ in self.findings):
+            self.notify("Fix the errors first (see the list on the right).", severity="warning")
+            return
+        self._submit([dict(j) for j in self.jobs])
+
+    @work(thread=True, exclusive=True, group="submit")
+    def _submit(self, jobs: list[dict[str, Any]]) -> None:
+        """Create the jobs (thread worker)."""
+        done, failed = [], []
+        for job in jobs:
+            name = (job.get("metadata") or {}).get("name") or "job"
+            try:
+                done.append(self.source.create_job(job))
+            except GryviaError as exc:
+                failed.append((name, exc.message))
+        self.post_message(JobsSubmitted(done, failed))
+
+    def on_jobs_submitted(self, message: JobsSubmitted) -> None:
+        """Open the new job when one was created."""
+        if len(message.done) == 1 and not message.failed:
+            self.console.action_view("jobs")
+            self.console.open_job(message.done[0], "overview")

@@ -1,0 +1,122 @@
+"""The TUI's data seam: what the console asks of a cluster, as a Protocol.
+
+`KubeSource` (kubesource.py) implements it over the kubernetes access layer; tests inject a
+fake with fixed objects. Every method may block and is called only from thread workers; write
+methods raise GryviaError with a message fit for a notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from gryvia_cli.kube.watch import WatchEvent, WatchState
+
+WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the console looks: kubeconfig context, namespace (None = all) and server."""
+
+    context: str
+    namespace: str | None
+    server: str = ""
+
+    @property
+    def namespace_label(self) -> str:
+        """The namespace, or `all` for every namespace."""
+        return self.namespace or "all"
+
+
+@dataclass(frozen=True)
+class WatchCallbacks:
+    """What a watcher calls, from its own thread."""
+
+    on_listed: Callable[[list[dict[str, Any]], str], None]
+    on_event: Callable[[WatchEvent], None]
+    on_state: Callable[[WatchState, str], None]
+
+
+class Stoppable(Protocol):
+    """Something blocking in a worker thread that another thread can end."""
+
+    def stop(self) -> None:
+        """End the blocking call soon; safe from any thread."""
+
+
+class Runner(Stoppable, Protocol):
+    """Something a thread worker runs until another thread stops it."""
+
+    def run(self) -> None:
+        """Block until stopped."""
+
+
+class LogStream(Protocol):
+    """A followed container log."""
+
+    def lines(self) -> Iterator[str]:
+        """Yield lines (with RFC 3339 timestamps) until the stream ends or is stopped."""
+        ...
+
+    def stop(self) -> None:
+        """End `lines()` soon; safe from any thread."""
+
+
+class ClusterSource(Protocol):
+    """Everything the console reads and writes."""
+
+    @property
+    def target(self) -> Target:
+        """Current context and namespace."""
+        ...
+
+    def contexts(self) -> list[str]:
+        """Context names of the kubeconfig."""
+        ...
+
+    def retarget(self, *, context: str | None, namespace: str | None) -> ClusterSource:
+        """A source for another context (None keeps it) and namespace (None = all)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Namespace names of the cluster, sorted."""
+        ...
+
+    def watcher(
+        self,
+        kind: WatchKind,
+        callbacks: WatchCallbacks,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Runner:
+        """A list-then-watch of `kind` (namespaced kinds: `namespace`, None = all; `nodes` are
+        Kubernetes Nodes, `gpunodes` GryviaGpuNodes)."""
+        ...
+
+    def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Events about the objects `names` in `namespace`, oldest first."""
+        ...
+
+    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
+        """The whole log of a container, each line with its timestamp."""
+        ...
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
+        """Follow a container's log (timestamped lines) from its start."""
+        ...
+
+    def create_job(self, body: dict[str, Any]) -> str:
+        """Create a GryviaAIJob; return `namespace/name`."""
+        ...
+
+    def cancel_job(self, namespace: str, name: str) -> None:
+        """Ask the operator to cancel a job (annotation `gryvia.io/cancel: "true"`)."""
+        ...
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        """Delete a job (its children are garbage-collected)."""
+        ...

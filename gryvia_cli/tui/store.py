@@ -1,0 +1,288 @@
+"""The TUI's copy of the cluster: objects per kind, kept current by batched watch updates.
+
+Pure data (no Textual, no kubernetes). Watch threads turn raw objects into `Update`s with
+`make_entry` (the costly part: summaries, slimming, validation); the UI thread applies a batch
+with `ClusterStore.apply`. Derived views (GPU nodes, allocation) are cached per kind version.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import ValidationError
+
+from gryvia_cli.tui import compute
+from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.base import GryviaResource
+from gryvia_operator.api.pricing import default_catalog
+
+log = logging.getLogger("gryvia.tui.store")
+
+Kind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
+KINDS: tuple[Kind, ...] = (
+    "jobs",
+    "gpunodes",
+    "nodes",
+    "pods",
+    "skus",
+    "tenants",
+    "quotas",
+    "usage",
+)
+_MODELS: dict[str, type[GryviaResource]] = {
+    "skus": GryviaGpuSku,
+    "tenants": GryviaTenant,
+    "quotas": GryviaQuota,
+    "usage": GryviaUsageRecord,
+}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class JobItem:
+    """A job as the views use it: the core summary, tenant, UID and the raw object."""
+
+    summary: compute.JobSummary
+    tenant: str
+    uid: str
+    raw: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.summary.namespace}/{self.summary.name}"
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    """`namespace/name` for namespaced objects, `name` for cluster-scoped ones."""
+    meta = obj.get("metadata") or {}
+    ns, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{ns}/{name}" if ns else str(name)
+
+
+def _slim_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+
+    def res(containers: Any) -> list[dict[str, Any]]:
+        return [{"resources": c.get("resources") or {}} for c in containers or []]
+
+    return {
+        "metadata": {k: meta.get(k) for k in ("name", "namespace", "labels", "annotations")},
+        "spec": {
+            "nodeName": spec.get("nodeName"),
+            "containers": res(spec.get("containers")),
+            "initContainers": res(spec.get("initContainers")),
+        },
+        "status": {"phase": (pod.get("status") or {}).get("phase")},
+    }
+
+
+def _slim_node(node: dict[str, Any]) -> dict[str, Any]:
+    meta, status = node.get("metadata") or {}, node.get("status") or {}
+    return {
+        "metadata": {"name": meta.get("name"), "labels": meta.get("labels") or {}},
+        "spec": {"unschedulable": (node.get("spec") or {}).get("unschedulable")},
+        "status": {
+            "conditions": [c for c in status.get("conditions") or [] if c.get("type") == "Ready"],
+            "allocatable": status.get("allocatable") or {},
+        },
+    }
+
+
+def make_entry(kind: Kind, raw: dict[str, Any]) -> Any:
+    """What the store keeps for a raw object of `kind` (None when it does not validate)."""
+    if kind == "jobs":
+        return JobItem(
+            compute.summarize_job(raw),
+            compute.job_tenant(raw),
+            str((raw.get("metadata") or {}).get("uid") or ""),
+            raw,
+        )
+    if kind == "pods":
+        return _slim_pod(raw)
+    if kind == "nodes":
+        return _slim_node(raw)
+    if kind == "gpunodes":
+        return raw
+    try:
+        return _MODELS[kind].model_validate(raw)
+    except (ValidationError, ValueError) as exc:
+        log.warning("skipping invalid %s %s: %s", kind, object_key(raw), exc)
+        return None
+
+
+@dataclass(frozen=True)
+class Update:
+    """One change: a whole list (`entries`), a put of `entry` at `key`, or a delete."""
+
+    kind: Kind
+    op: Literal["list", "put", "delete"]
+    key: str = ""
+    entry: Any = None
+    entries: dict[str, Any] | None = None
+
+
+def list_update(kind: Kind, items: Iterable[dict[str, Any]]) -> Update:
+    """An Update replacing every object of `kind` with `items`."""
+    entries = {}
+    for raw in items:
+        entry = make_entry(kind, raw)
+        if entry is not None:
+            entries[object_key(raw)] = entry
+    return Update(kind, "list", entries=entries)
+
+
+def event_update(kind: Kind, event_type: str, raw: dict[str, Any]) -> Update:
+    """An Update for one watch event."""
+    if event_type == "DELETED":
+        return Update(kind, "delete", object_key(raw))
+    entry = make_entry(kind, raw)
+    if entry is None:
+        return Update(kind, "delete", object_key(raw))
+    return Update(kind, "put", object_key(raw), entry)
+
+
+@dataclass
+class Change:
+    """What a batch changed: keys per kind, and the kinds that were (re)listed."""
+
+    keys: dict[Kind, set[str]] = field(default_factory=dict)
+    listed: set[Kind] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.keys) or bool(self.listed)
+
+    @property
+    def kinds(self) -> set[Kind]:
+        """Every kind touched."""
+        return set(self.keys) | self.listed
+
+
+class ClusterStore:
+    """Entries by kind and key; `versions[kind]` counts batches that changed that kind."""
+
+    def __init__(self) -> None:
+        self.objects: dict[Kind, dict[str, Any]] = {k: {} for k in KINDS}
+        self.loaded: set[Kind] = set()
+        self.failed: set[Kind] = set()
+        self.versions: dict[Kind, int] = dict.fromkeys(KINDS, 0)
+        self._cache: dict[str, tuple[tuple[int, ...], Any]] = {}
+
+    @property
+    def version(self) -> int:
+        """Sum of all kind versions (any change bumps it)."""
+        return sum(self.versions.values())
+
+    @property
+    def jobs(self) -> dict[str, JobItem]:
+        """Jobs by `namespace/name`."""
+        return cast("dict[str, JobItem]", self.objects["jobs"])
+
+    def models(self, kind: Kind, model: type[T]) -> list[T]:
+        """The validated objects of a billing kind (skus, tenants, quotas, usage)."""
+        return cast("list[T]", list(self.objects[kind].values()))
+
+    def derived(self, name: str, kinds: tuple[Kind, ...], build: Callable[[], T]) -> T:
+        """`build()` cached until one of `kinds` changes."""
+        stamp = tuple(self.versions[k] for k in kinds)
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == stamp:
+            return cast("T", hit[1])
+        value = build()
+        self._cache[name] = (stamp, value)
+        return value
+
+    def gpu_nodes(self) -> list[compute.GpuNode]:
+        """GPU nodes: GryviaGpuNodes joined with Nodes (core.nodes.gpu_nodes)."""
+        return self.derived(
+            "gpu_nodes",
+            ("gpunodes", "nodes"),
+            lambda: compute.gpu_nodes(
+                list(self.objects["gpunodes"].values()), list(self.objects["nodes"].values())
+            ),
+        )
+
+    def allocated(self) -> dict[str, int]:
+        """GPUs held per node: from live pods when they can be read, else from placed jobs."""
+        if "pods" in self.loaded and "pods" not in self.failed:
+            return self.derived(
+                "alloc", ("pods",), lambda: compute.allocated_by_node(self.objects["pods"].values())
+            )
+        return self.derived(
+            "alloc_jobs",
+            ("jobs",),
+            lambda: compute.allocated_from_jobs(j.summary for j in self.jobs.values()),
+        )
+
+    def skus(self) -> list[GryviaGpuSku]:
+        """The GPU price catalog; the default catalog while the cluster publishes no SKU
+        (what the operator prices with then)."""
+        return self.models("skus", GryviaGpuSku) or self.derived(
+            "default_skus", (), default_catalog
+        )
+
+    def usage_by_job(self) -> dict[tuple[str, str], list[GryviaUsageRecord]]:
+        """Usage records per (namespace, job name)."""
+
+        def build() -> dict[tuple[str, str], list[GryviaUsageRecord]]:
+            out: dict[tuple[str, str], list[GryviaUsageRecord]] = {}
+            for rec in self.models("usage", GryviaUsageRecord):
+                out.setdefault((rec.namespace, rec.spec.job), []).append(rec)
+            return out
+
+        return self.derived("usage_by_job", ("usage",), build)
+
+    def job_cost(self, item: JobItem, now: datetime) -> compute.JobCost:
+        """A job's cost so far and estimate (core.estimate rates, this store's records)."""
+        records = self.usage_by_job().get((item.summary.namespace, item.summary.name), [])
+        return compute.job_cost(
+            item.summary,
+            item.uid,
+            records,
+            self.skus(),
+            self.models("tenants", GryviaTenant),
+            self.models("quotas", GryviaQuota),
+            now,
+        )
+
+    def pods(self) -> list[dict[str, Any]] | None:
+        """Live pods (slim) when readable, else None."""
+        if "pods" in self.loaded and "pods" not in self.failed:
+            return list(self.objects["pods"].values())
+        return None
+
+    def clear(self) -> None:
+        """Forget everything (after a context or namespace switch)."""
+        for kind, objs in self.objects.items():
+            objs.clear()
+            self.versions[kind] += 1
+        self.loaded.clear()
+        self.failed.clear()
+
+    def apply(self, updates: Iterable[Update]) -> Change:
+        """Apply updates in order and return what changed."""
+        change = Change()
+        for up in updates:
+            objs = self.objects[up.kind]
+            keys = change.keys.setdefault(up.kind, set())
+            if up.op == "list":
+                fresh = up.entries or {}
+                keys.update(set(objs) | set(fresh))
+                objs.clear()
+                objs.update(fresh)
+                self.loaded.add(up.kind)
+                self.failed.discard(up.kind)
+                change.listed.add(up.kind)
+            elif up.op == "put":
+                objs[up.key] = up.entry
+                keys.add(up.key)
+            else:
+                objs.pop(up.key, None)
+                keys.add(up.key)
+        for kind in change.kinds:
+            self.versions[kind] += 1
+        return change

@@ -1,0 +1,200 @@
+"""JobOverview: one job's spec, status, cost, waiting reason, conditions, pods and events."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from gryvia_cli.tui import compute
+from gryvia_cli.tui.rows import money, phase_cell
+from gryvia_cli.tui.store import JobItem
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """Everything the overview shows, gathered by the Job view."""
+
+    item: JobItem
+    now: datetime
+    cost: compute.JobCost
+    reason: str | None
+    pods: Sequence[Mapping[str, Any]]
+    events: Sequence[Mapping[str, Any]]
+
+
+def pod_facts(pod: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
+    """(name, node, phase, ready `r/n`, restarts) of a raw pod."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    total = len(spec.get("containers") or statuses)
+    return (
+        str(meta.get("name") or ""),
+        str(spec.get("nodeName") or "-"),
+        str(status.get("phase") or "Pending"),
+        f"{ready}/{total}",
+        restarts,
+    )
+
+
+class JobOverview(Static):
+    """Renders JobFacts; styles come from the `marker--*` and `overview--*` classes."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "overview--heading",
+        "overview--label",
+        "overview--reason",
+        "marker--ok",
+        "marker--warn",
+        "marker--error",
+        "marker--disabled",
+        "marker--unknown",
+        "marker--dim",
+    }
+
+    def show(self, facts: JobFacts) -> None:
+        """Render `facts`."""
+        self.update(self._render_facts(facts))
+
+    def _style(self, name: str) -> Any:
+        return self.get_component_rich_style(name, partial=True)
+
+    def _heading(self, text: str) -> Text:
+        return Text(f"━━━ {text} ━━━", style=self._style("overview--heading"))
+
+    def _pairs(self, rows: Sequence[tuple[str, RenderableType]]) -> Table:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style=self._style("overview--label"), no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in rows:
+            grid.add_row(label, value)
+        return grid
+
+    def _render_facts(self, f: JobFacts) -> RenderableType:
+        job, raw = f.item.summary, f.item.raw
+        spec = raw.get("spec") or {}
+        phase_text, marker = phase_cell(job)
+        times = compute.durations(job, f.now)
+        command = shlex.join(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
+        left = self._pairs(
+            [
+                ("type", job.job_type or "-"),
+                ("image", job.image or "-"),
+                ("gpus", compute.gpu_text(job)),
+                ("priority", str(job.priority)),
+                ("timeout", job.timeout or "-"),
+                ("storage", str(spec.get("storage") or "-")),
+                ("command", command or "-"),
+                ("tenant", f.item.tenant or "-"),
+            ]
+        )
+        cost = f.cost
+        burn = (
+            f"{money(cost.per_hour, cost.currency)}/h"
+            if cost.per_hour
+            else "no price for this GPU type"
+        )
+        right = self._pairs(
+            [
+                ("phase", Text(phase_text, style=self._style(f"marker--{marker}"))),
+                ("message", job.message or "-"),
+                ("created", f"{compute.age(job.created, f.now)} ago"),
+                ("waited", compute.format_seconds(times["waiting"])),
+                ("ran", compute.format_seconds(times["running"])),
+                ("ready", f"{job.replicas_ready}/{job.pods}  retries {job.retries}"),
+                ("nodes", ", ".join(job.nodes_allocated) or "-"),
+                (
+                    "cost",
+                    f"{money(cost.so_far, cost.currency)} so far"
+                    + (" (metered)" if cost.metered else " (estimate)")
+                    + f" · {burn}",
+                ),
+                (
+                    "estimate",
+                    money(cost.estimate, cost.currency)
+                    if cost.estimate is not None
+                    else "open-ended (no timeout)",
+                ),
+            ]
+        )
+        top = Table.grid(expand=True, padding=(0, 2))
+        top.add_column(ratio=1)
+        top.add_column(ratio=1)
+        top.add_row(left, right)
+        parts: list[RenderableType] = [top]
+        if f.reason:
+            parts += [
+                Text(""),
+                Text(f"⏳ waiting: {f.reason}", style=self._style("overview--reason")),
+            ]
+        parts += [Text(""), self._heading("Conditions"), self._conditions(job, f.now)]
+        parts += [Text(""), self._heading(f"Pods ({len(f.pods)})"), self._pods(f)]
+        parts += [Text(""), self._heading(f"Events ({len(f.events)})"), self._events(f)]
+        return Group(*parts)
+
+    def _table(self, *headers: str) -> Table:
+        table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
+        for name in headers:
+            table.add_column(name, header_style=self._style("overview--label"), overflow="fold")
+        return table
+
+    def _conditions(self, job: compute.JobSummary, now: datetime) -> RenderableType:
+        if not job.conditions:
+            return Text("none yet", style=self._style("marker--dim"))
+        table = self._table("TYPE", "STATUS", "REASON", "AGE", "MESSAGE")
+        for cond in job.conditions:
+            ok = cond.get("status") == "True"
+            bad = cond.get("type") == "Rejected" and ok
+            marker = "error" if bad else ("ok" if ok else "warn")
+            table.add_row(
+                str(cond.get("type") or ""),
+                Text(str(cond.get("status") or ""), style=self._style(f"marker--{marker}")),
+                str(cond.get("reason") or ""),
+                compute.age(cond.get("lastTransitionTime"), now),
+                str(cond.get("message") or ""),
+            )
+        return table
+
+    def _pods(self, f: JobFacts) -> RenderableType:
+        if not f.pods:
+            return Text("no pods yet", style=self._style("marker--dim"))
+        table = self._table("POD", "NODE", "PHASE", "READY", "RESTARTS", "AGE")
+        for pod in compute.sort_pods(list(f.pods)):
+            name, node, phase, ready, restarts = pod_facts(pod)
+            marker = {"Running": "ok", "Succeeded": "ok", "Failed": "error"}.get(phase, "warn")
+            created = (pod.get("metadata") or {}).get("creationTimestamp")
+            table.add_row(
+                name,
+                node,
+                Text(phase, style=self._style(f"marker--{marker}")),
+                ready,
+                Text(str(restarts), style=self._style("marker--warn") if restarts else ""),
+                compute.age(created, f.now),
+            )
+        return table
+
+    def _events(self, f: JobFacts) -> RenderableType:
+        if not f.events:
+            return Text("no events", style=self._style("marker--dim"))
+        table = self._table("AGE", "TYPE", "REASON", "OBJECT", "MESSAGE")
+        for ev in compute.sort_events(f.events)[-12:]:
+            when = compute.event_time(ev)
+            kind = str(ev.get("type") or "")
+            target = ev.get("involvedObject") or {}
+            table.add_row(
+                compute.age(when, f.now),
+                Text(kind, style=self._style("marker--warn") if kind == "Warning" else ""),
+                str(ev.get("reason") or ""),
+                f"{str(target.get('kind') or '').lower()}/{target.get('name') or ''}",
+                str(ev.get("message") or ""),
+            )
+        return table

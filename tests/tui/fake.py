@@ -1,0 +1,196 @@
+"""FakeSource: a ClusterSource over fixed in-memory objects, for rendering and pilot tests.
+
+Watchers list once and then deliver the events that writes (cancel, delete, create) or the
+test (`emit`) cause. It never replaces the integration tests against the sandbox.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from gryvia_cli.errors import NotFoundError
+from gryvia_cli.kube.watch import WatchEvent
+from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+
+
+class _Watcher:
+    def __init__(
+        self,
+        source: FakeSource,
+        kind: str,
+        callbacks: WatchCallbacks,
+        namespace: str | None,
+        label_selector: str | None,
+    ) -> None:
+        self.source, self.kind, self.callbacks = source, kind, callbacks
+        self.namespace, self.label_selector = namespace, label_selector
+        self._stop = threading.Event()
+
+    def wants(self, obj: dict[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return False
+        if self.label_selector:
+            key, _, value = self.label_selector.partition("=")
+            return (meta.get("labels") or {}).get(key) == value
+        return True
+
+    def run(self) -> None:
+        items = [copy.deepcopy(o) for o in self.source.objects.get(self.kind, []) if self.wants(o)]
+        self.callbacks.on_listed(items, "1")
+        self.callbacks.on_state("live", "")
+        with self.source.lock:
+            self.source.watchers.append(self)
+        self._stop.wait()
+        with self.source.lock:
+            self.source.watchers.remove(self)
+        self.callbacks.on_state("stopped", "")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class _Lines:
+    def __init__(self, lines: list[str]) -> None:
+        self._lines = lines
+        self._stop = threading.Event()
+
+    def lines(self) -> Iterator[str]:
+        yield from self._lines
+        self._stop.wait()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class FakeSource:
+    """Objects by kind (raw dicts); writes change them and notify watchers."""
+
+    def __init__(
+        self,
+        objects: dict[str, list[dict[str, Any]]],
+        *,
+        namespace: str | None = None,
+        logs: dict[str, list[str]] | None = None,
+        context: str = "fake-cluster",
+    ) -> None:
+        self.objects = {k: [copy.deepcopy(o) for o in v] for k, v in objects.items()}
+        self.logs = {pod: list(lines) for pod, lines in (logs or {}).items()}
+        self.lock = threading.Lock()
+        self.watchers: list[_Watcher] = []
+        self.writes: list[tuple[str, str]] = []
+        self._target = Target(context, namespace, "https://fake:6443")
+
+    @property
+    def target(self) -> Target:
+        """Where the fake pretends to point."""
+        return self._target
+
+    def contexts(self) -> list[str]:
+        """Two contexts."""
+        return ["fake-cluster", "other-cluster"]
+
+    def retarget(self, *, context: str | None, namespace: str | None) -> FakeSource:
+        """Same objects, other target."""
+        clone = FakeSource(
+            self.objects,
+            namespace=namespace,
+            logs=self.logs,
+            context=context or self._target.context,
+        )
+        clone.writes = self.writes
+        return clone
+
+    def namespaces(self) -> list[str]:
+        """Namespaces of the jobs."""
+        return sorted({o["metadata"]["namespace"] for o in self.objects.get("jobs", [])})
+
+    def watcher(
+        self,
+        kind: WatchKind,
+        callbacks: WatchCallbacks,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Runner:
+        """A watcher of `kind`."""
+        return _Watcher(self, kind, callbacks, namespace, label_selector)
+
+    def emit(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
+        """Change an object and tell the watchers (tests call this from any thread)."""
+        items = self.objects.setdefault(kind, [])
+        key = (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        items[:] = [
+            o for o in items if (o["metadata"].get("namespace"), o["metadata"]["name"]) != key
+        ]
+        if event_type != "DELETED":
+            items.append(copy.deepcopy(obj))
+        with self.lock:
+            watchers = [w for w in self.watchers if w.kind == kind and w.wants(obj)]
+        for w in watchers:
+            w.callbacks.on_event(WatchEvent(event_type, copy.deepcopy(obj)))  # type: ignore[arg-type]
+
+    def find(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        """The stored object; NotFoundError when missing."""
+        for obj in self.objects.get(kind, []):
+            if obj["metadata"]["name"] == name and obj["metadata"].get("namespace") == namespace:
+                return obj
+        raise NotFoundError(f'job "{name}" not found')
+
+    def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Events of the fake (only for llama-pretrain)."""
+        if "llama-pretrain" not in names:
+            return []
+        return [
+            {
+                "type": "Normal",
+                "reason": "Scheduled",
+                "message": "Job scheduled on gpu-h100-0, gpu-h100-1",
+                "lastTimestamp": "2026-11-20T09:00:00Z",
+                "involvedObject": {"kind": "GryviaAIJob", "name": "llama-pretrain"},
+            },
+            {
+                "type": "Warning",
+                "reason": "BackOff",
+                "message": "Back-off restarting failed container trainer",
+                "lastTimestamp": "2026-11-20T10:15:00Z",
+                "involvedObject": {"kind": "Pod", "name": "llama-pretrain-1"},
+            },
+        ]
+
+    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
+        """A whole fake log."""
+        return list(self.logs.get(pod, []))
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
+        """A fake log that stays open until stopped."""
+        return _Lines(list(self.logs.get(pod, [])))
+
+    def create_job(self, body: dict[str, Any]) -> str:
+        """Store a new job."""
+        obj = copy.deepcopy(body)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("namespace", self._target.namespace or "default")
+        if "generateName" in meta and "name" not in meta:
+            meta["name"] = meta.pop("generateName") + "x1"
+        meta.setdefault("creationTimestamp", "2026-11-20T12:00:00Z")
+        self.writes.append(("create", f"{meta['namespace']}/{meta['name']}"))
+        self.emit("jobs", "ADDED", obj)
+        return f"{meta['namespace']}/{meta['name']}"
+
+    def cancel_job(self, namespace: str, name: str) -> None:
+        """Set the cancel annotation."""
+        obj = copy.deepcopy(self.find("jobs", namespace, name))
+        obj["metadata"].setdefault("annotations", {})["gryvia.io/cancel"] = "true"
+        self.writes.append(("cancel", f"{namespace}/{name}"))
+        self.emit("jobs", "MODIFIED", obj)
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        """Remove a job."""
+        obj = self.find("jobs", namespace, name)
+        self.writes.append(("delete", f"{namespace}/{name}"))
+        self.emit("jobs", "DELETED", obj)

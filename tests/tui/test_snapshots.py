@@ -1,0 +1,68 @@
+"""Snapshots of every view from the fixed cluster and a frozen clock, at 80x24 and 160x48."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from gryvia_cli.tui import make_app
+from gryvia_cli.tui.widgets.logview import LogView
+from tests.tui.builders import NOW
+from tests.tui.fake import FakeSource
+from tests.tui.waits import settle, wait_until
+
+pytestmark = [pytest.mark.tui]
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
+@SIZES
+@pytest.mark.parametrize("view", ["jobs", "queue", "capacity", "cost", "nodes", "submit"])
+def test_view(snap_compare: Any, fake_source: FakeSource, view: str, size: tuple[int, int]) -> None:
+    """Each top-level view of the fixed cluster."""
+    app = make_app(fake_source, clock=lambda: NOW, view=view)
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+@SIZES
+@pytest.mark.parametrize("tab", ["overview", "logs"])
+def test_job_view(
+    snap_compare: Any, fake_source: FakeSource, tab: str, size: tuple[int, int]
+) -> None:
+    """The Job view of a running distributed job: overview, and its followed log."""
+    app = make_app(fake_source, clock=lambda: NOW)
+
+    async def open_job(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app.open_job("tenant-acme/llama-pretrain", tab)
+        await wait_until(
+            pilot, lambda: app.screen.__class__.__name__ == "JobScreen", what="job view"
+        )
+        screen = app.screen
+        if tab == "logs":
+            await wait_until(
+                pilot, lambda: len(screen.query_one(LogView).lines) == 40, what="40 log lines"
+            )
+        else:
+            await wait_until(pilot, lambda: getattr(screen, "events", None), what="events")
+            await wait_until(pilot, lambda: len(getattr(screen, "pods", {})) == 2, what="pods")
+        for box in screen.query(Input):
+            box.cursor_blink = False
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=open_job)
+
+
+def test_help(snap_compare: Any, fake_source: FakeSource) -> None:
+    """The `?` screen over the Jobs view."""
+    app = make_app(fake_source, clock=lambda: NOW)
+
+    async def open_help(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen", what="help")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_help)

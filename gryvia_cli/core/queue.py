@@ -103,7 +103,9 @@ def wait_reason(
         return "suspended (spec.suspend is true): clear it to let the job start"
     if job.phase == "Queued":
         held = _condition_message(job, "KueueAdmitted") or job.message
-        return f"queued: {held}" if held else "queued by the quota or Kueue admission"
+        if not held:
+            return "queued by the quota or Kueue admission"
+        return held if held.startswith("waiting for quota") else f"queued: {held}"
     rejected = _condition_message(job, "Rejected", "True")
     if rejected:
         return f"quota: {rejected}"

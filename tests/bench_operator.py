@@ -50,7 +50,7 @@ def _job(name: str, *, gpus: int = 0, gpu_type: str | None = None) -> dict[str, 
     }
 
 
-def _pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
@@ -110,7 +110,7 @@ class Watcher(threading.Thread):
                     break
 
 
-def _start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+def start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], int, int]:
     health, metrics, webhook = free_port(), free_port(), free_port()
     log = (workdir / "operator.log").open("wb")
     proc = subprocess.Popen(
@@ -148,7 +148,7 @@ def _start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[b
     raise RuntimeError(f"operator not ready; see {workdir / 'operator.log'}")
 
 
-def _peak_rss_mb(pid: int) -> float:
+def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
@@ -242,12 +242,12 @@ def bench_webhook(client: Client, metrics_url: str, samples: int = 300) -> dict[
     )
     time.sleep(2)
     return {
-        "with_p50": _pct(with_hook, 50) * 1000,
-        "with_p99": _pct(with_hook, 99) * 1000,
-        "without_p50": _pct(without, 50) * 1000,
-        "without_p99": _pct(without, 99) * 1000,
-        "added_p50": (_pct(with_hook, 50) - _pct(without, 50)) * 1000,
-        "added_p99": (_pct(with_hook, 99) - _pct(without, 99)) * 1000,
+        "with_p50": pct(with_hook, 50) * 1000,
+        "with_p99": pct(with_hook, 99) * 1000,
+        "without_p50": pct(without, 50) * 1000,
+        "without_p99": pct(without, 99) * 1000,
+        "added_p50": (pct(with_hook, 50) - pct(without, 50)) * 1000,
+        "added_p99": (pct(with_hook, 99) - pct(without, 99)) * 1000,
         "apiserver_p99": quantile(0.99, api_after, api_before) * 1000,
         "operator_p99": quantile(0.99, our_after, our_before) * 1000,
     }
@@ -289,7 +289,7 @@ def report(
     hook: dict[str, float],
 ) -> None:
     """Print the numbers."""
-    p50, p99 = statistics.median(latency) * 1000, _pct(latency, 99) * 1000
+    p50, p99 = statistics.median(latency) * 1000, pct(latency, 99) * 1000
     print("\n== gryvia operator benchmark ==")
     print(
         f"submit-to-Job latency (300 jobs @ 10/s): p50 {p50:.0f} ms, p99 {p99:.0f} ms, "
@@ -331,7 +331,7 @@ def main() -> int:
                 client.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
             time.sleep(3)
             client.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-            proc, metrics_port, _ = _start_operator(box.kubeconfig, workdir)
+            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
             jobs = Watcher(client, "jobs", "/apis/batch/v1")
             jobs.start()
             time.sleep(1)
@@ -345,7 +345,7 @@ def main() -> int:
             print("filling up to 5000 jobs ...", file=sys.stderr)
             fill_submit, fill_total = bench_burst(client, jobs, "fill", 3700)
             time.sleep(5)
-            rss = _peak_rss_mb(proc.pid)
+            rss = peak_rss_mb(proc.pid)
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics") as r:
                 metrics = r.read().decode()
             jobs.stop = True

@@ -14,7 +14,6 @@ Run `python -m tests.bench_tenancy` (a few minutes). Two measurements, one opera
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -29,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.support.ports import free_port
+from tests.bench_operator import pct, peak_rss_mb, start_operator
 
 NODES = "10xL40:4"
 GROUP, VERSION = "gryvia.io", "v1alpha1"
@@ -43,11 +42,6 @@ RSS_TARGET_MB = 400.0
 PASS_METRIC = "gryvia_operator_reconcile_duration_seconds"
 PASS_LABEL = 'controller="metering"'
 WRITES_METRIC = "gryvia_operator_api_writes_total"
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
 def _job(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
@@ -70,52 +64,6 @@ def _kubectl(kubectl: list[str], *args: str, body: Any = None) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout
-
-
-def _start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    health, metrics, webhook = free_port(), free_port(), free_port()
-    log = (workdir / "operator.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gryvia_operator",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--webhook-self-register",
-            "--webhook-port",
-            str(webhook),
-            "--health-port",
-            str(health),
-            "--metrics-port",
-            str(metrics),
-            "--probe-host",
-            "127.0.0.1",
-            "--log-level",
-            "warning",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        url = f"http://127.0.0.1:{health}/readyz"
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as r:
-            if r.status == 200:
-                return proc, metrics
-        time.sleep(0.2)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"operator not ready; see {workdir / 'operator.log'}")
-
-
-def _peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class Metrics:
@@ -295,7 +243,7 @@ def report(latencies: list[float], meter: dict[str, float], rss: float) -> None:
     def verdict(ok: bool) -> str:
         return "ok" if ok else "MISSED"
 
-    p50, p99 = statistics.median(latencies), _pct(latencies, 99)
+    p50, p99 = statistics.median(latencies), pct(latencies, 99)
     print(
         f"quota status after a job change ({len(latencies)} jobs): p50 {p50 * 1000:.0f} ms, "
         f"p99 {p99 * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms "
@@ -343,7 +291,7 @@ def main() -> int:
             )
             for ns in (QUOTA_NS, METER_NS):
                 _kubectl(kubectl, "create", "namespace", ns)
-            proc, metrics_port = _start_operator(box.kubeconfig, workdir)
+            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
             metrics = Metrics(metrics_port)
             api = _api(box.kubeconfig)
 
@@ -351,7 +299,7 @@ def main() -> int:
             latencies = bench_quota(api)
             print(f"metering {METER_JOBS} running jobs ...", file=sys.stderr)
             meter = bench_metering(api, kubectl, metrics)
-            rss = _peak_rss_mb(proc.pid)
+            rss = peak_rss_mb(proc.pid)
             report(latencies, meter, rss)
         except BaseException:
             log = workdir / "operator.log"

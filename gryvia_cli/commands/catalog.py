@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.commands.common import OutputOpt, names_of, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -30,9 +30,7 @@ def show_catalog(ctx: typer.Context, output: OutputFormat | None) -> None:
         render_data(data, fmt)
         return
     if fmt is OutputFormat.name:
-        render_names(
-            [f"{r.GPUSKU.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
-        )
+        render_names(names_of(r.GPUSKU, items))
         return
     if not items:
         info("No SKUs published.")

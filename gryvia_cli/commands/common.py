@@ -19,6 +19,7 @@ from gryvia_cli.output import OutputFormat
 
 if TYPE_CHECKING:
     from gryvia_cli.kube.access import KubeAccess
+    from gryvia_cli.kube.resources import Resource
     from gryvia_cli.settings import GryviaSettings
 
 
@@ -136,3 +137,8 @@ def check_job_name(name: str) -> None:
             f'"{name}" is not a job name',
             hint="job names are DNS names (lowercase letters, digits, '-' and '.')",
         )
+
+
+def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
+    """`kind.group/name` for every item (`-o name`)."""
+    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]

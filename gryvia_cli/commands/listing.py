@@ -6,7 +6,13 @@ from typing import Annotated, Any, ClassVar
 
 import typer
 
-from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, OutputOpt, session
+from gryvia_cli.commands.common import (
+    AllNamespacesOpt,
+    NamespaceOpt,
+    OutputOpt,
+    names_of,
+    session,
+)
 from gryvia_cli.commands.group import AliasGroup
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -47,11 +53,6 @@ def cluster_scoped_notice(res: r.Resource, all_namespaces: bool, namespace: str 
     if all_namespaces or namespace:
         flag = "--all-namespaces" if all_namespaces else "--namespace"
         warn(f"{flag} has no effect: {res.kind} is cluster-scoped")
-
-
-def names_of(res: r.Resource, items: list[dict[str, Any]]) -> list[str]:
-    """`kind.group/name` for every item (`-o name`)."""
-    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
 
 
 def list_jobs(

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.commands.common import OutputOpt, names_of, session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
@@ -74,9 +74,7 @@ def quota(
         render_data({**data, "items": items}, fmt)
         return
     if fmt is OutputFormat.name:
-        render_names(
-            [f"{r.QUOTA.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
-        )
+        render_names(names_of(r.QUOTA, items))
         return
     quotas, problems = parse_all(GryviaQuota, items)
     for problem in problems:

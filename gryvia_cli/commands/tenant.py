@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, Session, YesOpt, confirm, session
+from gryvia_cli.commands.common import OutputOpt, Session, YesOpt, confirm, names_of, session
 from gryvia_cli.errors import NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -161,9 +161,7 @@ def list_tenants(ctx: typer.Context, output: OutputOpt = None) -> None:
         render_data(data, fmt)
         return
     if fmt is OutputFormat.name:
-        render_names(
-            [f"{r.TENANT.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
-        )
+        render_names(names_of(r.TENANT, items))
         return
     tenants, problems = parse_all(GryviaTenant, items)
     for problem in problems:

@@ -37,7 +37,7 @@ test-unit: install ## Unit tests only (no cluster)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
 crds: install ## Regenerate the chart's CRDs and the CRD reference from the models
-	$(BIN)/python -m gryvia_operator.api.crdgen --out charts/gryvia/templates/crds --docs docs/reference/crds.md
+	$(BIN)/python -m gryvia_operator.api.crd --out charts/gryvia/templates/crds --docs docs/reference/crds.md
 
 docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings)
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md

@@ -89,7 +89,7 @@ def median(argv: Sequence[str], env: dict[str, str], runs: int = RUNS, tty: bool
 
 def prepare(kubectl: Path, kubeconfig: Path) -> None:
     """Install the CRDs and create the jobs with one `kubectl create` of a List."""
-    from gryvia_operator.api import crdgen
+    from gryvia_operator.api.crd import generate as crdgen
 
     def kc(*args: str, stdin: str | None = None) -> None:
         subprocess.run(

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gryvia_operator.api import crdgen
+from gryvia_operator.api.crd import generate as crdgen
 from gryvia_operator.handlers.kubeapi import KubeApi, load_configuration
 from tests.support.ports import free_port
 

@@ -272,7 +272,7 @@ def report(latencies: list[float], meter: dict[str, float], rss: float) -> None:
 def main() -> int:
     """Run both benchmarks on a fresh sandbox and print the numbers."""
     from gryvia_cli.sandbox import binaries, cluster
-    from gryvia_operator.api import crdgen
+    from gryvia_operator.api.crd import generate as crdgen
 
     with tempfile.TemporaryDirectory(prefix="gryvia-bench-tenancy-") as tmp:
         workdir = Path(tmp)

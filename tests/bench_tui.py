@@ -38,7 +38,7 @@ def _kubectl(kubectl: list[str], *args: str, body: Any = None) -> None:
 
 def _populate(kubectl: list[str]) -> None:
     """CRDs, a GryviaGpuNode per node, namespaces and 5000 suspended jobs (Lists of 500)."""
-    from gryvia_operator.api import crdgen
+    from gryvia_operator.api.crd import generate as crdgen
 
     _kubectl(
         kubectl,

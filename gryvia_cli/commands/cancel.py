@@ -33,7 +33,8 @@ def cancel(
       gryvia cancel train-ddp
       gryvia cancel a b c --yes -n team-a
     """
-    from gryvia_cli.core.jobs import CANCEL_ANNOTATION, summarize_job
+    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_operator.api.names import ANNOTATION_CANCEL
 
     for job in jobs:
         check_job_name(job)
@@ -49,7 +50,7 @@ def cancel(
             if summary.terminal:
                 warn(f"job {name} is already {summary.phase}; nothing to cancel")
                 continue
-            patch = {"metadata": {"annotations": {CANCEL_ANNOTATION: "true"}}}
+            patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
             access.merge_patch(r.AIJOB, name, ns, patch)
         except GryviaError as exc:
             failed += 1

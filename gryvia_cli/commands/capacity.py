@@ -20,6 +20,7 @@ from gryvia_cli.output import (
     section,
     warn,
 )
+from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
 
@@ -69,7 +70,7 @@ def capacity(
     if fmt in MACHINE_FORMATS:
         render_data(
             {
-                "apiVersion": "gryvia.io/cli",
+                "apiVersion": CLI_API_VERSION,
                 "kind": "Capacity",
                 **report.as_dict(),
                 "warnings": notes,

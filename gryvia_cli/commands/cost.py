@@ -14,10 +14,11 @@ from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
+from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
-    from gryvia_cli.core.cost import Period as CostPeriod
     from gryvia_cli.core.cost import TeamCost
+    from gryvia_operator.api.periods import Period as CostPeriod
 
 app = typer.Typer()
 
@@ -90,9 +91,10 @@ def cost(
       gryvia cost vision --period week
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
     """
-    from gryvia_cli.core.cost import period_window, team_costs, team_scopes
-    from gryvia_cli.core.tenancy import parse_all
+    from gryvia_cli.core.cost import team_costs, team_scopes
     from gryvia_operator.api import GryviaQuota, GryviaTenant
+    from gryvia_operator.api.parse import parse_all
+    from gryvia_operator.api.periods import period_window
 
     state = session(ctx)
     fmt = state.fmt(output)
@@ -120,7 +122,7 @@ def cost(
     if fmt in MACHINE_FORMATS:
         render_data(
             {
-                "apiVersion": "gryvia.io/cli",
+                "apiVersion": CLI_API_VERSION,
                 "kind": "CostReport",
                 "period": window,
                 "from": start.isoformat(),

@@ -17,6 +17,7 @@ from gryvia_cli.commands.usage import (
 )
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import OutputFormat, emit, info, note, render_data, render_table, section
+from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
 
@@ -56,7 +57,8 @@ def invoice(
       gryvia invoice --tenant vision --month 2026-11
       gryvia invoice --month 2026-11 -o csv > invoices.csv
     """
-    from gryvia_cli.core.billing import invoices, invoices_csv, month_bounds
+    from gryvia_cli.core.billing import invoices, invoices_csv
+    from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
     fmt = report_format(state, output)
@@ -73,7 +75,7 @@ def invoice(
         return
     if fmt is not ReportFormat.table:
         render_data(
-            {"apiVersion": "gryvia.io/cli", "kind": "InvoiceList", "month": period, "items": items},
+            {"apiVersion": CLI_API_VERSION, "kind": "InvoiceList", "month": period, "items": items},
             OutputFormat(fmt.value),
         )
         return

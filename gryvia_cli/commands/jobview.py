@@ -17,6 +17,7 @@ from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, replica_of_pod
 from gryvia_cli.core.phases import phase_marker
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import emit, emit_marked, render_table, section
+from gryvia_operator.api.names import child_names
 
 
 @dataclass
@@ -57,7 +58,7 @@ def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
     access = state.access()
     job = access.get(r.AIJOB, name, namespace)
     pods = try_read(lambda: job_pods(access, namespace, name), "pods") or []
-    names = {name, f"{name}-headless", f"{name}-training"}
+    names = child_names(name)
     names |= {str((p.get("metadata") or {}).get("name")) for p in pods}
     events = try_read(lambda: access.items(r.EVENT, namespace), "events") or []
     ours = [

@@ -66,6 +66,7 @@ def logs(
       gryvia logs train-ddp --tail -1 --timestamps > train.log
     """
     from gryvia_cli.commands import streams
+    from gryvia_cli.core.pods import container_state, first_container
 
     check_job_name(job)
     state = session(ctx)
@@ -100,8 +101,8 @@ def logs(
     else:
         pod = pods[0]
     pod_name = str(pod["metadata"]["name"])
-    name = container or streams.first_container(pod)
-    state_name, reason = streams.container_state(pod, name)
+    name = container or first_container(pod)
+    state_name, reason = container_state(pod, name)
     if follow:
         if state_name not in ("running", "terminated"):
             with spinner(f"waiting for pod {pod_name}") as update:

@@ -17,6 +17,7 @@ from gryvia_cli.output import (
     render_names,
     render_table,
 )
+from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
     from gryvia_cli.core.queue import QueueEntry
@@ -97,7 +98,7 @@ def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str 
     if fmt in MACHINE_FORMATS:
         render_data(
             {
-                "apiVersion": "gryvia.io/cli",
+                "apiVersion": CLI_API_VERSION,
                 "kind": "Queue",
                 "items": [e.as_dict() for e in entries],
             },

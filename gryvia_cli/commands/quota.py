@@ -57,8 +57,8 @@ def quota(
       gryvia quota vision -o json | jq '.items[0].status.budgetStatus'
     """
     from gryvia_cli.core.quota import budget_lines, phase_cell, usage_lines
-    from gryvia_cli.core.tenancy import parse_all
     from gryvia_operator.api import GryviaQuota
+    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)

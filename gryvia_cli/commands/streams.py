@@ -13,43 +13,24 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gryvia_cli.core.jobs import JOB_LABELS, JobSummary, sort_pods, summarize_job
+from gryvia_cli.core.jobs import JobSummary, sort_pods, summarize_job
+from gryvia_cli.core.pods import container_state
 from gryvia_cli.errors import GryviaError, NotFoundError
 from gryvia_cli.kube import resources as r
+from gryvia_operator.api.names import JOB_POD_LABELS
 
 POLL_SECONDS = 1.0
 DRAIN_SECONDS = 1.0
 
 
 def job_pods(access: Any, namespace: str, job: str) -> list[Mapping[str, Any]]:
-    """The job's pods by replica (first label of JOB_LABELS that finds any), newest first
+    """The job's pods by replica (first label of JOB_POD_LABELS that finds any), newest first
     within a replica; [] when none exist yet."""
-    for label in JOB_LABELS:
+    for label in JOB_POD_LABELS:
         pods = access.items(r.POD, namespace, label_selector=f"{label}={job}")
         if pods:
             return sort_pods(pods)
     return []
-
-
-def container_state(pod: Mapping[str, Any], container: str | None) -> tuple[str, str]:
-    """(`waiting`|`running`|`terminated`|`unknown`, reason) of a pod's container."""
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    chosen = next((s for s in statuses if s.get("name") == container), None) if container else None
-    chosen = chosen or (statuses[0] if statuses else None)
-    if not chosen:
-        phase = (pod.get("status") or {}).get("phase") or "Pending"
-        return ("terminated" if phase in ("Succeeded", "Failed") else "waiting", phase)
-    state = chosen.get("state") or {}
-    for key in ("terminated", "running", "waiting"):
-        if key in state:
-            return key, str((state[key] or {}).get("reason") or key)
-    return "unknown", ""
-
-
-def first_container(pod: Mapping[str, Any]) -> str | None:
-    """Name of the pod's first container (the operator's `trainer`)."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    return str(containers[0].get("name")) if containers else None
 
 
 def wait_for_pod_start(

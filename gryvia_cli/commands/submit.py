@@ -31,6 +31,7 @@ from gryvia_cli.output import (
     success,
     warn,
 )
+from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
     from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
@@ -140,8 +141,8 @@ def read_pricing(
     """The catalog, the tenants (read only when a job goes to a `tenant-` namespace) and the
     quotas: one list call per kind; unreadable kinds become notes and empty lists."""
     from gryvia_cli.commands.reads import read_optional, try_read
-    from gryvia_cli.core.tenancy import parse_all
     from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api.parse import parse_all
 
     access = state.access()
 
@@ -150,7 +151,7 @@ def read_pricing(
 
     skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
     tenants: list[GryviaTenant] = []
-    if any(ns.startswith("tenant-") for ns in namespaces):
+    if any(is_tenant_namespace(ns) for ns in namespaces):
         tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
     quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
     return skus, tenants, quotas
@@ -162,6 +163,7 @@ def follow(
     """After creation: stream the first job's first pod log (`--logs`), then wait for every
     job to end (`--wait`). Raises JobEndedError when any job did not succeed."""
     from gryvia_cli.commands import streams
+    from gryvia_cli.core.pods import first_container
 
     access = state.access()
     if logs and created:
@@ -170,7 +172,7 @@ def follow(
             pod = streams.wait_for_first_pod(access, namespace, name, update)
             if pod is not None:
                 pod_name = str(pod["metadata"]["name"])
-                container = streams.first_container(pod)
+                container = first_container(pod)
                 streams.wait_for_pod_start(access, namespace, pod_name, container, update)
         if pod is None:
             warn(f"job {name} ended before any pod started; no logs")

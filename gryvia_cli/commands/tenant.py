@@ -111,7 +111,8 @@ def create(
       gryvia tenant create nlp --allowed-sku a100-80g --member alice:admin --member bob
       gryvia tenant create sandbox --isolated --deletion-policy Delete -o yaml
     """
-    from gryvia_cli.core.tenancy import build_tenant_apply, name_problem, namespace_of, parse_member
+    from gryvia_cli.core.tenancy import build_tenant_apply, name_problem, parse_member
+    from gryvia_operator.api.attribution import tenant_namespace
 
     problem = name_problem(name)
     if problem:
@@ -131,7 +132,7 @@ def create(
     )
     state = session(ctx)
     obj = state.access().apply(r.TENANT, body)
-    success(f"tenant {name} applied; its namespace is {namespace_of(name)}")
+    success(f"tenant {name} applied; its namespace is {tenant_namespace(name)}")
     fmt = state.fmt(output, OutputFormat.name)
     if fmt in MACHINE_FORMATS:
         render_data(obj, fmt)
@@ -150,8 +151,9 @@ def list_tenants(ctx: typer.Context, output: OutputOpt = None) -> None:
       gryvia tenant list
       gryvia tenant list -o json | jq -r '.items[].metadata.name'
     """
-    from gryvia_cli.core.tenancy import TENANT_COLUMNS, parse_all, tenant_row
+    from gryvia_cli.core.tenancy import TENANT_COLUMNS, tenant_row
     from gryvia_operator.api import GryviaTenant
+    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)

@@ -11,6 +11,7 @@ from gryvia_cli.commands.common import Session, session
 from gryvia_cli.errors import ForbiddenError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import OutputFormat, info, note, render_data, render_table, warn
+from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,8 +78,9 @@ def report_format(state: Session, local: ReportFormat | None) -> ReportFormat:
 def read_usage_records(state: Session, tenant: str | None) -> list[GryviaUsageRecord]:
     """Every GryviaUsageRecord (all namespaces; only `tenant-<tenant>` when listing all is
     forbidden and a tenant is given); invalid records are skipped with a warning."""
-    from gryvia_cli.core.tenancy import namespace_of, parse_all
     from gryvia_operator.api import GryviaUsageRecord
+    from gryvia_operator.api.attribution import tenant_namespace
+    from gryvia_operator.api.parse import parse_all
 
     access = state.access()
     try:
@@ -86,8 +88,8 @@ def read_usage_records(state: Session, tenant: str | None) -> list[GryviaUsageRe
     except ForbiddenError:
         if tenant is None:
             raise
-        warn(f"cannot list usage records in all namespaces; reading {namespace_of(tenant)}")
-        items = access.items(r.USAGE_RECORD, namespace_of(tenant))
+        warn(f"cannot list usage records in all namespaces; reading {tenant_namespace(tenant)}")
+        items = access.items(r.USAGE_RECORD, tenant_namespace(tenant))
     records, problems = parse_all(GryviaUsageRecord, items)
     for problem in problems:
         warn(f"skipped an invalid usage record: {problem}")
@@ -166,7 +168,7 @@ def usage(
         total_dict.pop(key)
         render_data(
             {
-                "apiVersion": "gryvia.io/cli",
+                "apiVersion": CLI_API_VERSION,
                 "kind": "UsageReport",
                 "groupBy": key,
                 "from": start.isoformat() if start else None,

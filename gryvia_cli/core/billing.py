@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gryvia_operator.api import GryviaUsageRecord
+from gryvia_operator.api.periods import month_bounds
 
 GroupBy = Literal["tenant", "sku", "day"]
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -96,16 +97,6 @@ def aggregate(
     rows.sort(key=(lambda r: r.key) if group_by == "day" else (lambda r: (-r.cost, r.key)))
     total = row("\0total")
     return rows, UsageRow("total", total.gpu_hours, total.cost, total.currency, total.jobs)
-
-
-def month_bounds(month: str) -> tuple[dt.datetime, dt.datetime]:
-    """Return [start, end) in UTC of a `YYYY-MM` month. Raises ValueError naming the format."""
-    try:
-        start = dt.datetime.strptime(month, "%Y-%m").replace(tzinfo=dt.UTC)
-    except ValueError:
-        raise ValueError(f"--month {month!r}: use YYYY-MM, e.g. 2026-11") from None
-    end = (start + dt.timedelta(days=32)).replace(day=1)
-    return start, end
 
 
 def invoices(

@@ -16,6 +16,7 @@ from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import GpuNode, free_gpus, pod_gpus, pod_holds_node
 from gryvia_cli.core.phases import Bucket, bucket
+from gryvia_operator.api.gputype import same_gpu_type
 
 
 @dataclass
@@ -151,7 +152,7 @@ def allocated_from_jobs(jobs: Iterable[JobSummary]) -> dict[str, int]:
 
 
 def _match(gpu_type: str, wanted: str | None) -> bool:
-    return wanted is None or gpu_type.lower() == wanted.lower()
+    return wanted is None or same_gpu_type(gpu_type, wanted)
 
 
 def compute_capacity(

@@ -15,27 +15,13 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from gryvia_cli.core.billing import month_bounds
-from gryvia_cli.core.tenancy import namespace_of
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.periods import Period, month_bounds, period_window, record_share
 
-Period = Literal["day", "week", "month"]
-PERIODS: tuple[Period, ...] = ("day", "week", "month")
 MIN_ELAPSED = dt.timedelta(minutes=1)
-
-
-def period_window(period: Period, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
-    """[start, end) in UTC of the day, week (Monday to Monday) or month holding `now`."""
-    utc = now.astimezone(dt.UTC)
-    midnight = utc.replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "day":
-        return midnight, midnight + dt.timedelta(days=1)
-    if period == "week":
-        monday = midnight - dt.timedelta(days=midnight.weekday())
-        return monday, monday + dt.timedelta(days=7)
-    return month_bounds(f"{utc:%Y-%m}")
 
 
 @dataclass(frozen=True)
@@ -60,7 +46,7 @@ def team_scopes(quotas: Iterable[GryviaQuota], tenants: Iterable[GryviaTenant]) 
         if budget is not None and budget.monthly_budget is not None:
             quota_budget[team] = quota_budget.get(team, 0.0) + budget.monthly_budget
     for tenant in tenants:
-        namespaces[tenant.name].add(namespace_of(tenant.name))
+        namespaces[tenant.name].add(tenant_namespace(tenant.name))
         limits = tenant.spec.quotas
         if limits and limits.cost_usd and limits.cost_usd.monthly is not None:
             tenant_budget[tenant.name] = limits.cost_usd.monthly
@@ -68,24 +54,6 @@ def team_scopes(quotas: Iterable[GryviaQuota], tenants: Iterable[GryviaTenant]) 
         TeamScope(team, tuple(sorted(ns)), quota_budget.get(team, tenant_budget.get(team)))
         for team, ns in sorted(namespaces.items())
     ]
-
-
-def _metered_end(record: GryviaUsageRecord) -> dt.datetime:
-    spec = record.spec
-    if spec.end is not None:
-        return spec.end
-    hours = spec.gpu_hours / spec.gpus if spec.gpus else 0.0
-    return spec.start + dt.timedelta(hours=hours)
-
-
-def share_in_window(record: GryviaUsageRecord, start: dt.datetime, end: dt.datetime) -> float:
-    """The fraction (0..1) of the record's metered run that lies in [start, end); a run of no
-    length counts wholly when it starts inside."""
-    run_start, run_end = record.spec.start, _metered_end(record)
-    if run_end <= run_start:
-        return 1.0 if start <= run_start < end else 0.0
-    overlap = (min(run_end, end) - max(run_start, start)).total_seconds()
-    return max(overlap, 0.0) / (run_end - run_start).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -150,7 +118,7 @@ def team_costs(
         for ns in scope.namespaces:
             teams_of[ns].append(scope.team)
     for rec in records:
-        share = share_in_window(rec, start, end)
+        share = record_share(rec, start, end)
         if share <= 0:
             continue
         for team in teams_of.get(rec.namespace, ()):

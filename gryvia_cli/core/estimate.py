@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gryvia_cli.core.jobs import JobSummary
-from gryvia_cli.core.tenancy import namespace_of
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, parse_duration
+from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.pricing import Rate, select_rate
 
 BUDGET_CURRENCY = "USD"
@@ -66,7 +66,7 @@ class CostEstimate:
 def allowed_skus_for(namespace: str, tenants: Iterable[GryviaTenant]) -> Sequence[str] | None:
     """The `allowedSkus` of the tenant owning `namespace` (`tenant-<x>`), else None."""
     for tenant in tenants:
-        if namespace_of(tenant.name) == namespace:
+        if tenant_namespace(tenant.name) == namespace:
             return tenant.spec.allowed_skus or None
     return None
 

@@ -14,13 +14,14 @@ from typing import Any
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.phases import is_terminal, normalize_phase, phase_marker
-from gryvia_operator.api.helpers import gpu_type_is_any, gpus_per_pod, pod_count
-
-CANCEL_ANNOTATION = "gryvia.io/cancel"
-JOB_LABELS = ("gryvia.io/job", "gryvia.io/job-name", "batch.kubernetes.io/job-name", "job-name")
-"""Pod labels naming the job, in the order they are tried (the operator sets the first)."""
-COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
-POD_INDEX = "apps.kubernetes.io/pod-index"
+from gryvia_operator.api.gputype import gpu_type_key
+from gryvia_operator.api.helpers import gpus_per_pod, pod_count
+from gryvia_operator.api.names import (
+    ANNOTATION_CANCEL,
+    COMPLETION_INDEX_ANNOTATION,
+    JOB_POD_LABELS,
+    POD_INDEX_LABEL,
+)
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -110,7 +111,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         job_type=str(spec.get("type") or ""),
         phase=normalize_phase(status.get("phase")),
         message=str(status.get("message") or ""),
-        gpu_type="" if gpu_type_is_any(gpu_type) else str(gpu_type).strip(),
+        gpu_type=gpu_type_key(gpu_type),
         gpus_per_pod=per_pod,
         pods=pod_count(distributed=enabled, nodes=_int(dist.get("nodes")) or None),
         image=str(spec.get("image") or ""),
@@ -121,7 +122,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         priority=_int(spec.get("priority")),
         replicas_ready=_int(status.get("replicasReady")),
         retries=_int(status.get("retries")),
-        cancel_requested=str(annotations.get(CANCEL_ANNOTATION, "")).lower() == "true",
+        cancel_requested=str(annotations.get(ANNOTATION_CANCEL, "")).lower() == "true",
         distributed=enabled,
         timeout=str(spec.get("timeout") or ""),
         conditions=conditions,
@@ -178,9 +179,9 @@ def job_row(job: JobSummary, now: datetime, *, wide: bool = False) -> list[Any]:
 
 
 def job_of_pod(pod: Mapping[str, Any]) -> str | None:
-    """The job a pod belongs to, from the first of JOB_LABELS it carries."""
+    """The job a pod belongs to, from the first of JOB_POD_LABELS it carries."""
     labels = _map(_map(pod.get("metadata")).get("labels"))
-    for key in JOB_LABELS:
+    for key in JOB_POD_LABELS:
         if labels.get(key):
             return str(labels[key])
     return None
@@ -190,7 +191,7 @@ def replica_of_pod(pod: Mapping[str, Any]) -> int | None:
     """A pod's replica number: completion index (Indexed Job) or ordinal (StatefulSet)."""
     meta = _map(pod.get("metadata"))
     for source in (_map(meta.get("annotations")), _map(meta.get("labels"))):
-        for key in (COMPLETION_INDEX, POD_INDEX):
+        for key in (COMPLETION_INDEX_ANNOTATION, POD_INDEX_LABEL):
             if str(source.get(key, "")).isdigit():
                 return int(source[key])
     tail = str(meta.get("name") or "").rsplit("-", 1)[-1]

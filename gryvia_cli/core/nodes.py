@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
-from gryvia_operator.api.helpers import normalize_gpu_type
+from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.names import LABEL_GPU
 
 GPU_RESOURCE = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -69,7 +70,7 @@ def node_ready(node: Mapping[str, Any]) -> bool:
 def _from_labels(node: Mapping[str, Any]) -> dict[str, Any] | None:
     labels = _map(_map(node.get("metadata")).get("labels"))
     allocatable = _map(_map(node.get("status")).get("allocatable"))
-    product = labels.get(PRODUCT_LABEL) or labels.get("gryvia.io/gpu")
+    product = labels.get(PRODUCT_LABEL) or labels.get(LABEL_GPU)
     count = _count(labels.get("nvidia.com/gpu.count")) or _count(allocatable.get(GPU_RESOURCE))
     if not product and not count:
         return None
@@ -123,7 +124,7 @@ def gpu_nodes(
         out.append(
             GpuNode(
                 name=node_name,
-                gpu_type=str(spec.get("gpuType") or "unknown"),
+                gpu_type=normalize_gpu_type(str(spec.get("gpuType") or "")) or "unknown",
                 gpus=_count(spec.get("gpuCount")),
                 memory_gb=memory if isinstance(memory, int) else (facts or {}).get("memory_gb"),
                 driver=str(status.get("driverVersion") or (facts or {}).get("driver") or ""),

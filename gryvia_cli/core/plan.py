@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from gryvia_cli.core.jobs import JobSummary, gpu_text
 from gryvia_cli.core.nodes import GpuNode, free_gpus
+from gryvia_operator.api.gputype import same_gpu_type
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     if job.cpu_only:
         return Plan(job, (), True, None)
     per_pod = job.gpus_per_pod
-    of_type = [n for n in nodes if not job.gpu_type or n.gpu_type.lower() == job.gpu_type.lower()]
+    of_type = [n for n in nodes if not job.gpu_type or same_gpu_type(n.gpu_type, job.gpu_type)]
     label = job.gpu_type or "GPU"
     if not of_type:
         types = ", ".join(sorted({n.gpu_type for n in nodes})) or "none"

@@ -14,6 +14,7 @@ from gryvia_cli.core import timefmt
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.phases import count_phases
+from gryvia_operator.api.names import API_VERSION
 
 OK, WARNING, ERROR, DISABLED = "OK", "Warning", "Error", "disabled"
 OPERATOR_LEASE_PREFIX = "gryvia-operator"
@@ -246,7 +247,7 @@ def webhook_component(webhooks: Sequence[Mapping[str, Any]] | None) -> Component
 def crd_component(served: set[str] | None, expected: Mapping[str, str]) -> Component:
     """Error without GryviaAIJob, Warning when some kinds are missing, else OK."""
     if served is None:
-        return Component("CRDs", ERROR, "gryvia.io/v1alpha1 is not served: install the chart", True)
+        return Component("CRDs", ERROR, f"{API_VERSION} is not served: install the chart", True)
     missing = [kind for plural, kind in expected.items() if plural not in served]
     if "gryviaaijobs" not in served:
         return Component("CRDs", ERROR, "GryviaAIJob is not available on this cluster", True)

@@ -8,14 +8,14 @@ the delete message follows `spec.deletionPolicy` instead of warning that the nam
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api import API_VERSION, GryviaTenant
-from gryvia_operator.api.tenant import TENANT_NAMESPACE_PREFIX
+from gryvia_operator.api.attribution import tenant_namespace
 
 MAX_NAME = 56
 """Longest tenant name: `tenant-` plus 56 characters is a 63-character namespace name."""
@@ -36,11 +36,6 @@ def name_problem(name: str) -> str | None:
     if len(name) <= MAX_NAME and _NAME.match(name):
         return None
     return f'tenant name "{name}" is invalid: use {NAME_RULE}'
-
-
-def namespace_of(name: str) -> str:
-    """The tenant's namespace, `tenant-<name>`."""
-    return f"{TENANT_NAMESPACE_PREFIX}{name}"
 
 
 def parse_member(text: str) -> dict[str, str]:
@@ -92,22 +87,6 @@ def build_tenant_apply(
     }
 
 
-def parse_all(model: type[M], items: Iterable[Mapping[str, Any]]) -> tuple[list[M], list[str]]:
-    """Validate raw API objects as `model`; return (valid objects, one problem per invalid
-    object) so that one odd object does not hide the others."""
-    good: list[M] = []
-    problems: list[str] = []
-    for item in items:
-        try:
-            good.append(model.model_validate(dict(item)))
-        except ValidationError as exc:
-            name = (item.get("metadata") or {}).get("name") or "?"
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            problems.append(f"{name}: {where}: {first.get('msg')}")
-    return good, problems
-
-
 TENANT_COLUMNS = ("name", "display name", "health", "max gpus", "skus", "namespace")
 
 _HEALTH_MARKERS = {"healthy": "ok", "warning": "warn", "quota-exceeded": "error"}
@@ -127,7 +106,7 @@ def skus_text(tenant: GryviaTenant) -> str:
 def namespaces_text(tenant: GryviaTenant) -> str:
     """The managed namespaces from the status, else the tenant's `tenant-<name>`."""
     managed = tenant.status.namespaces_managed if tenant.status else None
-    return ", ".join(managed or [namespace_of(tenant.name)])
+    return ", ".join(managed or [tenant_namespace(tenant.name)])
 
 
 def tenant_row(tenant: GryviaTenant) -> list[Any]:
@@ -145,7 +124,7 @@ def tenant_row(tenant: GryviaTenant) -> list[Any]:
 
 def deletion_outcome(tenant: GryviaTenant) -> str:
     """What deleting the tenant does to its namespace, from `spec.deletionPolicy`."""
-    ns = namespace_of(tenant.name)
+    ns = tenant_namespace(tenant.name)
     if tenant.spec.deletion_policy == "Delete":
         return f"namespace {ns} and everything in it will be deleted (deletionPolicy Delete)"
     return f"namespace {ns} is kept; its tenant labels are removed (deletionPolicy Retain)"
@@ -164,7 +143,7 @@ def tenant_details(tenant: GryviaTenant) -> list[tuple[str, str]]:
     lines = [
         ("Name", tenant.name),
         ("Display name", spec.display_name or "-"),
-        ("Namespace", namespace_of(tenant.name)),
+        ("Namespace", tenant_namespace(tenant.name)),
         ("Allowed SKUs", skus_text(tenant)),
         ("Max concurrent GPUs", max_gpus_text(tenant)),
         ("Network isolated", isolated),

@@ -24,10 +24,12 @@ import yaml
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sandbox import binaries, cluster
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import LABEL_JOB
 
 DEMO_NAME = "demo"
 OPERATOR = "gryvia-operator"
-NAMESPACES = ("tenant-vision", "tenant-nlp", "research")
+NAMESPACES = (tenant_namespace("vision"), tenant_namespace("nlp"), "research")
 Progress = Callable[[str], None]
 
 
@@ -176,7 +178,7 @@ def seed(box: cluster.Sandbox, progress: Progress) -> None:
     conversion = convert_file(
         folder / "sbatch-ranks.sh",
         image="python:3.11",
-        namespace="tenant-nlp",
+        namespace=tenant_namespace("nlp"),
         submission_id="demo",
     )
     if not conversion.ok:
@@ -205,20 +207,28 @@ def expectations(box: cluster.Sandbox) -> list[Check]:
         )
 
     checks = [
-        phase("tenant-nlp", "llama-ddp", "Running"),
-        phase("tenant-vision", "resnet-sweep-a", "Running"),
-        phase("tenant-vision", "resnet-sweep-b", "Queued", "quota"),
+        phase(tenant_namespace("nlp"), "llama-ddp", "Running"),
+        phase(tenant_namespace("vision"), "resnet-sweep-a", "Running"),
+        phase(tenant_namespace("vision"), "resnet-sweep-b", "Queued", "quota"),
         phase("research", "legacy-v100-eval", "Pending", "V100"),
         phase("research", "mmlu-eval", "Succeeded"),
         phase("research", "lora-finetune", "Failed", "BackoffLimitExceeded"),
-        phase("tenant-nlp", "slurm-ranks", "Running"),
+        phase(tenant_namespace("nlp"), "slurm-ranks", "Running"),
     ]
     nodes = kubectl(box, "get", "gryviagpunodes", "-o", "name", check=False).stdout.split()
     checks.append(
         Check("GPU nodes registered", "6 GryviaGpuNodes", str(len(nodes)), len(nodes) == 6)
     )
     logs = kubectl(
-        box, "logs", "-n", "tenant-nlp", "-l", "gryvia.io/job=llama-ddp", "--tail", "5", check=False
+        box,
+        "logs",
+        "-n",
+        tenant_namespace("nlp"),
+        "-l",
+        f"{LABEL_JOB}=llama-ddp",
+        "--tail",
+        "5",
+        check=False,
     ).stdout
     checks.append(
         Check(

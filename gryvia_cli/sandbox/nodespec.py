@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_cli.errors import GryviaError
+from gryvia_operator.api.names import ANNOTATION_SANDBOX_NODE
 
 #: The default cluster: a small mixed fleet.
 DEFAULT_NODES = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu"
@@ -141,7 +142,7 @@ def build_node(group: NodeGroup, index: int) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "labels": labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", "gryvia.io/sandbox": "true"},
+            "annotations": {"kwok.x-k8s.io/node": "fake", ANNOTATION_SANDBOX_NODE: "true"},
         },
         "spec": {},
         "status": {"capacity": resources, "allocatable": dict(resources)},

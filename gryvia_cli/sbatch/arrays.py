@@ -17,9 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gryvia_operator.api.arrays import (
-    ARRAY_INDEX_LABEL,
-    ARRAY_MAX_PARALLEL_ANNOTATION,
-    ARRAY_NAME_LABEL,
     FINISHED_PHASES,
     ArrayElement,
     element_from_job,
@@ -27,9 +24,6 @@ from gryvia_operator.api.arrays import (
 )
 
 __all__ = [
-    "ARRAY_INDEX_LABEL",
-    "ARRAY_MAX_PARALLEL_ANNOTATION",
-    "ARRAY_NAME_LABEL",
     "FINISHED_PHASES",
     "ArrayElement",
     "element_from_job",

@@ -30,15 +30,20 @@ from gryvia_cli.sbatch.values import (
     parse_export,
     render_memory,
 )
+from gryvia_operator.api.names import (
+    AIJOB_KIND_NAME,
+    ANNOTATION_ARRAY_MAX_PARALLEL,
+    ANNOTATION_SBATCH_COMMENT,
+    ANNOTATION_SBATCH_JOB_NAME,
+    ANNOTATION_SBATCH_SCRIPT,
+    API_VERSION,
+    LABEL_ARRAY_INDEX,
+    LABEL_ARRAY_NAME,
+    LABEL_IMPORTED_FROM,
+    service_name,
+)
 
-API_VERSION: Final = "gryvia.io/v1alpha1"
-KIND: Final = "GryviaAIJob"
-IMPORTED_LABEL: Final = "gryvia.io/imported-from"
-JOB_NAME_ANNOTATION: Final = "gryvia.io/sbatch-job-name"
-SCRIPT_ANNOTATION: Final = "gryvia.io/sbatch-script"
-COMMENT_ANNOTATION: Final = "gryvia.io/sbatch-comment"
 CLUSTER_NAME: Final = "gryvia"
-SERVICE_SUFFIX: Final = "-headless"  # the operator's headless Service: <job>-headless
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ def plan_import(
 
     name = job_name(parsed)
     suffix = arrays.suffix_length(resources.array.indices) if resources.array else 0
-    base = kubernetes_name(name, 63 - len(SERVICE_SUFFIX) - suffix)
+    base = kubernetes_name(name, 63 - len(service_name("")) - suffix)
 
     container = parsed.last("container-image")
     chosen = image
@@ -169,7 +174,7 @@ def plan_import(
     comment = parsed.last("comment")
     note(
         "comment",
-        f"metadata.annotations['{COMMENT_ANNOTATION}']",
+        f"metadata.annotations['{ANNOTATION_SBATCH_COMMENT}']",
         comment.value if comment is not None else None,
     )
     note("no-requeue", "spec.retryLimit", "0")
@@ -257,7 +262,7 @@ def slurm_env(
     """
     res = plan.resources
     env: dict[str, str] = dict(plan.export.values) if plan.export else {}
-    hosts = ",".join(f"{name}-{i}.{name}{SERVICE_SUFFIX}" for i in range(res.nodes))
+    hosts = ",".join(f"{name}-{i}.{service_name(name)}" for i in range(res.nodes))
     times = f"(x{res.nodes})" if res.nodes > 1 else ""
     env |= {
         "SLURM_JOB_NAME": plan.job_name,
@@ -379,20 +384,25 @@ def _manifest(
     namespace: str | None,
     spec: Mapping[str, Any],
 ) -> dict[str, Any]:
-    labels = {IMPORTED_LABEL: "sbatch"}
+    labels = {LABEL_IMPORTED_FROM: "sbatch"}
     annotations = {
-        JOB_NAME_ANNOTATION: plan.job_name,
-        SCRIPT_ANNOTATION: PurePosixPath(parsed.filename).name,
+        ANNOTATION_SBATCH_JOB_NAME: plan.job_name,
+        ANNOTATION_SBATCH_SCRIPT: PurePosixPath(parsed.filename).name,
     }
     if plan.comment is not None:
-        annotations[COMMENT_ANNOTATION] = plan.comment
+        annotations[ANNOTATION_SBATCH_COMMENT] = plan.comment
     array = plan.resources.array
     if array is not None and index is not None:
-        labels[arrays.ARRAY_NAME_LABEL] = plan.base_name
-        labels[arrays.ARRAY_INDEX_LABEL] = str(index)
+        labels[LABEL_ARRAY_NAME] = plan.base_name
+        labels[LABEL_ARRAY_INDEX] = str(index)
         if array.max_parallel is not None:
-            annotations[arrays.ARRAY_MAX_PARALLEL_ANNOTATION] = str(array.max_parallel)
+            annotations[ANNOTATION_ARRAY_MAX_PARALLEL] = str(array.max_parallel)
     metadata: dict[str, Any] = {"name": name, "labels": labels, "annotations": annotations}
     if namespace:
         metadata["namespace"] = namespace
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": dict(spec)}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": AIJOB_KIND_NAME,
+        "metadata": metadata,
+        "spec": dict(spec),
+    }

@@ -15,6 +15,7 @@ from typing import Final
 
 from gryvia_cli.sbatch.model import Directive, Issue, error, unsupported
 from gryvia_cli.sbatch.values import BadValue, parse_int, parse_memory_mb, parse_time_seconds
+from gryvia_operator.api.names import LABEL_TEAM
 
 # Interpreted into resources (sbatch(1) -N, -n, -c, --gres, --gpus*, --mem*, -t, -a, -J).
 CORE: Final = frozenset(
@@ -43,7 +44,7 @@ _OUTPUT = (
 
 ADVICE: Final[dict[str, str]] = {
     "account": "Slurm accounts do not exist here; the namespace's GryviaQuota and the label "
-    "gryvia.io/team attribute usage",
+    f"{LABEL_TEAM} attribute usage",
     "acctg-freq": "accounting sampling is fixed; Gryvia meters GPU time from the pods",
     "autocomplete": _CLIENT,
     "batch": "batch-host features have no equivalent; the script runs in pod 0",

@@ -15,12 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gryvia_cli.core.cost import period_window, share_in_window
 from gryvia_cli.core.estimate import estimate_cost
 from gryvia_cli.core.jobs import JobSummary, durations
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
-
-TEAM_LABEL = "gryvia.io/team"
+from gryvia_operator.api.names import ANNOTATION_CANCEL, ANNOTATION_LAST_APPLIED, LABEL_TEAM
+from gryvia_operator.api.periods import period_window, record_share
 
 
 # move to gryvia_cli/core (jobs.py): the tenant a job is attributed to
@@ -29,7 +28,7 @@ def job_tenant(obj: Mapping[str, Any]) -> str:
     (the usage-record fallback of behaviour.md section 2, `usage`)."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels") or {}
-    team = labels.get(TEAM_LABEL) if isinstance(labels, Mapping) else None
+    team = labels.get(LABEL_TEAM) if isinstance(labels, Mapping) else None
     return str(team or str(meta.get("namespace") or "").removeprefix("tenant-"))
 
 
@@ -82,14 +81,14 @@ def month_fraction(now: dt.datetime) -> float:
 
 def daily_spend(records: Sequence[GryviaUsageRecord], now: dt.datetime) -> list[float]:
     """Cost per UTC day from the 1st of the month to today, each run split over the days it
-    ran (`core.cost.share_in_window`), so the days add up to the month's spend."""
+    ran (`api.periods.record_share`), so the days add up to the month's spend."""
     start, _ = period_window("month", now)
     days = (now.astimezone(dt.UTC).date() - start.date()).days + 1
     out = [0.0] * days
     for rec in records:
         for i in range(days):
             day = start + dt.timedelta(days=i)
-            share = share_in_window(rec, day, day + dt.timedelta(days=1))
+            share = record_share(rec, day, day + dt.timedelta(days=1))
             if share:
                 out[i] += rec.spec.cost * share
     return out
@@ -115,7 +114,7 @@ def top_jobs(records: Sequence[GryviaUsageRecord], now: dt.datetime, n: int = 10
     start, end = period_window("month", now)
     acc: dict[tuple[str, str], list[tuple[GryviaUsageRecord, float]]] = defaultdict(list)
     for rec in records:
-        share = share_in_window(rec, start, end)
+        share = record_share(rec, start, end)
         if share > 0:
             acc[(rec.namespace, rec.spec.job)].append((rec, share))
     out = [
@@ -157,8 +156,8 @@ def resubmit_body(raw: dict[str, Any]) -> dict[str, Any]:
     name = str(new_meta.pop("name", "job"))
     new_meta["generateName"] = f"{name[:52]}-"
     annotations = dict(new_meta.get("annotations") or {})
-    annotations.pop("gryvia.io/cancel", None)
-    annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    annotations.pop(ANNOTATION_CANCEL, None)
+    annotations.pop(ANNOTATION_LAST_APPLIED, None)
     new_meta["annotations"] = annotations
     return {
         "apiVersion": raw.get("apiVersion", "gryvia.io/v1alpha1"),

@@ -9,11 +9,10 @@ from gryvia_cli.core.capacity import (
     allocated_from_jobs,
     compute_capacity,
 )
-from gryvia_cli.core.cost import TeamCost, period_window, team_costs, team_scopes
+from gryvia_cli.core.cost import TeamCost, team_costs, team_scopes
 from gryvia_cli.core.estimate import estimate_cost
 from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.jobs import (
-    CANCEL_ANNOTATION,
     JobSummary,
     durations,
     gpu_text,
@@ -47,9 +46,11 @@ from gryvia_cli.tui._pending import (
     resubmit_body,
     top_jobs,
 )
+from gryvia_operator.api.names import ANNOTATION_CANCEL
+from gryvia_operator.api.periods import period_window
 
 __all__ = [
-    "CANCEL_ANNOTATION",
+    "ANNOTATION_CANCEL",
     "Bucket",
     "CapacityReport",
     "GpuNode",

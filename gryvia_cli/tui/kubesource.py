@@ -10,7 +10,7 @@ from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess, connect
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
-from gryvia_cli.tui.compute import CANCEL_ANNOTATION, sort_events
+from gryvia_cli.tui.compute import ANNOTATION_CANCEL, sort_events
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
 
 _CUSTOM: dict[str, r.Resource] = {
@@ -184,7 +184,7 @@ class KubeSource:
 
     def cancel_job(self, namespace: str, name: str) -> None:
         """Merge-patch the annotation `gryvia.io/cancel: "true"` onto the job."""
-        patch = {"metadata": {"annotations": {CANCEL_ANNOTATION: "true"}}}
+        patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
         self.access.merge_patch(r.AIJOB, name, namespace, patch)
 
     def delete_job(self, namespace: str, name: str) -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gryvia_operator.api.budget import BUDGET_KIND, GryviaBudget
     from gryvia_operator.api.gpunode import GPUNODE_KIND, GryviaGpuNode
     from gryvia_operator.api.gpusku import GPUSKU_KIND, GryviaGpuSku
+    from gryvia_operator.api.gputype import normalize_gpu_type
     from gryvia_operator.api.helpers import (
         ACTIVE_PHASES,
         MAX_TOTAL_GPUS,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
         DurationError,
         JobPhase,
         format_duration,
-        normalize_gpu_type,
         parse_duration,
     )
     from gryvia_operator.api.jobhook import JOBHOOK_KIND, GryviaJobHook
@@ -95,7 +95,7 @@ _EXPORTS: dict[str, str] = {
     "format_duration": "gryvia_operator.api.helpers",
     "inventory_warnings": "gryvia_operator.api.validation",
     "kind_info": "gryvia_operator.api.registry",
-    "normalize_gpu_type": "gryvia_operator.api.helpers",
+    "normalize_gpu_type": "gryvia_operator.api.gputype",
     "parse_duration": "gryvia_operator.api.helpers",
     "parse_object": "gryvia_operator.api.registry",
     "validate_job": "gryvia_operator.api.validation",

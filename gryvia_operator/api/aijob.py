@@ -23,11 +23,11 @@ from gryvia_operator.api.base import (
     cel_rules,
 )
 from gryvia_operator.api.core import EnvVar, ResourceRequirements, Toleration, VolumeMount
+from gryvia_operator.api.gputype import gpu_type_is_any, gpu_type_key
 from gryvia_operator.api.helpers import (
     DURATION_PATTERN,
     MAX_TOTAL_GPUS,
     JobPhase,
-    gpu_type_is_any,
     parse_duration,
     phase_of,
 )
@@ -197,6 +197,11 @@ class GryviaAIJobSpec(GryviaModel):
     def gpu_type_constrained(self) -> bool:
         """True when gpuType names a concrete type (not empty or `any`)."""
         return not gpu_type_is_any(self.gpu_type)
+
+    @property
+    def gpu_type_key(self) -> str:
+        """The canonical GPU type asked for (`api.gputype`): `h100` -> `H100`; "" for any."""
+        return gpu_type_key(self.gpu_type)
 
     def timeout_seconds(self) -> int | None:
         """The timeout in whole seconds, None when unset or empty.

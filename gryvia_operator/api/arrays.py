@@ -11,9 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-ARRAY_NAME_LABEL: Final = "gryvia.io/array-name"
-ARRAY_INDEX_LABEL: Final = "gryvia.io/array-index"
-ARRAY_MAX_PARALLEL_ANNOTATION: Final = "gryvia.io/array-max-parallel"
+from gryvia_operator.api.names import (
+    ANNOTATION_ARRAY_MAX_PARALLEL,
+    LABEL_ARRAY_INDEX,
+)
+
 FINISHED_PHASES: Final = frozenset({"Succeeded", "Completed", "Failed", "Cancelled", "Rejected"})
 
 
@@ -33,7 +35,7 @@ def element_from_job(job: Mapping[str, Any]) -> ArrayElement:
     labels = metadata.get("labels", {}) or {}
     phase = (job.get("status") or {}).get("phase", "")
     try:
-        index = int(labels.get(ARRAY_INDEX_LABEL, 0))
+        index = int(labels.get(LABEL_ARRAY_INDEX, 0))
     except ValueError:
         index = 0
     return ArrayElement(
@@ -46,7 +48,7 @@ def element_from_job(job: Mapping[str, Any]) -> ArrayElement:
 
 def max_parallel_of(job: Mapping[str, Any]) -> int | None:
     """The array's `%N` from an element's annotation, or None when unthrottled or unreadable."""
-    raw = ((job.get("metadata") or {}).get("annotations") or {}).get(ARRAY_MAX_PARALLEL_ANNOTATION)
+    raw = ((job.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ARRAY_MAX_PARALLEL)
     try:
         value = int(raw) if raw is not None else None
     except ValueError:

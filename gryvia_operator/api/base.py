@@ -20,9 +20,10 @@ from pydantic.config import JsonDict, JsonValue
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-GROUP = "gryvia.io"
-VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
+from gryvia_operator.api.names import API_VERSION as API_VERSION
+from gryvia_operator.api.names import GROUP as GROUP
+from gryvia_operator.api.names import VERSION as VERSION
+
 CATEGORIES = ("gryvia",)
 
 Scope = Literal["Namespaced", "Cluster"]

@@ -1,4 +1,6 @@
-"""Rules every component shares: job phases, GPU arithmetic, durations, GPU type names."""
+"""Rules every component shares: job phases, GPU arithmetic, durations.
+
+GPU type names are `gryvia_operator.api.gputype`."""
 
 from __future__ import annotations
 
@@ -147,37 +149,3 @@ def format_duration(seconds: int) -> str:
         if count:
             out.append(f"{count}{unit}")
     return "".join(out)
-
-
-# --- GPU type names -------------------------------------------------------------------------
-
-_TOKEN_SPLIT = re.compile(r"[-_\s]+")
-_SIMPLE_TYPES = {"L40S": "L40", "L40": "L40", "A10": "A10", "T4": "T4", "V100": "V100"}
-
-
-def normalize_gpu_type(product: str) -> str:
-    """Map an NVIDIA product label to a Gryvia GPU type; unknown products are returned unchanged.
-
-    Tokens are split on `-`, `_` and spaces and compared upper-cased:
-    `NVIDIA-H100-80GB-HBM3` -> `H100`; A100 with `80GB` -> `A100-80G`, with `40GB` ->
-    `A100-40G` (an A100 without a size stays unchanged); `L40S`/`L40` -> `L40`; `A10`, `T4`,
-    `V100` as themselves. The result of a normalised name is itself (idempotent).
-    """
-    tokens = [t for t in _TOKEN_SPLIT.split(product.strip().upper()) if t]
-    if "H100" in tokens:
-        return "H100"
-    if "A100" in tokens:
-        if "80GB" in tokens or "80G" in tokens:
-            return "A100-80G"
-        if "40GB" in tokens or "40G" in tokens:
-            return "A100-40G"
-        return product
-    for token in tokens:
-        if token in _SIMPLE_TYPES:
-            return _SIMPLE_TYPES[token]
-    return product
-
-
-def gpu_type_is_any(gpu_type: str | None) -> bool:
-    """True when a job's gpuType places no constraint: unset, "" or `any` (any case)."""
-    return not gpu_type or gpu_type.strip().lower() == "any"

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gryvia_operator.api.gpusku import DEFAULT_CURRENCY, GryviaGpuSku, GryviaGpuSkuSpec
+from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type, same_gpu_type
+from gryvia_operator.api.names import LABEL_DEFAULT_CATALOG
 
 #: The catalog the operator creates when the cluster has no GryviaGpuSku at all:
 #: (SKU name, GPU type, USD per GPU-hour).
@@ -46,7 +48,7 @@ def default_catalog() -> list[GryviaGpuSku]:
             {
                 "metadata": {
                     "name": name,
-                    "labels": {"gryvia.io/default-catalog": "true"},
+                    "labels": {LABEL_DEFAULT_CATALOG: "true"},
                 },
                 "spec": GryviaGpuSkuSpec(
                     gpu_type=gpu_type,
@@ -60,10 +62,14 @@ def default_catalog() -> list[GryviaGpuSku]:
 
 
 def _allowed(sku: GryviaGpuSku, allowed: Sequence[str] | None) -> bool:
+    """An entry of `allowedSkus` names a SKU (any case) or a GPU type: its upper-cased
+    spelling equals the SKU's canonical type (so `h100` allows `H100` SKUs but a SKU name
+    such as `z-h100` allows only that SKU)."""
     if not allowed:
         return True
-    names = {a.lower() for a in allowed}
-    return (sku.metadata.name or "").lower() in names or sku.spec.gpu_type.lower() in names
+    names = {a.strip().lower() for a in allowed}
+    canonical = normalize_gpu_type(sku.spec.gpu_type)
+    return (sku.metadata.name or "").lower() in names or canonical.lower() in names
 
 
 def select_rate(
@@ -73,14 +79,15 @@ def select_rate(
 ) -> Rate | None:
     """Return the rate of the first enabled SKU, by name, whose GPU type matches `gpu_type`.
 
-    Matching is case-insensitive; `allowed_skus` (a tenant's `allowedSkus`: SKU names or GPU
+    GPU types match by their canonical name (`api.gputype`: `h100` finds an `H100` SKU);
+    `allowed_skus` (a tenant's `allowedSkus`: SKU names or GPU
     types; empty = all) restricts the candidates. Returns None when `gpu_type` is empty or `any`
     or nothing matches; callers then bill 0 and say so.
     """
-    if not gpu_type or gpu_type.lower() == "any":
+    if gpu_type_is_any(gpu_type):
         return None
     for sku in sorted(skus, key=lambda s: s.metadata.name or ""):
-        if not sku.spec.enabled or sku.spec.gpu_type.lower() != gpu_type.lower():
+        if not sku.spec.enabled or not same_gpu_type(sku.spec.gpu_type, gpu_type):
             continue
         if _allowed(sku, allowed_skus):
             return Rate(

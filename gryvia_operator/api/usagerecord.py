@@ -21,7 +21,6 @@ from gryvia_operator.api.base import (
     cel_rules,
 )
 
-USAGE_RECORD_PREFIX = "usage-"
 _IMMUTABLE_WHEN_FINAL = {
     "rule": "!has(oldSelf.final) || !oldSelf.final || self == oldSelf",
     "message": msg.USAGE_RECORD_FINAL,

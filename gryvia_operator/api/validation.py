@@ -24,21 +24,22 @@ from gryvia_operator.api.aijob import (
     GryviaAIJobSpec,
 )
 from gryvia_operator.api.base import API_VERSION
-from gryvia_operator.api.fieldcheck import (
+from gryvia_operator.api.crd.fieldcheck import (
     MISSING,
     get_path,
     int_or_none,
     pydantic_errors,
     unknown_fields,
 )
+from gryvia_operator.api.gputype import normalize_gpu_type, same_gpu_type
 from gryvia_operator.api.helpers import (
     MAX_TOTAL_GPUS,
     DurationError,
     gpus_per_pod,
-    normalize_gpu_type,
     parse_duration,
     pod_count,
 )
+from gryvia_operator.api.names import LABEL_GPU
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
 
@@ -123,7 +124,7 @@ def inventory_warnings(
         return []
     nodes = list(inventory)
     if spec.gpu_type_constrained:
-        sizes = [count for gpu_type, count in nodes if gpu_type == spec.gpu_type]
+        sizes = [count for gpu_type, count in nodes if same_gpu_type(gpu_type, spec.gpu_type)]
         if not sizes:
             text = msg.WARN_NO_GPU_TYPE.format(gpu_type=spec.gpu_type)
             return [FieldError("spec.gpuType", text)]
@@ -323,7 +324,7 @@ def _gpu_type_warnings(spec: GryviaAIJobSpec) -> list[FieldError]:
         return []
     text = (
         f'spec.gpuType "{spec.gpu_type}" is not a normalised GPU type; nodes are labelled '
-        f'gryvia.io/gpu={normal}, so use "{normal}"'
+        f'{LABEL_GPU}={normal}, so use "{normal}"'
     )
     return [FieldError("spec.gpuType", text)]
 

@@ -19,7 +19,9 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaGpuSku, GryviaTenant
+from gryvia_operator.api.attribution import tenant_namespace, tenant_of
 from gryvia_operator.api.helpers import TERMINAL_PHASES
+from gryvia_operator.api.names import LABEL_GPU, usage_record_name
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.handlers import policy
 from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError, NotFound
@@ -28,11 +30,9 @@ from gryvia_operator.handlers.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.reconcile.metering import (
     build_usage_record,
     needs_update,
-    record_name,
-    tenant_of,
 )
 from gryvia_operator.reconcile.quotas import job_view, quota_status
-from gryvia_operator.reconcile.tenancy import namespace_name, tenant_status
+from gryvia_operator.reconcile.tenancy import tenant_status
 
 log = logging.getLogger("gryvia.operator.accounting")
 QUOTA_SECONDS = 1.0
@@ -73,11 +73,10 @@ class Accounting:
         """One pass over all quotas."""
         rt = self.rt
         now = rt.clock()
-        since = policy.month_start(now)
         records = rt.indices.all_values(USAGE)
         for state in policy.quota_states(rt):
             name = state.quota.name
-            hours, _ = policy.spend(records, state.quota.spec.namespaces, since)
+            hours, _ = policy.spend(records, state.quota.spec.namespaces, now)
             status = quota_status(state, now=now, gpu_hours=hours)
             key = _comparable(status)
             previous = self.quota_written.get(name)
@@ -107,15 +106,16 @@ class Accounting:
                 await asyncio.wait_for(self.kick.wait(), METERING_SECONDS)
 
     def _billed_type(self, job: GryviaAIJob) -> str | None:
-        gpu_type = job.spec.gpu_type
-        if gpu_type and gpu_type.lower() != "any":
-            return gpu_type
+        if job.spec.cpu_only:
+            return None
+        if job.spec.gpu_type_constrained:
+            return job.spec.gpu_type_key
         pods = self.rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
         nodes = {n.name: n for n in self.rt.indices.all_values(NODES)}
         for pod in pods:
             node = nodes.get(getattr(pod, "node_name", ""))
-            if node is not None and node.labels.get("gryvia.io/gpu"):
-                return str(node.labels["gryvia.io/gpu"])
+            if node is not None and node.labels.get(LABEL_GPU):
+                return str(node.labels[LABEL_GPU])
         return None
 
     def desired_record(
@@ -213,7 +213,7 @@ class Accounting:
     async def on_job_deleted(self, body: Mapping[str, Any]) -> None:
         """Close the open record of a job deleted while it ran (billed up to now)."""
         meta = body.get("metadata") or {}
-        key = (str(meta.get("namespace", "")), record_name(str(meta.get("uid", ""))))
+        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", ""))))
         existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
         if existing is not None and (existing.get("spec") or {}).get("final"):
             return
@@ -226,12 +226,12 @@ class Accounting:
     async def update_tenants(self) -> None:
         """Refresh each tenant's usage, utilisation and health."""
         rt = self.rt
-        since = policy.month_start(rt.clock())
+        now = rt.clock()
         records = rt.indices.all_values(USAGE)
         jobs = rt.indices.all_values(AIJOBS)
         for name, tenant in policy.tenants(rt).items():
-            ns = namespace_name(name)
-            hours, cost = policy.spend(records, [ns], since)
+            ns = tenant_namespace(name)
+            hours, cost = policy.spend(records, [ns], now)
             running = [
                 b
                 for b in jobs
@@ -290,7 +290,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, acc: Accounting) -> N
             return
         phase = (body.get("status") or {}).get("phase")
         meta = body.get("metadata") or {}
-        key = (str(meta.get("namespace", "")), record_name(str(meta.get("uid", ""))))
+        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", ""))))
         started = phase == "Running" and rt.indices.first(USAGE, key) is None
         if phase in TERMINAL_PHASES or (started and key not in acc.records):
             acc.kick.set()  # a run began (open its record) or ended (seal it)

@@ -15,6 +15,7 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, JobPhase, validate_job
+from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, statefulset_name
 from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.handlers.runtime import JobKey, Runtime
@@ -27,13 +28,7 @@ from gryvia_operator.reconcile.aijob import (
     reconcile_invalid,
     reconcile_job,
 )
-from gryvia_operator.reconcile.names import (
-    Msg,
-    batch_job_name,
-    pvc_name,
-    service_name,
-    statefulset_name,
-)
+from gryvia_operator.reconcile.names import Msg
 from gryvia_operator.reconcile.status import phase_event, status_patch
 from gryvia_operator.reconcile.views import ChildView
 

@@ -13,11 +13,11 @@ import kopf
 
 from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.arrays import (
-    ARRAY_NAME_LABEL,
     element_from_job,
     max_parallel_of,
     plan_release,
 )
+from gryvia_operator.api.names import LABEL_ARRAY_NAME
 from gryvia_operator.handlers.kubeapi import KubeError
 from gryvia_operator.handlers.runtime import Runtime
 from gryvia_operator.handlers.store import AIJOBS
@@ -32,7 +32,7 @@ async def release(rt: Runtime, namespace: str, array: str, max_parallel: int | N
         meta = body.get("metadata") or {}
         if (
             meta.get("namespace") == namespace
-            and (meta.get("labels") or {}).get(ARRAY_NAME_LABEL) == array
+            and (meta.get("labels") or {}).get(LABEL_ARRAY_NAME) == array
         ):
             elements.append(element_from_job(body))
     names = plan_release(elements, max_parallel)
@@ -55,11 +55,11 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
         "gryviaaijobs",
         id="gryvia_array_events",
         registry=registry,
-        labels={ARRAY_NAME_LABEL: kopf.PRESENT},
+        labels={LABEL_ARRAY_NAME: kopf.PRESENT},
     )
     async def array_event(type: str, body: kopf.Body, namespace: str | None, **_: Any) -> None:
         """An element changed or went away: the array may run another one now."""
-        array = (body.get("metadata", {}).get("labels") or {}).get(ARRAY_NAME_LABEL, "")
+        array = (body.get("metadata", {}).get("labels") or {}).get(LABEL_ARRAY_NAME, "")
         if not array or not rt.synced.is_set():
             return
         await release(rt, namespace or "", array, max_parallel_of(body))

@@ -15,6 +15,8 @@ from typing import Any
 import kopf
 from aiohttp import web
 
+from gryvia_operator.api.attribution import namespace_tenant
+from gryvia_operator.api.names import FINALIZER
 from gryvia_operator.handlers import (
     accounting,
     aijob,
@@ -56,7 +58,7 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix="gryvia.io", key="last-handled-configuration"
     )
-    settings.persistence.finalizer = "gryvia.io/operator"
+    settings.persistence.finalizer = FINALIZER
     settings.posting.reporting_component = "gryvia-operator"
     settings.posting.event_name_prefix = "gryvia-"
     settings.posting.level = logging.INFO
@@ -202,7 +204,7 @@ async def _start_webhook(
         if not rt.synced.is_set():
             return PolicyContext(ready=False)
         known = policy.tenants(rt)
-        owner = policy.tenant_for_namespace(namespace, known)
+        owner = namespace_tenant(namespace, known)
         return PolicyContext(
             quotas=tuple(governing(namespace, policy.quotas(rt))),
             tenant=known.get(owner) if owner else None,

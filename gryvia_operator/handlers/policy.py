@@ -12,9 +12,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import kopf
-from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaGpuSku, GryviaQuota, GryviaTenant
+from gryvia_operator.api import (
+    GROUP,
+    VERSION,
+    GryviaGpuSku,
+    GryviaQuota,
+    GryviaTenant,
+    GryviaUsageRecord,
+)
+from gryvia_operator.api.attribution import namespace_tenant
+from gryvia_operator.api.parse import parse_valid
+from gryvia_operator.api.periods import period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.handlers.runtime import Runtime
 from gryvia_operator.handlers.store import (
@@ -43,36 +52,17 @@ def _slim(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def quotas(rt: Runtime) -> list[GryviaQuota]:
     """Every GryviaQuota the watch holds (invalid ones skipped)."""
-    out = []
-    for body in rt.indices.all_values(QUOTAS):
-        try:
-            out.append(GryviaQuota.model_validate(body))
-        except ValidationError:
-            continue
-    return out
+    return parse_valid(GryviaQuota, rt.indices.all_values(QUOTAS))
 
 
 def tenants(rt: Runtime) -> dict[str, GryviaTenant]:
-    """Every GryviaTenant by name."""
-    out = {}
-    for body in rt.indices.all_values(TENANTS):
-        try:
-            tenant = GryviaTenant.model_validate(body)
-        except ValidationError:
-            continue
-        out[tenant.name] = tenant
-    return out
+    """Every GryviaTenant by name (invalid ones skipped)."""
+    return {t.name: t for t in parse_valid(GryviaTenant, rt.indices.all_values(TENANTS))}
 
 
 def skus(rt: Runtime) -> list[GryviaGpuSku]:
-    """The GPU price catalog."""
-    out = []
-    for body in rt.indices.all_values(SKUS):
-        try:
-            out.append(GryviaGpuSku.model_validate(body))
-        except ValidationError:
-            continue
-    return out
+    """The GPU price catalog (invalid SKUs skipped)."""
+    return parse_valid(GryviaGpuSku, rt.indices.all_values(SKUS))
 
 
 def namespace_labels(rt: Runtime, namespace: str) -> Mapping[str, str]:
@@ -81,34 +71,15 @@ def namespace_labels(rt: Runtime, namespace: str) -> Mapping[str, str]:
     return found if isinstance(found, Mapping) else {}
 
 
-def tenant_for_namespace(namespace: str, known: Mapping[str, GryviaTenant]) -> str | None:
-    """The tenant owning namespace `tenant-<x>` when GryviaTenant `x` exists, else None."""
-    if namespace.startswith("tenant-") and namespace[len("tenant-") :] in known:
-        return namespace[len("tenant-") :]
-    return None
-
-
-def month_start(now: dt.datetime) -> dt.datetime:
-    """Midnight UTC of the first day of `now`'s month."""
-    return now.astimezone(dt.UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
 def spend(
-    records: Iterable[Mapping[str, Any]], namespaces: Iterable[str], since: dt.datetime
+    records: Iterable[Mapping[str, Any]], namespaces: Iterable[str], now: dt.datetime
 ) -> tuple[float, float]:
-    """Return (GPU-hours, cost) of usage records in `namespaces` that started since `since`."""
+    """(GPU-hours, cost) of the usage records in `namespaces` inside the UTC month of `now`,
+    runs crossing the 1st counted for their part (`api.periods`)."""
     wanted = set(namespaces)
-    hours = cost = 0.0
-    for rec in records:
-        spec = rec.get("spec") or {}
-        if (rec.get("metadata") or {}).get("namespace") not in wanted:
-            continue
-        start = str(spec.get("start") or "")
-        if not start or dt.datetime.fromisoformat(start.replace("Z", "+00:00")) < since:
-            continue
-        hours += float(spec.get("gpuHours") or 0.0)
-        cost += float(spec.get("cost") or 0.0)
-    return hours, cost
+    mine = [r for r in records if (r.get("metadata") or {}).get("namespace") in wanted]
+    start, end = period_window("month", now)
+    return spend_in_window(parse_valid(GryviaUsageRecord, mine), start, end)
 
 
 def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list[QuotaState]:
@@ -117,7 +88,7 @@ def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list
     selected = list(only) if only is not None else quotas(rt)
     if not selected:
         return []
-    since = month_start(rt.clock())
+    now = rt.clock()
     records = rt.indices.all_values(USAGE)
     wanted = {ns for q in selected for ns in q.spec.namespaces}
     views = [
@@ -125,14 +96,14 @@ def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list
         for b in rt.indices.all_values(AIJOBS)
         if (b.get("metadata") or {}).get("namespace") in wanted
     ]
-    return [quota_state(q, views, spend(records, q.spec.namespaces, since)[1]) for q in selected]
+    return [quota_state(q, views, spend(records, q.spec.namespaces, now)[1]) for q in selected]
 
 
 def admission_for(rt: Runtime, body: Mapping[str, Any]) -> AdmissionDecision:
     """The quota gate's verdict for a Pending or Queued job body."""
     namespace = str((body.get("metadata") or {}).get("namespace", ""))
     known = tenants(rt)
-    tenant_name = tenant_for_namespace(namespace, known)
+    tenant_name = namespace_tenant(namespace, known)
     tenant = known.get(tenant_name) if tenant_name else None
     restricted = tenant is not None and bool(tenant.spec.allowed_skus)
     governed = governing(namespace, quotas(rt))

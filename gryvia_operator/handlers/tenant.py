@@ -10,15 +10,19 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION, GryviaTenant
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import (
+    LABEL_DATA_CLASSIFICATION,
+    LABEL_DISPLAY_NAME,
+    LABEL_TENANT,
+    LABEL_TENANT_MANAGED_BY,
+)
 from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeApi, NotFound
 from gryvia_operator.handlers.runtime import Runtime
 from gryvia_operator.reconcile.tenancy import (
     MANAGED_BY,
-    MANAGED_BY_LABEL,
-    TENANT_LABEL,
     build_children,
     build_namespace,
-    namespace_name,
     stale_children,
 )
 
@@ -40,11 +44,11 @@ async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
 async def ensure_tenant(api: KubeApi, tenant: GryviaTenant) -> list[str]:
     """Make the tenant's namespace and children match its spec; return what was removed."""
     await _apply(api, build_namespace(tenant))
-    ns = namespace_name(tenant.name)
+    ns = tenant_namespace(tenant.name)
     for child in build_children(tenant):
         await _apply(api, child)
     existing: list[tuple[str, str]] = []
-    selector = f"{TENANT_LABEL}={tenant.name},{MANAGED_BY_LABEL}={MANAGED_BY}"
+    selector = f"{LABEL_TENANT}={tenant.name},{LABEL_TENANT_MANAGED_BY}={MANAGED_BY}"
     for kind in MANAGED_KINDS:
         for obj in await api.list(kind, ns, label_selector=selector):
             existing.append((kind, obj["metadata"]["name"]))
@@ -57,17 +61,17 @@ async def ensure_tenant(api: KubeApi, tenant: GryviaTenant) -> list[str]:
 
 async def release_namespace(api: KubeApi, tenant: GryviaTenant) -> str:
     """Apply the deletion policy to the tenant's namespace; return what happened."""
-    ns = namespace_name(tenant.name)
+    ns = tenant_namespace(tenant.name)
     if tenant.spec.deletion_policy == "Delete":
         gone = await api.delete("Namespace", ns)
         return f"deleted namespace {ns}" if gone else f"namespace {ns} was already gone"
     labels = {
         key: None
         for key in (
-            TENANT_LABEL,
-            MANAGED_BY_LABEL,
-            "gryvia.io/display-name",
-            "gryvia.io/data-classification",
+            LABEL_TENANT,
+            LABEL_TENANT_MANAGED_BY,
+            LABEL_DISPLAY_NAME,
+            LABEL_DATA_CLASSIFICATION,
         )
     }
     try:

@@ -11,12 +11,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gryvia_operator.api import DurationError, GryviaAIJob, JobPhase
+from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
-from gryvia_operator.reconcile.names import ANNOTATION_CANCEL, Cond, Msg, Reason
+from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
 from gryvia_operator.reconcile.status import (
     OWNED_STATUS_KEYS,

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
-from gryvia_operator.reconcile.config import ReconcileConfig
-from gryvia_operator.reconcile.env import WorkloadKind
-from gryvia_operator.reconcile.names import (
+from gryvia_operator.api.names import (
     MASTER_PORT,
     PORT_NAME,
     batch_job_name,
@@ -15,6 +13,8 @@ from gryvia_operator.reconcile.names import (
     service_name,
     statefulset_name,
 )
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.podtemplate import (
     build_pod_template,
     child_metadata,

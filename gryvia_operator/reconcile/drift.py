@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gryvia_operator.reconcile.names import CONTAINER_NAME, GPU_RESOURCE
+from gryvia_operator.api.names import CONTAINER_NAME, GPU_RESOURCE
 from gryvia_operator.reconcile.views import ChildView
 
 

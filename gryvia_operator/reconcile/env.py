@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gryvia_operator.api import GryviaAIJob
-from gryvia_operator.reconcile.names import (
+from gryvia_operator.api.names import (
     COMPLETION_INDEX_ANNOTATION,
     MASTER_PORT,
     POD_INDEX_LABEL,

@@ -17,45 +17,14 @@ from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.helpers import TERMINAL_PHASES
+from gryvia_operator.api.names import API_VERSION, LABEL_JOB, LABEL_TENANT, usage_record_name
 from gryvia_operator.api.pricing import Rate
-
-RECORD_PREFIX = "usage-"
-TENANT_LABEL = "gryvia.io/tenant"
-TEAM_LABEL = "gryvia.io/team"
-JOB_LABEL = "gryvia.io/job"
-
-
-def record_name(job_uid: str) -> str:
-    """Return the usage record's name for a job run: `usage-<job uid>`."""
-    return f"{RECORD_PREFIX}{job_uid}"
 
 
 def gpu_hours(gpus: int, start: dt.datetime, end: dt.datetime) -> float:
     """Return GPU-hours for `gpus` GPUs held from `start` to `end` (0 when end <= start)."""
     seconds = max(0.0, (end - start).total_seconds())
     return gpus * seconds / 3600.0
-
-
-def tenant_of(
-    namespace: str,
-    job_labels: Mapping[str, str],
-    namespace_labels: Mapping[str, str],
-    tenants: set[str],
-) -> str:
-    """Return the tenant a job's usage is attributed to.
-
-    Namespace `tenant-<x>` with an existing GryviaTenant `x` -> `x`; else the job's
-    `gryvia.io/team` label; else the namespace's `gryvia.io/tenant` or `gryvia.io/team` label;
-    else the namespace name.
-    """
-    if namespace.startswith("tenant-") and namespace[len("tenant-") :] in tenants:
-        return namespace[len("tenant-") :]
-    return (
-        job_labels.get(TEAM_LABEL)
-        or namespace_labels.get(TENANT_LABEL)
-        or namespace_labels.get(TEAM_LABEL)
-        or namespace
-    )
 
 
 def _end_time(
@@ -113,12 +82,12 @@ def build_usage_record(
     if final:
         spec["end"] = _rfc3339(end)
     return {
-        "apiVersion": "gryvia.io/v1alpha1",
+        "apiVersion": API_VERSION,
         "kind": "GryviaUsageRecord",
         "metadata": {
-            "name": record_name(uid),
+            "name": usage_record_name(uid),
             "namespace": job.namespace,
-            "labels": {TENANT_LABEL: tenant, JOB_LABEL: job.name},
+            "labels": {LABEL_TENANT: tenant, LABEL_JOB: job.name},
         },
         "spec": spec,
     }

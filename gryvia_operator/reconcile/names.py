@@ -1,80 +1,11 @@
-"""Names, labels, annotations, condition types and reasons the operator writes or reads."""
+"""Condition types, reasons and status messages the operator writes on a GryviaAIJob.
+
+Labels, annotations and child names live in `gryvia_operator.api.names`.
+"""
 
 from __future__ import annotations
 
 from typing import Final
-
-# Labels on every child of a GryviaAIJob and on its pods.
-LABEL_JOB: Final = "gryvia.io/job"
-"""The owning GryviaAIJob's name; the Service selector and the child watches use it."""
-LABEL_JOB_NAME: Final = "gryvia.io/job-name"
-"""Same value as LABEL_JOB, under the name the CLI and dashboards look for."""
-LABEL_TYPE: Final = "gryvia.io/type"
-LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
-MANAGED_BY: Final = "gryvia-operator"
-
-# Node labels written by GPU registration and read by placement.
-LABEL_GPU: Final = "gryvia.io/gpu"
-LABEL_GPU_COUNT: Final = "gryvia.io/gpu-count"
-LABEL_GPU_MEMORY: Final = "gryvia.io/gpu-memory"
-LABEL_RDMA: Final = "gryvia.io/rdma"
-LABEL_SRIOV: Final = "gryvia.io/sriov"
-LABEL_INTERCONNECT: Final = "gryvia.io/interconnect"
-LABEL_AUTO_REGISTERED: Final = "gryvia.io/auto-registered"
-NODE_LABELS: Final = (
-    LABEL_GPU,
-    LABEL_GPU_COUNT,
-    LABEL_GPU_MEMORY,
-    LABEL_RDMA,
-    LABEL_SRIOV,
-)
-"""Node labels auto-registration owns (removed when the node stops being a GPU node)."""
-
-# Annotations read on a GryviaAIJob.
-ANNOTATION_CANCEL: Final = "gryvia.io/cancel"
-ANNOTATION_PRIORITY_CLASS: Final = "gryvia.io/priority-class"
-ANNOTATION_PLACEMENT_STRATEGY: Final = "gryvia.io/placement-strategy"
-
-# Annotations written on pod templates.
-ANNOTATION_ENV_VERSION: Final = "gryvia.io/env-version"
-ENV_VERSION: Final = "2"
-ANNOTATION_RDMA: Final = "gryvia.io/rdma"
-ANNOTATION_SRIOV: Final = "gryvia.io/sriov"
-ANNOTATION_NETWORKS: Final = "k8s.v1.cni.cncf.io/networks"
-
-# Kubernetes names.
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
-POD_INDEX_LABEL: Final = "apps.kubernetes.io/pod-index"
-
-# The pod template.
-CONTAINER_NAME: Final = "trainer"
-MASTER_PORT: Final = 29500
-PORT_NAME: Final = "torch-dist"
-DATA_VOLUME: Final = "data"
-DATA_MOUNT: Final = "/data"
-SHM_VOLUME: Final = "shm"
-SHM_MOUNT: Final = "/dev/shm"
-
-
-def service_name(job_name: str) -> str:
-    """The headless Service of a job: `<job>-headless`."""
-    return f"{job_name}-headless"
-
-
-def pvc_name(job_name: str) -> str:
-    """The data PVC of a job: `<job>-data`."""
-    return f"{job_name}-data"
-
-
-def batch_job_name(job_name: str) -> str:
-    """The batch Job of a job: the job's own name."""
-    return job_name
-
-
-def statefulset_name(job_name: str) -> str:
-    """The StatefulSet of a job: `<job>-training`."""
-    return f"{job_name}-training"
 
 
 class Cond:

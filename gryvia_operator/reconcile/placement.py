@@ -6,15 +6,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gryvia_operator.api import GryviaAIJob
-from gryvia_operator.reconcile.names import (
+from gryvia_operator.api.names import (
     ANNOTATION_PLACEMENT_STRATEGY,
     LABEL_GPU,
     LABEL_GPU_MEMORY,
     LABEL_INTERCONNECT,
     LABEL_RDMA,
     LABEL_SRIOV,
-    Msg,
 )
+from gryvia_operator.reconcile.names import Msg
 from gryvia_operator.reconcile.views import NodeView, PodView, _int
 
 
@@ -42,7 +42,7 @@ class Requirements:
         spec = job.spec
         annotations = job.metadata.annotations or {}
         return cls(
-            gpu_type=(spec.gpu_type or "") if spec.gpu_type_constrained else "",
+            gpu_type=spec.gpu_type_key,
             gpus=spec.gpus_per_pod(),
             network=spec.network or "",
             node_selector=dict(spec.node_selector or {}),

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
-from gryvia_operator.reconcile.config import ReconcileConfig
-from gryvia_operator.reconcile.env import WorkloadKind, build_env
-from gryvia_operator.reconcile.names import (
+from gryvia_operator.api.names import (
     ANNOTATION_ENV_VERSION,
     ANNOTATION_NETWORKS,
     ANNOTATION_PRIORITY_CLASS,
@@ -32,6 +30,8 @@ from gryvia_operator.reconcile.names import (
     pvc_name,
     service_name,
 )
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.env import WorkloadKind, build_env
 
 
 def owner_reference(job: GryviaAIJob) -> dict[str, Any]:
@@ -86,7 +86,7 @@ def pod_node_selector(job: GryviaAIJob) -> dict[str, str]:
     spec = job.spec
     selector = dict(spec.node_selector or {})
     if not spec.cpu_only and spec.gpu_type_constrained and spec.gpu_type:
-        selector[LABEL_GPU] = spec.gpu_type
+        selector[LABEL_GPU] = spec.gpu_type_key
     if spec.network == "rdma":
         selector[LABEL_RDMA] = "true"
     return selector

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_operator.api import GryviaQuota
+from gryvia_operator.api.gputype import gpu_type_is_any, same_gpu_type
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
+from gryvia_operator.api.periods import elapsed_fraction
 from gryvia_operator.reconcile.admission import ALLOW
 from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
 
@@ -124,7 +126,7 @@ def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
     team, limits = quota.spec.team, quota.spec.gpu_quota
     allowed = [t for t in limits.allowed_gpu_types or [] if t]
     requested = job.gpu_type or "any"
-    if allowed and requested.lower() not in {t.lower() for t in allowed}:
+    if allowed and not any(same_gpu_type(requested, t) for t in allowed):
         return Decision(
             "reject",
             "GpuTypeNotAllowed",
@@ -153,9 +155,9 @@ def sku_rejection(
 ) -> Decision | None:
     """Reject when the tenant restricts SKUs (`enabled_types` not None) and none covers the
     job's GPU type. `enabled_types` are the GPU types with an enabled SKU the tenant may use."""
-    if enabled_types is None or job.gpus == 0 or not job.gpu_type or job.gpu_type == "any":
+    if enabled_types is None or job.gpus == 0 or gpu_type_is_any(job.gpu_type):
         return None
-    if job.gpu_type.lower() in {t.lower() for t in enabled_types}:
+    if any(same_gpu_type(job.gpu_type, t) for t in enabled_types):
         return None
     return Decision(
         "reject",
@@ -282,10 +284,7 @@ def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> di
         "lastUpdated": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     if budget and budget.monthly_budget is not None:
-        month_start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-        next_month = (month_start + dt.timedelta(days=32)).replace(day=1)
-        elapsed = max((now - month_start).total_seconds(), 1.0)
-        projected = state.spent * (next_month - month_start).total_seconds() / elapsed
+        projected = state.spent / elapsed_fraction("month", now)
         limit = budget.monthly_budget
         percent = 100.0 * state.spent / limit if limit else 0.0
         status["budgetStatus"] = {

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gryvia_operator.api import API_VERSION, normalize_gpu_type
-from gryvia_operator.reconcile.names import (
+from gryvia_operator.api import API_VERSION
+from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.names import (
     LABEL_AUTO_REGISTERED,
     LABEL_GPU,
     LABEL_GPU_COUNT,

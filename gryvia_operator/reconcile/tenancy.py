@@ -15,17 +15,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from gryvia_operator.api import GryviaTenant
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import (
+    LABEL_DATA_CLASSIFICATION,
+    LABEL_DISPLAY_NAME,
+    LABEL_TENANT,
+    LABEL_TENANT_MANAGED_BY,
+)
 
-TENANT_LABEL = "gryvia.io/tenant"
-MANAGED_BY_LABEL = "gryvia.io/managed-by"
 MANAGED_BY = "gryvia-tenant-controller"
 ROLES = ("viewer", "member", "admin")
 WARNING_PERCENT = 80.0
-
-
-def namespace_name(tenant: str) -> str:
-    """Return the tenant's namespace: `tenant-<name>`."""
-    return f"tenant-{tenant}"
 
 
 def _label_value(text: str) -> str:
@@ -36,25 +36,23 @@ def _label_value(text: str) -> str:
 
 def build_namespace(tenant: GryviaTenant) -> dict[str, Any]:
     """Return the tenant's Namespace."""
-    labels = {TENANT_LABEL: tenant.name, MANAGED_BY_LABEL: MANAGED_BY}
+    labels = {LABEL_TENANT: tenant.name, LABEL_TENANT_MANAGED_BY: MANAGED_BY}
     if tenant.spec.display_name:
-        labels["gryvia.io/display-name"] = _label_value(tenant.spec.display_name)
+        labels[LABEL_DISPLAY_NAME] = _label_value(tenant.spec.display_name)
     if tenant.spec.governance and tenant.spec.governance.data_classification:
-        labels["gryvia.io/data-classification"] = _label_value(
-            tenant.spec.governance.data_classification
-        )
+        labels[LABEL_DATA_CLASSIFICATION] = _label_value(tenant.spec.governance.data_classification)
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": namespace_name(tenant.name), "labels": labels},
+        "metadata": {"name": tenant_namespace(tenant.name), "labels": labels},
     }
 
 
 def _meta(tenant: GryviaTenant, name: str) -> dict[str, Any]:
     return {
         "name": name,
-        "namespace": namespace_name(tenant.name),
-        "labels": {TENANT_LABEL: tenant.name, MANAGED_BY_LABEL: MANAGED_BY},
+        "namespace": tenant_namespace(tenant.name),
+        "labels": {LABEL_TENANT: tenant.name, LABEL_TENANT_MANAGED_BY: MANAGED_BY},
     }
 
 
@@ -110,7 +108,7 @@ def build_network_policy(tenant: GryviaTenant) -> dict[str, Any] | None:
                 "namespaceSelector": {
                     "matchExpressions": [
                         {
-                            "key": TENANT_LABEL,
+                            "key": LABEL_TENANT,
                             "operator": "In",
                             "values": sorted(policy.allowed_tenants),
                         }
@@ -217,5 +215,5 @@ def tenant_status(
         },
         "quotaUtilization": utilization,
         "health": health,
-        "namespacesManaged": [namespace_name(tenant.name)],
+        "namespacesManaged": [tenant_namespace(tenant.name)],
     }

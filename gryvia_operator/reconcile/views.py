@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
-from gryvia_operator.reconcile.names import GPU_RESOURCE, LABEL_GPU_COUNT, LABEL_JOB
 
 AIJOB_KIND = "GryviaAIJob"
 TERMINAL_POD_PHASES = frozenset({"Succeeded", "Failed"})

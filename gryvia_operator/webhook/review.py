@@ -18,8 +18,9 @@ from gryvia_operator.api import (
     validate_job,
 )
 from gryvia_operator.api import messages as msg
+from gryvia_operator.api.gputype import same_gpu_type
+from gryvia_operator.api.names import LABEL_GPU
 from gryvia_operator.api.pricing import gpu_types_with_sku
-from gryvia_operator.reconcile.names import LABEL_GPU
 from gryvia_operator.reconcile.views import NodeView
 
 ADMISSION_API = "admission.k8s.io/v1"
@@ -66,7 +67,7 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     reasons = []
     gpu_type = job.spec.gpu_type or "any"
     allowed = sorted({t for q in policy.quotas for t in q.spec.gpu_quota.allowed_gpu_types or []})
-    if allowed and gpu_type.lower() not in {t.lower() for t in allowed}:
+    if allowed and not any(same_gpu_type(gpu_type, t) for t in allowed):
         reasons.append(
             f'GPU type "{gpu_type}" is not allowed for this namespace (allowed: '
             f"{', '.join(allowed)})"
@@ -76,9 +77,9 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     if per_job and total > per_job:
         reasons.append(f"{total} GPUs exceeds the per-job limit of {per_job}")
     tenant = policy.tenant
-    if tenant is not None and tenant.spec.allowed_skus and gpu_type.lower() != "any":
+    if tenant is not None and tenant.spec.allowed_skus and job.spec.gpu_type_constrained:
         enabled = gpu_types_with_sku(policy.skus, tenant.spec.allowed_skus)
-        if gpu_type.lower() not in {t.lower() for t in enabled}:
+        if not any(same_gpu_type(gpu_type, t) for t in enabled):
             reasons.append(
                 f'tenant "{tenant.name}" has no enabled catalog SKU for GPU type "{gpu_type}" '
                 f"(allowed SKUs: {', '.join(tenant.spec.allowed_skus)})"

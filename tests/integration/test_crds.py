@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from gryvia_cli.sandbox import binaries
-from gryvia_operator.api import crdgen
+from gryvia_operator.api.crd import generate as crdgen
 from tests.support.controlplane import ControlPlane
 
 pytestmark = pytest.mark.integration

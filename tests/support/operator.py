@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gryvia_operator.api import crdgen
+from gryvia_operator.api.crd import generate as crdgen
 from tests.support.ports import free_port
 from tests.support.wait import wait_for
 

@@ -27,6 +27,7 @@ from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_operator.api.names import LABEL_JOB
 
 EVENTS_EVERY = 5.0
 
@@ -94,7 +95,7 @@ class JobScreen(JobLogsBase):
             "pods",
             callbacks,
             namespace=self.job_ns,
-            label_selector=f"gryvia.io/job={self.job_name}",
+            label_selector=f"{LABEL_JOB}={self.job_name}",
         )
         events = _Poll(self._read_events, EVENTS_EVERY)
         for runner in (pods, events):

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.widgets import Input, Static, TabbedContent
 
+from gryvia_cli.core.pods import container_state, first_container
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube.watch import describe_error
 from gryvia_cli.tui import compute
@@ -27,24 +28,6 @@ from gryvia_cli.tui.widgets.logview import LogView
 
 LOG_DRAIN_EVERY = 0.1
 LOG_ACTIONS = frozenset(k.action.split("(")[0] for k in LOGS)
-
-
-def container_state(pod: dict[str, Any], container: str) -> str:
-    """`waiting`, `running` or `terminated` for a pod's container."""
-    status = pod.get("status") or {}
-    for cs in status.get("containerStatuses") or []:
-        if cs.get("name") == container:
-            state = cs.get("state") or {}
-            if state.get("terminated"):
-                return "terminated"
-            return "running" if state.get("running") else "waiting"
-    return "terminated" if status.get("phase") in ("Succeeded", "Failed") else "waiting"
-
-
-def first_container(pod: dict[str, Any]) -> str:
-    """Name of the pod's first container (`trainer` when unknown)."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    return str(containers[0].get("name")) if containers else "trainer"
 
 
 class JobLogsBase(ViewScreen):
@@ -88,7 +71,7 @@ class JobLogsBase(ViewScreen):
             with self._lock:
                 pod = self.pods[self.log_pod]
             self.log_state = "idle"
-        state = container_state(pod, first_container(pod))
+        state, _ = container_state(pod, first_container(pod))
         if self.log_state == "idle" and state != "waiting":
             self._start_logs(pod, finished=state == "terminated")
         elif self.log_state == "following" and state == "terminated" and not self._ending:

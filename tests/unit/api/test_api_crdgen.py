@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gryvia_operator.api import AIJOB_KIND, ALL_KINDS, GPUSKU_KIND, USAGE_RECORD_KIND
-from gryvia_operator.api.crdgen import (
+from gryvia_operator.api.crd.generate import (
     CRDGenerationError,
     build_crd,
     build_crds,
@@ -173,7 +173,7 @@ def test_plain_file_is_raw_yaml() -> None:
 
 
 def test_helm_delimiters_in_a_schema_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import gryvia_operator.api.crdgen as crdgen
+    import gryvia_operator.api.crd.generate as crdgen
 
     original = crdgen.build_crd
 
@@ -190,7 +190,7 @@ def test_helm_delimiters_in_a_schema_are_refused(monkeypatch: pytest.MonkeyPatch
 def test_committed_crds_and_docs_match_the_generator() -> None:
     problems = drift(CRD_DIR, DOCS)
     assert problems == [], (
-        "regenerate with: python -m gryvia_operator.api.crdgen "
+        "regenerate with: python -m gryvia_operator.api.crd.generate "
         "--out charts/gryvia/templates/crds --docs docs/reference/crds.md"
     )
 

@@ -20,7 +20,8 @@ from gryvia_operator.api import (
     parse_duration,
 )
 from gryvia_operator.api.aijob import GryviaAIJobSpec
-from gryvia_operator.api.helpers import gpu_type_is_any, phase_of
+from gryvia_operator.api.gputype import gpu_type_is_any
+from gryvia_operator.api.helpers import phase_of
 from gryvia_operator.api.quantity import parse_quantity
 
 FEW = settings(max_examples=60, deadline=None)
@@ -184,6 +185,10 @@ def test_format_duration() -> None:
         ("NVIDIA-A10G", "NVIDIA-A10G"),
         ("NVIDIA-L4", "NVIDIA-L4"),
         ("NVIDIA-GH200-480GB", "NVIDIA-GH200-480GB"),
+        ("h100", "H100"),
+        ("h-100", "H100"),
+        ("H 100", "H100"),
+        ("rtx a6000", "RTX-A6000"),
         ("", ""),
     ],
 )

@@ -179,7 +179,7 @@ def test_scopes_follow_the_reference() -> None:
 def test_api_package_imports_no_kubernetes_kopf_typer_or_textual() -> None:
     code = (
         "import sys, gryvia_operator.api, gryvia_operator.api.validation, "
-        "gryvia_operator.api.crdgen, gryvia_operator.api.crddocs\n"
+        "gryvia_operator.api.crd.generate, gryvia_operator.api.crd.docs\n"
         "bad = [m for m in ('kubernetes', 'kopf', 'typer', 'textual') if m in sys.modules]\n"
         "print(','.join(bad))"
     )

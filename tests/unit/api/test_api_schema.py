@@ -8,9 +8,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from gryvia_operator.api.base import FreeForm, GryviaModel, Int32
+from gryvia_operator.api.crd.schema import SchemaConversionError, to_structural
+from gryvia_operator.api.crd.structural import structural_errors
 from gryvia_operator.api.quantity import Quantity
-from gryvia_operator.api.schema import SchemaConversionError, to_structural
-from gryvia_operator.api.structural import structural_errors
 
 
 class Inner(GryviaModel):

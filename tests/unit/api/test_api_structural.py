@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from gryvia_operator.api import ALL_KINDS
-from gryvia_operator.api.crdgen import build_crds, openapi_schema
-from gryvia_operator.api.structural import structural_errors
+from gryvia_operator.api.crd.generate import build_crds
+from gryvia_operator.api.crd.schema import openapi_schema
+from gryvia_operator.api.crd.structural import structural_errors
 
 
 def _root(**props: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from gryvia_cli.core import quota as quota_report
 from gryvia_cli.core import tenancy
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api import GryviaQuota, GryviaTenant
+from gryvia_operator.api.parse import parse_all
 
 UTC = dt.UTC
 
@@ -248,7 +249,7 @@ def test_tenant_rows_and_details() -> None:
 
 
 def test_parse_all_skips_invalid_objects() -> None:
-    good, problems = tenancy.parse_all(
+    good, problems = parse_all(
         GryviaQuota, [quota("q", "t", ["ns"]), {"metadata": {"name": "broken"}, "spec": {}}]
     )
     assert [q.name for q in good] == ["q"]

@@ -12,7 +12,7 @@ import pytest
 
 from gryvia_cli.core import billing, cost, estimate
 from gryvia_cli.core.jobs import summarize_job
-from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord, periods
 from tests.builders import make_job
 from tests.unit.cli.test_tenancy_core import CATALOG, quota, record, tenant
 
@@ -25,22 +25,22 @@ WEDNESDAY = dt.datetime(2026, 11, 18, 15, 30, tzinfo=UTC)
 
 
 def test_period_windows_are_utc_day_week_and_month() -> None:
-    assert cost.period_window("day", WEDNESDAY) == (
+    assert periods.period_window("day", WEDNESDAY) == (
         dt.datetime(2026, 11, 18, tzinfo=UTC),
         dt.datetime(2026, 11, 19, tzinfo=UTC),
     )
-    assert cost.period_window("week", WEDNESDAY) == (
+    assert periods.period_window("week", WEDNESDAY) == (
         dt.datetime(2026, 11, 16, tzinfo=UTC),  # Monday
         dt.datetime(2026, 11, 23, tzinfo=UTC),
     )
-    assert cost.period_window("month", WEDNESDAY) == (
+    assert periods.period_window("month", WEDNESDAY) == (
         dt.datetime(2026, 11, 1, tzinfo=UTC),
         dt.datetime(2026, 12, 1, tzinfo=UTC),
     )
     monday = dt.datetime(2026, 11, 16, 0, 0, tzinfo=UTC)
-    assert cost.period_window("week", monday)[0] == monday
+    assert periods.period_window("week", monday)[0] == monday
     local = dt.datetime(2026, 11, 19, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=3)))
-    assert cost.period_window("day", local)[0] == dt.datetime(2026, 11, 18, tzinfo=UTC)
+    assert periods.period_window("day", local)[0] == dt.datetime(2026, 11, 18, tzinfo=UTC)
 
 
 def _records(*objs: dict[str, Any]) -> list[GryviaUsageRecord]:
@@ -48,7 +48,7 @@ def _records(*objs: dict[str, Any]) -> list[GryviaUsageRecord]:
 
 
 def test_share_in_window_prorates_runs_crossing_the_start() -> None:
-    start, end = cost.period_window("day", WEDNESDAY)
+    start, end = periods.period_window("day", WEDNESDAY)
     # 8 GPUs from 22:00 the day before to 02:00: half of it today
     crossing, inside, before, open_ = _records(
         record("a", "x", "2026-11-17T22:00:00Z", 32.0, end="2026-11-18T02:00:00Z"),
@@ -56,10 +56,10 @@ def test_share_in_window_prorates_runs_crossing_the_start() -> None:
         record("a", "z", "2026-11-16T09:00:00Z", 8.0, end="2026-11-16T10:00:00Z"),
         record("a", "o", "2026-11-18T13:00:00Z", 16.0, final=False),  # 2 h metered so far
     )
-    assert cost.share_in_window(crossing, start, end) == pytest.approx(0.5)
-    assert cost.share_in_window(inside, start, end) == 1.0
-    assert cost.share_in_window(before, start, end) == 0.0
-    assert cost.share_in_window(open_, start, end) == 1.0
+    assert periods.record_share(crossing, start, end) == pytest.approx(0.5)
+    assert periods.record_share(inside, start, end) == 1.0
+    assert periods.record_share(before, start, end) == 0.0
+    assert periods.record_share(open_, start, end) == 1.0
 
 
 def test_team_costs_change_with_the_period() -> None:
@@ -92,7 +92,7 @@ def test_team_costs_change_with_the_period() -> None:
     )
     spent = {
         period: {c.team: c.spent for c in cost.team_costs(scopes, records, period, WEDNESDAY)}
-        for period in cost.PERIODS
+        for period in periods.PERIODS
     }
     assert spent["day"] == {"nlp": 10.0, "vision": 32.0}
     assert spent["week"] == {"nlp": 10.0, "vision": 32.0 + 64.0}

@@ -6,9 +6,9 @@ import json
 
 import yaml
 
-from gryvia_cli.sbatch.arrays import ARRAY_INDEX_LABEL, ARRAY_NAME_LABEL
 from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, entrypoint
 from gryvia_cli.sbatch.mapping import pyxis_image
+from gryvia_operator.api.names import LABEL_ARRAY_INDEX, LABEL_ARRAY_NAME
 from tests.unit.sbatch.helpers import codes, convert, env_of, make_script, sbatch
 
 
@@ -160,8 +160,8 @@ def test_arrays_become_one_job_per_index_with_labels_and_env() -> None:
     assert [job["metadata"]["name"] for job in jobs] == ["eval-0", "eval-4", "eval-8", "eval-12"]
     for job, index in zip(jobs, (0, 4, 8, 12), strict=True):
         labels = job["metadata"]["labels"]
-        assert labels[ARRAY_NAME_LABEL] == "eval"
-        assert labels[ARRAY_INDEX_LABEL] == str(index)
+        assert labels[LABEL_ARRAY_NAME] == "eval"
+        assert labels[LABEL_ARRAY_INDEX] == str(index)
         env = env_of(job)
         assert env["SLURM_ARRAY_TASK_ID"] == str(index)
         assert env["SLURM_ARRAY_TASK_COUNT"] == "4"

@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
-from gryvia_cli.core.billing import aggregate, csv_safe, invoices, month_bounds, to_csv
+from gryvia_cli.core.billing import aggregate, csv_safe, invoices, to_csv
 from gryvia_operator.api import GryviaUsageRecord
+from gryvia_operator.api.periods import month_bounds
 
 NOW = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
 

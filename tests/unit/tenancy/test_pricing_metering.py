@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from gryvia_operator.api import GryviaAIJob, GryviaGpuSku
+from gryvia_operator.api.attribution import tenant_of
+from gryvia_operator.api.names import usage_record_name
 from gryvia_operator.api.pricing import Rate, default_catalog, gpu_types_with_sku, select_rate
 from gryvia_operator.reconcile.metering import (
     build_usage_record,
     gpu_hours,
     needs_update,
-    record_name,
-    tenant_of,
 )
 
 T0 = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
@@ -81,7 +81,7 @@ def test_running_job_gets_open_record_priced_per_gpu_hour() -> None:
         _job(), tenant="a", rate=Rate("h100", "H100", 4.0), gpu_type="H100", now=now
     )
     assert rec is not None
-    assert rec["metadata"]["name"] == record_name("u-123") == "usage-u-123"
+    assert rec["metadata"]["name"] == usage_record_name("u-123") == "usage-u-123"
     assert rec["metadata"]["labels"] == {"gryvia.io/tenant": "a", "gryvia.io/job": "train"}
     spec = rec["spec"]
     assert spec["gpuHours"] == pytest.approx(4.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gryvia_operator.api.base import KindInfo
+
 _DROPPED_KEYS = frozenset({"title", "$defs", "$schema", "discriminator", "examples"})
 _INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 _MERGED_LISTS = ("x-kubernetes-validations",)
@@ -165,3 +167,25 @@ def _merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any
 def _is_int_or_string(branches: list[Any]) -> bool:
     types = sorted(str(b.get("type")) for b in branches if isinstance(b, Mapping))
     return len(branches) == 2 and types == ["integer", "string"]
+
+
+def openapi_schema(info: KindInfo) -> dict[str, Any]:
+    """Return the structural `openAPIV3Schema` of a kind (spec and, if modelled, status)."""
+    converted = to_structural(info.model.model_json_schema(by_alias=True, mode="validation"))
+    props = converted.get("properties", {})
+    properties: dict[str, Any] = {
+        "apiVersion": {"type": "string", "description": "Versioned schema of this object."},
+        "kind": {"type": "string", "description": "REST resource this object represents."},
+        "metadata": {"type": "object"},
+        "spec": props["spec"],
+    }
+    if "status" in props:
+        properties["status"] = props["status"]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "description": " ".join(info.description.split()),
+        "properties": properties,
+    }
+    if "spec" in converted.get("required", []):
+        schema["required"] = ["spec"]
+    return schema

@@ -110,7 +110,7 @@ def _walk_unknown(
 
 @functools.cache
 def _schema_of(kind: str) -> Mapping[str, Any]:
-    from gryvia_operator.api.crdgen import openapi_schema
+    from gryvia_operator.api.crd.schema import openapi_schema
     from gryvia_operator.api.registry import kind_info
 
     return openapi_schema(kind_info(kind))

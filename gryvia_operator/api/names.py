@@ -1,0 +1,149 @@
+"""The names that cross the boundary between the cluster side and the client: every label,
+annotation, finalizer and name prefix Gryvia writes or reads, and the names of a job's children.
+
+Defined here once; the operator, the webhook, the CLI, the console and the sandbox import them
+(a unit test greps the tree for stray literals). Values follow the Kubernetes label and
+annotation syntax (`<prefix>/<name>`, prefix `gryvia.io`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+GROUP: Final = "gryvia.io"
+"""The API group of every Gryvia kind, and the prefix of every label and annotation."""
+VERSION: Final = "v1alpha1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+CLI_API_VERSION: Final = f"{GROUP}/cli"
+"""`apiVersion` of the documents the CLI prints for computed views (capacity, cost, ...)."""
+AIJOB_KIND_NAME: Final = "GryviaAIJob"
+
+# Labels on every child of a GryviaAIJob and on its pods.
+LABEL_JOB: Final = "gryvia.io/job"
+"""The owning GryviaAIJob's name; the Service selector and the child watches use it."""
+LABEL_JOB_NAME: Final = "gryvia.io/job-name"
+"""Same value as LABEL_JOB, under the name the CLI and dashboards look for."""
+LABEL_TYPE: Final = "gryvia.io/type"
+LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+MANAGED_BY: Final = "gryvia-operator"
+
+# Node labels written by GPU registration and read by placement.
+LABEL_GPU: Final = "gryvia.io/gpu"
+LABEL_GPU_COUNT: Final = "gryvia.io/gpu-count"
+LABEL_GPU_MEMORY: Final = "gryvia.io/gpu-memory"
+LABEL_RDMA: Final = "gryvia.io/rdma"
+LABEL_SRIOV: Final = "gryvia.io/sriov"
+LABEL_INTERCONNECT: Final = "gryvia.io/interconnect"
+LABEL_AUTO_REGISTERED: Final = "gryvia.io/auto-registered"
+NODE_LABELS: Final = (
+    LABEL_GPU,
+    LABEL_GPU_COUNT,
+    LABEL_GPU_MEMORY,
+    LABEL_RDMA,
+    LABEL_SRIOV,
+)
+"""Node labels auto-registration owns (removed when the node stops being a GPU node)."""
+
+# Annotations read on a GryviaAIJob.
+ANNOTATION_CANCEL: Final = "gryvia.io/cancel"
+ANNOTATION_PRIORITY_CLASS: Final = "gryvia.io/priority-class"
+ANNOTATION_PLACEMENT_STRATEGY: Final = "gryvia.io/placement-strategy"
+
+# Annotations written on pod templates.
+ANNOTATION_ENV_VERSION: Final = "gryvia.io/env-version"
+ENV_VERSION: Final = "2"
+ANNOTATION_RDMA: Final = "gryvia.io/rdma"
+ANNOTATION_SRIOV: Final = "gryvia.io/sriov"
+ANNOTATION_NETWORKS: Final = "k8s.v1.cni.cncf.io/networks"
+
+# Tenancy: labels on tenant namespaces and jobs, and the namespace prefix.
+LABEL_TEAM: Final = "gryvia.io/team"
+"""A job's (or namespace's) team; the tenant of a job outside a tenant namespace."""
+LABEL_TENANT: Final = "gryvia.io/tenant"
+"""A namespace's tenant (written on `tenant-<name>` namespaces)."""
+LABEL_TENANT_MANAGED_BY: Final = "gryvia.io/managed-by"
+LABEL_DISPLAY_NAME: Final = "gryvia.io/display-name"
+LABEL_DATA_CLASSIFICATION: Final = "gryvia.io/data-classification"
+TENANT_NAMESPACE_PREFIX: Final = "tenant-"
+"""A GryviaTenant `x` owns the namespace `tenant-x`."""
+
+# Billing.
+USAGE_RECORD_PREFIX: Final = "usage-"
+"""A job run's usage record is `usage-<job uid>`."""
+LABEL_DEFAULT_CATALOG: Final = "gryvia.io/default-catalog"
+"""On the GryviaGpuSku objects of the default catalog."""
+
+# The operator.
+FINALIZER: Final = "gryvia.io/operator"
+"""kopf's finalizer on the objects the operator must see deleted."""
+ANNOTATION_GENERATED_BY: Final = "gryvia.io/generated-by"
+"""On generated CRDs: the generator module."""
+
+# Slurm import (written by `gryvia sbatch`, read by the CLI and console).
+LABEL_IMPORTED_FROM: Final = "gryvia.io/imported-from"
+ANNOTATION_SBATCH_JOB_NAME: Final = "gryvia.io/sbatch-job-name"
+ANNOTATION_SBATCH_SCRIPT: Final = "gryvia.io/sbatch-script"
+ANNOTATION_SBATCH_COMMENT: Final = "gryvia.io/sbatch-comment"
+
+# Job arrays (Slurm `--array`): elements share a name label; the throttle is an annotation.
+LABEL_ARRAY_NAME: Final = "gryvia.io/array-name"
+LABEL_ARRAY_INDEX: Final = "gryvia.io/array-index"
+ANNOTATION_ARRAY_MAX_PARALLEL: Final = "gryvia.io/array-max-parallel"
+
+# Reservations.
+ANNOTATION_RESERVATION: Final = "gryvia.io/reservation"
+
+# The sandbox's simulated nodes.
+ANNOTATION_SANDBOX_NODE: Final = "gryvia.io/sandbox"
+
+# Labels the batch controller and StatefulSet controller put on a job's pods.
+LABEL_BATCH_JOB_NAME: Final = "batch.kubernetes.io/job-name"
+LABEL_LEGACY_JOB_NAME: Final = "job-name"
+JOB_POD_LABELS: Final = (LABEL_JOB, LABEL_JOB_NAME, LABEL_BATCH_JOB_NAME, LABEL_LEGACY_JOB_NAME)
+"""Pod labels that name the owning job, most specific first."""
+
+ANNOTATION_LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+
+# Kubernetes names.
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
+POD_INDEX_LABEL: Final = "apps.kubernetes.io/pod-index"
+
+# The pod template.
+CONTAINER_NAME: Final = "trainer"
+MASTER_PORT: Final = 29500
+PORT_NAME: Final = "torch-dist"
+DATA_VOLUME: Final = "data"
+DATA_MOUNT: Final = "/data"
+SHM_VOLUME: Final = "shm"
+SHM_MOUNT: Final = "/dev/shm"
+
+
+def service_name(job_name: str) -> str:
+    """The headless Service of a job: `<job>-headless`."""
+    return f"{job_name}-headless"
+
+
+def pvc_name(job_name: str) -> str:
+    """The data PVC of a job: `<job>-data`."""
+    return f"{job_name}-data"
+
+
+def batch_job_name(job_name: str) -> str:
+    """The batch Job of a job: the job's own name."""
+    return job_name
+
+
+def statefulset_name(job_name: str) -> str:
+    """The StatefulSet of a job: `<job>-training`."""
+    return f"{job_name}-training"
+
+
+def child_names(job_name: str) -> set[str]:
+    """Every name a job's children carry (Job, Service, StatefulSet; events name them)."""
+    return {batch_job_name(job_name), service_name(job_name), statefulset_name(job_name)}
+
+
+def usage_record_name(job_uid: str) -> str:
+    """The usage record of one job run: `usage-<job uid>`."""
+    return f"{USAGE_RECORD_PREFIX}{job_uid}"

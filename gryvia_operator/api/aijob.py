@@ -8,6 +8,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import ConfigDict, StrictBool, StringConstraints
 
 from gryvia_operator.api import messages as msg
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -261,10 +262,7 @@ class GryviaAIJob(GryviaResource):
 
 
 AIJOB_KIND = KindInfo(
-    kind="GryviaAIJob",
-    plural="gryviaaijobs",
-    short_names=("gaj",),
-    scope="Namespaced",
+    resource=resources.AIJOB,
     model=GryviaAIJob,
     description=GryviaAIJob.__doc__ or "",
     printer_columns=(

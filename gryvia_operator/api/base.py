@@ -23,10 +23,9 @@ from pydantic_core import CoreSchema
 from gryvia_operator.api.names import API_VERSION as API_VERSION
 from gryvia_operator.api.names import GROUP as GROUP
 from gryvia_operator.api.names import VERSION as VERSION
+from gryvia_operator.api.resources import Resource, Scope
 
 CATEGORIES = ("gryvia",)
-
-Scope = Literal["Namespaced", "Cluster"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,33 +155,59 @@ AGE_COLUMN = PrinterColumn("Age", ".metadata.creationTimestamp", "date")
 
 @dataclass(frozen=True)
 class KindInfo:
-    """Everything about a kind except its fields: names, scope, printer columns, notes.
+    """Everything about a kind except its fields: its resource (names, scope: the one table
+    in `api/resources.py`), model, printer columns and notes.
 
     `omitted` lists reference fields deliberately left out of the model and why; the CRD
     reference prints it.
     """
 
-    kind: str
-    plural: str
-    short_names: tuple[str, ...]
-    scope: Scope
+    resource: Resource
     model: type[GryviaResource]
     printer_columns: tuple[PrinterColumn, ...]
     description: str
     omitted: tuple[str, ...] = ()
     categories: tuple[str, ...] = CATEGORIES
-    group: str = GROUP
-    version: str = VERSION
+
+    @property
+    def kind(self) -> str:
+        """The kind name, e.g. `GryviaAIJob`."""
+        return self.resource.kind
+
+    @property
+    def plural(self) -> str:
+        """The plural resource name, e.g. `gryviaaijobs`."""
+        return self.resource.plural
+
+    @property
+    def short_names(self) -> tuple[str, ...]:
+        """kubectl short names, e.g. `("gaj",)`."""
+        return self.resource.short_names
+
+    @property
+    def scope(self) -> Scope:
+        """`Namespaced` or `Cluster`."""
+        return self.resource.scope
+
+    @property
+    def group(self) -> str:
+        """The API group, `gryvia.io`."""
+        return self.resource.group
+
+    @property
+    def version(self) -> str:
+        """The served version, `v1alpha1`."""
+        return self.resource.version
 
     @property
     def singular(self) -> str:
         """Lower-case kind, e.g. `gryviaaijob`."""
-        return self.kind.lower()
+        return self.resource.singular
 
     @property
     def api_version(self) -> str:
         """`group/version`, e.g. `gryvia.io/v1alpha1`."""
-        return f"{self.group}/{self.version}"
+        return self.resource.api_version
 
     @property
     def crd_name(self) -> str:
@@ -192,7 +217,7 @@ class KindInfo:
     @property
     def namespaced(self) -> bool:
         """True for namespaced kinds."""
-        return self.scope == "Namespaced"
+        return self.resource.namespaced
 
     @property
     def has_status(self) -> bool:

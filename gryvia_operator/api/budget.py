@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -195,10 +196,7 @@ class GryviaBudget(GryviaResource):
 
 
 BUDGET_KIND = KindInfo(
-    kind="GryviaBudget",
-    plural="gryviabudgets",
-    short_names=("gbud",),
-    scope="Cluster",
+    resource=resources.BUDGET,
     model=GryviaBudget,
     description=GryviaBudget.__doc__ or "",
     printer_columns=(

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -94,10 +95,7 @@ class GryviaGpuNode(GryviaResource):
 
 
 GPUNODE_KIND = KindInfo(
-    kind="GryviaGpuNode",
-    plural="gryviagpunodes",
-    short_names=("ggn",),
-    scope="Cluster",
+    resource=resources.GPUNODE,
     model=GryviaGpuNode,
     description=GryviaGpuNode.__doc__ or "",
     printer_columns=(

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     GryviaModel,
@@ -48,10 +49,7 @@ class GryviaGpuSku(GryviaResource):
 
 
 GPUSKU_KIND = KindInfo(
-    kind="GryviaGpuSku",
-    plural="gryviagpuskus",
-    short_names=("gsku",),
-    scope="Cluster",
+    resource=resources.GPUSKU,
     model=GryviaGpuSku,
     description=GryviaGpuSku.__doc__ or "",
     printer_columns=(

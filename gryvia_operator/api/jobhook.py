@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -105,10 +106,7 @@ class GryviaJobHook(GryviaResource):
 
 
 JOBHOOK_KIND = KindInfo(
-    kind="GryviaJobHook",
-    plural="gryviajobhooks",
-    short_names=("gjh",),
-    scope="Namespaced",
+    resource=resources.JOBHOOK,
     model=GryviaJobHook,
     description=GryviaJobHook.__doc__ or "",
     printer_columns=(

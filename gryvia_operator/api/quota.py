@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -113,10 +114,7 @@ class GryviaQuota(GryviaResource):
 
 
 QUOTA_KIND = KindInfo(
-    kind="GryviaQuota",
-    plural="gryviaquotas",
-    short_names=("gqt",),
-    scope="Cluster",
+    resource=resources.QUOTA,
     model=GryviaQuota,
     description=GryviaQuota.__doc__ or "",
     printer_columns=(

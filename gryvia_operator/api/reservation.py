@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -140,10 +141,7 @@ class GryviaReservation(GryviaResource):
 
 
 RESERVATION_KIND = KindInfo(
-    kind="GryviaReservation",
-    plural="gryviareservations",
-    short_names=("grsv",),
-    scope="Cluster",
+    resource=resources.RESERVATION,
     model=GryviaReservation,
     description=GryviaReservation.__doc__ or "",
     printer_columns=(

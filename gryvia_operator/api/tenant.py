@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, StrictBool
 
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     Conditions,
@@ -156,10 +157,7 @@ class GryviaTenant(GryviaResource):
 
 
 TENANT_KIND = KindInfo(
-    kind="GryviaTenant",
-    plural="gryviatenants",
-    short_names=("gtn",),
-    scope="Cluster",
+    resource=resources.TENANT,
     model=GryviaTenant,
     description=GryviaTenant.__doc__ or "",
     printer_columns=(

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
 from gryvia_operator.api import messages as msg
+from gryvia_operator.api import resources
 from gryvia_operator.api.base import (
     AGE_COLUMN,
     GryviaModel,
@@ -68,10 +69,7 @@ class GryviaUsageRecord(GryviaResource):
 
 
 USAGE_RECORD_KIND = KindInfo(
-    kind="GryviaUsageRecord",
-    plural="gryviausagerecords",
-    short_names=("gur",),
-    scope="Namespaced",
+    resource=resources.USAGE_RECORD,
     model=GryviaUsageRecord,
     description=GryviaUsageRecord.__doc__ or "",
     printer_columns=(

@@ -2,7 +2,7 @@
 
 Used by the operator's metering and quota gate and by the client's cost, usage, invoice, queue
 and console views alike, so a job is never billed to one tenant and shown under another.
-Rule (behaviour reference section 6, "Usage metering", with the namespace first): a job in the
+Rule (the original's usage-metering attribution, with the namespace checked first): a job in the
 namespace `tenant-<x>` of an existing GryviaTenant `x` belongs to `x`, whatever its labels say;
 otherwise to its `gryvia.io/team` label; otherwise to its namespace's `gryvia.io/tenant` or
 `gryvia.io/team` label; otherwise to the namespace's name.

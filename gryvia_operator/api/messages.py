@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gryvia_operator.api.helpers import MAX_TOTAL_GPUS
 
-# GryviaAIJob static rules (behaviour reference section 7). Placeholders are str.format fields.
+# GryviaAIJob static rules (the admission rules of the Gryvia FAQ and docs/reference/crds.md).
+# Placeholders are str.format fields.
 NAME_REQUIRED = "metadata.name is required"
 NAME_INVALID = 'metadata.name "{value}" is invalid: {detail}'
 API_VERSION_INVALID = 'apiVersion must be gryvia.io/v1alpha1, got "{value}"'

@@ -1,8 +1,8 @@
 """GPU prices: the rate of a GPU type from the GryviaGpuSku catalog, and the default catalog.
 
 Shared by the operator (metering) and the CLI (estimates before submit, `gryvia cost`); rates are
-per GPU-hour, in the SKU's currency (USD by default). Rule source: behaviour.md section 6,
-"GryviaGpuSku" and "Usage metering".
+per GPU-hour, in the SKU's currency (USD by default). Rule: a job is priced by the first enabled
+SKU, in name order, whose GPU type is the job's (the Gryvia FAQ's "GPU price catalog").
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def validate_job(
 ) -> ValidationResult:
     """Check a GryviaAIJob (a manifest dict or a model) against every static admission rule.
 
-    Collects all violations (behaviour reference section 7, messages in `messages`) plus
+    Collects all violations (the static admission rules, messages in `messages`) plus
     pydantic errors for fields no rule covered, and warnings for fields the API server would
     drop and non-normalised GPU types. With `inventory`, adds the node warnings of
     `inventory_warnings`. Never raises for bad input; a non-mapping is one error.

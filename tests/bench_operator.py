@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gryvia_operator.api.crd import generate as crdgen
-from gryvia_operator.handlers.kubeapi import KubeApi, load_configuration
+from gryvia_operator.controller.kubeapi import KubeApi, load_configuration
 from tests.support.ports import free_port
 
 NODES = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu"

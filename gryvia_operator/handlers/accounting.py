@@ -16,17 +16,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import kopf
-from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaGpuSku, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace, tenant_of
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import LABEL_GPU, usage_record_name
+from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.pricing import default_catalog, select_rate
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.handlers import policy
-from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError, NotFound
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.reconcile.metering import (
     build_usage_record,
     needs_update,
@@ -101,7 +101,9 @@ class Accounting:
                 await self.update_tenants()
             except (KubeError, OSError) as exc:
                 log.warning("metering: %s", exc)
-            self.rt.metrics.latency.observe(time.perf_counter() - started, controller="metering")
+            self.rt.metrics.latency.labels(controller="metering").observe(
+                time.perf_counter() - started
+            )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.kick.wait(), METERING_SECONDS)
 
@@ -120,21 +122,17 @@ class Accounting:
 
     def desired_record(
         self,
-        body: Mapping[str, Any],
+        job: GryviaAIJob,
         *,
         deleted: bool = False,
         catalog: tuple[dict[str, GryviaTenant], list[GryviaGpuSku]] | None = None,
     ) -> dict[str, Any] | None:
-        """The usage record `body`'s run should have now (None when it never ran).
+        """The usage record `job`'s run should have now (None when it never ran).
 
         `catalog` (tenants, SKUs) is read from the indexes when not given; a pass reads it once.
         """
         rt = self.rt
-        if not (body.get("status") or {}).get("startTime"):
-            return None
-        try:
-            job = GryviaAIJob.model_validate(body)
-        except ValidationError:
+        if job.status is None or job.status.start_time is None:
             return None
         known, skus = catalog or (policy.tenants(rt), policy.skus(rt))
         labels = job.metadata.labels or {}
@@ -191,7 +189,7 @@ class Accounting:
         self.written_at[key] = time.monotonic()
         if desired["spec"].get("final"):
             self.written_at.pop(key, None)
-        self.rt.metrics.writes.inc(kind="GryviaUsageRecord", verb="apply")
+        self.rt.metrics.writes.labels(kind="GryviaUsageRecord", verb="apply").inc()
 
     async def meter(self) -> None:
         """One metering pass over every job that has run: records are written concurrently
@@ -203,9 +201,8 @@ class Accounting:
             async with limit:
                 await self.write_record(desired)
 
-        wanted = [
-            self.desired_record(b, catalog=catalog) for b in self.rt.indices.all_values(AIJOBS)
-        ]
+        jobs = parse_valid(GryviaAIJob, (b for b in self.rt.indices.all_values(AIJOBS) if _ran(b)))
+        wanted = [self.desired_record(job, catalog=catalog) for job in jobs]
         await asyncio.gather(*(write(d) for d in wanted if d is not None))
         for key in [k for k, rec in self.records.items() if _indexed(self.rt, k, rec)]:
             del self.records[key]  # the watch has caught up with our write
@@ -217,9 +214,10 @@ class Accounting:
         existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
         if existing is not None and (existing.get("spec") or {}).get("final"):
             return
-        desired = self.desired_record(body, deleted=True)
-        if desired is not None:
-            await self.write_record(desired)
+        for job in parse_valid(GryviaAIJob, [body] if _ran(body) else []):
+            desired = self.desired_record(job, deleted=True)
+            if desired is not None:
+                await self.write_record(desired)
 
     # -- tenants and catalog --------------------------------------------------------------
 
@@ -261,6 +259,11 @@ class Accounting:
             except AlreadyExists:
                 continue
         log.info("created the default GPU price catalog")
+
+
+def _ran(body: Mapping[str, Any]) -> bool:
+    """True when a job body says its run started (only those are metered)."""
+    return bool((body.get("status") or {}).get("startTime"))
 
 
 def _indexed(rt: Runtime, key: tuple[str, str], written: Mapping[str, Any]) -> bool:

@@ -16,10 +16,10 @@ from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, JobPhase, validate_job
 from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, statefulset_name
-from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
+from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
+from gryvia_operator.controller.runtime import JobKey, Runtime
+from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
 from gryvia_operator.handlers.policy import admission_for
-from gryvia_operator.handlers.runtime import JobKey, Runtime
-from gryvia_operator.handlers.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
 from gryvia_operator.reconcile.aijob import (
     Blocker,
     ChildAction,
@@ -34,6 +34,8 @@ from gryvia_operator.reconcile.views import ChildView
 
 log = logging.getLogger("gryvia.operator.aijob")
 PLURAL = "gryviaaijobs"
+CONFLICT_RETRY_SECONDS = 0.5
+"""Delay before reading a job again that changed while it was being reconciled."""
 
 
 def slim_body(body: Any) -> dict[str, Any]:
@@ -84,7 +86,7 @@ async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker 
     """Run one child action; return a Blocker when a create finds a name it cannot adopt, or
     the refusal message when the API server rejects the object as invalid."""
     ns = job.namespace
-    rt.metrics.writes.inc(kind=action.kind, verb=action.verb)
+    rt.metrics.writes.labels(kind=action.kind, verb=action.verb).inc()
     if action.verb == "delete":
         await rt.api.delete(action.kind, action.name, ns)
         rt.recent_children.forget((action.kind, ns, action.name))
@@ -117,7 +119,7 @@ async def _write_status(
     if not patch:
         return
     meta = body["metadata"]
-    rt.metrics.writes.inc(kind="GryviaAIJob", verb="status")
+    rt.metrics.writes.labels(kind="GryviaAIJob", verb="status").inc()
     result = await rt.api.patch(
         "GryviaAIJob",
         meta["name"],
@@ -133,23 +135,29 @@ async def _write_status(
 
 
 async def reconcile_key(rt: Runtime, key: JobKey) -> None:
-    """Reconcile one job by key: the work queue's handler."""
+    """Reconcile one job by key: the job work queue's handler.
+
+    Raises `kopf.TemporaryError`: with `delay=CONFLICT_RETRY_SECONDS` when the job changed
+    since it was read (read it again soon), with `delay=None` (the queue's backoff) when an
+    API call or the connection failed.
+    """
     started = time.perf_counter()
     result = "ok"
     try:
         await _reconcile(rt, key)
         rt.jobs.forget(key)
-    except Conflict:
-        result = "conflict"  # someone wrote the job since we read it: read again
-        rt.jobs.add_after(key, 0.5)
+    except Conflict as exc:
+        result = "conflict"
+        raise kopf.TemporaryError(
+            f"job {key[0]}/{key[1]} changed since it was read", delay=CONFLICT_RETRY_SECONDS
+        ) from exc
     except (KubeError, OSError) as exc:
         result = "error"
-        rt.metrics.errors.inc(controller="aijob")
-        delay = rt.jobs.retry(key)
-        log.warning("job %s/%s: %s (retry in %.1fs)", *key, exc, delay)
+        rt.metrics.errors.labels(controller="aijob").inc()
+        raise kopf.TemporaryError(f"job {key[0]}/{key[1]}: {exc}", delay=None) from exc
     finally:
-        rt.metrics.reconciles.inc(controller="aijob", result=result)
-        rt.metrics.latency.observe(time.perf_counter() - started, controller="aijob")
+        rt.metrics.reconciles.labels(controller="aijob", result=result).inc()
+        rt.metrics.latency.labels(controller="aijob").observe(time.perf_counter() - started)
 
 
 async def _reconcile(rt: Runtime, key: JobKey) -> None:

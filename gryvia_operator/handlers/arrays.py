@@ -18,9 +18,9 @@ from gryvia_operator.api.arrays import (
     plan_release,
 )
 from gryvia_operator.api.names import LABEL_ARRAY_NAME
-from gryvia_operator.handlers.kubeapi import KubeError
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import AIJOBS
+from gryvia_operator.controller.kubeapi import KubeError
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS
 
 log = logging.getLogger("gryvia.operator.arrays")
 

@@ -10,8 +10,8 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api.names import LABEL_JOB
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import CHILDREN
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import CHILDREN
 from gryvia_operator.reconcile.views import ChildView
 
 WATCHED = (

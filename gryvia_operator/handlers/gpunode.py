@@ -10,8 +10,8 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import GPUNODES
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import GPUNODES
 from gryvia_operator.reconcile.registration import GpuNodeView
 
 PLURAL = "gryviagpunodes"

@@ -11,16 +11,23 @@ from typing import Any
 
 import kopf
 
-from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeError
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import GPUNODES, NODES
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import GPUNODES, NODES
 from gryvia_operator.reconcile.registration import GpuNodeView, registration_for_node
 
 log = logging.getLogger("gryvia.operator.node")
+LOOK_AGAIN_SECONDS = 0.5
+"""Delay before registering a node again whose GryviaGpuNode appeared while creating it."""
 
 
 async def reconcile_node(rt: Runtime, name: str) -> None:
-    """Register one node by name (the node work queue's handler)."""
+    """Register one node by name (the node work queue's handler).
+
+    Raises `kopf.TemporaryError`: with `delay=LOOK_AGAIN_SECONDS` when a GryviaGpuNode of the
+    name appeared while it was being created, with `delay=None` (the queue's backoff) when an
+    API call or the connection failed.
+    """
     started = time.perf_counter()
     result = "ok"
     try:
@@ -28,12 +35,11 @@ async def reconcile_node(rt: Runtime, name: str) -> None:
         rt.nodes.forget(name)
     except (KubeError, OSError) as exc:
         result = "error"
-        rt.metrics.errors.inc(controller="node")
-        delay = rt.nodes.retry(name)
-        log.warning("node %s: %s (retry in %.1fs)", name, exc, delay)
+        rt.metrics.errors.labels(controller="node").inc()
+        raise kopf.TemporaryError(f"node {name}: {exc}", delay=None) from exc
     finally:
-        rt.metrics.reconciles.inc(controller="node", result=result)
-        rt.metrics.latency.observe(time.perf_counter() - started, controller="node")
+        rt.metrics.reconciles.labels(controller="node", result=result).inc()
+        rt.metrics.latency.labels(controller="node").observe(time.perf_counter() - started)
 
 
 async def _register(rt: Runtime, name: str) -> None:
@@ -45,30 +51,31 @@ async def _register(rt: Runtime, name: str) -> None:
         return
     plan = registration_for_node(node, existing)
     if plan.node_labels:
-        rt.metrics.writes.inc(kind="Node", verb="patch")
+        rt.metrics.writes.labels(kind="Node", verb="patch").inc()
         await rt.api.patch("Node", name, {"metadata": {"labels": plan.node_labels}})
     target = name
     if plan.create is not None:
-        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="create")
+        rt.metrics.writes.labels(kind="GryviaGpuNode", verb="create").inc()
         try:
             created = await rt.api.create(plan.create)
-        except AlreadyExists:
-            rt.nodes.add_after(name, 0.5)  # a GryviaGpuNode appeared meanwhile: look again
-            return
+        except AlreadyExists as exc:
+            raise kopf.TemporaryError(
+                f"node {name}: a GryviaGpuNode appeared meanwhile", delay=LOOK_AGAIN_SECONDS
+            ) from exc
         view = GpuNodeView.from_object(created)
         rt.recent_gpunodes.note(name, created["metadata"]["resourceVersion"], view)
     if plan.spec_patch is not None:
-        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="patch")
+        rt.metrics.writes.labels(kind="GryviaGpuNode", verb="patch").inc()
         await rt.api.patch("GryviaGpuNode", target, plan.spec_patch)
     if plan.status:
-        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="status")
+        rt.metrics.writes.labels(kind="GryviaGpuNode", verb="status").inc()
         written = await rt.api.patch(
             "GryviaGpuNode", target, {"status": plan.status}, subresource="status"
         )
         view = GpuNodeView.from_object(written)
         rt.recent_gpunodes.note(name, written["metadata"]["resourceVersion"], view)
     if plan.delete and existing is not None:
-        rt.metrics.writes.inc(kind="GryviaGpuNode", verb="delete")
+        rt.metrics.writes.labels(kind="GryviaGpuNode", verb="delete").inc()
         await rt.api.delete("GryviaGpuNode", existing.name)
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import kopf
 
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
 from gryvia_operator.reconcile.views import PodView
 
 

@@ -25,8 +25,8 @@ from gryvia_operator.api.attribution import namespace_tenant
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import (
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import (
     AIJOBS,
     NAMESPACE_LABELS,
     QUOTAS,
@@ -42,6 +42,7 @@ from gryvia_operator.reconcile.quotas import (
     job_view,
     quota_state,
 )
+from gryvia_operator.webhook.review import PolicyContext
 
 
 def _slim(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,6 +117,18 @@ def admission_for(rt: Runtime, body: Mapping[str, Any]) -> AdmissionDecision:
     )
     return decide(
         job_view(body), quota_states(rt, governed), tenant=tenant_name, enabled_types=enabled
+    )
+
+
+def policy_context(rt: Runtime, namespace: str) -> PolicyContext:
+    """What the webhook's quota policy needs for a job in `namespace`: the quotas governing it,
+    its tenant (from the namespace, `api.attribution`) and the GPU price catalog."""
+    known = tenants(rt)
+    owner = namespace_tenant(namespace, known)
+    return PolicyContext(
+        quotas=tuple(governing(namespace, quotas(rt))),
+        tenant=known.get(owner) if owner else None,
+        skus=tuple(skus(rt)),
     )
 
 

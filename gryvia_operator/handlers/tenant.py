@@ -17,8 +17,9 @@ from gryvia_operator.api.names import (
     LABEL_TENANT,
     LABEL_TENANT_MANAGED_BY,
 )
-from gryvia_operator.handlers.kubeapi import AlreadyExists, KubeApi, NotFound
-from gryvia_operator.handlers.runtime import Runtime
+from gryvia_operator.api.parse import parse_all
+from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeApi, KubeError, NotFound
+from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.tenancy import (
     MANAGED_BY,
     build_children,
@@ -29,6 +30,9 @@ from gryvia_operator.reconcile.tenancy import (
 log = logging.getLogger("gryvia.operator.tenant")
 PLURAL = "gryviatenants"
 MANAGED_KINDS = ("ResourceQuota", "LimitRange", "NetworkPolicy", "RoleBinding")
+RETRY_SECONDS = 60.0
+"""Delay before kopf runs a tenant handler again after a failed API call (kopf's default
+backoff, kept)."""
 
 
 async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
@@ -81,6 +85,23 @@ async def release_namespace(api: KubeApi, tenant: GryviaTenant) -> str:
     return f"kept namespace {ns} (deletionPolicy Retain); removed its tenant labels"
 
 
+def _tenant(body: kopf.Body) -> GryviaTenant:
+    """The tenant model of `body`; an invalid one is given up on (kopf.PermanentError) until
+    its spec changes."""
+    tenant, problems = parse_all(GryviaTenant, [body])
+    if not tenant:
+        raise kopf.PermanentError(f"invalid GryviaTenant: {'; '.join(problems)}")
+    return tenant[0]
+
+
+def _failed(what: str, exc: KubeError) -> kopf.PermanentError | kopf.TemporaryError:
+    """The kopf outcome of a failed API call: the API server refusing an object (422) is given
+    up on until the spec changes; anything else is retried after RETRY_SECONDS."""
+    if isinstance(exc, Invalid):
+        return kopf.PermanentError(f"{what}: {exc}")
+    return kopf.TemporaryError(f"{what}: {exc}", delay=RETRY_SECONDS)
+
+
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     """Register the tenant lifecycle handlers."""
 
@@ -91,13 +112,20 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     )
     async def tenant_changed(body: kopf.Body, **_: Any) -> None:
         """Create or update the namespace, quota, limits, isolation and role bindings."""
-        tenant = GryviaTenant.model_validate(dict(body))
-        removed = await ensure_tenant(rt.api, tenant)
+        tenant = _tenant(body)
+        try:
+            removed = await ensure_tenant(rt.api, tenant)
+        except KubeError as exc:
+            raise _failed(f"tenant {tenant.name}", exc) from exc
         if removed:
             log.info("tenant %s: removed %s", tenant.name, ", ".join(removed))
 
     @kopf.on.delete(GROUP, VERSION, PLURAL, id="gryvia_tenant_delete", registry=registry)
     async def tenant_deleted(body: kopf.Body, **_: Any) -> None:
         """Keep or delete the namespace as the tenant's deletionPolicy says."""
-        tenant = GryviaTenant.model_validate(dict(body))
-        log.info("tenant %s deleted: %s", tenant.name, await release_namespace(rt.api, tenant))
+        tenant = _tenant(body)
+        try:
+            outcome = await release_namespace(rt.api, tenant)
+        except KubeError as exc:
+            raise _failed(f"tenant {tenant.name} deleted", exc) from exc
+        log.info("tenant %s deleted: %s", tenant.name, outcome)

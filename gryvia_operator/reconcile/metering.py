@@ -1,12 +1,11 @@
 """Usage metering: one GryviaUsageRecord per job run, priced from the GPU catalog.
 
-Pure functions (the clock is passed in). Rules (behaviour.md section 6, "Usage metering", with
-its known gaps 3 and 8 fixed): a record `usage-<job uid>` in the job's namespace; GPU-hours =
-total GPUs x running time, where running time starts at `status.startTime` (set when the job's
-pods start running, so time spent Pending or Queued is never billed) and ends at
-`status.completionTime` for a finished job, at deletion for a job deleted while running, else
-now; cost = GPU-hours x the rate of the first enabled matching SKU; a terminal job's record is
-sealed (`final: true`) and never changed again.
+Pure functions (the clock is passed in). Rules: a record `usage-<job uid>` in the job's
+namespace; GPU-hours = total GPUs x running time, where running time starts at
+`status.startTime` (set when the job's pods start running, so time spent Pending or Queued is
+never billed) and ends at `status.completionTime` for a finished job, at deletion for a job
+deleted while running, else now; cost = GPU-hours x the rate of the first enabled matching
+SKU; a terminal job's record is sealed (`final: true`) and never changed again.
 """
 
 from __future__ import annotations

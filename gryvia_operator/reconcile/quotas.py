@@ -1,9 +1,8 @@
 """Quota admission and quota status: which waiting jobs may start, which wait, which never fit.
 
-Pure functions. Rules (behaviour.md section 6 "GryviaQuota" and "Admission gate", with known gap 3
-fixed: a job over quota is held in phase Queued and released automatically, highest priority
-then oldest first, when capacity frees up). A job is governed by every GryviaQuota whose
-`namespaces` hold its namespace. CPU-only jobs are never held.
+Pure functions. Rule: a job over quota is held in phase Queued and released automatically,
+highest priority then oldest first, when capacity frees up. A job is governed by every
+GryviaQuota whose `namespaces` hold its namespace. CPU-only jobs are never held.
 
 - never fits -> Rejected: GPU type not allowed (an unset or `any` type counts as not allowed
   when the quota lists types, so it cannot bypass them), more GPUs than `maxGPUsPerJob` or than

@@ -1,11 +1,10 @@
 """Tenants: the namespace and policy objects a GryviaTenant owns, and the tenant's status.
 
-Pure builders. Names and labels follow behaviour.md section 6 "GryviaTenant": namespace
-`tenant-<name>`, ResourceQuota `<name>-quota` with `requests.nvidia.com/gpu` (and the
-`limits.` form, since extended resources are requested through limits) from
-`quotas.concurrentGPUs`, LimitRange `<name>-limits`, NetworkPolicy `<name>-isolation`, and
-RoleBindings `gryvia-tenant-<role>` to the chart's ClusterRoles `gryvia-tenant-viewer|member|
-admin`.
+Pure builders. Names and labels: namespace `tenant-<name>`, ResourceQuota `<name>-quota` with
+`requests.nvidia.com/gpu` (and the `limits.` form, since extended resources are requested
+through limits) from `quotas.concurrentGPUs`, LimitRange `<name>-limits`, NetworkPolicy
+`<name>-isolation`, and RoleBindings `gryvia-tenant-<role>` to the chart's ClusterRoles
+`gryvia-tenant-viewer|member|admin`.
 """
 
 from __future__ import annotations

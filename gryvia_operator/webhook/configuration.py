@@ -9,6 +9,7 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
+from gryvia_operator.api.names import GROUP, VERSION
 from gryvia_operator.webhook.review import AIJOB_PATH, USAGE_RECORD_PATH
 
 DEFAULT_NAME = "gryvia-validating"
@@ -36,8 +37,8 @@ def _webhook(
         "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()},
         "rules": [
             {
-                "apiGroups": ["gryvia.io"],
-                "apiVersions": ["v1alpha1"],
+                "apiGroups": [GROUP],
+                "apiVersions": [VERSION],
                 "resources": [plural],
                 "operations": list(operations),
                 "scope": "Namespaced",

@@ -54,7 +54,7 @@ class PolicyContext:
 
 
 def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
-    """Reasons the quota policy refuses `job` on create (behaviour.md section 7, "Policy").
+    """Reasons the quota policy refuses `job` on create (the quota and tenant rules below).
 
     Allowed types are the union of the quotas' `allowedGPUTypes` (case-insensitive; an unset
     or `any` type is refused when types are restricted, so it cannot bypass them); the per-job

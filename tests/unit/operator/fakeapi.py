@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from gryvia_operator.handlers.kubeapi import AlreadyExists, Conflict, NotFound
+from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, NotFound
 
 
 class FakeApi:

@@ -8,11 +8,13 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import kopf
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, CHILDREN, GPUNODES, NODES
 from gryvia_operator.handlers import aijob, node
-from gryvia_operator.handlers.runtime import Runtime
-from gryvia_operator.handlers.store import AIJOBS, CHILDREN, GPUNODES, NODES
 from gryvia_operator.main import JsonFormatter
 from gryvia_operator.reconcile.children import build_batch_job
 from gryvia_operator.reconcile.status import JobEvent
@@ -114,9 +116,14 @@ async def test_status_conflict_is_retried() -> None:
     api = FakeApi()
     api.conflict_next_status = True
     rt, events = _runtime(api, {AIJOBS: {("ml", "t"): [make_job("t").gpus(0).obj()]}})
-    await aijob.reconcile_key(rt, ("ml", "t"))
+    with pytest.raises(kopf.TemporaryError) as raised:
+        await aijob.reconcile_key(rt, ("ml", "t"))
+    assert raised.value.delay == aijob.CONFLICT_RETRY_SECONDS
     assert events == []
-    assert rt.metrics.reconciles.values[(("controller", "aijob"), ("result", "conflict"))] == 1
+    conflicts = rt.metrics.value(
+        "gryvia_operator_reconcile_total", controller="aijob", result="conflict"
+    )
+    assert conflicts == 1
 
 
 async def test_waiting_jobs_are_tracked_and_deleted_jobs_forgotten() -> None:
@@ -185,7 +192,7 @@ def test_json_log_lines() -> None:
 
 
 async def test_child_refused_by_the_api_server_fails_the_job() -> None:
-    from gryvia_operator.handlers.kubeapi import Invalid
+    from gryvia_operator.controller.kubeapi import Invalid
 
     api = FakeApi()
     original = api.create

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from gryvia_operator.handlers.metrics import Metrics
-from gryvia_operator.handlers.store import Indices, Recent
-from gryvia_operator.handlers.workqueue import WorkQueue
+from gryvia_operator.controller.metrics import Metrics
+from gryvia_operator.controller.store import Indices, Recent
+from gryvia_operator.controller.workqueue import WorkQueue
 from gryvia_operator.reconcile.views import ChildView, NodeView, PodView
 from gryvia_operator.settings import parse_settings
 from tests.builders import make_child, make_node, make_pod
@@ -99,10 +99,10 @@ def test_indices_read_kopf_style_mappings() -> None:
 
 def test_metrics_exposition() -> None:
     metrics = Metrics()
-    metrics.reconciles.inc(controller="aijob", result="ok")
-    metrics.latency.observe(0.003, controller="aijob")
-    metrics.queue_depth.set(4, queue="aijob")
-    text = metrics.exposition()
+    metrics.reconciles.labels(controller="aijob", result="ok").inc()
+    metrics.latency.labels(controller="aijob").observe(0.003)
+    metrics.queue_depth.labels(queue="aijob").set(4)
+    text = metrics.exposition().decode()
     assert "# TYPE gryvia_operator_reconcile_total counter" in text
     assert 'gryvia_operator_reconcile_total{controller="aijob",result="ok"} 1' in text
     assert (

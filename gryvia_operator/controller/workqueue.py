@@ -1,6 +1,7 @@
 """An asyncio work queue of object keys, with the client-go workqueue semantics.
 
-Deduplicated, one worker per key at a time, delayed and rate-limited re-adds.
+Deduplicated, one worker per key at a time, delayed and rate-limited re-adds. A handler says
+"retry later" or "give up" with kopf's own exceptions, as a kopf handler would.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
+
+import kopf
 
 K = TypeVar("K", bound=Hashable)
 log = logging.getLogger("gryvia.operator.workqueue")
@@ -99,7 +102,11 @@ class WorkQueue(Generic[K]):
     async def run_workers(self, count: int, handle: Callable[[K], Awaitable[None]]) -> None:
         """Process keys with `count` concurrent workers until cancelled.
 
-        `handle` owns error handling; an exception escaping it is logged and the key retried.
+        `handle` signals how a key failed: `kopf.TemporaryError(delay=s)` queues it again after
+        `s` seconds (a planned re-check: logged at debug), `kopf.TemporaryError(delay=None)`
+        after its exponential backoff (a failure: logged as a warning), and
+        `kopf.PermanentError` drops it until something adds it again (logged as an error).
+        Any other exception is logged with its traceback and the key retried with backoff.
         """
 
         async def worker() -> None:
@@ -109,6 +116,16 @@ class WorkQueue(Generic[K]):
                     await handle(key)
                 except asyncio.CancelledError:
                     raise
+                except kopf.PermanentError as exc:
+                    self.drop(key)
+                    log.error("%s: %s: gave up: %s", self.name, key, exc)
+                except kopf.TemporaryError as exc:
+                    if exc.delay is None:
+                        delay = self.retry(key)
+                        log.warning("%s: %s: %s (retry in %.1fs)", self.name, key, exc, delay)
+                    else:
+                        self.add_after(key, exc.delay)
+                        log.debug("%s: %s: %s (again in %.1fs)", self.name, key, exc, exc.delay)
                 except Exception:
                     log.exception("%s: unhandled error for %s", self.name, key)
                     self.retry(key)

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from gryvia_operator.handlers.kubeapi import KubeApi
-from gryvia_operator.handlers.metrics import Metrics
-from gryvia_operator.handlers.store import Indices, Recent
-from gryvia_operator.handlers.workqueue import WorkQueue
+from gryvia_operator.controller.kubeapi import KubeApi
+from gryvia_operator.controller.metrics import Metrics
+from gryvia_operator.controller.store import Indices, Recent
+from gryvia_operator.controller.workqueue import WorkQueue
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.registration import GpuNodeView
 from gryvia_operator.reconcile.status import JobEvent
@@ -96,6 +96,6 @@ class Runtime:
 
     def update_gauges(self) -> None:
         """Refresh gauges read at scrape time."""
-        self.metrics.queue_depth.set(len(self.jobs), queue="aijob")
-        self.metrics.queue_depth.set(len(self.nodes), queue="node")
-        self.metrics.queue_depth.set(len(self.waiting), queue="waiting_for_nodes")
+        self.metrics.queue_depth.labels(queue="aijob").set(len(self.jobs))
+        self.metrics.queue_depth.labels(queue="node").set(len(self.nodes))
+        self.metrics.queue_depth.labels(queue="waiting_for_nodes").set(len(self.waiting))

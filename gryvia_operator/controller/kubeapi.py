@@ -1,7 +1,8 @@
 """The operator's one Kubernetes access seam, over the official client.
 
 Exactly the calls the handlers make (create, get, merge-patch, replace, delete, list), async
-through a thread pool, with API errors translated into KubeError subclasses.
+through a thread pool, with API errors translated into KubeError subclasses. Kinds are looked
+up in the one resource table, `gryvia_operator.api.resources` (an unknown kind raises KeyError).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import json
 import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+
+from gryvia_operator.api.resources import by_kind
 
 
 class KubeError(Exception):
@@ -42,53 +44,6 @@ class Conflict(KubeError):
 
 class Invalid(KubeError):
     """422: the API server refused the object."""
-
-
-@dataclass(frozen=True)
-class Resource:
-    """Where a kind lives in the API."""
-
-    api_version: str
-    plural: str
-    namespaced: bool = True
-
-    def path(self, namespace: str | None = None, name: str | None = None, sub: str = "") -> str:
-        """The URL path of the collection, or of one object (and a subresource)."""
-        prefix = "/api/" if "/" not in self.api_version else "/apis/"
-        out = prefix + self.api_version
-        if self.namespaced and namespace:
-            out += f"/namespaces/{quote(namespace)}"
-        out += f"/{self.plural}"
-        if name:
-            out += f"/{quote(name)}"
-        if sub:
-            out += f"/{sub}"
-        return out
-
-
-RESOURCES: dict[str, Resource] = {
-    "Job": Resource("batch/v1", "jobs"),
-    "StatefulSet": Resource("apps/v1", "statefulsets"),
-    "Service": Resource("v1", "services"),
-    "PersistentVolumeClaim": Resource("v1", "persistentvolumeclaims"),
-    "Pod": Resource("v1", "pods"),
-    "Node": Resource("v1", "nodes", namespaced=False),
-    "Event": Resource("v1", "events"),
-    "GryviaAIJob": Resource("gryvia.io/v1alpha1", "gryviaaijobs"),
-    "GryviaGpuNode": Resource("gryvia.io/v1alpha1", "gryviagpunodes", namespaced=False),
-    "GryviaQuota": Resource("gryvia.io/v1alpha1", "gryviaquotas", namespaced=False),
-    "GryviaTenant": Resource("gryvia.io/v1alpha1", "gryviatenants", namespaced=False),
-    "GryviaGpuSku": Resource("gryvia.io/v1alpha1", "gryviagpuskus", namespaced=False),
-    "GryviaUsageRecord": Resource("gryvia.io/v1alpha1", "gryviausagerecords"),
-    "Namespace": Resource("v1", "namespaces", namespaced=False),
-    "ResourceQuota": Resource("v1", "resourcequotas"),
-    "LimitRange": Resource("v1", "limitranges"),
-    "NetworkPolicy": Resource("networking.k8s.io/v1", "networkpolicies"),
-    "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "rolebindings"),
-    "ValidatingWebhookConfiguration": Resource(
-        "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", namespaced=False
-    ),
-}
 
 
 def load_configuration(
@@ -184,14 +139,13 @@ class KubeApi:
 
     async def create(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Create `body` (its kind and metadata.namespace decide where)."""
-        res = RESOURCES[str(body["kind"])]
-        path = res.path(body.get("metadata", {}).get("namespace"))
+        path = by_kind(str(body["kind"])).path(body.get("metadata", {}).get("namespace"))
         result: dict[str, Any] = await self._run("POST", path, dict(body))
         return result
 
     async def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Read one object; raises NotFound."""
-        result: dict[str, Any] = await self._run("GET", RESOURCES[kind].path(namespace, name))
+        result: dict[str, Any] = await self._run("GET", by_kind(kind).path(namespace, name))
         return result
 
     async def list(
@@ -199,7 +153,7 @@ class KubeApi:
     ) -> list[dict[str, Any]]:
         """List objects (one page; the operator only lists small collections)."""
         query = {"labelSelector": label_selector} if label_selector else None
-        result = await self._run("GET", RESOURCES[kind].path(namespace), query=query)
+        result = await self._run("GET", by_kind(kind).path(namespace), query=query)
         return list(result.get("items") or [])
 
     async def patch(
@@ -212,7 +166,7 @@ class KubeApi:
         subresource: str = "",
     ) -> dict[str, Any]:
         """JSON merge patch; include metadata.resourceVersion in `patch` for a precondition."""
-        path = RESOURCES[kind].path(namespace, name, subresource)
+        path = by_kind(kind).path(namespace, name, subresource)
         result: dict[str, Any] = await self._run(
             "PATCH", path, dict(patch), content_type="application/merge-patch+json"
         )
@@ -221,7 +175,7 @@ class KubeApi:
     async def replace(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """PUT a whole object (its metadata.resourceVersion guards against lost updates)."""
         meta = body["metadata"]
-        path = RESOURCES[str(body["kind"])].path(meta.get("namespace"), meta["name"])
+        path = by_kind(str(body["kind"])).path(meta.get("namespace"), meta["name"])
         result: dict[str, Any] = await self._run("PUT", path, dict(body))
         return result
 
@@ -231,7 +185,7 @@ class KubeApi:
         """Delete an object and its dependents; False when it was already gone."""
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
         try:
-            await self._run("DELETE", RESOURCES[kind].path(namespace, name), body)
+            await self._run("DELETE", by_kind(kind).path(namespace, name), body)
         except NotFound:
             return False
         return True

@@ -1,0 +1,135 @@
+"""Run the operator process until a signal stops kopf: API access, the shared runtime, the
+health, readiness and metrics server, the webhook (and its self-registration), then kopf.
+
+The kopf side (settings, registry, handlers) comes in as a `Wiring` from
+`gryvia_operator.handlers.registry`, so this package never imports the handlers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import kopf
+from aiohttp import web
+
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
+from gryvia_operator.controller.probes import serve_probes
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import NODES
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.settings import OperatorSettings
+from gryvia_operator.webhook.configuration import build_webhook_configuration
+from gryvia_operator.webhook.review import PolicyContext, node_inventory
+from gryvia_operator.webhook.server import WebhookServer, from_cert_dir, self_signed
+
+log = logging.getLogger("gryvia.operator")
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the kopf side provides to `run`.
+
+    - `configure_kopf(settings, peering)`: tune kopf's settings (peering name or None);
+    - `build_registry(runtime, client_configuration, peering)`: a registry with every handler;
+    - `policy_context(runtime, namespace)`: the quota policy the webhook applies to a namespace.
+    """
+
+    configure_kopf: Callable[[kopf.OperatorSettings, str | None], None]
+    build_registry: Callable[[Runtime, Any, str | None], kopf.OperatorRegistry]
+    policy_context: Callable[[Runtime, str], PolicyContext]
+
+
+async def self_register(api: KubeApi, body: dict[str, Any]) -> None:
+    """Create the ValidatingWebhookConfiguration, or replace the one of an earlier run."""
+    try:
+        await api.create(body)
+    except AlreadyExists:
+        existing = await api.get("ValidatingWebhookConfiguration", body["metadata"]["name"])
+        body = {
+            **body,
+            "metadata": {
+                **body["metadata"],
+                "resourceVersion": existing["metadata"]["resourceVersion"],
+            },
+        }
+        await api.replace(body)
+    log.info("registered ValidatingWebhookConfiguration %s", body["metadata"]["name"])
+
+
+async def _start_webhook(
+    rt: Runtime, s: OperatorSettings, api: KubeApi, workdir: Path, wiring: Wiring
+) -> WebhookServer:
+    host = s.effective_webhook_host
+    tls = from_cert_dir(s.webhook_cert_dir) if s.webhook_cert_dir else self_signed(workdir / "tls")
+
+    def inventory() -> list[tuple[str, int]]:
+        return node_inventory(rt.indices.all_values(NODES))
+
+    def observe(path: str, allowed: bool, seconds: float) -> None:
+        name = path.rsplit("-", 1)[-1]
+        rt.metrics.webhook.labels(webhook=name, allowed=str(allowed).lower()).inc()
+        rt.metrics.webhook_latency.labels(webhook=name).observe(seconds)
+
+    def quota_policy(namespace: str) -> PolicyContext:
+        if not rt.synced.is_set():
+            return PolicyContext(ready=False)
+        return wiring.policy_context(rt, namespace)
+
+    server = WebhookServer(host, s.webhook_port, tls, inventory, observe, quota_policy)
+    port = await server.start()
+    if s.webhook_self_register:
+        url_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        body = build_webhook_configuration(
+            f"https://{url_host}:{port}",
+            tls.ca_pem,
+            name=s.webhook_config_name,
+            failure_policy=s.webhook_failure_policy,
+        )
+        await self_register(api, body)
+    return server
+
+
+async def run(s: OperatorSettings, wiring: Wiring) -> None:
+    """Run the operator until SIGINT/SIGTERM."""
+    configuration = load_configuration(s.kubeconfig, s.context)
+    api = KubeApi(configuration, workers=max(8, s.workers))
+    rt = Runtime(
+        api=api,
+        config=ReconcileConfig(cluster_domain=s.cluster_domain),
+        job_workers=s.workers,
+        webhook_ready=not s.webhook_port,
+    )
+    registry = wiring.build_registry(rt, configuration, s.peering)
+    kopf_settings = kopf.OperatorSettings()
+    wiring.configure_kopf(kopf_settings, s.peering)
+    runners: list[web.AppRunner] = []
+    server: WebhookServer | None = None
+    with tempfile.TemporaryDirectory(prefix="gryvia-operator-") as tmp:
+        try:
+            runners = await serve_probes(rt, s.probe_host, s.health_port, s.metrics_port)
+            if s.webhook_port:
+                server = await _start_webhook(rt, s, api, Path(tmp), wiring)
+                rt.webhook_ready = True
+            await kopf.operator(
+                registry=registry,
+                settings=kopf_settings,
+                clusterwide=not s.namespaces,
+                namespaces=s.namespaces,
+                standalone=s.peering is None,
+                peering_name=s.peering,
+            )
+        finally:
+            for task in rt.tasks:
+                task.cancel()
+            if server is not None:
+                await server.stop()
+            for runner in runners:
+                with contextlib.suppress(Exception):
+                    await runner.cleanup()
+            api.close()

@@ -1,0 +1,47 @@
+"""The health, readiness and Prometheus metrics HTTP endpoints of the operator process."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from gryvia_operator.controller.metrics import CONTENT_TYPE
+from gryvia_operator.controller.runtime import Runtime
+
+
+async def serve_probes(
+    rt: Runtime, host: str, health_port: int, metrics_port: int
+) -> list[web.AppRunner]:
+    """Serve `/healthz` and `/readyz` on `health_port` and `/metrics` on `metrics_port`
+    (a port of 0 is not served); return the started runners, for `cleanup()`.
+
+    `/healthz` is 200 while the process runs; `/readyz` is 200 once caches are synced and the
+    webhook serves, else 503; `/metrics` is the Prometheus text exposition of `rt.metrics`.
+    Raises OSError when a port cannot be bound.
+    """
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if rt.ready:
+            return web.Response(text="ready")
+        return web.Response(text="not ready: caches syncing", status=503)
+
+    async def metrics(_: web.Request) -> web.Response:
+        rt.update_gauges()
+        return web.Response(body=rt.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+    runners = []
+    for port, routes in (
+        (health_port, [web.get("/healthz", healthz), web.get("/readyz", readyz)]),
+        (metrics_port, [web.get("/metrics", metrics)]),
+    ):
+        if not port:
+            continue
+        app = web.Application()
+        app.add_routes(routes)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
+        runners.append(runner)
+    return runners

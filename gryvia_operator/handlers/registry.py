@@ -1,0 +1,118 @@
+"""The kopf side of the operator: kopf's settings, and one registry holding every handler of
+this package plus the login, startup and cleanup handlers that start the controller's workers.
+
+`WIRING` hands them to `gryvia_operator.controller.operator.run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import kopf
+
+from gryvia_operator.api.names import FINALIZER, GROUP
+from gryvia_operator.controller.kubeapi import bearer_token
+from gryvia_operator.controller.operator import Wiring
+from gryvia_operator.controller.runtime import JobKey, Runtime
+from gryvia_operator.handlers import (
+    accounting,
+    aijob,
+    arrays,
+    children,
+    gpunode,
+    node,
+    pod,
+    policy,
+    tenant,
+)
+
+
+def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None:
+    """kopf settings tuned for many small objects and event-driven reconciles.
+
+    Jobs, their children, pods and nodes use only index and event handlers, so kopf stores no
+    handler progress or diff-base on them (no extra patches per event); only GryviaTenants (few,
+    rarely changed) have change handlers, with a finalizer. The storages are set to annotations
+    under gryvia.io so nothing lands in a CRD's pruned status. Children are watched with a
+    server-side label selector. Events are posted in the background by kopf's poster.
+    """
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=GROUP, key="last-handled-configuration"
+    )
+    settings.persistence.finalizer = FINALIZER
+    settings.posting.reporting_component = "gryvia-operator"
+    settings.posting.event_name_prefix = "gryvia-"
+    settings.posting.level = logging.INFO
+    settings.posting.loggers = False
+    settings.queueing.idle_timeout = 10.0
+    settings.watching.reconnect_backoff = 0.5
+    settings.watching.connect_timeout = 10.0
+    settings.watching.chunk_size = 500
+    settings.networking.request_timeout = 30.0
+    settings.networking.connect_timeout = 10.0
+    settings.admission.server = None
+    settings.peering.standalone = peering is None
+    if peering is not None:
+        settings.peering.name = peering
+        settings.peering.mandatory = True
+    children.configure(settings)
+
+
+def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf.OperatorRegistry:
+    """A kopf registry with every handler of this operator; `configuration` is the official
+    client's Configuration that kopf logs in with."""
+    registry = kopf.OperatorRegistry()
+    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays):
+        module.register(registry, rt)
+    acc = accounting.Accounting(rt)
+    accounting.register(registry, rt, acc)
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        scheme, token = bearer_token(configuration)
+        return kopf.ConnectionInfo(
+            server=configuration.host,
+            ca_path=configuration.ssl_ca_cert,
+            insecure=not configuration.verify_ssl,
+            scheme=scheme,
+            token=token,
+            certificate_path=configuration.cert_file,
+            private_key_path=configuration.key_file,
+        )
+
+    async def reconcile_job(key: JobKey) -> None:
+        await aijob.reconcile_key(rt, key)
+
+    async def reconcile_node(name: str) -> None:
+        await node.reconcile_node(rt, name)
+
+    def start_workers() -> None:
+        rt.tasks.append(asyncio.create_task(rt.jobs.run_workers(rt.job_workers, reconcile_job)))
+        rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, reconcile_node)))
+        rt.tasks.append(asyncio.create_task(acc.quota_loop()))
+        rt.tasks.append(asyncio.create_task(acc.metering_loop()))
+
+    rt.on_synced = start_workers
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
+        configure_kopf(settings, peering)
+        rt.indices.attach(kwargs)
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(**_: Any) -> None:
+        for task in rt.tasks:
+            task.cancel()
+
+    return registry
+
+
+WIRING = Wiring(
+    configure_kopf=configure_kopf,
+    build_registry=build_registry,
+    policy_context=policy.policy_context,
+)
+"""The operator's kopf side, for `controller.operator.run`."""

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
+from gryvia_cli.errors import GryviaError
 
 
 class OutputFormat(StrEnum):
@@ -212,14 +213,14 @@ def note(message: str) -> None:
     _glyph_line("\u2139", "info", message)
 
 
-def report_error(exc: Any, *, verbose: bool | None = None) -> None:
+def report_error(exc: GryviaError, *, verbose: bool | None = None) -> None:
     """Print a GryviaError: `error: <message>`, up to two `caused by:` lines, `hint: <hint>`,
     and with `-v` the raw details."""
     verbose = state.verbose if verbose is None else verbose
     sys.stderr.write(f"error: {exc.message}\n")
     seen = {exc.message}
     shown = 0
-    for cause in getattr(exc, "causes", ()):
+    for cause in exc.causes:
         text = cause if len(cause) <= 220 else cause[:219] + "…"
         if text in seen or shown == 2:
             continue
@@ -229,7 +230,7 @@ def report_error(exc: Any, *, verbose: bool | None = None) -> None:
     if exc.hint:
         sys.stderr.write(f"hint: {exc.hint}\n")
     if verbose:
-        for detail in getattr(exc, "details", ()):
+        for detail in exc.details:
             sys.stderr.write(f"detail: {detail}\n")
 
 

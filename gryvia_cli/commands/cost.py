@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
-from gryvia_cli.commands.reads import read_optional
-from gryvia_cli.commands.usage import read_usage_records
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
+from gryvia_cli.views.reads import read_optional, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def cost(
     now = state.now()
     window = PERIODS[period]
     start, end = period_window(window, now)
-    records = read_usage_records(state, team) if scopes else []
+    records = read_usage_records(access, team) if scopes else []
     items = team_costs(scopes, records, window, now)
     spent = sum(i.spent for i in items)
     budgets = [i.budget for i in items if i.budget is not None]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -30,9 +31,9 @@ def read_queue(
 ) -> list[QueueEntry]:
     """Read jobs, pods, scheduling events and GPU supply across namespaces; return the
     QueueEntries to show (positions count every visible waiting job of a type)."""
-    from gryvia_cli.commands.reads import read_jobs, read_supply, try_read
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.queue import build_queue, scheduling_events
+    from gryvia_cli.views.reads import read_jobs, read_supply, try_read
 
     access = state.access()
     raw, read_ns = read_jobs(access, None, fallback)

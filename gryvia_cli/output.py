@@ -143,6 +143,26 @@ def render_data(data: Any, fmt: OutputFormat) -> None:
         sys.stdout.write(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True))
 
 
+def render_documents(documents: Sequence[Any]) -> None:
+    """Print manifests as one YAML stream, each document after a `---` line; multi-line
+    strings (a batch script) become readable `|` blocks."""
+    import yaml
+
+    class BlockDumper(yaml.SafeDumper):
+        """SafeDumper writing multi-line strings as `|` blocks."""
+
+    def block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockDumper.add_representer(str, block)
+    for document in documents:
+        sys.stdout.write("---\n")
+        sys.stdout.write(
+            yaml.dump(document, Dumper=BlockDumper, sort_keys=False, allow_unicode=True, width=100)
+        )
+
+
 def render_json_bytes(raw: bytes) -> None:
     """Print JSON the API server sent: indented on a terminal, as received when piped
     (compact, like `gh api`; `jq .` indents it)."""

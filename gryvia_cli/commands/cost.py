@@ -75,9 +75,11 @@ def cost(
 ) -> None:
     """Spend per team in a day, week or month, against its budget.
 
-    Teams are the GryviaQuota teams (their namespaces) and the tenants (tenant-NAME). Spend
-    is the estimated cost of the usage records in those namespaces inside the period; a run
-    that began before the period counts only for its part inside it. Prices are those the
+    Teams are the GryviaQuota teams (their namespaces) and the tenants (tenant-NAME). A
+    team's spend is the estimated cost of the usage records attributed to the tenant of its
+    name (spec.tenant, the tenant `gryvia usage` shows them under) and of those in its
+    quotas' namespaces, inside the period; a run that began before the period counts only
+    for its part inside it. Prices are those the
     catalog (GryviaGpuSku) gave at metering time. BUDGET is the monthly budget (the quota's
     budget.monthlyBudget, else the tenant's quotas.costUSD.monthly), prorated to a day or a
     week; PROJECTED extends the spend linearly to the end of the period.

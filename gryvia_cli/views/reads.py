@@ -104,3 +104,27 @@ def read_usage_records(access: Any, tenant: str | None) -> list[GryviaUsageRecor
     for problem in problems:
         warn(f"skipped an invalid usage record: {problem}")
     return records
+
+
+def read_tenant_names(access: Any) -> set[str]:
+    """Names of the GryviaTenants; an empty set when they are not installed or the user may
+    not list them (tenant attribution then goes by labels and namespaces alone)."""
+    try:
+        items = read_optional(access, r.TENANT)
+    except ForbiddenError:
+        return set()
+    return {str((i.get("metadata") or {}).get("name")) for i in items}
+
+
+def read_namespace_labels(access: Any) -> dict[str, dict[str, str]]:
+    """Labels of every namespace by name; {} when the user may not list namespaces."""
+    try:
+        items = access.items(r.NAMESPACE)
+    except ForbiddenError:
+        return {}
+    return {
+        str((i.get("metadata") or {}).get("name")): dict(
+            (i.get("metadata") or {}).get("labels") or {}
+        )
+        for i in items
+    }

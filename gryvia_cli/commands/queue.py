@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -35,6 +35,7 @@ def read_queue(
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.queue import (
         build_queue,
+        job_key,
         namespace_labels_needed,
         scheduling_events,
         with_tenants,
@@ -63,15 +64,10 @@ def read_queue(
     if not entries:
         return entries
     shown = {(e.job.namespace, e.job.name) for e in entries}
-    waiting = [j for j in raw if _key(j) in shown]
+    waiting = [j for j in raw if job_key(j) in shown]
     tenants = read_tenant_names(access)
     labels = read_namespace_labels(access) if namespace_labels_needed(waiting, tenants) else None
     return with_tenants(entries, waiting, tenants, labels)
-
-
-def _key(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 @app.command("queue", rich_help_panel="Workloads")

@@ -173,7 +173,8 @@ def build_queue(
     return out
 
 
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+def job_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of an API object ("" for a missing field)."""
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -183,7 +184,7 @@ def namespace_labels_needed(jobs: Iterable[Mapping[str, Any]], tenants: Collecti
     namespace's labels: it has no `gryvia.io/team` label and is not in the namespace of an
     existing tenant (`tenants`: their names)."""
     for obj in jobs:
-        namespace, _ = _key(obj)
+        namespace, _ = job_key(obj)
         labels = (obj.get("metadata") or {}).get("labels") or {}
         if namespace_tenant(namespace, tenants) is None and not labels.get(LABEL_TEAM):
             return True
@@ -202,7 +203,7 @@ def with_tenants(
     labels (`namespace_labels`: name -> labels; None or a missing name: no labels), then the
     namespace. `tenants` are the names of the existing GryviaTenants. An entry whose job is
     not in `jobs` keeps its tenant."""
-    by_key = {_key(obj): obj for obj in jobs}
+    by_key = {job_key(obj): obj for obj in jobs}
     labels = namespace_labels or {}
     out = []
     for entry in entries:

@@ -7,14 +7,13 @@ plain Click help grouped by section (Rich help would cost ~80 ms per start).
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import Session
-from gryvia_cli.commands.group import GryviaGroup, LazyCommand
+from gryvia_cli.cli.group import GryviaGroup, LazyCommand
+from gryvia_cli.cli.session import Session
 from gryvia_cli.output import OutputFormat
 
 _C = "gryvia_cli.commands."
@@ -201,21 +200,21 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         ),
         (),
     ),
-)
-"""Every command: (entry, hidden aliases). Modules load on first use; the short help must
-match the command's first docstring line (tests/unit/cli/test_main.py checks)."""
-
-for _entry, _aliases in COMMANDS:
-    GryviaGroup.register(_entry, _aliases)
-if importlib.util.find_spec(_C + "sbatch") is not None:
-    GryviaGroup.register(
+    (
         LazyCommand(
             "sbatch",
             _C + "sbatch",
             "Utilities",
             "Import Slurm batch scripts as GryviaAIJobs (no cluster needed).",
-        )
-    )
+        ),
+        (),
+    ),
+)
+"""Every command: (entry, hidden aliases). Modules load on first use; the short help must
+match the command's first docstring line (tests/unit/cli/test_cli_root.py checks)."""
+
+for _entry, _aliases in COMMANDS:
+    GryviaGroup.register(_entry, _aliases)
 
 app = typer.Typer(
     name="gryvia",
@@ -338,22 +337,12 @@ def root(
 
 
 def main() -> None:
-    """Console-script entry point: expected errors become one line and an exit code."""
+    """Console-script entry point. Expected errors become one message and an exit code in one
+    place, `GryviaGroup.invoke` (gryvia_cli/cli/group.py)."""
     import os
-    import sys
-
-    from gryvia_cli.errors import EXIT_INTERRUPTED, GryviaError
-    from gryvia_cli.output import report_error
 
     if os.environ.get("_GRYVIA_COMPLETE"):  # shell completion asks for candidates
         from typer._completion_classes import completion_init
 
         completion_init()
-    try:
-        app(prog_name="gryvia")
-    except GryviaError as exc:
-        report_error(exc)
-        raise SystemExit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(EXIT_INTERRUPTED) from None
+    app(prog_name="gryvia")

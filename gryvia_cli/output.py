@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
+from gryvia_cli.errors import GryviaError
 
 
 class OutputFormat(StrEnum):
@@ -142,6 +143,26 @@ def render_data(data: Any, fmt: OutputFormat) -> None:
         sys.stdout.write(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True))
 
 
+def render_documents(documents: Sequence[Any]) -> None:
+    """Print manifests as one YAML stream, each document after a `---` line; multi-line
+    strings (a batch script) become readable `|` blocks."""
+    import yaml
+
+    class BlockDumper(yaml.SafeDumper):
+        """SafeDumper writing multi-line strings as `|` blocks."""
+
+    def block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockDumper.add_representer(str, block)
+    for document in documents:
+        sys.stdout.write("---\n")
+        sys.stdout.write(
+            yaml.dump(document, Dumper=BlockDumper, sort_keys=False, allow_unicode=True, width=100)
+        )
+
+
 def render_json_bytes(raw: bytes) -> None:
     """Print JSON the API server sent: indented on a terminal, as received when piped
     (compact, like `gh api`; `jq .` indents it)."""
@@ -212,14 +233,14 @@ def note(message: str) -> None:
     _glyph_line("\u2139", "info", message)
 
 
-def report_error(exc: Any, *, verbose: bool | None = None) -> None:
+def report_error(exc: GryviaError, *, verbose: bool | None = None) -> None:
     """Print a GryviaError: `error: <message>`, up to two `caused by:` lines, `hint: <hint>`,
     and with `-v` the raw details."""
     verbose = state.verbose if verbose is None else verbose
     sys.stderr.write(f"error: {exc.message}\n")
     seen = {exc.message}
     shown = 0
-    for cause in getattr(exc, "causes", ()):
+    for cause in exc.causes:
         text = cause if len(cause) <= 220 else cause[:219] + "…"
         if text in seen or shown == 2:
             continue
@@ -229,7 +250,7 @@ def report_error(exc: Any, *, verbose: bool | None = None) -> None:
     if exc.hint:
         sys.stderr.write(f"hint: {exc.hint}\n")
     if verbose:
-        for detail in getattr(exc, "details", ()):
+        for detail in exc.details:
             sys.stderr.write(f"detail: {detail}\n")
 
 

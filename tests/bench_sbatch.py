@@ -30,7 +30,7 @@ def _counts(table: str) -> dict[str, int]:
     """The RESULT table's counts, read from the text `gryvia sbatch check` printed."""
     counts: dict[str, int] = {}
     for line in table.splitlines():
-        cells = [cell.strip() for cell in re.split(r"[│|┃]", line) if cell.strip()]
+        cells = [cell.strip() for cell in re.split(r"[│|┃]| {2,}", line) if cell.strip()]
         if len(cells) == 2 and cells[0] in ROWS and cells[1].isdigit():
             counts[ROWS[cells[0]]] = int(cells[1])
     return counts

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import NamespaceOpt, YesOpt, check_job_name, confirm, session
+from gryvia_cli.cli.options import NamespaceOpt, YesOpt, check_job_name, confirm
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import failure, render_names, success, warn

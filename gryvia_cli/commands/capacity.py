@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
@@ -55,9 +56,9 @@ def capacity(
     unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase, usable}],
     warnings}.
     """
-    from gryvia_cli.commands.reads import read_jobs, read_supply
     from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows, compute_capacity
     from gryvia_cli.core.jobs import summarize_job
+    from gryvia_cli.views.reads import read_jobs, read_supply
 
     state = session(ctx)
     fmt = state.fmt(output)

@@ -4,42 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, names_of, session
-from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_table,
-)
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.views.catalog import show_catalog
 
 app = typer.Typer()
-
-
-def show_catalog(ctx: typer.Context, output: OutputFormat | None) -> None:
-    """Print the SKUs as a table (or the GryviaGpuSkuList as JSON/YAML, or names)."""
-    from gryvia_cli.core.catalog import sku_rows, sku_summary
-
-    state = session(ctx)
-    fmt = state.fmt(output)
-    data = state.access().list_objects(r.GPUSKU)
-    items = data.get("items") or []
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.GPUSKU, items))
-        return
-    if not items:
-        info("No SKUs published.")
-        return
-    columns = ["name", "gpu type", "gpus/unit", "rate/hour", "spot discount", "enabled"]
-    if fmt is OutputFormat.wide:
-        columns.append("description")
-    render_table(columns, sku_rows(items, wide=fmt is OutputFormat.wide))
-    info(sku_summary(items))
 
 
 @app.command("catalog", rich_help_panel="Cluster")

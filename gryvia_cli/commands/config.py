@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, Session, session
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.output import MACHINE_FORMATS, emit, render_data, success
 
 app = typer.Typer(help="Show or change what gryvia connects to.")

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
-from gryvia_cli.commands.reads import read_optional
-from gryvia_cli.commands.usage import read_usage_records
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
+from gryvia_cli.views.reads import read_optional, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
@@ -75,9 +75,11 @@ def cost(
 ) -> None:
     """Spend per team in a day, week or month, against its budget.
 
-    Teams are the GryviaQuota teams (their namespaces) and the tenants (tenant-NAME). Spend
-    is the estimated cost of the usage records in those namespaces inside the period; a run
-    that began before the period counts only for its part inside it. Prices are those the
+    Teams are the GryviaQuota teams (their namespaces) and the tenants (tenant-NAME). A
+    team's spend is the estimated cost of the usage records attributed to the tenant of its
+    name (spec.tenant, the tenant `gryvia usage` shows them under) and of those in its
+    quotas' namespaces, inside the period; a run that began before the period counts only
+    for its part inside it. Prices are those the
     catalog (GryviaGpuSku) gave at metering time. BUDGET is the monthly budget (the quota's
     budget.monthlyBudget, else the tenant's quotas.costUSD.monthly), prorated to a day or a
     week; PROJECTED extends the spend linearly to the end of the period.
@@ -114,7 +116,7 @@ def cost(
     now = state.now()
     window = PERIODS[period]
     start, end = period_window(window, now)
-    records = read_usage_records(state, team) if scopes else []
+    records = read_usage_records(access, team) if scopes else []
     items = team_costs(scopes, records, window, now)
     spent = sum(i.spent for i in items)
     budgets = [i.budget for i in items if i.budget is not None]

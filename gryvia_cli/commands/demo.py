@@ -19,10 +19,10 @@ app = typer.Typer(
 
 
 def _bring_up() -> Sandbox:
-    from gryvia_cli.commands.sandbox import _ensure_binaries
+    from gryvia_cli.cli.binaries import ensure_binaries
     from gryvia_cli.sandbox import demo
 
-    _ensure_binaries(yes=True)
+    ensure_binaries(yes=True)
     return demo.up(progress=lambda m: info(f"• {m}"))
 
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -114,7 +115,7 @@ def describe(
     state = session(ctx)
     res = r.lookup(kind)
     if res is r.AIJOB:
-        from gryvia_cli.commands.status import show_job
+        from gryvia_cli.views.job import show_job
 
         show_job(state, name, namespace, output)
         return
@@ -129,8 +130,8 @@ def describe(
 
 def show_events(state: Session, kind: str, name: str, namespace: str | None) -> None:
     """Print the events about one object (newest last), or nothing when unreadable."""
-    from gryvia_cli.commands.reads import try_read
     from gryvia_cli.core.events import event_rows
+    from gryvia_cli.views.reads import try_read
 
     selector = f"involvedObject.kind={kind},involvedObject.name={name}"
     events = try_read(

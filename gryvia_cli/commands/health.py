@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, OutputFormat, render_data, section, warn
 
@@ -45,8 +46,8 @@ def health(
     JSON/YAML: {items: [{name, gpu_type, gpus, memory_gb, driver, cuda, rdma, phase, message,
     source, node_ready, schedulable, node_exists, healthy}]}.
     """
-    from gryvia_cli.commands.listing import show_node_table
-    from gryvia_cli.commands.reads import read_optional
+    from gryvia_cli.views.nodes import show_node_table
+    from gryvia_cli.views.reads import read_optional
 
     state = session(ctx)
     fmt = state.fmt(output)

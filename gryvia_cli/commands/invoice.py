@@ -6,17 +6,17 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import session
-from gryvia_cli.commands.usage import (
+from gryvia_cli.cli.reports import (
     ReportFormat,
     ReportOutputOpt,
     TenantOpt,
-    read_usage_records,
     report_format,
     write_csv,
 )
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import OutputFormat, emit, info, note, render_data, render_table, section
+from gryvia_cli.views.reads import read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
@@ -68,7 +68,7 @@ def invoice(
         month_bounds(period)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    records = read_usage_records(state, tenant)
+    records = read_usage_records(state.access(), tenant)
     items = invoices(records, period, tenant=tenant, now=now)
     if fmt is ReportFormat.csv:
         write_csv(invoices_csv(items))

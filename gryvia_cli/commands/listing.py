@@ -6,14 +6,9 @@ from typing import Annotated, Any, ClassVar
 
 import typer
 
-from gryvia_cli.commands.common import (
-    AllNamespacesOpt,
-    NamespaceOpt,
-    OutputOpt,
-    names_of,
-    session,
-)
-from gryvia_cli.commands.group import AliasGroup
+from gryvia_cli.cli.group import AliasGroup
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, names_of
+from gryvia_cli.cli.session import session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -135,7 +130,7 @@ def list_nodes(
       gryvia list nodes
       gryvia list nodes --gpu-type H100 -o wide
     """
-    from gryvia_cli.commands.reads import read_optional
+    from gryvia_cli.views.reads import read_optional
 
     state = session(ctx)
     cluster_scoped_notice(r.GPUNODE, all_namespaces, None)
@@ -149,11 +144,13 @@ def list_nodes(
         else:
             render_data(data, fmt)
         return
+    from gryvia_cli.views.nodes import show_node_table
+
     show_node_table(state, read_optional(access, r.GPUNODE), gpu_type, fmt is OutputFormat.wide)
 
 
 def _node_objects(access: Any, gpu_type: str | None) -> dict[str, Any]:
-    from gryvia_cli.commands.reads import read_optional
+    from gryvia_cli.views.reads import read_optional
 
     def keep(t: Any) -> bool:
         return gpu_type is None or str(t or "").lower() == gpu_type.lower()
@@ -173,48 +170,6 @@ def _node_objects(access: Any, gpu_type: str | None) -> dict[str, Any]:
     gpu = {n.name for n in gpu_nodes([], nodes) if keep(n.gpu_type)}
     items = [n for n in nodes if (n.get("metadata") or {}).get("name") in gpu]
     return {"apiVersion": "v1", "kind": "List", "items": items}
-
-
-def show_node_table(
-    state: Any, registrations: list[dict[str, Any]], gpu_type: str | None, wide: bool
-) -> list[Any]:
-    """Print the GPU node table (shared with `health gpu`); return the GpuNodes shown."""
-    from gryvia_cli.commands.reads import try_read
-    from gryvia_cli.core.nodes import (
-        NODE_COLUMNS,
-        NODE_WIDE_COLUMNS,
-        allocated_by_node,
-        gpu_nodes,
-        node_row,
-    )
-
-    access = state.access()
-    nodes = try_read(lambda: access.items(r.NODE), "Nodes")
-    shown = [
-        n
-        for n in gpu_nodes(registrations, nodes)
-        if gpu_type is None or n.gpu_type.lower() == gpu_type.lower()
-    ]
-    if not shown:
-        info("No GPU nodes registered." if gpu_type is None else f"No {gpu_type} nodes.")
-        return []
-    allocated = None
-    if wide:
-        from gryvia_cli.commands.reads import ACTIVE_PODS
-
-        pods = try_read(lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods")
-        allocated = allocated_by_node(pods) if pods is not None else None
-    render_table(
-        list(NODE_WIDE_COLUMNS if wide else NODE_COLUMNS),
-        [node_row(n, allocated, wide=wide) for n in shown],
-    )
-    unregistered = sum(1 for n in shown if n.source == "Node")
-    if unregistered:
-        info(
-            f"{unregistered} node(s) shown from their GPU labels: no GryviaGpuNode yet "
-            "(is the operator running?)"
-        )
-    return shown
 
 
 def list_quotas(
@@ -280,7 +235,7 @@ def list_skus(
     ctx: typer.Context, output: OutputOpt = None, all_namespaces: AllNamespacesOpt = False
 ) -> None:
     """List the GPU price catalog (as `gryvia catalog`)."""
-    from gryvia_cli.commands.catalog import show_catalog
+    from gryvia_cli.views.catalog import show_catalog
 
     cluster_scoped_notice(r.GPUSKU, all_namespaces, None)
     show_catalog(ctx, output)

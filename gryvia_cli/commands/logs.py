@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import NamespaceOpt, check_job_name, session
+from gryvia_cli.cli.options import NamespaceOpt, check_job_name
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.output import info, spinner, warn
 
@@ -65,8 +66,8 @@ def logs(
       gryvia logs train-ddp -f --replica 1
       gryvia logs train-ddp --tail -1 --timestamps > train.log
     """
-    from gryvia_cli.commands import streams
     from gryvia_cli.core.pods import container_state, first_container
+    from gryvia_cli.views import streams
 
     check_job_name(job)
     state = session(ctx)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -29,10 +30,23 @@ def read_queue(
     state: Session, show_ns: str | None, gpu_type: str | None, fallback: str
 ) -> list[QueueEntry]:
     """Read jobs, pods, scheduling events and GPU supply across namespaces; return the
-    QueueEntries to show (positions count every visible waiting job of a type)."""
-    from gryvia_cli.commands.reads import read_jobs, read_supply, try_read
+    QueueEntries to show (positions count every visible waiting job of a type), each with
+    the tenant the operator bills it to."""
     from gryvia_cli.core.jobs import summarize_job
-    from gryvia_cli.core.queue import build_queue, scheduling_events
+    from gryvia_cli.core.queue import (
+        build_queue,
+        job_key,
+        namespace_labels_needed,
+        scheduling_events,
+        with_tenants,
+    )
+    from gryvia_cli.views.reads import (
+        read_jobs,
+        read_namespace_labels,
+        read_supply,
+        read_tenant_names,
+        try_read,
+    )
 
     access = state.access()
     raw, read_ns = read_jobs(access, None, fallback)
@@ -47,7 +61,13 @@ def read_queue(
         entries = [e for e in entries if e.job.namespace == show_ns]
     if gpu_type is not None:
         entries = [e for e in entries if e.job.type_key.lower() == gpu_type.lower()]
-    return entries
+    if not entries:
+        return entries
+    shown = {(e.job.namespace, e.job.name) for e in entries}
+    waiting = [j for j in raw if job_key(j) in shown]
+    tenants = read_tenant_names(access)
+    labels = read_namespace_labels(access) if namespace_labels_needed(waiting, tenants) else None
+    return with_tenants(entries, waiting, tenants, labels)
 
 
 @app.command("queue", rich_help_panel="Workloads")
@@ -71,13 +91,17 @@ def queue(
     Kueue hold, no node of that GPU type, pods larger than any node, the operator's
     SchedulingFailed message, the pods' FailedScheduling event, too few free GPUs.
 
+    -o wide adds TENANT: the tenant the operator meters the job to (the namespace
+    tenant-NAME of an existing GryviaTenant, else the job's gryvia.io/team label, else its
+    namespace's gryvia.io/tenant or gryvia.io/team label, else the namespace).
+
     Examples:
       gryvia queue
       gryvia queue -A --gpu-type H100
       gryvia queue -o json | jq '.items[] | {name, reason}'
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
-    gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason}]}.
+    tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason}]}.
     """
     state = session(ctx)
     fmt = state.fmt(output)
@@ -93,7 +117,7 @@ def queue(
 
 
 def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str | None) -> None:
-    from gryvia_cli.core.queue import QUEUE_COLUMNS, queue_row
+    from gryvia_cli.core.queue import QUEUE_COLUMNS, QUEUE_WIDE_COLUMNS, queue_row
 
     if fmt in MACHINE_FORMATS:
         render_data(
@@ -111,7 +135,8 @@ def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str 
     if not entries:
         info("No jobs waiting" + ("" if all_ns else f" in namespace {ns}") + ".")
         return
-    columns = list(QUEUE_COLUMNS)
+    wide = fmt is OutputFormat.wide
+    columns = list(QUEUE_WIDE_COLUMNS if wide else QUEUE_COLUMNS)
     if all_ns:
         columns.insert(1, "namespace")
-    render_table(columns, [queue_row(e, all_namespaces=all_ns) for e in entries])
+    render_table(columns, [queue_row(e, all_namespaces=all_ns, wide=wide) for e in entries])

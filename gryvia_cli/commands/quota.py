@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, names_of, session
+from gryvia_cli.cli.options import OutputOpt, names_of
+from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.binaries import ensure_binaries
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
 
@@ -28,27 +29,6 @@ KubeconfigOpt = Annotated[
         "[default: first of $KUBECONFIG, else ~/.kube/config].",
     ),
 ]
-
-
-def _ensure_binaries(yes: bool) -> None:
-    from gryvia_cli.sandbox import binaries
-
-    missing = binaries.missing()
-    if not missing:
-        return
-    info(f"The Kubernetes binaries are not built yet ({', '.join(missing)}).")
-    info("Building them from Go modules takes about 8 minutes on 2 cores, once.")
-    if not yes and not (sys.stdin.isatty() and typer.confirm("Build them now?", default=True)):
-        raise GryviaError(
-            "the sandbox needs the Kubernetes binaries",
-            hint="run 'make k8s-bin', or 'gryvia sandbox up --yes' to build them",
-        )
-    try:
-        binaries.build()
-    except Exception as exc:
-        raise GryviaError(
-            f"building the binaries failed: {exc}", hint="see the build output above"
-        ) from exc
 
 
 @app.command()
@@ -81,7 +61,7 @@ def up(
     from gryvia_cli.sandbox import cluster, nodespec
     from gryvia_cli.sandbox import kubeconfig as kc
 
-    _ensure_binaries(yes)
+    ensure_binaries(yes)
     spec = nodes or nodespec.DEFAULT_NODES
     if dry_run:
         nodespec.parse_node_spec(spec)

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
+from gryvia_cli.cli.options import OutputOpt, names_of
+from gryvia_cli.cli.session import session
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    OutputFormat,
+    info,
+    render_data,
+    render_documents,
+    render_names,
+    render_table,
+    section,
+)
 from gryvia_cli.sbatch.convert import convert_file
 from gryvia_cli.sbatch.report import render_text, summarize
 
@@ -19,41 +28,22 @@ app = typer.Typer(
 )
 
 DEFAULT_PATTERNS = ("*.sh", "*.sbatch", "*.slurm", "*.job", "*.bash", "*.batch")
-
-
-class JobFormat(StrEnum):
-    """Output of `convert`."""
-
-    yaml = "yaml"
-    json = "json"
-
-
-class SummaryFormat(StrEnum):
-    """Output of `check`."""
-
-    table = "table"
-    json = "json"
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """YAML with multi-line strings (the batch script) as readable `|` blocks."""
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_BlockDumper.add_representer(str, _str)
-
-
-def dump_yaml(document: Any) -> str:
-    """A manifest as YAML, multi-line strings as blocks."""
-    return yaml.dump(document, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
+JOB_COLUMNS = ("name", "type", "gpus", "image")
+SUMMARY_ROWS = (
+    ("clean", "converts cleanly", "ok"),
+    ("warnings", "converts with warnings", "warn"),
+    ("refused", "refused", "error"),
+)
+TOP_LISTS = (
+    ("topUnsupported", "Top unsupported directives", "directive"),
+    ("topErrors", "Top errors", "error"),
+    ("topWarnings", "Top warnings", "warning"),
+)
 
 
 @app.command()
 def convert(
+    ctx: typer.Context,
     script: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The batch script.")
     ],
@@ -61,28 +51,37 @@ def convert(
         str | None,
         typer.Option("--image", help="Container image (wins over #SBATCH --container-image)."),
     ] = None,
-    output: Annotated[
-        JobFormat, typer.Option("-o", "--output", help="yaml: the jobs; json: jobs and report.")
-    ] = JobFormat.yaml,
+    output: OutputOpt = None,
     namespace: Annotated[
         str | None, typer.Option("--namespace", help="Set metadata.namespace on the jobs.")
     ] = None,
 ) -> None:
     """Print the GryviaAIJobs for SCRIPT and a migration report (exit 1, no jobs, on errors).
 
+    The report goes to stderr. -o yaml (the default) prints the jobs as a YAML stream; json
+    prints {jobs, report}; name prints gryviaaijob.gryvia.io/NAME per job; table and wide a
+    line per job (NAME, TYPE, GPUS, IMAGE).
+
     Examples:
       gryvia sbatch convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3
       gryvia sbatch convert train.sh --image img -o json | jq .report
     """
+    from gryvia_cli.core.jobs import gpu_text, summarize_job
+
+    fmt = session(ctx).fmt(output, default=OutputFormat.yaml)
     conversion = convert_file(script, image=image, namespace=namespace)
-    if output is JobFormat.json:
-        typer.echo(json.dumps({"jobs": conversion.jobs, "report": conversion.report}, indent=2))
-    else:
-        for job in conversion.jobs:
-            typer.echo("---")
-            typer.echo(dump_yaml(job), nl=False)
+    jobs = [dict(job) for job in conversion.jobs]
+    if fmt is OutputFormat.json:
+        render_data({"jobs": jobs, "report": conversion.report}, fmt)
+    elif fmt is OutputFormat.yaml:
+        render_documents(jobs)
+    elif fmt is OutputFormat.name:
+        render_names(names_of(r.AIJOB, jobs))
+    elif jobs:
+        summaries = [summarize_job(job) for job in jobs]
+        render_table(JOB_COLUMNS, [[s.name, s.job_type, gpu_text(s), s.image] for s in summaries])
     for line in render_text(conversion.report):
-        typer.echo(line, err=True)
+        info(line)
     if not conversion.ok:
         raise typer.Exit(1)
 
@@ -100,12 +99,11 @@ def find_scripts(directory: Path, patterns: list[str], recursive: bool) -> list[
 
 @app.command()
 def check(
+    ctx: typer.Context,
     directory: Annotated[
         Path, typer.Argument(exists=True, file_okay=False, help="Folder of batch scripts.")
     ],
-    output: Annotated[
-        SummaryFormat, typer.Option("-o", "--output", help="table for people, json for tools.")
-    ] = SummaryFormat.table,
+    output: OutputOpt = None,
     pattern: Annotated[
         list[str] | None,
         typer.Option("--pattern", help="File name pattern (repeatable); default *.sh, *.sbatch, …"),
@@ -113,59 +111,53 @@ def check(
     recursive: Annotated[
         bool, typer.Option("-r", "--recursive", help="Descend into folders.")
     ] = False,
-    details: Annotated[bool, typer.Option("--details", help="List every script.")] = False,
+    details: Annotated[
+        bool, typer.Option("--details", help="List every script (as -o wide).")
+    ] = False,
 ) -> None:
     """Try to import every script in DIRECTORY and summarise: clean, with warnings, refused.
+
+    -o table (the default) prints the counts and the most common problems; wide (or
+    --details) adds a line per script; json and yaml print the summary {total, clean,
+    warnings, refused, topUnsupported, topWarnings, topErrors, files}; name prints the
+    scripts' paths.
 
     Examples:
       gryvia sbatch check ~/slurm-jobs
       gryvia sbatch check ~/slurm-jobs -r -o json
     """
+    fmt = session(ctx).fmt(output)
     scripts = find_scripts(directory, pattern or list(DEFAULT_PATTERNS), recursive)
     reports = [convert_file(path, require_image=False).report for path in scripts]
     summary = summarize(reports)
-    if output is SummaryFormat.json:
-        typer.echo(json.dumps(summary, indent=2))
-        return
-    _print_summary(summary, directory, details)
+    if fmt in (OutputFormat.json, OutputFormat.yaml):
+        render_data(summary, fmt)
+    elif fmt is OutputFormat.name:
+        render_names([str(item["script"]) for item in summary["files"]])
+    else:
+        _print_summary(summary, directory, details or fmt is OutputFormat.wide)
 
 
 def _print_summary(summary: dict[str, Any], directory: Path, details: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from gryvia_cli.core.cells import Marked
 
-    console = Console(highlight=False)
-    overview = Table(title=f"sbatch check: {summary['total']} scripts in {directory}")
-    overview.add_column("RESULT")
-    overview.add_column("SCRIPTS", justify="right")
-    overview.add_row(Text("converts cleanly", style="green"), str(summary["clean"]))
-    overview.add_row(Text("converts with warnings", style="yellow"), str(summary["warnings"]))
-    overview.add_row(Text("refused", style="red"), str(summary["refused"]))
-    console.print(overview)
-    for key, title, column in (
-        ("topUnsupported", "Top unsupported directives", "DIRECTIVE"),
-        ("topErrors", "Top errors", "ERROR"),
-        ("topWarnings", "Top warnings", "WARNING"),
-    ):
+    section(f"sbatch check: {summary['total']} scripts in {directory}")
+    render_table(
+        ("result", "scripts"),
+        [[Marked(label, marker), summary[key]] for key, label, marker in SUMMARY_ROWS],
+    )
+    for key, title, column in TOP_LISTS:
         if summary[key]:
-            table = Table(title=title)
-            table.add_column(column)
-            table.add_column("SCRIPTS", justify="right")
-            for row in summary[key]:
-                table.add_row(Text(row["name"]), str(row["scripts"]))
-            console.print(table)
+            section(title)
+            render_table(
+                (column, "scripts"), [[row["name"], row["scripts"]] for row in summary[key]]
+            )
     if details:
-        table = Table(title="Scripts")
-        for column in ("SCRIPT", "STATUS", "NOTES"):
-            table.add_column(column)
+        section("Scripts")
+        rows = []
         for item in summary["files"]:
             notes = ", ".join(item["errors"] + item["unsupported"] + item["warnings"])
             shown = Path(item["script"])
-            name = (
-                str(shown.relative_to(directory))
-                if shown.is_relative_to(directory)
-                else item["script"]
-            )
-            table.add_row(Text(name), Text(item["status"]), Text(notes))
-        console.print(table)
+            name = str(shown.relative_to(directory) if shown.is_relative_to(directory) else shown)
+            rows.append([name, item["status"], notes])
+        render_table(("script", "status", "notes"), rows)

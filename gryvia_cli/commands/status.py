@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import NamespaceOpt, OutputOpt, Session, session
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
@@ -87,6 +87,8 @@ def status(
     """
     state = session(ctx)
     if job:
+        from gryvia_cli.views.job import show_job
+
         show_job(state, job, namespace, output, watch=watch)
         return
     from gryvia_operator.api import parse_duration
@@ -105,9 +107,9 @@ def status(
 
 def platform_report(state: Session, platform_ns: str) -> Any:
     """Read everything the platform report needs (failures become warnings) and build it."""
-    from gryvia_cli.commands.reads import read_supply, try_read
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.platform import PlatformInputs, build_report, local_webhook_urls
+    from gryvia_cli.views.reads import read_supply, try_read
 
     access = state.access()
     notes: list[str] = []
@@ -201,42 +203,3 @@ def show_platform(state: Session, report: Any, fmt: OutputFormat, brief: bool) -
             ),
         ]
     )
-
-
-def show_job(
-    state: Session,
-    name: str,
-    namespace: str | None,
-    output: OutputFormat | None,
-    *,
-    watch: bool = False,
-) -> None:
-    """Print one job's status view; with `watch`, refresh it every 2s until the job ends."""
-    from gryvia_cli.commands.jobview import job_snapshot, render_job
-
-    fmt = state.fmt(output)
-    ns = state.resolve_namespace(namespace)
-    if not watch:
-        snapshot = job_snapshot(state, name, ns)
-        if fmt in MACHINE_FORMATS:
-            render_data(snapshot.as_dict(), fmt)
-        else:
-            render_job(snapshot, state.now())
-        return
-    last = None
-    while True:
-        snapshot = job_snapshot(state, name, ns)
-        key = snapshot.fingerprint()
-        if fmt in MACHINE_FORMATS:
-            if key != last:
-                render_data(snapshot.as_dict(), fmt)
-        elif sys.stdout.isatty():
-            sys.stdout.write("\x1b[2J\x1b[H")
-            render_job(snapshot, state.now())
-        elif key != last:
-            render_job(snapshot, state.now())
-        sys.stdout.flush()
-        last = key
-        if snapshot.summary.terminal:
-            return
-        time.sleep(2)

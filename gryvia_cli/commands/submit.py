@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import NamespaceOpt, OutputOpt, Session, session
-from gryvia_cli.commands.reads import read_supply
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import (
-    GryviaError,
     InvalidInputError,
     JobEndedError,
     UsageError,
@@ -31,6 +30,7 @@ from gryvia_cli.output import (
     success,
     warn,
 )
+from gryvia_cli.views.reads import read_supply
 from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     Raises InvalidInputError listing every error (file, document, field) when any document
     is invalid or is not a GryviaAIJob; warnings go to stderr.
     """
-    from gryvia_cli.commands.validate import read_source
+    from gryvia_cli.cli.files import read_source
     from gryvia_cli.core.manifests import check_document, split_documents
 
     jobs: list[dict[str, Any]] = []
@@ -78,21 +78,16 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
 
 
 def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> list[dict[str, Any]]:
-    """Convert a Slurm batch script with `gryvia_cli.sbatch` (when this build has it).
+    """Convert a Slurm batch script with `gryvia_cli.sbatch`; print its issues to stderr.
 
-    Raises GryviaError when sbatch import is unavailable or the script does not convert.
+    Raises InvalidInputError when the script does not exist or does not convert.
     """
-    import importlib.util
     import secrets
     from pathlib import Path
 
-    if importlib.util.find_spec("gryvia_cli.sbatch.convert") is None:
-        raise GryviaError("--sbatch is not available in this build (no gryvia_cli.sbatch)")
-    from gryvia_cli.sbatch import convert as sbatch_convert
+    from gryvia_cli.sbatch.convert import convert_file
+    from gryvia_cli.sbatch.model import Severity
 
-    convert_file = getattr(sbatch_convert, "convert_file", None)
-    if convert_file is None:
-        raise GryviaError("--sbatch is not available in this build (no convert_file)")
     path = Path(script)
     if not path.is_file():
         raise InvalidInputError(f"batch script {script} does not exist")
@@ -100,8 +95,7 @@ def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> l
         path, image=image, namespace=namespace, submission_id=secrets.token_hex(4)
     )
     for issue in conversion.issues:
-        line = issue.render() if hasattr(issue, "render") else str(issue)
-        (failure if getattr(issue.severity, "name", "") == "ERROR" else warn)(f"{script}: {line}")
+        (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
     if not conversion.ok:
         raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
     return [dict(job) for job in conversion.jobs]
@@ -140,7 +134,7 @@ def read_pricing(
 ) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota]]:
     """The catalog, the tenants (read only when a job goes to a `tenant-` namespace) and the
     quotas: one list call per kind; unreadable kinds become notes and empty lists."""
-    from gryvia_cli.commands.reads import read_optional, try_read
+    from gryvia_cli.views.reads import read_optional, try_read
     from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
     from gryvia_operator.api.parse import parse_all
 
@@ -162,8 +156,8 @@ def follow(
 ) -> None:
     """After creation: stream the first job's first pod log (`--logs`), then wait for every
     job to end (`--wait`). Raises JobEndedError when any job did not succeed."""
-    from gryvia_cli.commands import streams
     from gryvia_cli.core.pods import first_container
+    from gryvia_cli.views import streams
 
     access = state.access()
     if logs and created:

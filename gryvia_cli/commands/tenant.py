@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, Session, YesOpt, confirm, names_of, session
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, names_of
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (

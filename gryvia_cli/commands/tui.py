@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import AllNamespacesOpt, NamespaceOpt, session
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt
+from gryvia_cli.cli.session import session
 
 app = typer.Typer()
 

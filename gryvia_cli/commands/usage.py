@@ -7,10 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.commands.common import Session, session
-from gryvia_cli.errors import ForbiddenError, UsageError
-from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, info, note, render_data, render_table, warn
+from gryvia_cli.cli.reports import (
+    ReportFormat,
+    ReportOutputOpt,
+    TenantOpt,
+    report_format,
+    write_csv,
+)
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
+from gryvia_cli.output import OutputFormat, info, note, render_data, render_table
+from gryvia_cli.views.reads import read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
@@ -18,20 +25,10 @@ if TYPE_CHECKING:
 
     from gryvia_cli.core.billing import GroupBy as BillingGroupBy
     from gryvia_cli.core.billing import UsageRow
-    from gryvia_operator.api import GryviaUsageRecord
 
 app = typer.Typer()
 
 ESTIMATE_NOTE = "costs are estimates from metered GPU time and catalog prices, not an invoice"
-
-
-class ReportFormat(StrEnum):
-    """Formats of the billing reports (`usage`, `invoice`)."""
-
-    table = "table"
-    json = "json"
-    yaml = "yaml"
-    csv = "csv"
 
 
 class GroupBy(StrEnum):
@@ -47,60 +44,6 @@ BILLING_GROUPS: dict[GroupBy, BillingGroupBy] = {
     GroupBy.sku: "sku",
     GroupBy.day: "day",
 }
-
-ReportOutputOpt = Annotated[
-    ReportFormat | None,
-    typer.Option(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help="Output format: table, json, yaml or csv [default: the global -o when json or yaml, "
-        "else table].",
-        case_sensitive=False,
-        show_default=False,
-    ),
-]
-TenantOpt = Annotated[
-    str | None, typer.Option("--tenant", metavar="TENANT", help="Only this tenant's usage.")
-]
-
-
-def report_format(state: Session, local: ReportFormat | None) -> ReportFormat:
-    """The command's `-o`, else the global `-o`/GRYVIA_OUTPUT when it is json or yaml, else
-    table."""
-    if local is not None:
-        return local
-    if state.output in (OutputFormat.json, OutputFormat.yaml):
-        return ReportFormat(state.output.value)
-    return ReportFormat.table
-
-
-def read_usage_records(state: Session, tenant: str | None) -> list[GryviaUsageRecord]:
-    """Every GryviaUsageRecord (all namespaces; only `tenant-<tenant>` when listing all is
-    forbidden and a tenant is given); invalid records are skipped with a warning."""
-    from gryvia_operator.api import GryviaUsageRecord
-    from gryvia_operator.api.attribution import tenant_namespace
-    from gryvia_operator.api.parse import parse_all
-
-    access = state.access()
-    try:
-        items = access.items(r.USAGE_RECORD, None)
-    except ForbiddenError:
-        if tenant is None:
-            raise
-        warn(f"cannot list usage records in all namespaces; reading {tenant_namespace(tenant)}")
-        items = access.items(r.USAGE_RECORD, tenant_namespace(tenant))
-    records, problems = parse_all(GryviaUsageRecord, items)
-    for problem in problems:
-        warn(f"skipped an invalid usage record: {problem}")
-    return records
-
-
-def write_csv(text: str) -> None:
-    """Print CSV text to stdout as it is."""
-    import sys
-
-    sys.stdout.write(text)
 
 
 @app.command("usage", rich_help_panel="Tenancy")
@@ -157,7 +100,7 @@ def usage(
         raise UsageError(str(exc)) from None
     if start and end and start >= end:
         raise UsageError(f"--from {from_} is not before --to {to}")
-    records = read_usage_records(state, tenant)
+    records = read_usage_records(state.access(), tenant)
     key = BILLING_GROUPS[group_by]
     rows, total = aggregate(records, key, start, end, tenant)
     if fmt is ReportFormat.csv:

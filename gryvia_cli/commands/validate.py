@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.cli.files import read_source
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError
 from gryvia_cli.output import MACHINE_FORMATS, failure, render_data, success, warn
 
 app = typer.Typer()
-
-
-def read_source(path: str) -> tuple[str, str]:
-    """Return (text, display name) of a file path or `-` (stdin).
-
-    Raises InvalidInputError when the file cannot be read.
-    """
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    file = Path(path)
-    try:
-        return file.read_text(encoding="utf-8"), path
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.__class__.__name__}: {exc}") from None
 
 
 @app.command("validate", rich_help_panel="Workloads")

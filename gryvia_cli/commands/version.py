@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.commands.common import OutputOpt, session
+from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, emit, render_data, warn

@@ -1,9 +1,12 @@
 """Usage reports and invoice estimates from GryviaUsageRecords (pure, shared by CLI and TUI).
 
-Rules: behaviour.md section 6 "Invoices" and the `usage`/`invoice` rows of section 2. Records
-are selected by `spec.start` in [from, to) (UTC); amounts round to 2 places, hours to 4.
-Invoices are estimates, numbered `INV-<tenant>-<YYYYMM>`, one per tenant with usage in the
-month, one line per SKU (the GPU type when no SKU); `open` while any record is not final.
+Rules: usage belongs to the record's `spec.tenant` (the operator writes it by the one tenant
+rule, `gryvia_operator.api.attribution`). Records are selected by `spec.start` in [from, to)
+(UTC), a run counted whole in the period it started in; amounts round to 2 places, hours to
+4; jobs count distinct (namespace, job) pairs. Invoices are estimates, never tax invoices,
+numbered `INV-<tenant>-<YYYYMM>`, one per tenant with usage in the UTC month, one line per
+SKU (the GPU type when no SKU, else `unpriced`) with its GPU-hours, average rate and amount;
+`open` while any record is not final.
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
 """`gryvia cost`: spend per team in a day, week or month window against its budget (pure).
 
 A team is a GryviaQuota `spec.team` (its namespaces) and a GryviaTenant of that name (its
-`tenant-<name>` namespace). Spend is the cost of the usage records in those namespaces inside
-the window, a run crossing the window's start counted for its part inside it. Windows are UTC:
+`tenant-<name>` namespace). A team's spend is the cost of the usage records attributed to the
+tenant of its name (the record's `spec.tenant`, which the operator writes by the one tenant
+rule of `gryvia_operator.api.attribution`, so a record is never counted for a tenant other
+than the one `usage` and `invoice` show it under) and of the records in its quotas'
+namespaces, each record counted once per team, inside the window, a run crossing the window's
+start counted for its part inside it. Windows are UTC:
 day = since midnight, week = since Monday, month = since the 1st. Budgets are monthly (a
 quota's `budget.monthlyBudget`, else the tenant's `quotas.costUSD.monthly`); for a day or a
 week the budget is the monthly one prorated to the period. Projections are linear to the end
@@ -26,32 +30,46 @@ MIN_ELAPSED = dt.timedelta(minutes=1)
 
 @dataclass(frozen=True)
 class TeamScope:
-    """A team: the namespaces its spend comes from and its monthly budget (USD, or None)."""
+    """A team: its namespaces, its monthly budget (USD, or None) and where its spend comes
+    from: the usage records of the tenant of its name (`tenant`: a GryviaTenant of that name
+    exists) and those in its quotas' namespaces (`quota_namespaces`)."""
 
     team: str
     namespaces: tuple[str, ...]
     monthly_budget: float | None
+    tenant: bool = False
+    quota_namespaces: tuple[str, ...] = ()
 
 
 def team_scopes(quotas: Iterable[GryviaQuota], tenants: Iterable[GryviaTenant]) -> list[TeamScope]:
     """Every team of the quotas and tenants, sorted by name. Quota budgets of one team add
     up; a tenant's `quotas.costUSD.monthly` counts only when no quota of its name has one."""
     namespaces: dict[str, set[str]] = defaultdict(set)
+    quota_namespaces: dict[str, set[str]] = defaultdict(set)
     quota_budget: dict[str, float] = {}
     tenant_budget: dict[str, float] = {}
+    tenant_names: set[str] = set()
     for quota in quotas:
         team = quota.spec.team
         namespaces[team].update(quota.spec.namespaces)
+        quota_namespaces[team].update(quota.spec.namespaces)
         budget = quota.spec.budget
         if budget is not None and budget.monthly_budget is not None:
             quota_budget[team] = quota_budget.get(team, 0.0) + budget.monthly_budget
     for tenant in tenants:
+        tenant_names.add(tenant.name)
         namespaces[tenant.name].add(tenant_namespace(tenant.name))
         limits = tenant.spec.quotas
         if limits and limits.cost_usd and limits.cost_usd.monthly is not None:
             tenant_budget[tenant.name] = limits.cost_usd.monthly
     return [
-        TeamScope(team, tuple(sorted(ns)), quota_budget.get(team, tenant_budget.get(team)))
+        TeamScope(
+            team,
+            tuple(sorted(ns)),
+            quota_budget.get(team, tenant_budget.get(team)),
+            tenant=team in tenant_names,
+            quota_namespaces=tuple(sorted(quota_namespaces.get(team, ()))),
+        )
         for team, ns in sorted(namespaces.items())
     ]
 
@@ -104,7 +122,9 @@ def team_costs(
     period: Period,
     now: dt.datetime,
 ) -> list[TeamCost]:
-    """Spend of each team in the `period` window holding `now`, in scope order."""
+    """Spend of each team in the `period` window holding `now`, in scope order. A record
+    counts once for each team it belongs to: the tenant team named by its `spec.tenant`, and
+    every team one of whose quotas covers its namespace."""
     start, end = period_window(period, now)
     month_start, month_end = month_bounds(f"{now.astimezone(dt.UTC):%Y-%m}")
     scale = (end - start) / (month_end - month_start) if period != "month" else 1.0
@@ -113,15 +133,22 @@ def team_costs(
     hours: dict[str, float] = defaultdict(float)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
     currencies: dict[str, set[str]] = defaultdict(set)
-    teams_of: dict[str, list[str]] = defaultdict(list)
+    tenant_scopes: dict[str, list[TeamScope]] = defaultdict(list)
+    namespace_scopes: dict[str, list[TeamScope]] = defaultdict(list)
     for scope in scopes:
-        for ns in scope.namespaces:
-            teams_of[ns].append(scope.team)
+        if scope.tenant:
+            tenant_scopes[scope.team].append(scope)
+        for ns in scope.quota_namespaces:
+            namespace_scopes[ns].append(scope)
     for rec in records:
         share = record_share(rec, start, end)
         if share <= 0:
             continue
-        for team in teams_of.get(rec.namespace, ()):
+        candidates = (
+            *tenant_scopes.get(rec.spec.tenant, ()),
+            *namespace_scopes.get(rec.namespace, ()),
+        )
+        for team in dict.fromkeys(s.team for s in candidates):
             cost[team] += rec.spec.cost * share
             hours[team] += rec.spec.gpu_hours * share
             jobs[team].add((rec.namespace, rec.spec.job))

@@ -1,12 +1,13 @@
-"""The queue: jobs not running yet, their place per GPU type, wait time and reason.
+"""The queue: jobs not running yet, their place per GPU type, wait time, reason and tenant.
 
-Oldest first; one line says why each job waits.
+Oldest first; one line says why each job waits. The tenant of a job is the one the operator
+meters and bills it to (`gryvia_operator.api.attribution`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +15,8 @@ from gryvia_cli.core import timefmt
 from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import GpuNode, free_gpus
 from gryvia_cli.core.phases import Bucket, bucket
+from gryvia_operator.api.attribution import namespace_tenant, tenant_of_object
+from gryvia_operator.api.names import LABEL_TEAM
 
 WAITING_PHASES = ("Pending", "Queued", "Scheduling")
 
@@ -28,6 +31,8 @@ class QueueEntry:
     waited: float | None
     """Seconds since the job was created."""
     reason: str
+    tenant: str = ""
+    """The tenant the job belongs to (see `with_tenants`); "" when not attributed."""
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of one `gryvia queue -o json` item."""
@@ -35,6 +40,7 @@ class QueueEntry:
             "position": self.position,
             "namespace": self.job.namespace,
             "name": self.job.name,
+            "tenant": self.tenant or None,
             "gpuType": self.job.type_key,
             "gpus": self.job.total_gpus,
             "gpusPerPod": self.job.gpus_per_pod,
@@ -167,18 +173,66 @@ def build_queue(
     return out
 
 
+def job_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of an API object ("" for a missing field)."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def namespace_labels_needed(jobs: Iterable[Mapping[str, Any]], tenants: Collection[str]) -> bool:
+    """True when the tenant of some job in `jobs` (GryviaAIJob objects) depends on its
+    namespace's labels: it has no `gryvia.io/team` label and is not in the namespace of an
+    existing tenant (`tenants`: their names)."""
+    for obj in jobs:
+        namespace, _ = job_key(obj)
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if namespace_tenant(namespace, tenants) is None and not labels.get(LABEL_TEAM):
+            return True
+    return False
+
+
+def with_tenants(
+    entries: Iterable[QueueEntry],
+    jobs: Iterable[Mapping[str, Any]],
+    tenants: Collection[str],
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[QueueEntry]:
+    """`entries` with `tenant` set from their GryviaAIJob objects in `jobs` by
+    `api.attribution.tenant_of_object`, the rule the operator meters by: the namespace
+    `tenant-<x>` of an existing tenant first, then the job's team label, then the namespace's
+    labels (`namespace_labels`: name -> labels; None or a missing name: no labels), then the
+    namespace. `tenants` are the names of the existing GryviaTenants. An entry whose job is
+    not in `jobs` keeps its tenant."""
+    by_key = {job_key(obj): obj for obj in jobs}
+    labels = namespace_labels or {}
+    out = []
+    for entry in entries:
+        obj = by_key.get((entry.job.namespace, entry.job.name))
+        if obj is None:
+            out.append(entry)
+            continue
+        tenant = tenant_of_object(obj, tenants, labels.get(entry.job.namespace))
+        out.append(replace(entry, tenant=tenant))
+    return out
+
+
 QUEUE_COLUMNS = ("#", "name", "gpu type", "gpus", "phase", "waiting", "reason")
+QUEUE_WIDE_COLUMNS = ("#", "name", "tenant", "gpu type", "gpus", "phase", "waiting", "reason")
+"""Columns of `queue -o wide`: the table's with TENANT after NAME (NAMESPACE goes after #)."""
 
 
-def queue_row(entry: QueueEntry, *, all_namespaces: bool) -> list[Any]:
-    """One table row: position, [namespace,] name, type, GPUs, phase, wait, reason."""
+def queue_row(entry: QueueEntry, *, all_namespaces: bool, wide: bool = False) -> list[Any]:
+    """One table row: position, [namespace,] name, [tenant when `wide`,] type, GPUs, phase,
+    wait, reason."""
     job = entry.job
     gpus = job.total_gpus if job.pods == 1 else f"{job.pods}x{job.gpus_per_pod}"
     row: list[Any] = [entry.position]
     if all_namespaces:
         row.append(job.namespace)
+    row.append(job.name)
+    if wide:
+        row.append(entry.tenant or "-")
     row += [
-        job.name,
         job.type_key,
         gpus,
         job.phase,

@@ -9,7 +9,7 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
-from gryvia_cli.commands.common import Session
+from gryvia_cli.cli.session import Session
 from tests.builders import make_job, make_node, make_pod
 from tests.unit.cli.fakes import FakeAccess
 

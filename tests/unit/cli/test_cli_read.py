@@ -272,7 +272,7 @@ def test_health_gpu_and_version_and_config(isolated_env) -> None:  # type: ignor
 
 
 def test_status_watch_prints_changes_until_the_job_ends(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from gryvia_cli.commands import status as status_cmd
+    from gryvia_cli.views import job as job_view
 
     fake = cluster()
     phases = iter(["Running", "Running", "Succeeded"])
@@ -281,7 +281,7 @@ def test_status_watch_prints_changes_until_the_job_ends(monkeypatch) -> None:  #
         job = next(o for o in fake.objects if o["metadata"]["name"] == "run")
         job["status"]["phase"] = next(phases)
 
-    monkeypatch.setattr(status_cmd.time, "sleep", tick)
+    monkeypatch.setattr(job_view.time, "sleep", tick)
     result = run(["status", "run", "--watch"], fake)
     assert result.exit_code == 0
     assert result.output.count("━━━ Job run ━━━") == 2  # printed again only when it changed

@@ -8,7 +8,7 @@ import sys
 import pytest
 import typer
 
-from gryvia_cli.commands.group import GryviaGroup, hoist_global_options
+from gryvia_cli.cli.group import GryviaGroup, hoist_global_options
 from gryvia_cli.errors import EXIT_CODES, GryviaError
 from gryvia_cli.main import COMMANDS, app
 from tests.unit.cli.fakes import FakeAccess

@@ -128,7 +128,7 @@ def test_submit_namespace_conflict(tmp_path: Path) -> None:
 
 
 def test_submit_wait_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gryvia_cli.commands import streams
+    from gryvia_cli.views import streams
 
     monkeypatch.setattr(streams, "POLL_SECONDS", 0.01)
     fake = FakeAccess(h100("h0"))
@@ -151,7 +151,7 @@ def test_submit_wait_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_submit_logs_streams_the_first_pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gryvia_cli.commands import streams
+    from gryvia_cli.views import streams
 
     monkeypatch.setattr(streams, "POLL_SECONDS", 0.01)
     monkeypatch.setattr(streams, "DRAIN_SECONDS", 0.01)

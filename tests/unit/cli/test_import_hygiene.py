@@ -65,3 +65,17 @@ def test_core_imports_no_edge_libraries() -> None:
                 assert not name.startswith("gryvia_cli.") or name.startswith(
                     ("gryvia_cli.core", "gryvia_cli.errors")
                 ), f"{path.name} imports {name}"
+
+
+def test_every_command_module_is_in_the_independence_contract() -> None:
+    import tomllib
+
+    root = Path(gryvia_cli.__file__).parents[1]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"
+    ]
+    independent = next(c for c in contracts if c["type"] == "independence")["modules"]
+    commands = root / "gryvia_cli" / "commands"
+    on_disk = sorted(f"gryvia_cli.commands.{p.stem}" for p in commands.glob("[!_]*.py"))
+    assert sorted(independent) == on_disk
+    assert not [p for p in commands.iterdir() if p.is_dir() and p.name != "__pycache__"]

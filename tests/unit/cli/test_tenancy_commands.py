@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from gryvia_cli.commands.common import Session
+from gryvia_cli.cli.session import Session
 from gryvia_cli.kube import resources as r
 from tests.unit.cli.fakes import FakeAccess
 from tests.unit.cli.test_tenancy_core import CATALOG, quota, record, tenant

@@ -79,8 +79,14 @@ def test_team_costs_change_with_the_period() -> None:
     ]
     scopes = cost.team_scopes(quotas, tenants)
     assert scopes == [
-        cost.TeamScope("nlp", ("tenant-nlp",), 600),
-        cost.TeamScope("vision", ("tenant-vision", "vision-dev"), 3000),
+        cost.TeamScope("nlp", ("tenant-nlp",), 600, tenant=True),
+        cost.TeamScope(
+            "vision",
+            ("tenant-vision", "vision-dev"),
+            3000,
+            tenant=True,
+            quota_namespaces=("tenant-vision", "vision-dev"),
+        ),
     ]
     records = _records(
         record("vision", "today", "2026-11-18T09:00:00Z", 8.0, end="2026-11-18T10:00:00Z"),

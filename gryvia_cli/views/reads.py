@@ -1,4 +1,5 @@
-"""Reads several commands share: optional kinds, GPU supply, jobs across namespaces.
+"""Reads several commands share: optional kinds, GPU supply, jobs across namespaces, usage
+records.
 
 Listing all namespaces falls back to one namespace when forbidden.
 """
@@ -7,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gryvia_cli.errors import ApiError, ForbiddenError, NotFoundError, NotInstalledError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import warn
+
+if TYPE_CHECKING:
+    from gryvia_operator.api import GryviaUsageRecord
 
 ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 """Field selector of pods that may hold resources."""
@@ -80,3 +84,47 @@ def read_jobs(
     except ForbiddenError:
         warn(f"cannot list jobs in all namespaces; showing namespace {fallback}")
         return access.items(r.AIJOB, fallback), fallback
+
+
+def read_usage_records(access: Any, tenant: str | None) -> list[GryviaUsageRecord]:
+    """Every GryviaUsageRecord (all namespaces; only `tenant-<tenant>` when listing all is
+    forbidden and a tenant is given); invalid records are skipped with a warning."""
+    from gryvia_operator.api import GryviaUsageRecord
+    from gryvia_operator.api.attribution import tenant_namespace
+    from gryvia_operator.api.parse import parse_all
+
+    try:
+        items = access.items(r.USAGE_RECORD, None)
+    except ForbiddenError:
+        if tenant is None:
+            raise
+        warn(f"cannot list usage records in all namespaces; reading {tenant_namespace(tenant)}")
+        items = access.items(r.USAGE_RECORD, tenant_namespace(tenant))
+    records, problems = parse_all(GryviaUsageRecord, items)
+    for problem in problems:
+        warn(f"skipped an invalid usage record: {problem}")
+    return records
+
+
+def read_tenant_names(access: Any) -> set[str]:
+    """Names of the GryviaTenants; an empty set when they are not installed or the user may
+    not list them (tenant attribution then goes by labels and namespaces alone)."""
+    try:
+        items = read_optional(access, r.TENANT)
+    except ForbiddenError:
+        return set()
+    return {str((i.get("metadata") or {}).get("name")) for i in items}
+
+
+def read_namespace_labels(access: Any) -> dict[str, dict[str, str]]:
+    """Labels of every namespace by name; {} when the user may not list namespaces."""
+    try:
+        items = access.items(r.NAMESPACE)
+    except ForbiddenError:
+        return {}
+    return {
+        str((i.get("metadata") or {}).get("name")): dict(
+            (i.get("metadata") or {}).get("labels") or {}
+        )
+        for i in items
+    }

@@ -1,22 +1,32 @@
 """One job's status view (`status JOB`, `describe job`).
 
 Reads the job, its pods and events; prints spec summary, phase, timings, conditions, pods
-and events.
+and events; `show_job` prints it once or follows it until the job ends.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gryvia_cli.commands.common import Session
+from gryvia_cli.cli.session import Session
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, replica_of_pod, summarize_job
 from gryvia_cli.core.phases import phase_marker
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import emit, emit_marked, render_table, section
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    emit,
+    emit_marked,
+    render_data,
+    render_table,
+    section,
+)
 from gryvia_operator.api.names import child_names
 
 
@@ -51,9 +61,9 @@ class JobSnapshot:
 
 def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
     """Read the job (NotFoundError if missing), its pods and the events about them."""
-    from gryvia_cli.commands.reads import try_read
-    from gryvia_cli.commands.streams import job_pods
     from gryvia_cli.core.events import since
+    from gryvia_cli.views.reads import try_read
+    from gryvia_cli.views.streams import job_pods
 
     access = state.access()
     job = access.get(r.AIJOB, name, namespace)
@@ -158,3 +168,40 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> list[Any]:
         restarts,
         timefmt.age(meta.get("creationTimestamp"), now),
     ]
+
+
+def show_job(
+    state: Session,
+    name: str,
+    namespace: str | None,
+    output: OutputFormat | None,
+    *,
+    watch: bool = False,
+) -> None:
+    """Print one job's status view; with `watch`, refresh it every 2s until the job ends."""
+    fmt = state.fmt(output)
+    ns = state.resolve_namespace(namespace)
+    if not watch:
+        snapshot = job_snapshot(state, name, ns)
+        if fmt in MACHINE_FORMATS:
+            render_data(snapshot.as_dict(), fmt)
+        else:
+            render_job(snapshot, state.now())
+        return
+    last = None
+    while True:
+        snapshot = job_snapshot(state, name, ns)
+        key = snapshot.fingerprint()
+        if fmt in MACHINE_FORMATS:
+            if key != last:
+                render_data(snapshot.as_dict(), fmt)
+        elif sys.stdout.isatty():
+            sys.stdout.write("\x1b[2J\x1b[H")
+            render_job(snapshot, state.now())
+        elif key != last:
+            render_job(snapshot, state.now())
+        sys.stdout.flush()
+        last = key
+        if snapshot.summary.terminal:
+            return
+        time.sleep(2)

@@ -1,8 +1,9 @@
 """The root command group: lazy commands, sectioned help, aliases, hoisting, errors.
 
 Commands are imported only when used; help is grouped by section; hidden aliases resolve;
-global options are accepted after the command; expected errors become one message and an
-exit code.
+global options are accepted after the command. `GryviaGroup.invoke` is the one place where a
+GryviaError becomes its message and its exit code (`gryvia_cli.errors`: 1 failed, 2 usage) and
+Ctrl-C becomes 130.
 """
 
 from __future__ import annotations

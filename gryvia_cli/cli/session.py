@@ -1,4 +1,4 @@
-"""What every command shares: the Session built from the global options, and the option types.
+"""The Session: the global options of one invocation and what is built from them.
 
 The root callback stores a Session in `ctx.obj`; commands take it with `session(ctx)` and ask
 it for the settings, the access layer, the namespace and the output format. Tests pass their
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,7 +19,6 @@ from gryvia_cli.output import OutputFormat
 
 if TYPE_CHECKING:
     from gryvia_cli.kube.access import KubeAccess
-    from gryvia_cli.kube.resources import Resource
     from gryvia_cli.settings import GryviaSettings
 
 
@@ -89,56 +88,3 @@ def session(ctx: typer.Context) -> Session:
     if not isinstance(root.obj, Session):
         root.obj = Session()
     return root.obj
-
-
-OutputOpt = Annotated[
-    OutputFormat | None,
-    typer.Option(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help="Output format: table, wide, json, yaml or name [env: GRYVIA_OUTPUT].",
-        case_sensitive=False,
-        show_default=False,
-    ),
-]
-NamespaceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "-n",
-        "--namespace",
-        metavar="NAMESPACE",
-        help="Namespace [default: saved with `gryvia config set-namespace`, else the context's, "
-        "else default].",
-        show_default=False,
-    ),
-]
-AllNamespacesOpt = Annotated[
-    bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
-]
-YesOpt = Annotated[bool, typer.Option("-y", "--yes", help="Do not ask for confirmation.")]
-
-
-def confirm(question: str, yes: bool) -> bool:
-    """Ask `question` unless --yes was given or stdin is not a terminal (then proceed)."""
-    import sys
-
-    if yes or not sys.stdin.isatty():
-        return True
-    return typer.confirm(question, default=False)
-
-
-def check_job_name(name: str) -> None:
-    """Refuse names that would change a label selector (`=`, `,`, `!`, spaces)."""
-    from gryvia_cli.errors import UsageError
-
-    if not name or any(ch in name for ch in "=,! "):
-        raise UsageError(
-            f'"{name}" is not a job name',
-            hint="job names are DNS names (lowercase letters, digits, '-' and '.')",
-        )
-
-
-def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
-    """`kind.group/name` for every item (`-o name`)."""
-    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]

@@ -1,0 +1,1 @@
+"""Typer plumbing every command shares: the root group, the session, option types, reports."""

@@ -1,0 +1,34 @@
+"""The Kubernetes binaries `sandbox up` and `demo up` need: built on first use, after asking."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.output import info
+
+
+def ensure_binaries(yes: bool) -> None:
+    """Build the Kubernetes binaries the sandbox needs when some are missing: after asking on
+    a terminal, at once with `yes`. Raises GryviaError when declined, not asked (no terminal,
+    no `yes`) or when the build fails."""
+    from gryvia_cli.sandbox import binaries
+
+    missing = binaries.missing()
+    if not missing:
+        return
+    info(f"The Kubernetes binaries are not built yet ({', '.join(missing)}).")
+    info("Building them from Go modules takes about 8 minutes on 2 cores, once.")
+    if not yes and not (sys.stdin.isatty() and typer.confirm("Build them now?", default=True)):
+        raise GryviaError(
+            "the sandbox needs the Kubernetes binaries",
+            hint="run 'make k8s-bin', or 'gryvia sandbox up --yes' to build them",
+        )
+    try:
+        binaries.build()
+    except Exception as exc:
+        raise GryviaError(
+            f"building the binaries failed: {exc}", hint="see the build output above"
+        ) from exc

@@ -1,0 +1,65 @@
+"""Option types and small prompts the command modules share: `-o`, `-n`, `-A`, `-y`,
+confirmation, job-name checks and `-o name` lines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gryvia_cli.output import OutputFormat
+
+if TYPE_CHECKING:
+    from gryvia_cli.kube.resources import Resource
+
+OutputOpt = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="Output format: table, wide, json, yaml or name [env: GRYVIA_OUTPUT].",
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Namespace [default: saved with `gryvia config set-namespace`, else the context's, "
+        "else default].",
+        show_default=False,
+    ),
+]
+AllNamespacesOpt = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
+]
+YesOpt = Annotated[bool, typer.Option("-y", "--yes", help="Do not ask for confirmation.")]
+
+
+def confirm(question: str, yes: bool) -> bool:
+    """Ask `question` unless --yes was given or stdin is not a terminal (then proceed)."""
+    import sys
+
+    if yes or not sys.stdin.isatty():
+        return True
+    return typer.confirm(question, default=False)
+
+
+def check_job_name(name: str) -> None:
+    """Refuse names that would change a label selector (`=`, `,`, `!`, spaces)."""
+    from gryvia_cli.errors import UsageError
+
+    if not name or any(ch in name for ch in "=,! "):
+        raise UsageError(
+            f'"{name}" is not a job name',
+            hint="job names are DNS names (lowercase letters, digits, '-' and '.')",
+        )
+
+
+def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
+    """`kind.group/name` for every item (`-o name`)."""
+    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.flags import BoolValueCommand
 from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, names_of
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import NotFoundError, UsageError
@@ -45,7 +46,7 @@ def read_tenant(state: Session, name: str) -> dict[str, Any]:
         raise NotFoundError(f'tenant "{name}" not found', hint="see 'gryvia tenant list'") from None
 
 
-@app.command("create")
+@app.command("create", cls=BoolValueCommand)
 def create(
     ctx: typer.Context,
     name: NameArg,
@@ -111,6 +112,7 @@ def create(
       gryvia tenant create vision --display-name "Vision team" --max-gpus 16
       gryvia tenant create nlp --allowed-sku a100-80g --member alice:admin --member bob
       gryvia tenant create sandbox --isolated --deletion-policy Delete -o yaml
+      gryvia tenant create ml-research --max-gpus 128 --isolated true
     """
     from gryvia_cli.core.tenancy import build_tenant_apply, name_problem, parse_member
     from gryvia_operator.api.attribution import tenant_namespace

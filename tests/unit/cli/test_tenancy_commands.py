@@ -150,6 +150,43 @@ def test_tenant_create_applies_only_the_given_fields() -> None:
 
 
 @pytest.mark.parametrize(
+    ("written", "isolated"),
+    [(["--isolated", "true"], True), (["--isolated=false"], False), (["--isolated", "No"], False)],
+)
+def test_tenant_create_takes_the_faqs_isolated_true(written: list[str], isolated: bool) -> None:
+    # The FAQ's own line: gryvia tenant create ml-research --display-name "ML Research Team"
+    #   --allowed-sku a100-80g --max-gpus 128 --isolated true
+    fake = TenancyFake()
+    args = ["tenant", "create", "ml-research", "--display-name", "ML Research Team"]
+    result = run([*args, "--allowed-sku", "a100-80g", "--max-gpus", "128", *written], fake)
+    assert result.exit_code == 0, result.output
+    assert fake.applied[0][2]["spec"]["networkPolicy"] == {"isolated": isolated}
+    assert fake.applied[0][2]["spec"]["quotas"] == {"concurrentGPUs": 128}
+
+
+def test_tenant_create_names_the_flag_for_a_value_that_is_not_boolean() -> None:
+    fake = TenancyFake()
+    result = run(["tenant", "create", "a", "--isolated=maybe"], fake)
+    assert result.exit_code == 2
+    assert "'maybe' is not true or false; write --isolated or --no-isolated" in result.output
+    assert fake.applied == []
+
+
+def test_fold_bool_values_stops_at_the_separator() -> None:
+    from gryvia_cli.cli.flags import fold_bool_values
+
+    flags = {"--isolated": "--no-isolated"}
+    assert fold_bool_values(["a", "--isolated", "off", "--", "--isolated", "on"], flags) == [
+        "a",
+        "--no-isolated",
+        "--",
+        "--isolated",
+        "on",
+    ]
+    assert fold_bool_values(["--isolated", "x"], flags) == ["--isolated", "x"]
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["Vision"], 'tenant name "Vision" is invalid: use lowercase letters'),

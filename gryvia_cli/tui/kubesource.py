@@ -6,12 +6,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gryvia_cli.core.events import sort_events
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess, connect
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
-from gryvia_cli.tui.compute import ANNOTATION_CANCEL, sort_events
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+from gryvia_operator.api.names import ANNOTATION_CANCEL
 
 _CUSTOM: dict[str, r.Resource] = {
     "jobs": r.AIJOB,

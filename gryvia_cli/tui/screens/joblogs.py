@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.widgets import Input, Static, TabbedContent
 
+from gryvia_cli.core.jobs import sort_pods
 from gryvia_cli.core.pods import container_state, first_container
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube.watch import describe_error
-from gryvia_cli.tui import compute
 from gryvia_cli.tui.bindings import LOGS
 from gryvia_cli.tui.messages import LogsEnded
 from gryvia_cli.tui.screens.base import ViewScreen
@@ -55,7 +55,7 @@ class JobLogsBase(ViewScreen):
     def _pod_names(self) -> list[str]:
         with self._lock:
             pods = list(self.pods.values())
-        return [str((p.get("metadata") or {}).get("name")) for p in compute.sort_pods(pods)]
+        return [str((p.get("metadata") or {}).get("name")) for p in sort_pods(pods)]
 
     def _check_logs(self) -> None:
         """Start following when the logs are shown and a pod has started; stop following

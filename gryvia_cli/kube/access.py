@@ -263,7 +263,7 @@ class KubeAccess:
             query.append(("follow", "true"))
         response = self._call(
             "GET",
-            r.POD.path(namespace, pod) + "/log",
+            r.POD.path(namespace, pod, "log"),
             query=query,
             resource=r.POD,
             name=pod,

@@ -16,6 +16,8 @@ from gryvia_cli.errors import (
     RejectedError,
 )
 from gryvia_cli.kube.resources import Resource
+from gryvia_cli.kube.resources import noun as noun_of
+from gryvia_operator.api.names import GROUP
 
 
 def status_of(body: Any) -> dict[str, Any]:
@@ -51,14 +53,14 @@ def translate_api_exception(
     raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
     details = (raw.strip()[:2000],) if raw.strip() else ()
     kind = resource.kind if resource else "resource"
-    noun = resource.noun if resource else "object"
+    noun = noun_of(resource) if resource else "object"
     where = f' in namespace "{namespace}"' if namespace and resource and resource.namespaced else ""
     if status == 404:
         served = st.get("reason") == "NotFound" and bool((st.get("details") or {}).get("name"))
         if name and served:
             hint = f"gryvia list {noun}s" + (f" -n {namespace}" if where else "")
             return NotFoundError(f'{noun} "{name}" not found{where}', hint=hint, details=details)
-        if resource is not None and resource.group == "gryvia.io":
+        if resource is not None and resource.group == GROUP:
             return NotInstalledError(f"{kind} is not available on this cluster", details=details)
         what = f'{noun} "{name}"' if name else f"{kind} objects"
         return NotFoundError(f"{what} not found{where}", details=details)

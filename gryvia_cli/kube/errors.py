@@ -20,6 +20,11 @@ from gryvia_cli.kube.resources import noun as noun_of
 from gryvia_operator.api.names import GROUP
 
 
+class ExpiredError(ApiError):
+    """410 Gone: the resourceVersion of a watch, or the continue token of a paged list, is
+    older than what the API server keeps; list again to get a fresh one."""
+
+
 def status_of(body: Any) -> dict[str, Any]:
     """Parse an API error body as a `Status` object; {} when it is not one."""
     if isinstance(body, bytes):
@@ -46,7 +51,7 @@ def translate_api_exception(
 
     404 on a named object is NotFoundError; 404 whose body is not a `NotFound` Status (the
     path is not served) is NotInstalledError for Gryvia kinds; 401/403 are ForbiddenError,
-    except admission webhook denials, which are RejectedError like 422.
+    except admission webhook denials, which are RejectedError like 422; 410 is ExpiredError.
     """
     st = status_of(body)
     message = str(st.get("message") or "").strip()
@@ -99,6 +104,9 @@ def translate_api_exception(
             causes=causes,
             details=details,
         )
+    if status == 410:
+        text = message or "HTTP 410"
+        return ExpiredError(f"the API server failed to {verb} {kind}: {text}", details=details)
     if status == 0:
         return ClusterUnreachableError(f"no response from the API server: {message or raw}")
     text = message or f"HTTP {status}"

@@ -1,5 +1,5 @@
 """Unit tests of the console's pure parts: filter language, table layout, store, feed,
-watch back-off and reconnects, log lines, bindings and docs, and the core computations the
+log lines, bindings and docs, and the core computations the
 console shows (job tenant, cost, spend, manifests)."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 from gryvia_cli.core import manifests, spend
 from gryvia_cli.core.cost import team_costs, team_scopes
 from gryvia_cli.core.jobs import summarize_job
-from gryvia_cli.kube.watch import Backoff, ListWatcher, WatchEvent
 from gryvia_cli.tui import bindings
 from gryvia_cli.tui.feed import Feed
 from gryvia_cli.tui.query import matches, parse_query
@@ -145,109 +144,6 @@ def test_feed_buffers_updates_and_reports_the_worst_required_state() -> None:
         feed.stop()
         for t in threads:
             t.join(5)
-
-
-# -- watch -------------------------------------------------------------------------------------
-
-
-def test_backoff_grows_to_the_cap_with_jitter() -> None:
-    b = Backoff(initial=0.5, maximum=8, factor=2, jitter=0.2)
-    assert b.delay(0, rand=lambda: 0.5) == 0.5
-    assert b.delay(3, rand=lambda: 0.5) == 4.0
-    assert b.delay(10, rand=lambda: 1.0) == pytest.approx(8 * 1.2)
-    assert b.delay(10, rand=lambda: 0.0) == pytest.approx(8 * 0.8)
-
-
-class _Response:
-    def __init__(
-        self,
-        body: bytes = b"",
-        lines: list[bytes] | None = None,
-        gate: threading.Event | None = None,
-    ):
-        self.data = body
-        self._lines = lines or []
-        self._gate = gate
-        self.status = 200
-
-    def stream(self, amt: Any = None, decode_content: bool = False) -> Any:
-        yield from self._lines
-        if self._gate is not None:
-            self._gate.wait(5)
-
-    def close(self) -> None: ...
-
-    def release_conn(self) -> None: ...
-
-
-def test_list_watcher_reconnects_with_back_off_then_relists_and_watches() -> None:
-    """Connection refused -> `reconnecting`; then list, `live`, and the watch's events."""
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-
-    calls: list[str] = []
-    gate = threading.Event()
-    obj = {"metadata": {"name": "a", "namespace": "n", "resourceVersion": "7"}}
-
-    def lister(**kwargs: Any) -> _Response:
-        kind = "watch" if kwargs.get("watch") else "list"
-        calls.append(kind)
-        if len(calls) == 1:
-            raise MaxRetryError(
-                None, "/", NewConnectionError(None, "[Errno 111] Connection refused")
-            )  # type: ignore[arg-type]
-        if kind == "list":
-            return _Response(b'{"items": [], "metadata": {"resourceVersion": "5"}}')
-        event = b'{"type": "ADDED", "object": ' + __import__("json").dumps(obj).encode() + b"}\n"
-        return _Response(lines=[event], gate=gate)
-
-    states: list[str] = []
-    events: list[WatchEvent] = []
-    listed: list[str] = []
-    watcher = ListWatcher(
-        lister,
-        on_listed=lambda items, rv: listed.append(rv),
-        on_event=events.append,
-        on_state=lambda s, d: states.append(s),
-        backoff=Backoff(initial=0.01, maximum=0.02),
-    )
-    thread = threading.Thread(target=watcher.run)
-    thread.start()
-    deadline = dt.datetime.now() + dt.timedelta(seconds=5)
-    while not events and dt.datetime.now() < deadline:
-        threading.Event().wait(0.01)
-    watcher.stop()
-    gate.set()
-    thread.join(5)
-    assert not thread.is_alive()
-    assert states[:2] == ["reconnecting", "live"] and states[-1] == "stopped"
-    assert listed == ["5"] and events[0].type == "ADDED"
-    assert watcher.resource_version == "7"
-
-
-def test_list_watcher_relists_at_once_when_the_version_expired() -> None:
-    from kubernetes.client.exceptions import ApiException
-
-    calls: list[str] = []
-
-    def lister(**kwargs: Any) -> _Response:
-        calls.append("watch" if kwargs.get("watch") else "list")
-        if calls.count("list") == 1 and kwargs.get("watch"):
-            raise ApiException(status=410, reason="Gone")
-        if kwargs.get("watch"):
-            watcher.stop()
-            return _Response()
-        return _Response(b'{"items": [], "metadata": {"resourceVersion": "9"}}')
-
-    states: list[str] = []
-    watcher = ListWatcher(
-        lister,
-        on_listed=lambda i, r: None,
-        on_event=lambda e: None,
-        on_state=lambda s, d: states.append(s),
-    )
-    watcher.run()
-    assert calls[:3] == ["list", "watch", "list"]
-    assert "reconnecting" not in states
 
 
 # -- rows and logs -----------------------------------------------------------------------------

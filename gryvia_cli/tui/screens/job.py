@@ -17,8 +17,8 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from gryvia_cli.core.jobs import gpu_text
 from gryvia_cli.core.queue import is_waiting, scheduling_events, wait_reason
+from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.kube.watch import WatchEvent
 from gryvia_cli.tui.bindings import JOB, LOGS, bindings, write_actions
 from gryvia_cli.tui.messages import EventsLoaded, PodsChanged
 from gryvia_cli.tui.rows import phase_cell

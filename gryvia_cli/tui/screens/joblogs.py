@@ -18,7 +18,6 @@ from textual.widgets import Input, Static, TabbedContent
 from gryvia_cli.core.jobs import sort_pods
 from gryvia_cli.core.pods import container_state, first_container
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.kube.watch import describe_error
 from gryvia_cli.tui.bindings import LOGS
 from gryvia_cli.tui.messages import LogsEnded
 from gryvia_cli.tui.screens.base import ViewScreen
@@ -118,7 +117,8 @@ class JobLogsBase(ViewScreen):
         except GryviaError as exc:
             self.post_message(LogsEnded(pod, exc.message))
         except Exception as exc:
-            self.post_message(LogsEnded(pod, describe_error(exc).splitlines()[0]))
+            reason = (str(exc) or type(exc).__name__).splitlines()[0]
+            self.post_message(LogsEnded(pod, reason))
 
     def _stop_logs(self) -> None:
         stream, self._log_stream = self._log_stream, None

@@ -368,19 +368,20 @@ def connect(
 
 def stop_stream(response: Any) -> None:
     """Shut a streaming response's socket down so that a read blocked on it in another thread
-    returns at once; safe from any thread, idempotent, never raises."""
+    returns at once; safe from any thread, idempotent, never raises (a response that is
+    already closed or back in the pool has no read left to unblock)."""
     shutdown = getattr(response, "shutdown", None)
     try:
         if callable(shutdown):
-            shutdown()
+            shutdown()  # urllib3 >= 2.3
             return
         import socket
 
         sock = getattr(getattr(response, "connection", None), "sock", None)
         if sock is not None:
             sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        return  # the socket is already gone: nothing left to unblock
+    except (ValueError, RuntimeError, OSError):
+        return  # urllib3's way of saying the stream is already closed or released
 
 
 def stream_lines(response: Any) -> Iterator[str]:

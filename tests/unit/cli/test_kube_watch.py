@@ -352,3 +352,35 @@ def test_a_broken_log_stream_raises_cluster_unreachable() -> None:
     with pytest.raises(ClusterUnreachableError) as err:
         next(lines)
     assert isinstance(err.value, GryviaError) and SERVER in err.value.message
+
+
+def test_stopping_a_stream_that_already_closed_is_harmless() -> None:
+    from gryvia_cli.kube.access import stop_stream
+
+    class Closed:
+        def shutdown(self) -> None:
+            raise ValueError("Cannot shutdown socket as self._sock_shutdown is not set")
+
+    class Released:
+        def shutdown(self) -> None:
+            raise RuntimeError("Cannot shutdown as connection has already been released")
+
+    class Socket:
+        def __init__(self) -> None:
+            self.how: list[int] = []
+
+        def shutdown(self, how: int) -> None:
+            self.how.append(how)
+
+    class Old:
+        def __init__(self) -> None:
+            self.connection = type("Conn", (), {"sock": Socket()})()
+
+    stop_stream(Closed())
+    stop_stream(Released())
+    old = Old()
+    stop_stream(old)
+    stop_stream(object())
+    import socket
+
+    assert old.connection.sock.how == [socket.SHUT_RDWR]

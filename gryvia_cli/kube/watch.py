@@ -89,6 +89,25 @@ class WatchAPI(Protocol):
         ...
 
 
+class LogAPI(Protocol):
+    """The call of `KubeAccess` a LineFollower makes (tests pass a fake)."""
+
+    server: str
+
+    def pod_log(
+        self,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        tail: int | None = None,
+        timestamps: bool = False,
+        follow: bool = False,
+    ) -> Any:
+        """An open log stream (see `KubeAccess.pod_log`)."""
+        ...
+
+
 def describe_error(exc: BaseException) -> str:
     """A one-line reason for a failed request, worded as the CLI words API errors: the
     cause of an unreachable server (`Connection refused`), else the error's message."""
@@ -301,14 +320,23 @@ class ListWatcher:
 
 
 class LineFollower:
-    """Stream the lines of a pod container's log as the container writes them; `stop()` ends
-    it from any thread. `options` go to `KubeAccess.pod_log` (`container`, `timestamps`)."""
+    """Stream the lines of a pod container's log (None: its only container) as the container
+    writes them, each with its timestamp when `timestamps`; `stop()` ends it from any thread."""
 
-    def __init__(self, access: Any, pod: str, namespace: str, **options: Any) -> None:
+    def __init__(
+        self,
+        access: LogAPI,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        timestamps: bool = False,
+    ) -> None:
         self.access = access
         self.pod = pod
         self.namespace = namespace
-        self.options = options
+        self.container = container
+        self.timestamps = timestamps
         self._stream = _Stream()
 
     def stop(self) -> None:
@@ -330,7 +358,13 @@ class LineFollower:
 
         if self.stopped:
             return
-        response = self.access.pod_log(self.pod, self.namespace, follow=True, **self.options)
+        response = self.access.pod_log(
+            self.pod,
+            self.namespace,
+            container=self.container,
+            timestamps=self.timestamps,
+            follow=True,
+        )
         if not self._stream.open(response):
             return
         try:

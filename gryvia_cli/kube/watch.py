@@ -146,6 +146,12 @@ def _noop_state(state: WatchState, detail: str) -> None:
     return None
 
 
+def _release(response: Any) -> None:
+    release = getattr(response, "release_conn", None)
+    if callable(release):
+        release()
+
+
 class _Stream:
     """The one open response of a worker, which `stop()` may shut from another thread."""
 
@@ -163,6 +169,7 @@ class _Stream:
                 self._response = response
                 return True
         stop_stream(response)
+        _release(response)
         return False
 
     def close(self) -> None:
@@ -170,9 +177,7 @@ class _Stream:
         with self._lock:
             response, self._response = self._response, None
         if response is not None:
-            release = getattr(response, "release_conn", None)
-            if callable(release):
-                release()
+            _release(response)
 
     def stop(self) -> None:
         """Set the stop flag and shut the held response down."""

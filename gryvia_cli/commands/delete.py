@@ -43,7 +43,7 @@ def delete(
     state = session(ctx)
     ns = state.resolve_namespace(namespace) if res.namespaced else None
     where = f" in {ns}" if ns else ""
-    if not confirm(f"Delete {res.noun} {', '.join(names)}{where}?", yes):
+    if not confirm(f"Delete {r.noun(res)} {', '.join(names)}{where}?", yes):
         raise typer.Exit(1)
     access = state.access()
     failed = 0
@@ -52,16 +52,16 @@ def delete(
             access.delete(res, name, ns)
         except NotFoundError as exc:
             if ignore_not_found:
-                warn(f"{res.noun} {name} not found{where}")
+                warn(f"{r.noun(res)} {name} not found{where}")
                 continue
             failed += 1
             failure(exc.message)
             continue
         except GryviaError as exc:
             failed += 1
-            failure(f"{res.noun} {name}: {exc.message}")
+            failure(f"{r.noun(res)} {name}: {exc.message}")
             continue
-        success(f"{res.noun} {name} deleted")
+        success(f"{r.noun(res)} {name} deleted")
         render_names([f"{res.qualified}/{name}"])
     if failed:
         raise GryviaError(f"{failed} of {len(names)} object(s) could not be deleted")

@@ -1,4 +1,5 @@
-"""Manifest files: multi-document YAML split, validated, each problem located.
+"""Job manifests: files split and validated with each problem located, the job a submit form
+describes, and a fresh copy of a job to submit again.
 
 Every Gryvia object gets the admission webhook's rules; findings name the file, document,
 object and field.
@@ -6,11 +7,20 @@ object and field.
 
 from __future__ import annotations
 
+import copy
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_cli.errors import InvalidInputError
+from gryvia_operator.api.names import (
+    AIJOB_KIND_NAME,
+    ANNOTATION_CANCEL,
+    ANNOTATION_LAST_APPLIED,
+    API_VERSION,
+    GROUP,
+)
 
 
 @dataclass(frozen=True)
@@ -124,11 +134,7 @@ def is_gryvia(content: Any) -> bool:
         return True  # not even a mapping: validate_object reports it
     api_version = str(content.get("apiVersion") or "")
     kind = str(content.get("kind") or "")
-    return (
-        api_version.startswith("gryvia.io")
-        or kind.startswith("Gryvia")
-        or not (api_version or kind)
-    )
+    return api_version.startswith(GROUP) or kind.startswith("Gryvia") or not (api_version or kind)
 
 
 def check_document(doc: Document) -> DocumentReport:
@@ -149,3 +155,84 @@ def check_document(doc: Document) -> DocumentReport:
 def check_text(text: str, source: str) -> list[DocumentReport]:
     """Split and validate a whole file's text (see split_documents for errors)."""
     return [check_document(doc) for doc in split_documents(text, source)]
+
+
+_SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "deletionTimestamp",
+    "selfLink",
+)
+
+
+def resubmit_body(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A new GryviaAIJob from an old one (a raw API object): same spec, labels and annotations
+    (without the cancel request and the last-applied copy), named by the server from
+    `<name>-` (the name cut to 52 characters), no status."""
+    meta = raw.get("metadata") or {}
+    new_meta = {k: copy.deepcopy(v) for k, v in meta.items() if k not in _SERVER_FIELDS}
+    name = str(new_meta.pop("name", "job"))
+    new_meta["generateName"] = f"{name[:52]}-"
+    annotations = dict(new_meta.get("annotations") or {})
+    annotations.pop(ANNOTATION_CANCEL, None)
+    annotations.pop(ANNOTATION_LAST_APPLIED, None)
+    new_meta["annotations"] = annotations
+    return {
+        "apiVersion": raw.get("apiVersion", API_VERSION),
+        "kind": AIJOB_KIND_NAME,
+        "metadata": new_meta,
+        "spec": copy.deepcopy(raw.get("spec") or {}),
+    }
+
+
+@dataclass(frozen=True)
+class JobForm:
+    """What a person typed into a submit form (all text, unparsed)."""
+
+    name: str = ""
+    namespace: str = ""
+    type: str = "training"
+    image: str = ""
+    gpus: str = "1"
+    gpu_type: str = ""
+    nodes: str = "1"
+    command: str = ""
+    storage: str = ""
+
+
+def _number(text: str) -> int | str:
+    value = text.strip()
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+def build_job_manifest(form: JobForm) -> dict[str, Any]:
+    """The GryviaAIJob of a form; numbers that do not parse are kept as text so that
+    `validate_job` names the field. Several nodes make the job distributed, with `gpus` GPUs
+    per node; an empty or `any` GPU type leaves `gpuType` out; the command is split like a
+    shell would (kept whole when its quoting does not parse)."""
+    spec: dict[str, Any] = {
+        "type": form.type,
+        "image": form.image.strip(),
+        "gpus": _number(form.gpus),
+    }
+    if form.gpu_type.strip() and form.gpu_type.strip().lower() != "any":
+        spec["gpuType"] = form.gpu_type.strip()
+    nodes = _number(form.nodes or "1")
+    if nodes != 1:
+        spec["distributed"] = {"enabled": True, "nodes": nodes}
+    if form.command.strip():
+        try:
+            spec["command"] = shlex.split(form.command)
+        except ValueError:
+            spec["command"] = [form.command]
+    if form.storage.strip():
+        spec["storage"] = form.storage.strip()
+    meta: dict[str, Any] = {"name": form.name.strip()}
+    if form.namespace.strip():
+        meta["namespace"] = form.namespace.strip()
+    return {"apiVersion": API_VERSION, "kind": AIJOB_KIND_NAME, "metadata": meta, "spec": spec}

@@ -1,8 +1,9 @@
 """The `gryvia quota` report of one GryviaQuota: GPU use against limits and, with --budget,
 spend against the monthly budget (pure).
 
-Rules: behaviour.md section 2 (`quota` row) and section 6 (GryviaQuota); known gap 13 fixed:
-`alertThreshold` is a percentage 0..100, compared with the percent used as it is.
+Rules: figures come from the quota's status as the operator wrote it, and what it has not
+written yet is computed from the spec; `budget.alertThreshold` is a percentage 0..100, compared
+with the percent used as it is; a hard limit at 100 % keeps new GPU jobs of the team Queued.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Tenants for `gryvia tenant`: the name rule, the apply body, table rows, details and what
 deleting a tenant does to its namespace (pure).
 
-Rules: behaviour.md section 2 (`tenant` row) and section 6 (GryviaTenant); known gap 12 fixed:
-the delete message follows `spec.deletionPolicy` instead of warning that the namespace may go.
+Rules: a tenant `x` owns the namespace `tenant-x` (`api.attribution.tenant_namespace`), so its
+name is a DNS label short enough for that namespace; an apply sets only the fields given; what
+deleting a tenant does to its namespace follows `spec.deletionPolicy` (Retain keeps it and
+removes the tenant labels, Delete removes it with everything in it).
 """
 
 from __future__ import annotations

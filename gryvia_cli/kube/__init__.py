@@ -1,6 +1,8 @@
-"""Kubernetes access for the CLI and TUI: kubeconfig, API calls, errors, resource paths.
+"""Kubernetes access for the CLI and TUI: the only code of either that imports the `kubernetes`
+client (an import-linter contract says so).
 
-Modules: `config` (kubeconfig loading), `access` (the API calls), `errors` (translation into
-GryviaError), `resources` (where each kind lives). Nothing here imports the `kubernetes` client
-at module level; `access.connect()` does.
+Modules: `config` (kubeconfig loading, contexts), `access` (the API calls, one REST transport),
+`watch` (list-then-watch and log following over `access`), `errors` (translation into
+GryviaError), `resources` (the CLI nouns of `gryvia_operator.api.resources`). Nothing here
+imports the `kubernetes` client at module level; `access.connect()` does.
 """

@@ -114,17 +114,65 @@ class KubeAccess:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
     ) -> dict[str, Any]:
-        """List `res` in `namespace` (None: all namespaces, or cluster-scoped); the List object."""
+        """List `res` in `namespace` (None: all namespaces, or cluster-scoped); the List object.
+
+        With `limit` the server sends at most that many items and, when more remain,
+        `metadata.continue`: pass it back as `continue_token` for the next page (an expired
+        token raises ExpiredError).
+        """
         query: list[tuple[str, Any]] = []
         if label_selector:
             query.append(("labelSelector", label_selector))
         if field_selector:
             query.append(("fieldSelector", field_selector))
+        if limit:
+            query.append(("limit", limit))
+        if continue_token:
+            query.append(("continue", continue_token))
         data = self._json(
             "GET", res.path(namespace), query=query, resource=res, namespace=namespace
         )
         return data if isinstance(data, dict) else {"items": []}
+
+    def watch_objects(
+        self,
+        res: r.Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str = "",
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 240,
+    ) -> Any:
+        """Open a watch of `res` from `resource_version` (with bookmarks); the server ends it
+        after `timeout_seconds`. Returns the streaming urllib3 response: one JSON watch event
+        per line (`kube.watch.watch_events` parses them); `stop_stream` ends it from any
+        thread. Raises GryviaError when the server refuses to open it.
+        """
+        query: list[tuple[str, Any]] = [
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", timeout_seconds),
+        ]
+        if resource_version:
+            query.append(("resourceVersion", resource_version))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        response = self._call(
+            "GET",
+            res.path(namespace),
+            query=query,
+            resource=res,
+            namespace=namespace,
+            verb="watch",
+            read_timeout=timeout_seconds + 30,
+        )
+        return response.response
 
     def list_bytes(
         self, res: r.Resource, namespace: str | None = None, *, label_selector: str | None = None
@@ -251,7 +299,8 @@ class KubeAccess:
         timestamps: bool = False,
         follow: bool = False,
     ) -> Any:
-        """Open a pod's log; returns the streaming urllib3 response (iterate `.stream()`)."""
+        """Open a pod's log; returns the streaming urllib3 response (`stream_lines` reads it,
+        `stop_stream` ends it from any thread)."""
         query: list[tuple[str, Any]] = []
         if container:
             query.append(("container", container))
@@ -263,7 +312,7 @@ class KubeAccess:
             query.append(("follow", "true"))
         response = self._call(
             "GET",
-            r.POD.path(namespace, pod) + "/log",
+            r.POD.path(namespace, pod, "log"),
             query=query,
             resource=r.POD,
             name=pod,
@@ -315,6 +364,24 @@ def connect(
     api = client.ApiClient(cfg)
     api.user_agent = "gryvia-cli"
     return KubeAccess(api, info, timeout=timeout)
+
+
+def stop_stream(response: Any) -> None:
+    """Shut a streaming response's socket down so that a read blocked on it in another thread
+    returns at once; safe from any thread, idempotent, never raises (a response that is
+    already closed or back in the pool has no read left to unblock)."""
+    shutdown = getattr(response, "shutdown", None)
+    try:
+        if callable(shutdown):
+            shutdown()  # urllib3 >= 2.3
+            return
+        import socket
+
+        sock = getattr(getattr(response, "connection", None), "sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (ValueError, RuntimeError, OSError):
+        return  # urllib3's way of saying the stream is already closed or released
 
 
 def stream_lines(response: Any) -> Iterator[str]:

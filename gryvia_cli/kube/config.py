@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.errors import KubeconfigError
+from gryvia_cli.errors import GryviaError, KubeconfigError
 
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 IN_CLUSTER = "in-cluster"
@@ -57,6 +57,24 @@ def kubeconfig_source(
     home = env.get("HOME") or str(Path.home())
     default = Path(home) / ".kube" / "config"
     return str(default) if default.is_file() else None
+
+
+def context_names(explicit: Path | None) -> list[str]:
+    """Context names of the kubeconfig, sorted (empty when there is none, e.g. in a pod).
+
+    Raises KubeconfigError when `--kubeconfig` names a missing file, GryviaError when the
+    file does not parse.
+    """
+    from kubernetes import config
+
+    source = kubeconfig_source(explicit)
+    if source is None:
+        return []
+    try:
+        contexts, _ = config.list_kube_config_contexts(config_file=source)
+    except Exception as exc:
+        raise GryviaError(f"cannot read contexts from {source}: {exc}") from None
+    return sorted(str(c.get("name")) for c in contexts or [])
 
 
 def in_cluster_available(environ: Mapping[str, str] | None = None) -> bool:

@@ -16,6 +16,13 @@ from gryvia_cli.errors import (
     RejectedError,
 )
 from gryvia_cli.kube.resources import Resource
+from gryvia_cli.kube.resources import noun as noun_of
+from gryvia_operator.api.names import GROUP
+
+
+class ExpiredError(ApiError):
+    """410 Gone: the resourceVersion of a watch, or the continue token of a paged list, is
+    older than what the API server keeps; list again to get a fresh one."""
 
 
 def status_of(body: Any) -> dict[str, Any]:
@@ -44,21 +51,21 @@ def translate_api_exception(
 
     404 on a named object is NotFoundError; 404 whose body is not a `NotFound` Status (the
     path is not served) is NotInstalledError for Gryvia kinds; 401/403 are ForbiddenError,
-    except admission webhook denials, which are RejectedError like 422.
+    except admission webhook denials, which are RejectedError like 422; 410 is ExpiredError.
     """
     st = status_of(body)
     message = str(st.get("message") or "").strip()
     raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
     details = (raw.strip()[:2000],) if raw.strip() else ()
     kind = resource.kind if resource else "resource"
-    noun = resource.noun if resource else "object"
+    noun = noun_of(resource) if resource else "object"
     where = f' in namespace "{namespace}"' if namespace and resource and resource.namespaced else ""
     if status == 404:
         served = st.get("reason") == "NotFound" and bool((st.get("details") or {}).get("name"))
         if name and served:
             hint = f"gryvia list {noun}s" + (f" -n {namespace}" if where else "")
             return NotFoundError(f'{noun} "{name}" not found{where}', hint=hint, details=details)
-        if resource is not None and resource.group == "gryvia.io":
+        if resource is not None and resource.group == GROUP:
             return NotInstalledError(f"{kind} is not available on this cluster", details=details)
         what = f'{noun} "{name}"' if name else f"{kind} objects"
         return NotFoundError(f"{what} not found{where}", details=details)
@@ -97,6 +104,9 @@ def translate_api_exception(
             causes=causes,
             details=details,
         )
+    if status == 410:
+        text = message or "HTTP 410"
+        return ExpiredError(f"the API server failed to {verb} {kind}: {text}", details=details)
     if status == 0:
         return ClusterUnreachableError(f"no response from the API server: {message or raw}")
     text = message or f"HTTP {status}"

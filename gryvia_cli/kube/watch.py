@@ -1,13 +1,17 @@
-"""List-then-watch and log following on the official client's Watch, with reconnect back-off.
+"""List-then-watch and log following over the access layer's REST calls, with reconnect
+back-off.
 
 Both run on a worker thread and block until stopped; `stop()` may be called from any thread
-and unblocks a pending read at once (Watch.stop shuts the socket down). Objects are plain
-dicts as the API server sends them: callers parse what they keep.
+and unblocks a pending read at once (`access.stop_stream` shuts the socket down). Objects are
+plain dicts as the API server sends them: callers parse what they keep. Every request goes
+through `KubeAccess` (one transport for the CLI and the console), so failures arrive as
+GryviaError subclasses.
 
 `ListWatcher` lists a collection (in pages), reports it, then watches from the list's
-resourceVersion. A watch that ends normally resumes from the last version seen; `410 Gone`
-relists at once; connection failures report `reconnecting` and retry with exponential
-back-off, relisting when the server answers again.
+resourceVersion. A watch that ends normally resumes from the last version seen (bookmarks
+included); `410 Gone` (an ERROR event or a refused request) relists at once; other failures
+report `reconnecting` (or `failed` when the server refuses: 401, 403, 404) and retry with
+exponential back-off, relisting when the server answers again.
 """
 
 from __future__ import annotations
@@ -18,27 +22,29 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Protocol
+
+from gryvia_cli.core.watching import WatchEvent, WatchState
+from gryvia_cli.errors import (
+    ClusterUnreachableError,
+    ForbiddenError,
+    GryviaError,
+    NotFoundError,
+    NotInstalledError,
+)
+from gryvia_cli.kube.errors import ExpiredError, translate_api_exception, translate_transport_error
+from gryvia_cli.kube.resources import Resource
 
 log = logging.getLogger("gryvia.kube.watch")
 
-WatchState = Literal["connecting", "live", "reconnecting", "failed", "stopped"]
-EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 _GONE = 410
-_FATAL = frozenset({401, 403, 404})
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    """One change of one object."""
-
-    type: EventType
-    object: dict[str, Any]
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
 @dataclass(frozen=True)
 class Backoff:
-    """Exponential back-off with jitter: initial * factor**attempt, capped at `maximum`."""
+    """Exponential back-off with jitter: initial * factor**attempt, capped at `maximum`
+    (seconds), then spread by +-`jitter` (a fraction)."""
 
     initial: float = 0.5
     maximum: float = 30.0
@@ -51,75 +57,189 @@ class Backoff:
         return base * (1 - self.jitter + 2 * self.jitter * rand())
 
 
-def _status_of(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) and status > 0 else None
+class WatchAPI(Protocol):
+    """The calls of `KubeAccess` a ListWatcher makes (tests pass a fake)."""
+
+    server: str
+
+    def list_objects(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of the collection (see `KubeAccess.list_objects`)."""
+        ...
+
+    def watch_objects(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str = "",
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 240,
+    ) -> Any:
+        """An open watch stream (see `KubeAccess.watch_objects`)."""
+        ...
+
+
+class LogAPI(Protocol):
+    """The call of `KubeAccess` a LineFollower makes (tests pass a fake)."""
+
+    server: str
+
+    def pod_log(
+        self,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        tail: int | None = None,
+        timestamps: bool = False,
+        follow: bool = False,
+    ) -> Any:
+        """An open log stream (see `KubeAccess.pod_log`)."""
+        ...
 
 
 def describe_error(exc: BaseException) -> str:
-    """A one-line reason for a failed request, worded as the CLI words API errors."""
-    from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
-
-    status = _status_of(exc)
-    if status is not None:
-        return translate_api_exception(status, getattr(exc, "body", None), resource=None).message
+    """A one-line reason for a failed request, worded as the CLI words API errors: the
+    cause of an unreachable server (`Connection refused`), else the error's message."""
+    if isinstance(exc, GryviaError):
+        causes = exc.causes if isinstance(exc, ClusterUnreachableError) else ()
+        return (causes[0] if causes else exc.message)[:200]
     return translate_transport_error(exc, "the API server").causes[0][:200] or type(exc).__name__
+
+
+def watch_events(response: Any, server: str) -> Iterator[dict[str, Any]]:
+    """Parse a watch stream: yield each event (`{"type", "object"}`) as the server sends it,
+    bookmarks included. An ERROR event raises its translated GryviaError (ExpiredError for
+    410); a broken connection raises ClusterUnreachableError."""
+    from urllib3.exceptions import HTTPError
+
+    from gryvia_cli.kube.access import stream_lines
+
+    try:
+        for line in stream_lines(response):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            if event.get("type") == "ERROR":
+                status = event.get("object") or {}
+                raise translate_api_exception(
+                    int(status.get("code") or 0), json.dumps(status), resource=None, verb="watch"
+                )
+            yield event
+    except HTTPError as exc:
+        raise translate_transport_error(exc, server) from None
+    except ValueError as exc:
+        raise GryviaError(f"the API server sent a watch event that is not JSON: {exc}") from None
 
 
 def _noop_state(state: WatchState, detail: str) -> None:
     return None
 
 
+def _release(response: Any) -> None:
+    release = getattr(response, "release_conn", None)
+    if callable(release):
+        release()
+
+
+class _Stream:
+    """The one open response of a worker, which `stop()` may shut from another thread."""
+
+    def __init__(self) -> None:
+        self.stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self._response: Any = None
+
+    def open(self, response: Any) -> bool:
+        """Hold `response`; False (and the response shut) when already stopped."""
+        from gryvia_cli.kube.access import stop_stream
+
+        with self._lock:
+            if not self.stop_event.is_set():
+                self._response = response
+                return True
+        stop_stream(response)
+        _release(response)
+        return False
+
+    def close(self) -> None:
+        """Release the held response's connection."""
+        with self._lock:
+            response, self._response = self._response, None
+        if response is not None:
+            _release(response)
+
+    def stop(self) -> None:
+        """Set the stop flag and shut the held response down."""
+        from gryvia_cli.kube.access import stop_stream
+
+        self.stop_event.set()
+        with self._lock:
+            response = self._response
+        if response is not None:
+            stop_stream(response)
+
+
 class ListWatcher:
     """List a collection, then watch it; call back from the thread that runs `run()`.
 
-    `func` is a list function of the kubernetes client (e.g. `CustomObjectsApi.
-    list_cluster_custom_object`), `args`/`kwargs` its arguments (selectors included).
-    `on_listed(items, resource_version)` gets the whole collection after each (re)list;
-    `on_event(event)` each change after it; `on_state(state, detail)` every state change.
+    `access` is a KubeAccess (or any WatchAPI), `res`/`namespace` the collection (namespace
+    None: all namespaces), selectors as the API takes them. `on_listed(items, resource_version)`
+    gets the whole collection after each (re)list; `on_event(event)` each change after it;
+    `on_state(state, detail)` every state change. Pages hold `page_size` items; a watch
+    request lasts `watch_seconds`.
     """
 
     def __init__(
         self,
-        func: Callable[..., Any],
-        *args: Any,
+        access: WatchAPI,
+        res: Resource,
+        namespace: str | None = None,
+        *,
         on_listed: Callable[[list[dict[str, Any]], str], None],
         on_event: Callable[[WatchEvent], None],
         on_state: Callable[[WatchState, str], None] = _noop_state,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
         backoff: Backoff | None = None,
         page_size: int = 1000,
         watch_seconds: int = 240,
-        request_timeout: tuple[float, float] = (5.0, 60.0),
-        **kwargs: Any,
     ) -> None:
-        self.func = func
-        self.args = args
-        self.kwargs = kwargs
+        self.access = access
+        self.res = res
+        self.namespace = namespace
+        self.selectors: dict[str, str | None] = {
+            "label_selector": label_selector,
+            "field_selector": field_selector,
+        }
         self.on_listed = on_listed
         self.on_event = on_event
         self.on_state = on_state
         self.backoff = backoff or Backoff()
         self.page_size = page_size
         self.watch_seconds = watch_seconds
-        self.request_timeout = request_timeout
         self.resource_version = ""
         self.state: WatchState = "connecting"
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._watch: Any = None
+        self._stream = _Stream()
 
     @property
     def stopped(self) -> bool:
         """True once `stop()` was called."""
-        return self._stop.is_set()
+        return self._stream.stop_event.is_set()
 
     def stop(self) -> None:
         """Stop the loop and unblock a pending read; safe from any thread, idempotent."""
-        self._stop.set()
-        with self._lock:
-            watch = self._watch
-        if watch is not None:
-            watch.stop()
+        self._stream.stop()
 
     def _set_state(self, state: WatchState, detail: str = "") -> None:
         if state != self.state or state in ("reconnecting", "failed"):
@@ -131,20 +251,13 @@ class ListWatcher:
         items: list[dict[str, Any]] = []
         token = ""
         while True:
-            extra: dict[str, Any] = {"limit": self.page_size}
-            if token:
-                extra["_continue"] = token
-            resp = self.func(
-                *self.args,
-                **self.kwargs,
-                **extra,
-                _preload_content=False,
-                _request_timeout=self.request_timeout,
+            body = self.access.list_objects(
+                self.res,
+                self.namespace,
+                limit=self.page_size,
+                continue_token=token or None,
+                **self.selectors,
             )
-            try:
-                body = json.loads(resp.data)
-            finally:
-                resp.release_conn()
             items.extend(body.get("items") or [])
             meta = body.get("metadata") or {}
             token = meta.get("continue") or ""
@@ -152,50 +265,40 @@ class ListWatcher:
                 return items, str(meta.get("resourceVersion") or "")
 
     def _watch_once(self) -> None:
-        from kubernetes import watch
-
-        w = watch.Watch()
-        with self._lock:
-            if self._stop.is_set():
-                return
-            self._watch = w
+        response = self.access.watch_objects(
+            self.res,
+            self.namespace,
+            resource_version=self.resource_version,
+            timeout_seconds=self.watch_seconds,
+            **self.selectors,
+        )
+        if not self._stream.open(response):
+            return
         try:
-            stream = w.stream(
-                self.func,
-                *self.args,
-                **self.kwargs,
-                resource_version=self.resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=self.watch_seconds,
-                deserialize=False,
-                _request_timeout=(self.request_timeout[0], self.watch_seconds + 30),
-            )
-            for raw in stream:
+            for raw in watch_events(response, self.access.server):
                 self._handle(raw)
-                if self._stop.is_set():
+                if self.stopped:
                     break
         finally:
-            with self._lock:
-                self._watch = None
+            self._stream.close()
 
     def _handle(self, raw: dict[str, Any]) -> None:
-        kind = raw.get("type")
         obj = raw.get("object") or {}
         version = (obj.get("metadata") or {}).get("resourceVersion")
         if version:
             self.resource_version = str(version)
-        if kind in ("ADDED", "MODIFIED", "DELETED"):
-            self.on_event(WatchEvent(kind, obj))
+        if raw.get("type") in _EVENT_TYPES:
+            self.on_event(WatchEvent(raw["type"], obj))
 
     def run(self) -> None:
         """List, then watch until `stop()`; never raises for API or connection failures."""
         failures = 0
         need_list = True
-        while not self._stop.is_set():
+        while not self.stopped:
             try:
                 if need_list:
                     items, version = self.list_once()
-                    if self._stop.is_set():
+                    if self.stopped:
                         break
                     self.resource_version = version
                     self.on_listed(items, version)
@@ -203,71 +306,82 @@ class ListWatcher:
                 self._set_state("live")
                 failures = 0
                 self._watch_once()
-            except Exception as exc:
-                if self._stop.is_set():
+            except ExpiredError as exc:
+                if self.stopped:
                     break
-                status = _status_of(exc)
-                if status == _GONE:
-                    log.debug("watch expired, relisting: %s", exc)
-                    need_list = True
-                    continue
+                log.debug("watch expired, relisting: %s", exc.message)
+                need_list = True
+            except Exception as exc:
+                if self.stopped:
+                    break
                 need_list = True
                 delay = self.backoff.delay(failures)
                 failures += 1
-                state: WatchState = "failed" if status in _FATAL else "reconnecting"
+                fatal = isinstance(exc, ForbiddenError | NotFoundError | NotInstalledError)
+                state: WatchState = "failed" if fatal else "reconnecting"
                 self._set_state(state, f"{describe_error(exc)}; retry in {delay:.1f}s")
-                self._stop.wait(delay)
+                self._stream.stop_event.wait(delay)
         self._set_state("stopped")
 
 
 class LineFollower:
-    """Stream the lines of a pod container's log; `stop()` ends it from any thread.
+    """Stream the lines of a pod container's log (None: its only container) as the container
+    writes them, each with its timestamp when `timestamps`; `stop()` ends it from any thread."""
 
-    `func` is `CoreV1Api.read_namespaced_pod_log`; with `follow=True` lines arrive as the
-    container writes them, until the stream ends or `stop()` is called.
-    """
-
-    def __init__(self, func: Callable[..., Any], name: str, namespace: str, **kwargs: Any):
-        self.func = func
-        self.name = name
+    def __init__(
+        self,
+        access: LogAPI,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        timestamps: bool = False,
+    ) -> None:
+        self.access = access
+        self.pod = pod
         self.namespace = namespace
-        self.kwargs = kwargs
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._watch: Any = None
+        self.container = container
+        self.timestamps = timestamps
+        self._stream = _Stream()
 
     def stop(self) -> None:
         """Stop streaming; safe from any thread, idempotent."""
-        self._stop.set()
-        with self._lock:
-            watch = self._watch
-        if watch is not None:
-            watch.stop()
+        self._stream.stop()
 
     @property
     def stopped(self) -> bool:
         """True once `stop()` was called."""
-        return self._stop.is_set()
+        return self._stream.stop_event.is_set()
 
     def lines(self) -> Iterator[str]:
-        """Yield log lines until the stream ends or `stop()`; API and connection errors
-        propagate unless `stop()` caused them."""
-        from kubernetes import watch
+        """Yield log lines until the stream ends or `stop()`; GryviaErrors (API refusals,
+        ClusterUnreachableError for a broken connection) propagate unless `stop()` caused
+        them."""
+        from urllib3.exceptions import HTTPError
 
-        w = watch.Watch()
-        with self._lock:
-            if self._stop.is_set():
-                return
-            self._watch = w
+        from gryvia_cli.kube.access import stream_lines
+
+        if self.stopped:
+            return
+        response = self.access.pod_log(
+            self.pod,
+            self.namespace,
+            container=self.container,
+            timestamps=self.timestamps,
+            follow=True,
+        )
+        if not self._stream.open(response):
+            return
         try:
-            for line in w.stream(self.func, self.name, self.namespace, **self.kwargs):
-                if self._stop.is_set():
+            for line in stream_lines(response):
+                if self.stopped:
                     break
                 yield line
-        except Exception:
-            if not self._stop.is_set():
-                raise
-            # stop() shut the socket under the read: that is how a follow ends
+        except Exception as exc:
+            if self.stopped:
+                return  # stop() shut the socket under the read: that is how a follow ends
+            if isinstance(exc, HTTPError):
+                raise translate_transport_error(exc, self.access.server) from None
+            raise
         finally:
-            with self._lock:
-                self._watch = None
+            self._stream.close()

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from gryvia_cli.kube.watch import WatchEvent, WatchState
+from gryvia_cli.core.watching import WatchEvent, WatchState
 from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks
 from gryvia_cli.tui.store import KINDS, Kind, Update, event_update, list_update
 

@@ -1,21 +1,28 @@
-"""The real ClusterSource: the kubernetes access layer (`gryvia_cli.kube`) plus watches."""
+"""The real ClusterSource, built on the CLI's Kubernetes access layer (`gryvia_cli.kube`).
+
+The only module of the console that imports `gryvia_cli.kube` (an import-linter contract says
+so): every read, write, watch and log stream goes through one `KubeAccess`, the same REST
+transport the CLI uses; the rest of the console sees only the `ClusterSource` protocol.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.errors import GryviaError
+from gryvia_cli.core.events import sort_events
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess, connect
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
-from gryvia_cli.tui.compute import ANNOTATION_CANCEL, sort_events
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+from gryvia_operator.api.names import ANNOTATION_CANCEL
 
-_CUSTOM: dict[str, r.Resource] = {
+_RESOURCES: dict[WatchKind, r.Resource] = {
     "jobs": r.AIJOB,
     "gpunodes": r.GPUNODE,
+    "nodes": r.NODE,
+    "pods": r.POD,
     "skus": r.GPUSKU,
     "tenants": r.TENANT,
     "quotas": r.QUOTA,
@@ -70,18 +77,9 @@ class KubeSource:
 
     def contexts(self) -> list[str]:
         """Context names of the kubeconfig (empty inside a pod)."""
-        from kubernetes import config
+        from gryvia_cli.kube.config import context_names
 
-        from gryvia_cli.kube.config import kubeconfig_source
-
-        source = kubeconfig_source(self.kubeconfig)
-        if source is None:
-            return []
-        try:
-            contexts, _ = config.list_kube_config_contexts(config_file=source)
-        except Exception as exc:
-            raise GryviaError(f"cannot read contexts from {source}: {exc}") from None
-        return sorted(str(c.get("name")) for c in contexts or [])
+        return context_names(self.kubeconfig)
 
     def retarget(self, *, context: str | None, namespace: str | None) -> KubeSource:
         """A source for another context (None keeps this one) and namespace (None = all)."""
@@ -95,29 +93,6 @@ class KubeSource:
         items = self.access.items(r.NAMESPACE)
         return sorted(str((i.get("metadata") or {}).get("name")) for i in items)
 
-    def _list_function(
-        self, kind: WatchKind, namespace: str | None
-    ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-        from kubernetes import client
-
-        if kind == "nodes":
-            return client.CoreV1Api(self.access.api).list_node, ()
-        if kind == "pods":
-            core = client.CoreV1Api(self.access.api)
-            if namespace:
-                return core.list_namespaced_pod, (namespace,)
-            return core.list_pod_for_all_namespaces, ()
-        res = _CUSTOM[kind]
-        custom = client.CustomObjectsApi(self.access.api)
-        if res.namespaced and namespace:
-            return custom.list_namespaced_custom_object, (
-                res.group,
-                res.version,
-                namespace,
-                res.plural,
-            )
-        return custom.list_cluster_custom_object, (res.group, res.version, res.plural)
-
     def watcher(
         self,
         kind: WatchKind,
@@ -127,20 +102,16 @@ class KubeSource:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> Runner:
-        """A ListWatcher of `kind`."""
-        func, args = self._list_function(kind, namespace)
-        selectors: dict[str, Any] = {}
-        if label_selector:
-            selectors["label_selector"] = label_selector
-        if field_selector:
-            selectors["field_selector"] = field_selector
+        """A ListWatcher of `kind` over this source's access."""
         return ListWatcher(
-            func,
-            *args,
+            self.access,
+            _RESOURCES[kind],
+            namespace,
             on_listed=callbacks.on_listed,
             on_event=callbacks.on_event,
             on_state=callbacks.on_state,
-            **selectors,
+            label_selector=label_selector,
+            field_selector=field_selector,
         )
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
@@ -164,15 +135,7 @@ class KubeSource:
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """Follow a container's log with timestamps."""
-        from kubernetes import client
-
-        return LineFollower(
-            client.CoreV1Api(self.access.api).read_namespaced_pod_log,
-            pod,
-            namespace,
-            container=container,
-            timestamps=True,
-        )
+        return LineFollower(self.access, pod, namespace, container=container, timestamps=True)
 
     def create_job(self, body: dict[str, Any]) -> str:
         """Create a GryviaAIJob in its namespace (or the target's, or `default`)."""

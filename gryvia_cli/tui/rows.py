@@ -1,6 +1,6 @@
 """Table columns and cells of the views: text plus a marker, phase glyphs, money.
 
-Pure formatting on top of `compute`; every value comes from gryvia_cli/core (via compute).
+Pure formatting: every value comes from gryvia_cli/core, which computes it.
 Phases carry a glyph as well as a colour so the tables read without colour.
 """
 
@@ -10,7 +10,12 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.jobs import JobSummary, durations
+from gryvia_cli.core.nodes import GpuNode
+from gryvia_cli.core.phases import bucket, phase_marker
+from gryvia_cli.core.queue import QueueEntry
+from gryvia_cli.core.spend import JobCost
+from gryvia_cli.core.timefmt import age, format_seconds, human_duration
 from gryvia_cli.tui.store import JobItem
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 
@@ -43,14 +48,14 @@ PHASE_ORDER = {
 }
 
 
-def phase_cell(job: compute.JobSummary) -> Cell:
+def phase_cell(job: JobSummary) -> Cell:
     """`▶ Running` with the core marker; a pending cancel shows as `◌ Cancelling`."""
     if job.cancel_requested and not job.terminal:
         return "◌ Cancelling", "warn"
-    return f"{PHASE_GLYPHS.get(job.phase, '?')} {job.phase}", compute.phase_marker(job.phase)
+    return f"{PHASE_GLYPHS.get(job.phase, '?')} {job.phase}", phase_marker(job.phase)
 
 
-def gpus_text(job: compute.JobSummary) -> str:
+def gpus_text(job: JobSummary) -> str:
     """`8xH100`, `2x8xA100-80G` (pods x per pod), `cpu`."""
     if job.cpu_only:
         return "cpu" if job.pods == 1 else f"{job.pods}xcpu"
@@ -79,13 +84,13 @@ JOB_COLUMNS = (
     Column("cost", "COST", 10, 5, "right"),
 )
 
-CostOf = Callable[[JobItem], compute.JobCost]
+CostOf = Callable[[JobItem], JobCost]
 
 
-def job_cells(item: JobItem, now: datetime, cost: compute.JobCost) -> list[Cell]:
+def job_cells(item: JobItem, now: datetime, cost: JobCost) -> list[Cell]:
     """Cells of a Jobs row, in JOB_COLUMNS order."""
     job = item.summary
-    ran = compute.durations(job, now)["running"]
+    ran = durations(job, now)["running"]
     cost_text = money(cost.so_far, cost.currency) if (cost.so_far or cost.metered) else "-"
     return [
         (job.name, ""),
@@ -94,8 +99,8 @@ def job_cells(item: JobItem, now: datetime, cost: compute.JobCost) -> list[Cell]
         (job.job_type or "-", ""),
         (gpus_text(job), ""),
         phase_cell(job),
-        (compute.age(job.created, now), ""),
-        (compute.format_seconds(ran), ""),
+        (age(job.created, now), ""),
+        (format_seconds(ran), ""),
         (cost_text, "" if cost.metered else "dim"),
     ]
 
@@ -106,7 +111,7 @@ def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> A
     if column == "age":
         return -(job.created.timestamp() if job.created else 0.0)
     if column == "duration":
-        return compute.durations(job, now)["running"] or 0.0
+        return durations(job, now)["running"] or 0.0
     if column == "cost":
         return cost(item).so_far
     if column == "phase":
@@ -127,7 +132,7 @@ def job_search(item: JobItem) -> tuple[str, dict[str, tuple[str, ...]]]:
     job = item.summary
     text = f"{job.name} {job.namespace} {item.tenant}".lower()
     fields = {
-        "phase": (job.phase.lower(), compute.bucket(job.phase).value),
+        "phase": (job.phase.lower(), bucket(job.phase).value),
         "type": (job.job_type.lower(),),
         "gpu": (job.type_key.lower(),),
         "ns": (job.namespace.lower(),),
@@ -153,7 +158,7 @@ NODE_COLUMNS = (
 NODE_FIELDS = ("gpu", "phase", "name")
 
 
-def node_cells(node: compute.GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
+def node_cells(node: GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
     """Cells of a Nodes row, in NODE_COLUMNS order."""
     used = allocated.get(node.name, 0)
     free = max(node.gpus - used, 0) if node.usable else 0
@@ -190,10 +195,10 @@ QUEUE_COLUMNS = (
 )
 
 
-def queue_cells(entry: compute.QueueEntry) -> list[Cell]:
+def queue_cells(entry: QueueEntry) -> list[Cell]:
     """Cells of a Queue row, in QUEUE_COLUMNS order."""
     job = entry.job
-    waited = compute.human_duration(entry.waited) if entry.waited is not None else "-"
+    waited = human_duration(entry.waited) if entry.waited is not None else "-"
     return [
         (f"{entry.position}", "accent"),
         (job.name, ""),

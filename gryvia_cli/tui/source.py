@@ -1,8 +1,9 @@
 """The TUI's data seam: what the console asks of a cluster, as a Protocol.
 
-`KubeSource` (kubesource.py) implements it over the kubernetes access layer; tests inject a
-fake with fixed objects. Every method may block and is called only from thread workers; write
-methods raise GryviaError with a message fit for a notification.
+`KubeSource` (kubesource.py, the console's only importer of `gryvia_cli.kube`) implements it
+over the CLI's access layer; tests inject a fake with fixed objects. Every method may block
+and is called only from thread workers; write methods raise GryviaError with a message fit
+for a notification.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from gryvia_cli.kube.watch import WatchEvent, WatchState
+from gryvia_cli.core.watching import WatchEvent, WatchState
 
 WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
 
@@ -57,7 +58,8 @@ class LogStream(Protocol):
     """A followed container log."""
 
     def lines(self) -> Iterator[str]:
-        """Yield lines (with RFC 3339 timestamps) until the stream ends or is stopped."""
+        """Yield lines (with RFC 3339 timestamps) until the stream ends or is stopped; raises
+        GryviaError when the API refuses or the connection breaks."""
         ...
 
     def stop(self) -> None:

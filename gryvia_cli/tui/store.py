@@ -3,20 +3,26 @@
 Pure data (no Textual, no kubernetes). Watch threads turn raw objects into `Update`s with
 `make_entry` (the costly part: summaries, slimming, validation); the UI thread applies a batch
 with `ClusterStore.apply`. Derived views (GPU nodes, allocation) are cached per kind version.
+A job's tenant follows the operator's rule (`api.attribution.tenant_of_object`) with the
+GryviaTenants the store holds; `apply` re-attributes jobs when those tenants change.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import ValidationError
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.capacity import allocated_from_jobs
+from gryvia_cli.core.jobs import JobSummary, summarize_job
+from gryvia_cli.core.nodes import GpuNode, allocated_by_node, gpu_nodes
+from gryvia_cli.core.spend import JobCost, job_cost
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.attribution import tenant_of_object
 from gryvia_operator.api.base import GryviaResource
 from gryvia_operator.api.pricing import default_catalog
 
@@ -44,9 +50,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class JobItem:
-    """A job as the views use it: the core summary, tenant, UID and the raw object."""
+    """A job as the views use it: the core summary, tenant (set by `ClusterStore.apply`), UID
+    and the raw object."""
 
-    summary: compute.JobSummary
+    summary: JobSummary
     tenant: str
     uid: str
     raw: dict[str, Any]
@@ -94,11 +101,12 @@ def _slim_node(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_entry(kind: Kind, raw: dict[str, Any]) -> Any:
-    """What the store keeps for a raw object of `kind` (None when it does not validate)."""
+    """What the store keeps for a raw object of `kind` (None when it does not validate); a
+    job's tenant is attributed as if no tenant existed until the store applies it."""
     if kind == "jobs":
         return JobItem(
-            compute.summarize_job(raw),
-            compute.job_tenant(raw),
+            summarize_job(raw),
+            tenant_of_object(raw, ()),
             str((raw.get("metadata") or {}).get("uid") or ""),
             raw,
         )
@@ -171,6 +179,7 @@ class ClusterStore:
         self.failed: set[Kind] = set()
         self.versions: dict[Kind, int] = dict.fromkeys(KINDS, 0)
         self._cache: dict[str, tuple[tuple[int, ...], Any]] = {}
+        self._attributed_with: frozenset[str] = frozenset()
 
     @property
     def version(self) -> int:
@@ -196,12 +205,12 @@ class ClusterStore:
         self._cache[name] = (stamp, value)
         return value
 
-    def gpu_nodes(self) -> list[compute.GpuNode]:
+    def gpu_nodes(self) -> list[GpuNode]:
         """GPU nodes: GryviaGpuNodes joined with Nodes (core.nodes.gpu_nodes)."""
         return self.derived(
             "gpu_nodes",
             ("gpunodes", "nodes"),
-            lambda: compute.gpu_nodes(
+            lambda: gpu_nodes(
                 list(self.objects["gpunodes"].values()), list(self.objects["nodes"].values())
             ),
         )
@@ -210,12 +219,12 @@ class ClusterStore:
         """GPUs held per node: from live pods when they can be read, else from placed jobs."""
         if "pods" in self.loaded and "pods" not in self.failed:
             return self.derived(
-                "alloc", ("pods",), lambda: compute.allocated_by_node(self.objects["pods"].values())
+                "alloc", ("pods",), lambda: allocated_by_node(self.objects["pods"].values())
             )
         return self.derived(
             "alloc_jobs",
             ("jobs",),
-            lambda: compute.allocated_from_jobs(j.summary for j in self.jobs.values()),
+            lambda: allocated_from_jobs(j.summary for j in self.jobs.values()),
         )
 
     def skus(self) -> list[GryviaGpuSku]:
@@ -236,10 +245,10 @@ class ClusterStore:
 
         return self.derived("usage_by_job", ("usage",), build)
 
-    def job_cost(self, item: JobItem, now: datetime) -> compute.JobCost:
+    def job_cost(self, item: JobItem, now: datetime) -> JobCost:
         """A job's cost so far and estimate (core.estimate rates, this store's records)."""
         records = self.usage_by_job().get((item.summary.namespace, item.summary.name), [])
-        return compute.job_cost(
+        return job_cost(
             item.summary,
             item.uid,
             records,
@@ -248,6 +257,30 @@ class ClusterStore:
             self.models("quotas", GryviaQuota),
             now,
         )
+
+    def tenant_names(self) -> frozenset[str]:
+        """Names of the GryviaTenants the store holds (cluster-scoped, so keyed by name)."""
+        return frozenset(self.objects["tenants"])
+
+    def _attribute(self, change: Change) -> None:
+        """Set the tenant of the jobs `change` put, or of every job when the tenants changed;
+        jobs whose tenant moved join `change`."""
+        names = self.tenant_names()
+        jobs = self.jobs
+        if names != self._attributed_with:
+            self._attributed_with = names
+            keys: Iterable[str] = list(jobs)
+        else:
+            keys = [k for k in change.keys.get("jobs", ()) if k in jobs]
+        moved = set()
+        for key in keys:
+            item = jobs[key]
+            tenant = tenant_of_object(item.raw, names)
+            if tenant != item.tenant:
+                jobs[key] = replace(item, tenant=tenant)
+                moved.add(key)
+        if moved:
+            change.keys.setdefault("jobs", set()).update(moved)
 
     def pods(self) -> list[dict[str, Any]] | None:
         """Live pods (slim) when readable, else None."""
@@ -262,6 +295,7 @@ class ClusterStore:
             self.versions[kind] += 1
         self.loaded.clear()
         self.failed.clear()
+        self._attributed_with = frozenset()
 
     def apply(self, updates: Iterable[Update]) -> Change:
         """Apply updates in order and return what changed."""
@@ -283,6 +317,7 @@ class ClusterStore:
             else:
                 objs.pop(up.key, None)
                 keys.add(up.key)
+        self._attribute(change)
         for kind in change.kinds:
             self.versions[kind] += 1
         return change

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.errors import NotFoundError
-from gryvia_cli.kube.watch import WatchEvent
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
 
 

@@ -272,3 +272,23 @@ async def test_logs_search_wrap_and_the_end_of_a_container(fake_source: FakeSour
         assert log.lines[-1][1] == "done"
         await pilot.press("p")
         await wait_until(pilot, lambda: screen.log_pod == "llama-pretrain-1", what="next pod")
+
+
+async def test_a_job_in_a_tenant_namespace_shows_under_that_tenant_whatever_its_label() -> None:
+    """The operator bills a job in `tenant-acme` to acme even when it is labelled team globex:
+    the Jobs view files it under acme too (api.attribution's rule); outside a tenant namespace
+    the label decides."""
+    cluster = fixed_cluster()
+    labelled = make_job("mislabelled").ns("tenant-acme").label("gryvia.io/team", "globex").obj()
+    elsewhere = make_job("elsewhere").ns("research").label("gryvia.io/team", "globex").obj()
+    cluster["jobs"] = [labelled, elsewhere]
+    app = app_for(FakeSource(cluster))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        await wait_until(pilot, lambda: len(table.order) == 2, what="both jobs")
+        await pilot.press("slash", *"tenant:acme", "enter")
+        await wait_until(pilot, lambda: table.order == ["tenant-acme/mislabelled"], what="acme")
+        await pilot.press("escape", "slash", *"tenant:globex", "enter")
+        await wait_until(pilot, lambda: table.order == ["research/elsewhere"], what="globex")
+        assert app.store.jobs["tenant-acme/mislabelled"].tenant == "acme"

@@ -1,5 +1,6 @@
 """Unit tests of the console's pure parts: filter language, table layout, store, feed,
-watch back-off and reconnects, log lines, bindings and docs, and the pending computations."""
+log lines, bindings and docs, and the core computations the
+console shows (job tenant, cost, spend, manifests)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from gryvia_cli.kube.watch import Backoff, ListWatcher, WatchEvent
-from gryvia_cli.tui import _pending, bindings
+from gryvia_cli.core import manifests, spend
+from gryvia_cli.core.cost import team_costs, team_scopes
+from gryvia_cli.core.jobs import summarize_job
+from gryvia_cli.tui import bindings
 from gryvia_cli.tui.feed import Feed
 from gryvia_cli.tui.query import matches, parse_query
 from gryvia_cli.tui.rows import gpus_text, money, phase_cell
@@ -21,6 +24,7 @@ from gryvia_cli.tui.store import ClusterStore, event_update, list_update
 from gryvia_cli.tui.widgets.logview import short_time, split_timestamp
 from gryvia_cli.tui.widgets.rowtable import Column, fit, layout
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.periods import elapsed_fraction
 from tests.tui.builders import NOW, D, H, M, make_job, usage
 from tests.tui.fake import FakeSource
 from tests.tui.fixed import fixed_cluster
@@ -142,115 +146,10 @@ def test_feed_buffers_updates_and_reports_the_worst_required_state() -> None:
             t.join(5)
 
 
-# -- watch -------------------------------------------------------------------------------------
-
-
-def test_backoff_grows_to_the_cap_with_jitter() -> None:
-    b = Backoff(initial=0.5, maximum=8, factor=2, jitter=0.2)
-    assert b.delay(0, rand=lambda: 0.5) == 0.5
-    assert b.delay(3, rand=lambda: 0.5) == 4.0
-    assert b.delay(10, rand=lambda: 1.0) == pytest.approx(8 * 1.2)
-    assert b.delay(10, rand=lambda: 0.0) == pytest.approx(8 * 0.8)
-
-
-class _Response:
-    def __init__(
-        self,
-        body: bytes = b"",
-        lines: list[bytes] | None = None,
-        gate: threading.Event | None = None,
-    ):
-        self.data = body
-        self._lines = lines or []
-        self._gate = gate
-        self.status = 200
-
-    def stream(self, amt: Any = None, decode_content: bool = False) -> Any:
-        yield from self._lines
-        if self._gate is not None:
-            self._gate.wait(5)
-
-    def close(self) -> None: ...
-
-    def release_conn(self) -> None: ...
-
-
-def test_list_watcher_reconnects_with_back_off_then_relists_and_watches() -> None:
-    """Connection refused -> `reconnecting`; then list, `live`, and the watch's events."""
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-
-    calls: list[str] = []
-    gate = threading.Event()
-    obj = {"metadata": {"name": "a", "namespace": "n", "resourceVersion": "7"}}
-
-    def lister(**kwargs: Any) -> _Response:
-        kind = "watch" if kwargs.get("watch") else "list"
-        calls.append(kind)
-        if len(calls) == 1:
-            raise MaxRetryError(
-                None, "/", NewConnectionError(None, "[Errno 111] Connection refused")
-            )  # type: ignore[arg-type]
-        if kind == "list":
-            return _Response(b'{"items": [], "metadata": {"resourceVersion": "5"}}')
-        event = b'{"type": "ADDED", "object": ' + __import__("json").dumps(obj).encode() + b"}\n"
-        return _Response(lines=[event], gate=gate)
-
-    states: list[str] = []
-    events: list[WatchEvent] = []
-    listed: list[str] = []
-    watcher = ListWatcher(
-        lister,
-        on_listed=lambda items, rv: listed.append(rv),
-        on_event=events.append,
-        on_state=lambda s, d: states.append(s),
-        backoff=Backoff(initial=0.01, maximum=0.02),
-    )
-    thread = threading.Thread(target=watcher.run)
-    thread.start()
-    deadline = dt.datetime.now() + dt.timedelta(seconds=5)
-    while not events and dt.datetime.now() < deadline:
-        threading.Event().wait(0.01)
-    watcher.stop()
-    gate.set()
-    thread.join(5)
-    assert not thread.is_alive()
-    assert states[:2] == ["reconnecting", "live"] and states[-1] == "stopped"
-    assert listed == ["5"] and events[0].type == "ADDED"
-    assert watcher.resource_version == "7"
-
-
-def test_list_watcher_relists_at_once_when_the_version_expired() -> None:
-    from kubernetes.client.exceptions import ApiException
-
-    calls: list[str] = []
-
-    def lister(**kwargs: Any) -> _Response:
-        calls.append("watch" if kwargs.get("watch") else "list")
-        if calls.count("list") == 1 and kwargs.get("watch"):
-            raise ApiException(status=410, reason="Gone")
-        if kwargs.get("watch"):
-            watcher.stop()
-            return _Response()
-        return _Response(b'{"items": [], "metadata": {"resourceVersion": "9"}}')
-
-    states: list[str] = []
-    watcher = ListWatcher(
-        lister,
-        on_listed=lambda i, r: None,
-        on_event=lambda e: None,
-        on_state=lambda s, d: states.append(s),
-    )
-    watcher.run()
-    assert calls[:3] == ["list", "watch", "list"]
-    assert "reconnecting" not in states
-
-
 # -- rows and logs -----------------------------------------------------------------------------
 
 
 def test_phase_cells_read_without_colour() -> None:
-    from gryvia_cli.tui.compute import summarize_job
-
     running = summarize_job(make_job("a").phase("Running").obj())
     cancelling = summarize_job(
         make_job("b").annotate("gryvia.io/cancel", "true").phase("Running").obj()
@@ -297,16 +196,36 @@ def test_importing_the_tui_package_loads_no_textual() -> None:
     assert out.stdout.split() == ["False", "False"]
 
 
-# -- pending computations (to move to gryvia_cli/core) -----------------------------------------
+# -- core computations the console shows --------------------------------------------------
 
 
-def test_job_tenant_prefers_the_team_label() -> None:
-    assert _pending.job_tenant(make_job("a").ns("tenant-acme").obj()) == "acme"
-    assert _pending.job_tenant(make_job("a").ns("x").label("gryvia.io/team", "ml").obj()) == "ml"
+def _tenant(name: str) -> dict[str, Any]:
+    return {"apiVersion": "gryvia.io/v1alpha1", "kind": "GryviaTenant", "metadata": {"name": name}}
+
+
+def test_store_attributes_a_job_to_the_tenant_of_its_namespace_before_its_label() -> None:
+    """A job labelled team `b` in `tenant-a` is tenant a's, as the operator bills it, once
+    the store holds tenant a; without that tenant the label decides."""
+    store = ClusterStore()
+    labelled = make_job("x").ns("tenant-a").label("gryvia.io/team", "b").obj()
+    other = make_job("y").ns("research").label("gryvia.io/team", "b").obj()
+    plain = make_job("z").ns("research").obj()
+    store.apply([list_update("jobs", [labelled, other, plain])])
+    assert {k: j.tenant for k, j in store.jobs.items()} == {
+        "tenant-a/x": "b",
+        "research/y": "b",
+        "research/z": "research",
+    }
+    change = store.apply([list_update("tenants", [_tenant("a"), _tenant("b")])])
+    assert change.keys["jobs"] == {"tenant-a/x"} and "jobs" in change.kinds
+    assert store.jobs["tenant-a/x"].tenant == "a" and store.jobs["research/y"].tenant == "b"
+    store.apply([event_update("jobs", "MODIFIED", make_job("w").ns("tenant-a").obj())])
+    assert store.jobs["tenant-a/w"].tenant == "a"
+    store.apply([event_update("tenants", "DELETED", _tenant("a"))])
+    assert store.jobs["tenant-a/x"].tenant == "b" and store.jobs["tenant-a/w"].tenant == "tenant-a"
 
 
 def test_job_cost_is_metered_when_records_exist_else_estimated() -> None:
-    from gryvia_cli.tui.compute import summarize_job
     from gryvia_operator.api.pricing import default_catalog
 
     job = summarize_job(
@@ -317,7 +236,7 @@ def test_job_cost_is_metered_when_records_exist_else_estimated() -> None:
         .phase("Running", started=2 * H)
         .obj()
     )
-    estimated = _pending.job_cost(job, "uid-j", [], default_catalog(), [], [], NOW)
+    estimated = spend.job_cost(job, "uid-j", [], default_catalog(), [], [], NOW)
     assert (estimated.so_far, estimated.per_hour, estimated.estimate, estimated.metered) == (
         32.0,
         16.0,
@@ -325,29 +244,27 @@ def test_job_cost_is_metered_when_records_exist_else_estimated() -> None:
         False,
     )
     rec = GryviaUsageRecord.model_validate(usage("j", "default", "t", "H100", 2, 8.0, 2 * H, 1.0))
-    metered = _pending.job_cost(job, "uid-j", [rec], default_catalog(), [], [], NOW)
+    metered = spend.job_cost(job, "uid-j", [rec], default_catalog(), [], [], NOW)
     assert metered.metered and metered.so_far == 16.0
 
 
 def test_daily_spend_and_top_jobs_add_up_to_the_month() -> None:
-    from gryvia_cli.tui.compute import team_costs, team_scopes
-
     records = [GryviaUsageRecord.model_validate(u) for u in fixed_cluster()["usage"]]
     quotas = [GryviaQuota.model_validate(q) for q in fixed_cluster()["quotas"]]
     tenants = [GryviaTenant.model_validate(t) for t in fixed_cluster()["tenants"]]
     costs = team_costs(team_scopes(quotas, tenants), records, "month", NOW)
-    daily = _pending.daily_spend(records, NOW)
+    daily = spend.daily_spend(records, NOW)
     assert len(daily) == 20
     assert sum(daily) == pytest.approx(sum(c.spent for c in costs))
-    top = _pending.top_jobs(records, NOW, 3)
+    top = spend.top_jobs(records, NOW, 3)
     assert [j.job for j in top] == ["nov-train-a", "nov-train-c", "nov-train-b"]
-    assert 0 < _pending.month_fraction(NOW) < 1
+    assert 0 < elapsed_fraction("month", NOW) < 1
 
 
 def test_resubmit_body_keeps_the_spec_and_drops_server_fields() -> None:
     raw = make_job("a").annotate("gryvia.io/cancel", "true").phase("Failed").obj()
     raw["metadata"]["resourceVersion"] = "9"
-    body = _pending.resubmit_body(raw)
+    body = manifests.resubmit_body(raw)
     assert body["metadata"]["generateName"] == "a-" and "name" not in body["metadata"]
     assert "resourceVersion" not in body["metadata"] and "status" not in body
     assert "gryvia.io/cancel" not in body["metadata"]["annotations"]
@@ -355,7 +272,7 @@ def test_resubmit_body_keeps_the_spec_and_drops_server_fields() -> None:
 
 
 def test_job_manifest_from_a_form() -> None:
-    form = _pending.JobForm(
+    form = manifests.JobForm(
         name="x",
         image="img",
         gpus="8",
@@ -364,7 +281,7 @@ def test_job_manifest_from_a_form() -> None:
         command="python train.py --tag 'a b'",
         storage="fast",
     )
-    job = _pending.build_job_manifest(form)
+    job = manifests.build_job_manifest(form)
     assert job["spec"] == {
         "type": "training",
         "image": "img",
@@ -373,7 +290,7 @@ def test_job_manifest_from_a_form() -> None:
         "command": ["python", "train.py", "--tag", "a b"],
         "storage": "fast",
     }
-    assert _pending.build_job_manifest(_pending.JobForm(gpus="lots"))["spec"]["gpus"] == "lots"
+    assert manifests.build_job_manifest(manifests.JobForm(gpus="lots"))["spec"]["gpus"] == "lots"
 
 
 @pytest.mark.parametrize("ago", [M, D])

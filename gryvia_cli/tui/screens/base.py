@@ -10,8 +10,8 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from gryvia_cli.core.manifests import resubmit_body
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.tui.compute import resubmit_body
 from gryvia_cli.tui.messages import (
     ClusterChanged,
     JobsCancelled,

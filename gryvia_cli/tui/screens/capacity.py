@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.capacity import compute_capacity
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.capacity import CapacityBars, NodeGrid
@@ -43,7 +43,7 @@ class CapacityScreen(ViewScreen):
         if change is not None and not change.kinds & RELEVANT:
             return
         store = self.store
-        report = compute.compute_capacity(
+        report = compute_capacity(
             store.gpu_nodes(),
             store.allocated(),
             (j.summary for j in store.jobs.values()),

@@ -6,12 +6,15 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Sparkline, Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.cost import TeamCost, team_costs, team_scopes
+from gryvia_cli.core.quota import percent_marker
+from gryvia_cli.core.spend import JobSpend, daily_spend, top_jobs
 from gryvia_cli.tui.rows import money
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.rowtable import Cell, Column, RowTable
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.periods import elapsed_fraction
 
 RELEVANT = frozenset({"usage", "quotas", "tenants"})
 TENANT_COLUMNS = (
@@ -33,16 +36,16 @@ TOP_COLUMNS = (
 )
 
 
-def used_cell(cost: compute.TeamCost) -> Cell:
+def used_cell(cost: TeamCost) -> Cell:
     """`▮▮▯▯▯  36%`, marked as `core.quota.percent_marker` says (≥80 warn, ≥100 error)."""
     pct = cost.percent
     if pct is None:
         return "no budget", "dim"
     filled = min(int(pct // 20), 5)
-    return f"{'▮' * filled}{'▯' * (5 - filled)}{pct:4.0f}%", compute.percent_marker(pct)
+    return f"{'▮' * filled}{'▯' * (5 - filled)}{pct:4.0f}%", percent_marker(pct)
 
 
-def over_budget(cost: compute.TeamCost) -> bool:
+def over_budget(cost: TeamCost) -> bool:
     """True when the projection passes the monthly budget."""
     return cost.budget is not None and cost.projected > cost.budget
 
@@ -54,8 +57,8 @@ class CostScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.spend: dict[str, compute.TeamCost] = {}
-        self.top: dict[str, compute.JobSpend] = {}
+        self.spend: dict[str, TeamCost] = {}
+        self.top: dict[str, JobSpend] = {}
 
     def compose_body(self) -> ComposeResult:
         """Tenants, daily spend, top jobs."""
@@ -108,14 +111,12 @@ class CostScreen(ViewScreen):
             return
         store, now = self.store, self.now()
         records = store.models("usage", GryviaUsageRecord)
-        scopes = compute.team_scopes(
+        scopes = team_scopes(
             store.models("quotas", GryviaQuota), store.models("tenants", GryviaTenant)
         )
-        spend = sorted(
-            compute.team_costs(scopes, records, "month", now), key=lambda c: (-c.spent, c.team)
-        )
+        spend = sorted(team_costs(scopes, records, "month", now), key=lambda c: (-c.spent, c.team))
         self.spend = {s.team: s for s in spend}
-        month, fraction = f"{now:%Y-%m}", compute.month_fraction(now)
+        month, fraction = f"{now:%Y-%m}", elapsed_fraction("month", now)
         total = sum(s.spent for s in spend)
         self.query_one("#cost-title", Static).update(
             f"{month} ({fraction:.0%} of the month) · spent {money(total)} · "
@@ -124,14 +125,14 @@ class CostScreen(ViewScreen):
         tenants = self.query_one("#cost-tenants", RowTable)
         tenants.invalidate(None)
         tenants.set_order([s.team for s in spend])
-        daily = compute.daily_spend(records, now)
+        daily = daily_spend(records, now)
         self.query_one("#cost-daily", Sparkline).data = daily or [0.0]
         peak = max(daily, default=0.0)
         today = daily[-1] if daily else 0.0
         self.query_one("#cost-daily-title", Static).update(
             f"Daily spend, {month}-01 to today · peak {money(peak)} · today {money(today)}"
         )
-        top = compute.top_jobs(records, now, 20)
+        top = top_jobs(records, now, 20)
         self.top = {f"{j.namespace}/{j.job}": j for j in top}
         table = self.query_one("#cost-top", RowTable)
         table.invalidate(None)

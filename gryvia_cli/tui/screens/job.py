@@ -15,9 +15,10 @@ from textual.css.query import NoMatches
 from textual.highlight import highlight
 from textual.widgets import Static, TabbedContent, TabPane
 
+from gryvia_cli.core.jobs import gpu_text
+from gryvia_cli.core.queue import is_waiting, scheduling_events, wait_reason
+from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.kube.watch import WatchEvent
-from gryvia_cli.tui import compute
 from gryvia_cli.tui.bindings import JOB, LOGS, bindings, write_actions
 from gryvia_cli.tui.messages import EventsLoaded, PodsChanged
 from gryvia_cli.tui.rows import phase_cell
@@ -165,12 +166,12 @@ class JobScreen(JobLogsBase):
         now = self.now()
         job = item.summary
         phase, _ = phase_cell(job)
-        title.update(f" {job.namespace}/{job.name} · {phase} · {compute.gpu_text(job)}")
+        title.update(f" {job.namespace}/{job.name} · {phase} · {gpu_text(job)}")
         cost = self.store.job_cost(item, now)
         reason = None
-        if compute.is_waiting(job):
-            sched = compute.scheduling_events(self.events, list(self.pods.values()))
-            reason = compute.wait_reason(
+        if is_waiting(job):
+            sched = scheduling_events(self.events, list(self.pods.values()))
+            reason = wait_reason(
                 job,
                 self.store.gpu_nodes(),
                 self.store.allocated(),

@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.widgets import Input, Static, TabbedContent
 
+from gryvia_cli.core.jobs import sort_pods
 from gryvia_cli.core.pods import container_state, first_container
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.kube.watch import describe_error
-from gryvia_cli.tui import compute
 from gryvia_cli.tui.bindings import LOGS
 from gryvia_cli.tui.messages import LogsEnded
 from gryvia_cli.tui.screens.base import ViewScreen
@@ -55,7 +54,7 @@ class JobLogsBase(ViewScreen):
     def _pod_names(self) -> list[str]:
         with self._lock:
             pods = list(self.pods.values())
-        return [str((p.get("metadata") or {}).get("name")) for p in compute.sort_pods(pods)]
+        return [str((p.get("metadata") or {}).get("name")) for p in sort_pods(pods)]
 
     def _check_logs(self) -> None:
         """Start following when the logs are shown and a pod has started; stop following
@@ -118,7 +117,8 @@ class JobLogsBase(ViewScreen):
         except GryviaError as exc:
             self.post_message(LogsEnded(pod, exc.message))
         except Exception as exc:
-            self.post_message(LogsEnded(pod, describe_error(exc).splitlines()[0]))
+            reason = (str(exc) or type(exc).__name__).splitlines()[0]
+            self.post_message(LogsEnded(pod, reason))
 
     def _stop_logs(self) -> None:
         stream, self._log_stream = self._log_stream, None

@@ -8,7 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import JOB_COLUMNS, JOB_FIELDS, job_cells, job_search, job_sort_value
@@ -35,7 +35,7 @@ class JobsScreen(ViewScreen):
         self.sort_column = "age"
         self.sort_reverse = False
         self._search: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
-        self._costs: dict[str, compute.JobCost] = {}
+        self._costs: dict[str, JobCost] = {}
 
     def compose_body(self) -> ComposeResult:
         """Filter line, table, status line."""
@@ -61,7 +61,7 @@ class JobsScreen(ViewScreen):
 
     # -- data ------------------------------------------------------------------------------
 
-    def cost_of(self, item: JobItem) -> compute.JobCost:
+    def cost_of(self, item: JobItem) -> JobCost:
         """Cost so far of a job (cached until the next tick or change)."""
         cost = self._costs.get(item.key)
         if cost is None:

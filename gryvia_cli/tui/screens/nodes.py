@@ -8,7 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.tui.bindings import NODES, bindings
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import NODE_COLUMNS, NODE_FIELDS, node_cells
@@ -29,7 +29,7 @@ class NodesScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.nodes: dict[str, compute.GpuNode] = {}
+        self.nodes: dict[str, GpuNode] = {}
         self.allocated: dict[str, int] = {}
         self.filter = Query()
         self.sort_column = "name"
@@ -54,7 +54,7 @@ class NodesScreen(ViewScreen):
         node = self.nodes.get(key)
         return node_cells(node, self.allocated) if node else []
 
-    def _sort_value(self, node: compute.GpuNode) -> Any:
+    def _sort_value(self, node: GpuNode) -> Any:
         used = self.allocated.get(node.name, 0)
         return {
             "gpu_type": (node.gpu_type, node.name),

@@ -8,7 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.queue import QueueEntry, build_queue
 from gryvia_cli.tui.bindings import QUEUE, bindings, write_actions
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import QUEUE_COLUMNS, queue_cells
@@ -30,7 +30,7 @@ class QueueScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.entries: dict[str, compute.QueueEntry] = {}
+        self.entries: dict[str, QueueEntry] = {}
         self.filter = Query()
 
     def compose_body(self) -> ComposeResult:
@@ -62,7 +62,7 @@ class QueueScreen(ViewScreen):
         if change is not None and not change.kinds & RELEVANT:
             return
         store = self.store
-        queue = compute.build_queue(
+        queue = build_queue(
             (j.summary for j in store.jobs.values()),
             store.gpu_nodes(),
             store.allocated(),

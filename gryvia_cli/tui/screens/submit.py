@@ -13,9 +13,12 @@ from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Input, Label, Select, Static
 
+from gryvia_cli.core.estimate import estimate_cost
+from gryvia_cli.core.jobs import summarize_job
+from gryvia_cli.core.manifests import JobForm, build_job_manifest, check_text
+from gryvia_cli.core.plan import plan_job
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sbatch import convert_file, render_text
-from gryvia_cli.tui import compute
 from gryvia_cli.tui.bindings import SUBMIT, bindings, write_actions
 from gryvia_cli.tui.messages import JobsSubmitted
 from gryvia_cli.tui.screens.base import ViewScreen
@@ -98,11 +101,11 @@ class SubmitScreen(ViewScreen):
         select.set_options([("any", "any"), *((t, t) for t in types)])
         select.value = current if current in ("any", *types) else "any"
 
-    def _form(self) -> compute.JobForm:
+    def _form(self) -> JobForm:
         values = {key: self.query_one(f"#f-{key}", Input).value for key, _, _ in FIELDS}
         values["type"] = str(self.query_one("#f-type", Select).value)
         values["gpu_type"] = str(self.query_one("#f-gpu_type", Select).value)
-        return compute.JobForm(**values)
+        return JobForm(**values)
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -112,7 +115,7 @@ class SubmitScreen(ViewScreen):
 
     def _preview(self) -> None:
         """Build, validate and show the job of the form."""
-        job = compute.build_job_manifest(self._form())
+        job = build_job_manifest(self._form())
         result = validate_job(job)
         self.jobs = [job]
         self.findings = [
@@ -122,15 +125,15 @@ class SubmitScreen(ViewScreen):
             ("warn", f"{w.field}: {w.message}" if w.field else w.message) for w in result.warnings
         ]
         if result.ok:
-            summary = compute.summarize_job(job)
-            plan = compute.plan_job(summary, self.store.gpu_nodes(), self.store.allocated())
+            summary = summarize_job(job)
+            plan = plan_job(summary, self.store.gpu_nodes(), self.store.allocated())
             self.findings += [("info", line.strip()) for line in plan.lines()[1:]]
             if plan.warning:
                 self.findings.append(("warn", plan.warning))
             store, ns = self.store, job["metadata"].get("namespace") or "default"
             tenants = store.models("tenants", GryviaTenant)
             quotas = store.models("quotas", GryviaQuota)
-            estimate = compute.estimate_cost(summary, ns, store.skus(), tenants, quotas)
+            estimate = estimate_cost(summary, ns, store.skus(), tenants, quotas)
             if estimate is not None:
                 self.findings += [("info", line.strip()) for line in estimate.lines()]
                 self.findings += [("warn", w) for w in estimate.warnings]
@@ -181,7 +184,7 @@ class SubmitScreen(ViewScreen):
 
     def _load_manifest(self, file: Path, text: str) -> None:
         try:
-            reports = compute.check_text(text, str(file))
+            reports = check_text(text, str(file))
         except GryviaError as exc:
             self.jobs, self.findings = [], [("error", exc.message)]
             self._show(text)

@@ -10,13 +10,13 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.capacity import CapacityReport, TypeCapacity
 
 ALLOC, FREE, PENDING, SHORT = "█", "░", "▒", "▓"
 STATS_WIDTH = 48
 
 
-def bar_cells(row: compute.TypeCapacity, width: int, scale: int) -> tuple[int, int, int, int]:
+def bar_cells(row: TypeCapacity, width: int, scale: int) -> tuple[int, int, int, int]:
     """(allocated, free, pending-that-fits, shortfall) bar lengths for `width` cells per
     `scale` GPUs; pending overlays free cells, the shortfall extends past the total."""
 
@@ -42,11 +42,11 @@ class CapacityBars(Static):
         "capacity--label",
     }
 
-    def show(self, report: compute.CapacityReport) -> None:
+    def show(self, report: CapacityReport) -> None:
         """Render `report`."""
         self.update(self._render_report(report))
 
-    def _render_report(self, report: compute.CapacityReport) -> RenderableType:
+    def _render_report(self, report: CapacityReport) -> RenderableType:
         width = self.size.width or 80
         if not report.types:
             return Text("No GPU nodes and no GPU demand yet.", style=self._style("capacity--label"))
@@ -81,7 +81,7 @@ class CapacityBars(Static):
             text.append(f" {name}   ")
         return text
 
-    def _line(self, row: compute.TypeCapacity, label_w: int, bar_w: int, scale: int) -> Text:
+    def _line(self, row: TypeCapacity, label_w: int, bar_w: int, scale: int) -> Text:
         alloc, free, pend, short = bar_cells(row, bar_w, scale)
         text = Text(f"{row.gpu_type:<{label_w}}", style=self._style("capacity--label"))
         for glyph, count, cls in (
@@ -112,7 +112,7 @@ class NodeGrid(Static):
         "capacity--label",
     }
 
-    def show(self, report: compute.CapacityReport) -> None:
+    def show(self, report: CapacityReport) -> None:
         """Render the per-node part of `report`."""
         width = self.size.width or 80
         nodes = report.nodes

@@ -13,7 +13,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from gryvia_cli.tui import compute
+from gryvia_cli.core.events import event_time, sort_events
+from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, sort_pods
+from gryvia_cli.core.spend import JobCost
+from gryvia_cli.core.timefmt import age, format_seconds
 from gryvia_cli.tui.rows import money, phase_cell
 from gryvia_cli.tui.store import JobItem
 
@@ -24,7 +27,7 @@ class JobFacts:
 
     item: JobItem
     now: datetime
-    cost: compute.JobCost
+    cost: JobCost
     reason: str | None
     pods: Sequence[Mapping[str, Any]]
     events: Sequence[Mapping[str, Any]]
@@ -83,13 +86,13 @@ class JobOverview(Static):
         job, raw = f.item.summary, f.item.raw
         spec = raw.get("spec") or {}
         phase_text, marker = phase_cell(job)
-        times = compute.durations(job, f.now)
+        times = durations(job, f.now)
         command = shlex.join(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
         left = self._pairs(
             [
                 ("type", job.job_type or "-"),
                 ("image", job.image or "-"),
-                ("gpus", compute.gpu_text(job)),
+                ("gpus", gpu_text(job)),
                 ("priority", str(job.priority)),
                 ("timeout", job.timeout or "-"),
                 ("storage", str(spec.get("storage") or "-")),
@@ -107,9 +110,9 @@ class JobOverview(Static):
             [
                 ("phase", Text(phase_text, style=self._style(f"marker--{marker}"))),
                 ("message", job.message or "-"),
-                ("created", f"{compute.age(job.created, f.now)} ago"),
-                ("waited", compute.format_seconds(times["waiting"])),
-                ("ran", compute.format_seconds(times["running"])),
+                ("created", f"{age(job.created, f.now)} ago"),
+                ("waited", format_seconds(times["waiting"])),
+                ("ran", format_seconds(times["running"])),
                 ("ready", f"{job.replicas_ready}/{job.pods}  retries {job.retries}"),
                 ("nodes", ", ".join(job.nodes_allocated) or "-"),
                 (
@@ -147,7 +150,7 @@ class JobOverview(Static):
             table.add_column(name, header_style=self._style("overview--label"), overflow="fold")
         return table
 
-    def _conditions(self, job: compute.JobSummary, now: datetime) -> RenderableType:
+    def _conditions(self, job: JobSummary, now: datetime) -> RenderableType:
         if not job.conditions:
             return Text("none yet", style=self._style("marker--dim"))
         table = self._table("TYPE", "STATUS", "REASON", "AGE", "MESSAGE")
@@ -159,7 +162,7 @@ class JobOverview(Static):
                 str(cond.get("type") or ""),
                 Text(str(cond.get("status") or ""), style=self._style(f"marker--{marker}")),
                 str(cond.get("reason") or ""),
-                compute.age(cond.get("lastTransitionTime"), now),
+                age(cond.get("lastTransitionTime"), now),
                 str(cond.get("message") or ""),
             )
         return table
@@ -168,7 +171,7 @@ class JobOverview(Static):
         if not f.pods:
             return Text("no pods yet", style=self._style("marker--dim"))
         table = self._table("POD", "NODE", "PHASE", "READY", "RESTARTS", "AGE")
-        for pod in compute.sort_pods(list(f.pods)):
+        for pod in sort_pods(list(f.pods)):
             name, node, phase, ready, restarts = pod_facts(pod)
             marker = {"Running": "ok", "Succeeded": "ok", "Failed": "error"}.get(phase, "warn")
             created = (pod.get("metadata") or {}).get("creationTimestamp")
@@ -178,7 +181,7 @@ class JobOverview(Static):
                 Text(phase, style=self._style(f"marker--{marker}")),
                 ready,
                 Text(str(restarts), style=self._style("marker--warn") if restarts else ""),
-                compute.age(created, f.now),
+                age(created, f.now),
             )
         return table
 
@@ -186,12 +189,12 @@ class JobOverview(Static):
         if not f.events:
             return Text("no events", style=self._style("marker--dim"))
         table = self._table("AGE", "TYPE", "REASON", "OBJECT", "MESSAGE")
-        for ev in compute.sort_events(f.events)[-12:]:
-            when = compute.event_time(ev)
+        for ev in sort_events(f.events)[-12:]:
+            when = event_time(ev)
             kind = str(ev.get("type") or "")
             target = ev.get("involvedObject") or {}
             table.add_row(
-                compute.age(when, f.now),
+                age(when, f.now),
                 Text(kind, style=self._style("marker--warn") if kind == "Warning" else ""),
                 str(ev.get("reason") or ""),
                 f"{str(target.get('kind') or '').lower()}/{target.get('name') or ''}",

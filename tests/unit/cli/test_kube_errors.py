@@ -1,10 +1,8 @@
-"""API error translation and the resource table (no cluster)."""
+"""API error translation (no cluster)."""
 
 from __future__ import annotations
 
 import json
-
-import pytest
 
 from gryvia_cli.errors import (
     ApiError,
@@ -14,11 +12,9 @@ from gryvia_cli.errors import (
     NotFoundError,
     NotInstalledError,
     RejectedError,
-    UsageError,
 )
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
-from gryvia_operator.api import ALL_KINDS, kind_info
 
 
 def status(code: int, reason: str, message: str, **details: object) -> bytes:
@@ -119,30 +115,3 @@ def test_transport_errors_are_unreachable() -> None:
     assert err.hint == "check that the cluster is reachable (kubectl get nodes)"
     tls = translate_transport_error(Exception("[SSL: CERTIFICATE_VERIFY_FAILED] bad"), "https://x")
     assert "TLS verification" in tls.message
-
-
-@pytest.mark.parametrize("info", ALL_KINDS, ids=lambda k: k.kind)
-def test_resource_table_matches_the_api_types(info) -> None:  # type: ignore[no-untyped-def]
-    res = r.lookup(info.kind)
-    assert (res.kind, res.group, res.version, res.plural) == (
-        info.kind,
-        info.group,
-        info.version,
-        info.plural,
-    )
-    assert res.namespaced == info.namespaced and res.short_names == info.short_names
-    assert r.lookup(info.plural) is res and all(r.lookup(s) is res for s in info.short_names)
-    assert kind_info(res.kind) is info
-
-
-def test_every_kind_is_in_the_table_and_nouns_resolve() -> None:
-    assert [res.kind for res in r.GRYVIA_RESOURCES] == [k.kind for k in ALL_KINDS]
-    assert r.lookup("job") is r.AIJOB and r.lookup("Jobs") is r.AIJOB and r.lookup("gaj") is r.AIJOB
-    assert r.lookup("node") is r.GPUNODE and r.lookup("sku") is r.GPUSKU
-    assert r.AIJOB.path("ml", "a") == "/apis/gryvia.io/v1alpha1/namespaces/ml/gryviaaijobs/a"
-    assert r.AIJOB.path(None) == "/apis/gryvia.io/v1alpha1/gryviaaijobs"
-    assert r.POD.path("ml") == "/api/v1/namespaces/ml/pods" and r.NODE.path("ml") == "/api/v1/nodes"
-    assert r.AIJOB.qualified == "gryviaaijob.gryvia.io" and r.POD.qualified == "pod"
-    with pytest.raises(UsageError) as err:
-        r.lookup("widget")
-    assert "job, node, sku" in (err.value.hint or "")

@@ -17,6 +17,7 @@ from gryvia_cli.core.jobs import JobSummary, sort_pods, summarize_job
 from gryvia_cli.core.pods import container_state
 from gryvia_cli.errors import GryviaError, NotFoundError
 from gryvia_cli.kube import resources as r
+from gryvia_cli.kube.access import stop_stream
 from gryvia_operator.api.names import JOB_POD_LABELS
 
 POLL_SECONDS = 1.0
@@ -109,9 +110,7 @@ def follow_log(
                 if _finished(obj, container):
                     ended_at = now
     finally:
-        shutdown = getattr(response, "shutdown", None)
-        if callable(shutdown):
-            shutdown()
+        stop_stream(response)
         response.release_conn()
 
 

@@ -11,16 +11,16 @@ The Slurm job name stays in SLURM_JOB_NAME; metadata.name is its RFC 1123 form.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Final
+from typing import Any
 
 from gryvia_cli.sbatch import arrays
 from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, build_launch
 from gryvia_cli.sbatch.model import Issue, ParsedScript, error, unsupported, warning
-from gryvia_cli.sbatch.resources import MIB, Resources
+from gryvia_cli.sbatch.resources import Resources
+from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
 from gryvia_cli.sbatch.values import (
     BadValue,
     ExportSpec,
@@ -42,8 +42,6 @@ from gryvia_operator.api.names import (
     LABEL_IMPORTED_FROM,
     service_name,
 )
-
-CLUSTER_NAME: Final = "gryvia"
 
 
 @dataclass(frozen=True)
@@ -244,74 +242,6 @@ def _constraint(parsed: ParsedScript, resources: Resources, note: Any) -> list[I
             directive.directive,
         )
     ]
-
-
-def array_job_id(base: str, submission_id: str | None) -> str:
-    """SLURM_ARRAY_JOB_ID: a stable number from the array's name and an optional submission id."""
-    digest = hashlib.sha256(f"{base}/{submission_id or ''}".encode()).hexdigest()
-    return str(int(digest[:12], 16) % 67043327 + 1)
-
-
-def slurm_env(
-    plan: ImportPlan, parsed: ParsedScript, name: str, index: int | None, array_id: str
-) -> dict[str, str]:
-    """The variables Slurm sets for the batch step that are known before the job runs.
-
-    Conditions follow env.c `env_array_for_batch_job` (README §12): SLURM_NTASKS only with a
-    task option, SLURM_CPUS_PER_TASK only with -c, SLURM_GPUS only with --gpus.
-    """
-    res = plan.resources
-    env: dict[str, str] = dict(plan.export.values) if plan.export else {}
-    hosts = ",".join(f"{name}-{i}.{service_name(name)}" for i in range(res.nodes))
-    times = f"(x{res.nodes})" if res.nodes > 1 else ""
-    env |= {
-        "SLURM_JOB_NAME": plan.job_name,
-        "SLURM_NNODES": str(res.nodes),
-        "SLURM_JOB_NUM_NODES": str(res.nodes),
-        "SLURM_JOB_NODELIST": hosts,
-        "SLURM_NODELIST": hosts,
-        "SLURM_TASKS_PER_NODE": f"{res.tasks_per_node}{times}",
-        "SLURM_CPUS_ON_NODE": str(res.cpus_per_node),
-        "SLURM_JOB_CPUS_PER_NODE": f"{res.cpus_per_node}{times}",
-        "SLURM_CLUSTER_NAME": CLUSTER_NAME,
-        "SLURM_SUBMIT_HOST": CLUSTER_NAME,
-    }
-    if any(parsed.given(key) for key in ("ntasks", "ntasks-per-node", "ntasks-per-gpu")):
-        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(res.tasks_per_node * res.nodes)
-    optional = {
-        "ntasks-per-node": "SLURM_NTASKS_PER_NODE",
-        "ntasks-per-gpu": "SLURM_NTASKS_PER_GPU",
-        "cpus-per-task": "SLURM_CPUS_PER_TASK",
-        "cpus-per-gpu": "SLURM_CPUS_PER_GPU",
-        "gpus": "SLURM_GPUS",
-        "gpus-per-node": "SLURM_GPUS_PER_NODE",
-        "gpus-per-task": "SLURM_GPUS_PER_TASK",
-        "partition": "SLURM_JOB_PARTITION",
-        "account": "SLURM_JOB_ACCOUNT",
-        "qos": "SLURM_JOB_QOS",
-        "export": "SLURM_EXPORT_ENV",
-    }
-    for key, variable in optional.items():
-        directive = parsed.last(key)
-        if directive is not None and directive.value is not None:
-            env[variable] = directive.value
-    if res.gpus_per_node:
-        env["SLURM_GPUS_ON_NODE"] = str(res.gpus_per_node)
-    for key, variable in (("mem", "SLURM_MEM_PER_NODE"), ("mem-per-cpu", "SLURM_MEM_PER_CPU"),
-                          ("mem-per-gpu", "SLURM_MEM_PER_GPU")):  # fmt: skip
-        if parsed.given(key) and res.memory_bytes:
-            per = {"mem": 1, "mem-per-cpu": res.cpus_per_node, "mem-per-gpu": res.gpus_per_node}
-            env[variable] = str(res.memory_bytes // MIB // max(per[key], 1))
-    if res.array is not None and index is not None:
-        env |= {
-            "SLURM_ARRAY_JOB_ID": array_id,
-            "SLURM_ARRAY_TASK_ID": str(index),
-            "SLURM_ARRAY_TASK_COUNT": str(len(res.array.indices)),
-            "SLURM_ARRAY_TASK_MIN": str(res.array.indices[0]),
-            "SLURM_ARRAY_TASK_MAX": str(res.array.indices[-1]),
-            "SLURM_ARRAY_TASK_STEP": str(res.array.step),
-        }
-    return env
 
 
 def _pod_resources(res: Resources) -> dict[str, Any]:

@@ -106,6 +106,26 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "gpu",
+            _C + "gpu",
+            "Workloads",
+            "GPU training and NCCL insights (not built yet: says what it needs).",
+            "gpu",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "reservation",
+            _C + "reservation",
+            "Tenancy",
+            "GPU reservations (not built yet: says what it needs).",
+            "reservation",
+        ),
+        ("reservations",),
+    ),
+    (
+        LazyCommand(
             "tenant", _C + "tenant", "Tenancy", "Tenants: create, list, show and delete them."
         ),
         ("tenants",),

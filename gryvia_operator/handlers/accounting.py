@@ -67,6 +67,8 @@ class Accounting:
                 await self.update_quotas()
             except (KubeError, OSError) as exc:
                 log.warning("quota status: %s", exc)
+            except Exception:  # a bug in one pass must not end quota status for good
+                log.exception("quota pass failed; retrying in %.0f s", QUOTA_SECONDS)
             await asyncio.sleep(QUOTA_SECONDS)
 
     async def update_quotas(self) -> None:
@@ -101,6 +103,8 @@ class Accounting:
                 await self.update_tenants()
             except (KubeError, OSError) as exc:
                 log.warning("metering: %s", exc)
+            except Exception:  # a bug in one pass must not end metering for good
+                log.exception("metering pass failed; retrying in %.0f s", METERING_SECONDS)
             self.rt.metrics.latency.labels(controller="metering").observe(
                 time.perf_counter() - started
             )

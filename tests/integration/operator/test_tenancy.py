@@ -175,10 +175,11 @@ def test_viewer_reads_own_tenant_only(
 
 
 def test_second_job_over_quota_waits_and_starts_by_itself(
-    sandbox: SandboxHandle, team: str
+    sandbox: SandboxHandle, team: str, tmp_path: Path
 ) -> None:
     ns = f"tenant-{team}"
-    create(sandbox, ns, _job("first", script="sleep 6"))
+    gate = tmp_path / "release-first"  # the first job holds its 8 GPUs until the test says so
+    create(sandbox, ns, _job("first", script=f"while [ ! -e {gate} ]; do sleep 0.2; done"))
     wait_phase(sandbox, ns, "first", "Running", "Scheduling")
     create(sandbox, ns, _job("second", script="echo second done"))
     queued = wait_phase(sandbox, ns, "second", "Queued")
@@ -199,6 +200,7 @@ def test_second_job_over_quota_waits_and_starts_by_itself(
         what="quota status",
     )
     assert quota["status"]["currentUsage"]["allocatedGPUs"] == 8
+    gate.touch()
     wait_phase(sandbox, ns, "first", "Succeeded", timeout=60)
     done = wait_phase(sandbox, ns, "second", "Succeeded", timeout=60)
     assert any(
@@ -299,6 +301,7 @@ def test_metering_bills_running_time_once_across_a_restart(
             .get("currentUsage", {})
             .get("costUSD")
         ),
+        timeout=120,  # one metering pass (5 s) after the seal, on a loaded CI machine
         what="tenant usage",
     )
     assert status == pytest.approx(round(spec["cost"], 2), abs=0.01)

@@ -45,7 +45,7 @@ srun python train.py
 
 @pytest.fixture
 def faq(
-    sandbox: SandboxHandle, live_operator: OperatorProcess, namespace: str, tmp_path: Path
+    sandbox: SandboxHandle, operator: OperatorProcess, namespace: str, tmp_path: Path
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """A working folder with job.yaml and job.sh, an environment whose default namespace is
     the test's, and the quota `my-team` the FAQ's quota lines name."""

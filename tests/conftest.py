@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -51,14 +52,43 @@ class SandboxHandle:
     kubeconfig: Path
     kubectl: Path
 
-    def kubectl_run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run kubectl against the sandbox and return the completed process."""
+    def kubectl_run(
+        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Run kubectl against the sandbox (with `input` on stdin) and return the process."""
         return subprocess.run(
             [str(self.kubectl), "--kubeconfig", str(self.kubeconfig), *args],
             capture_output=True,
             text=True,
             check=check,
-            timeout=120,
+            timeout=timeout,
+            input=input,
+        )
+
+    def kubectl_json(self, *args: str) -> Any:
+        """`kubectl ARGS -o json`, parsed."""
+        return json.loads(self.kubectl_run(*args, "-o", "json").stdout)
+
+    def apply(
+        self,
+        *objs: dict[str, Any],
+        namespace: str | None = None,
+        verb: str = "apply",
+        check: bool = True,
+        extra: tuple[str, ...] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """`kubectl apply` (or `create`) the objects as one List (JSON keeps label values
+        strings), in `namespace` when given; `extra` adds flags such as `--as`."""
+        where = ("-n", namespace) if namespace else ()
+        return self.kubectl_run(
+            verb,
+            *where,
+            *extra,
+            "-f",
+            "-",
+            input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}),
+            check=check,
+            timeout=300,
         )
 
 

@@ -31,16 +31,7 @@ SCRIPT = "for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done"
 
 
 def _apply(sandbox: SandboxHandle, *objs: dict[str, Any]) -> None:
-    import subprocess
-
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}),
-        text=True,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+    sandbox.apply(*objs)
 
 
 def _job(name: str, ns: str, gpu_type: str = "H100", **spec: Any) -> dict[str, Any]:

@@ -58,19 +58,18 @@ def faq(
         "GRYVIA_NAMESPACE": namespace,
         "NO_COLOR": "1",
     }
-    quota = (
-        '{"apiVersion": "gryvia.io/v1alpha1", "kind": "GryviaQuota",'
-        ' "metadata": {"name": "my-team"},'
-        f' "spec": {{"team": "my-team", "namespaces": ["{namespace}"],'
-        ' "gpuQuota": {"maxGPUs": 16}, "budget": {"monthlyBudget": 500}}}'
-    )
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=quota,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    quota = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaQuota",
+        "metadata": {"name": "my-team"},
+        "spec": {
+            "team": "my-team",
+            "namespaces": [namespace],
+            "gpuQuota": {"maxGPUs": 16},
+            "budget": {"monthlyBudget": 500},
+        },
+    }
+    sandbox.apply(quota)
     try:
         yield tmp_path, env
     finally:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,30 +17,14 @@ from tests.support.wait import wait_for
 
 def kubectl_json(sandbox: SandboxHandle, *args: str) -> Any:
     """Run `kubectl ... -o json` and parse the output."""
-    return json.loads(sandbox.kubectl_run(*args, "-o", "json").stdout)
+    return sandbox.kubectl_json(*args)
 
 
 def create(
     sandbox: SandboxHandle, ns: str, *objs: dict[str, Any], check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """`kubectl create` the objects in namespace `ns`."""
-    return subprocess.run(
-        [
-            str(sandbox.kubectl),
-            "--kubeconfig",
-            str(sandbox.kubeconfig),
-            "create",
-            "-n",
-            ns,
-            "-f",
-            "-",
-        ],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}),
-        text=True,
-        capture_output=True,
-        check=check,
-        timeout=300,
-    )
+    return sandbox.apply(*objs, namespace=ns, verb="create", check=check)
 
 
 def get_job(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 import pytest
@@ -69,13 +68,7 @@ def test_hand_made_gpunode_untouched_and_labels_removed_when_not_gpu(
         "metadata": {"name": name},
         "spec": {"nodeName": name, "gpuType": "A10", "gpuCount": 2, "interconnect": "PCIe"},
     }
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=json.dumps(hand),
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    sandbox.apply(hand)
 
     def labelled() -> bool:
         labels = kubectl_json(sandbox, "get", "node", name)["metadata"]["labels"]

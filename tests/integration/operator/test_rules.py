@@ -5,7 +5,6 @@ it is spelt."""
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -56,13 +55,7 @@ def tenants(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[
     """Two tenants (`a…`, `b…`) with their namespaces, deleted after the test."""
     suffix = uuid.uuid4().hex[:6]
     a, b = f"a{suffix}", f"b{suffix}"
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [_tenant(a), _tenant(b)]}),
-        text=True,
-        capture_output=True,
-        check=True,
-    )
+    sandbox.apply(_tenant(a), _tenant(b))
     for name in (a, b):
         ns = tenant_namespace(name)
         wait_for(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -46,13 +45,7 @@ def _job(
 
 
 def _apply(sandbox: SandboxHandle, *objs: dict[str, Any]) -> None:
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}),
-        text=True,
-        capture_output=True,
-        check=True,
-    )
+    sandbox.apply(*objs)
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +64,7 @@ def tenant_roles(sandbox: SandboxHandle) -> None:
         text=True,
         check=True,
     ).stdout
-    subprocess.run(
-        [str(sandbox.kubectl), "--kubeconfig", str(sandbox.kubeconfig), "apply", "-f", "-"],
-        input=rendered,
-        text=True,
-        capture_output=True,
-        check=True,
-    )
+    sandbox.kubectl_run("apply", "-f", "-", input=rendered)
 
 
 @pytest.fixture
@@ -152,22 +139,8 @@ def test_viewer_reads_own_tenant_only(
     assert sandbox.kubectl_run("get", "gaj", "-n", ns, *viewer, check=False).returncode == 0
     other = sandbox.kubectl_run("get", "gaj", "-n", "default", *viewer, check=False)
     assert other.returncode != 0 and "forbidden" in other.stderr.lower()
-    submit = subprocess.run(
-        [
-            str(sandbox.kubectl),
-            "--kubeconfig",
-            str(sandbox.kubeconfig),
-            "create",
-            "-n",
-            ns,
-            *viewer,
-            "-f",
-            "-",
-        ],
-        input=json.dumps(_job("nope", gpus=0)),
-        text=True,
-        capture_output=True,
-        check=False,
+    submit = sandbox.apply(
+        _job("nope", gpus=0), namespace=ns, verb="create", check=False, extra=viewer
     )
     assert submit.returncode != 0 and "forbidden" in submit.stderr.lower()
     secrets = sandbox.kubectl_run("get", "secrets", "-n", ns, "--as", f"{team}-dev", check=False)

@@ -63,3 +63,18 @@ def check_job_name(name: str) -> None:
 def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
     """`kind.group/name` for every item (`-o name`)."""
     return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
+
+
+def render_raw(data: dict[str, Any], res: Resource, fmt: OutputFormat) -> bool:
+    """Print a List as machines want it (`-o json|yaml` as the API returned it, `-o name` as
+    `kind.group/name` lines) and return True; False for the people formats (table, wide),
+    which the command renders itself."""
+    from gryvia_cli.output import MACHINE_FORMATS, render_data, render_names
+
+    if fmt in MACHINE_FORMATS:
+        render_data(data, fmt)
+        return True
+    if fmt is OutputFormat.name:
+        render_names(names_of(res, list(data.get("items") or [])))
+        return True
+    return False

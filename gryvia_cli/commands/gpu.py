@@ -24,7 +24,9 @@ NEEDS = (
 def gpu(
     args: Annotated[list[str] | None, typer.Argument(help="training|nccl and its options.")] = None,
 ) -> None:
-    """GPU training and NCCL insights for a job (`gryvia gpu training --job JOB`).
+    """GPU training and NCCL insights (not built yet: says what it needs).
+
+    `gryvia gpu training --job JOB`, `gryvia gpu nccl --job JOB`.
 
     Not built yet: prints which part it needs and exits 1. `gryvia status JOB` and
     `gryvia health gpu` show what Gryvia knows about a job's pods and GPU nodes today.

@@ -27,7 +27,9 @@ def reservation(
         list[str] | None, typer.Argument(help="create|list|get|delete and its options.")
     ] = None,
 ) -> None:
-    """Reserve GPU nodes for a team for a time window (`gryvia reservation create ...`).
+    """GPU reservations (not built yet: says what it needs).
+
+    `gryvia reservation create ...` would reserve GPU nodes for a team for a time window.
 
     Not built yet: prints which part it needs and exits 1. The GryviaReservation CRD is
     installed (`kubectl get gryviareservations`), but nothing acts on it.

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, names_of
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
@@ -162,11 +162,7 @@ def list_tenants(ctx: typer.Context, output: OutputOpt = None) -> None:
     fmt = state.fmt(output)
     data = state.access().list_objects(r.TENANT)
     items = data.get("items") or []
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.TENANT, items))
+    if render_raw(data, r.TENANT, fmt):
         return
     tenants, problems = parse_all(GryviaTenant, items)
     for problem in problems:

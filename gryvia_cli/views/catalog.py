@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from gryvia_cli.cli.options import names_of
+from gryvia_cli.cli.options import render_raw
 from gryvia_cli.cli.session import session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
-    MACHINE_FORMATS,
     OutputFormat,
     info,
-    render_data,
-    render_names,
     render_table,
 )
 
@@ -25,11 +22,7 @@ def show_catalog(ctx: typer.Context, output: OutputFormat | None) -> None:
     fmt = state.fmt(output)
     data = state.access().list_objects(r.GPUSKU)
     items = data.get("items") or []
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.GPUSKU, items))
+    if render_raw(data, r.GPUSKU, fmt):
         return
     if not items:
         info("No SKUs published.")

@@ -336,3 +336,30 @@ def gpu_node(name: str, gpu_type: str, gpus: int = 8) -> NodeView:
     """A registered GPU node view: gryvia.io/gpu and gpu-count labels, allocatable GPUs."""
     builder = make_node(name).gpus(gpus).gpu_type(gpu_type).label("gryvia.io/gpu-count", str(gpus))
     return builder.view()
+
+
+def job_yaml(
+    name: str,
+    *,
+    gpus: int | str = 1,
+    gpu_type: str = "H100",
+    image: str = "busybox",
+    command: str | None = '["echo", "hi"]',
+    extra: str = "",
+) -> str:
+    """A GryviaAIJob manifest as a user writes it (YAML text). `command` is the flow-style
+    YAML list (None leaves it out); `extra` adds lines under `spec:` (indent them by two)."""
+    lines = [
+        "apiVersion: gryvia.io/v1alpha1",
+        "kind: GryviaAIJob",
+        "metadata:",
+        f"  name: {name}",
+        "spec:",
+        "  type: training",
+        f"  gpus: {gpus}",
+        f"  gpuType: {gpu_type}",
+        f"  image: {image}",
+    ]
+    if command is not None:
+        lines.append(f"  command: {command}")
+    return "\n".join(lines) + "\n" + extra

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import job_yaml
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import Gryvia, kubectl_json
 from tests.support.operator import OperatorProcess
@@ -19,19 +20,6 @@ from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
-JOB = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: 8
-  gpuType: A100-80G
-  timeout: 1h
-  image: none
-  command: ["sh", "-c", "echo metered; sleep 3"]
-"""
 CENT = 0.01
 
 
@@ -159,7 +147,16 @@ def test_tenant_job_usage_invoice_quota_cost_and_delete(
         ),
     )
     job_file = tmp_path / "metered.yaml"
-    job_file.write_text(JOB.format(name="metered"))
+    job_file.write_text(
+        job_yaml(
+            "metered",
+            gpus=8,
+            gpu_type="A100-80G",
+            image="none",
+            command='["sh", "-c", "echo metered; sleep 3"]',
+            extra="  timeout: 1h\n",
+        )
+    )
     submitted = gryvia("submit", "-f", str(job_file), "-n", ns)
     assert submitted.returncode == 0, submitted.stderr
     assert (

@@ -8,28 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.builders import job_yaml
 from tests.unit.cli.fakes import FakeAccess
 from tests.unit.cli.helpers import h100, make_job, make_pod, run
-
-JOB = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: {gpus}
-  gpuType: {gpu_type}
-  image: busybox
-  command: ["echo", "hi"]
-"""
 
 
 def write(
     tmp_path: Path, name: str = "a", gpus: int = 4, gpu_type: str = "H100", extra: str = ""
 ) -> Path:
     path = tmp_path / f"{name}.yaml"
-    path.write_text(JOB.format(name=name, gpus=gpus, gpu_type=gpu_type) + extra)
+    path.write_text(job_yaml(name, gpus=gpus, gpu_type=gpu_type) + extra)
     return path
 
 
@@ -37,9 +25,9 @@ def test_validate_reports_file_document_and_field(tmp_path: Path) -> None:
     good = write(tmp_path, "good")
     bad = tmp_path / "bad.yaml"
     bad.write_text(
-        JOB.format(name="ok", gpus=1, gpu_type="H100")
+        job_yaml("ok", gpus=1, gpu_type="H100")
         + "---\n"
-        + JOB.format(name="Bad", gpus=-2, gpu_type="h100")
+        + job_yaml("Bad", gpus=-2, gpu_type="h100")
     )
     ok = run(["validate", str(good)])
     assert ok.exit_code == 0 and "1 object(s) valid" in ok.output
@@ -62,9 +50,7 @@ def test_validate_warnings_strict_stdin_and_unreadable(tmp_path: Path) -> None:
 
     from gryvia_cli.main import app
 
-    piped = CliRunner().invoke(
-        app, ["validate", "-"], input=JOB.format(name="p", gpus=1, gpu_type="L40")
-    )
+    piped = CliRunner().invoke(app, ["validate", "-"], input=job_yaml("p", gpus=1, gpu_type="L40"))
     assert piped.exit_code == 0
     missing = run(["validate", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 1 and "cannot read" in missing.output
@@ -103,7 +89,7 @@ def test_submit_refuses_invalid_input_and_creates_nothing(tmp_path: Path) -> Non
 
 def test_submit_prints_a_plan_and_creates(tmp_path: Path) -> None:
     fake = FakeAccess(h100("h0"), h100("h1"), make_pod("hog").gpus(6).on("h0").obj())
-    path = write(tmp_path, "a", extra="---\n" + JOB.format(name="b", gpus=8, gpu_type="B200"))
+    path = write(tmp_path, "a", extra="---\n" + job_yaml("b", gpus=8, gpu_type="B200"))
     result = run(["submit", "-f", str(path)], fake)
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["gryviaaijob.gryvia.io/a", "gryviaaijob.gryvia.io/b"]

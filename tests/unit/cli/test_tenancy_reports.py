@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gryvia_cli.kube import resources as r
+from tests.builders import job_yaml
 from tests.unit.cli.helpers import h100, make_node
 from tests.unit.cli.test_tenancy_commands import RECORDS, TenancyFake, cluster, run
 
@@ -155,22 +156,10 @@ def test_global_json_output_applies_to_reports() -> None:
 
 # -- submit estimate ---------------------------------------------------------------------------
 
-JOB = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: {gpus}
-  gpuType: {gpu_type}
-  image: busybox
-{extra}"""
-
 
 def _manifest(tmp_path: Path, gpus: int, gpu_type: str, extra: str = "") -> str:
     path = tmp_path / "job.yaml"
-    path.write_text(JOB.format(name="train", gpus=gpus, gpu_type=gpu_type, extra=extra))
+    path.write_text(job_yaml("train", gpus=gpus, gpu_type=gpu_type, command=None, extra=extra))
     return str(path)
 
 

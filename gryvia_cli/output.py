@@ -87,14 +87,24 @@ def _console(stderr: bool = False) -> Any:
     color = color_enabled(stream)
     return Console(
         file=stream,
+        color_system="auto" if color else None,  # None: no escape bytes at all, bold included
         no_color=not color,
         force_terminal=color or None,
         highlight=False,
         soft_wrap=False,
         emoji=False,
         markup=False,
-        width=None if stream.isatty() else 400,
+        width=None if stream.isatty() else UNBOUNDED_WIDTH,
     )
+
+
+UNBOUNDED_WIDTH = 1_000_000
+"""Off a terminal lines never wrap: one object per line, whatever its length (like kubectl)."""
+SHORT_COLUMN = 24
+"""Columns whose widest cell fits in this many characters are never shortened on a narrow
+terminal; the long ones (names, messages) give way instead, ending in an ellipsis."""
+EMPTY = "<none>"
+"""What an empty cell shows, like kubectl."""
 
 
 def _cell(value: Any) -> Any:
@@ -102,7 +112,8 @@ def _cell(value: Any) -> Any:
 
     if isinstance(value, Marked):
         return Text(value.text, style=MARKER_STYLES.get(value.marker, ""))
-    return Text("" if value is None else str(value))
+    text = "" if value is None else str(value)
+    return Text(text or EMPTY)
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -113,15 +124,27 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """
     from rich.table import Table
 
-    table = Table(
-        box=None, padding=(0, 3, 0, 0), pad_edge=False, show_edge=False, header_style="bold"
-    )
-    last = len(columns) - 1
-    for index, col in enumerate(columns):
-        table.add_column(col.upper(), no_wrap=index < last, overflow="fold")
-    for row in rows:
-        table.add_row(*(_cell(v) for v in row))
     console = _console()
+    color = color_enabled(console.file)
+    table = Table(
+        box=None,
+        padding=(0, 3, 0, 0),
+        pad_edge=False,
+        show_edge=False,
+        header_style="bold" if color else "",
+    )
+    cells = [[_cell(v) for v in row] for row in rows]
+    for index, col in enumerate(columns):
+        widest = max([len(col), *(c.cell_len for row in cells for c in row[index : index + 1])])
+        short = widest <= SHORT_COLUMN
+        table.add_column(
+            col.upper(),
+            no_wrap=short,
+            overflow="ellipsis",
+            min_width=widest if short else min(widest, 8),
+        )
+    for row in cells:
+        table.add_row(*row)
     with console.capture() as captured:
         console.print(table)
     text = _TRAILING.sub(r"\1", captured.get())

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from gryvia_cli.sandbox import binaries, bootstrap, nodespec
+from gryvia_cli.sandbox import binaries, bootstrap, nodespec, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.sandboxes import (
@@ -106,6 +106,7 @@ def up(
         )
         box.state.mkdir(parents=True, exist_ok=True)
         kc.write_sandbox_kubeconfig(box.workdir / "kubeconfig.yaml", box.kubeconfig, box.context)
+        _create_network(box, progress)
         built = nodespec.build_nodes(groups)
         progress(f"registering {len(built)} simulated nodes")
         bootstrap.create_nodes(box, built)
@@ -138,6 +139,18 @@ def add_nodes(name: str, nodes: str) -> list[str]:
     return [n["metadata"]["name"] for n in built]
 
 
+def _create_network(box: Sandbox, progress: Progress) -> None:
+    why = podnet.available()
+    if why:
+        progress(
+            f"warning: pods share the host network ({why}): each gets a 127.244.x.y address, "
+            "two pods listening on one port collide, and Services get no EndpointSlices"
+        )
+        return
+    net = podnet.create_sandbox_network(box.name, box.workdir, box.state)
+    progress(f"pod network: bridge {net.bridge}, {net.subnet}, one network namespace per pod")
+
+
 def _start_runner(box: Sandbox) -> None:
     log = (box.workdir / "logs" / f"{RUNNER}.log").open("ab")
     proc = subprocess.Popen(
@@ -159,12 +172,14 @@ def _start_runner(box: Sandbox) -> None:
 
 
 def down(name: str) -> bool:
-    """Stop sandbox `name` and delete its folder: every process it started is gone after.
+    """Stop sandbox `name` and delete its folder: every process it started, and its bridge,
+    pod network namespaces and veths, are gone after.
 
     Returns False if no such sandbox existed.
     """
     box = Sandbox(name)
     if not box.workdir.exists():
+        podnet.remove_sandbox_network(box.workdir)  # a crash may have left them
         return False
     pids = box.pids()
     runner = pids.pop(RUNNER, None)
@@ -178,6 +193,7 @@ def down(name: str) -> bool:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     _wait_gone(list(pids.values()), 10)
+    podnet.remove_sandbox_network(box.workdir)
     shutil.rmtree(box.workdir, ignore_errors=True)
     return True
 

@@ -1,8 +1,9 @@
 """The sandbox's pod runner: a tiny kubelet that runs scheduled pods as local processes.
 
 kwok-controller keeps the simulated nodes Ready; this process does what a kubelet does for the
-pods the real kube-scheduler bound to them: gives each pod an address (its own 127.x.y.z
-loopback address), runs init containers then containers (`command`+`args`, env resolved as the
+pods the real kube-scheduler bound to them: gives each pod its own network (a network namespace
+on the sandbox's bridge, see `netplan`; without root, a 127.x.y.z loopback address in the host's
+network), runs init containers then containers (`command`+`args`, env resolved as the
 kubelet does, `workingDir` under a per-pod folder), writes their output as CRI log files that
 kwok serves to `kubectl logs`, reports phase and container states, restarts containers as the
 `restartPolicy` says, and kills the processes when the pod is deleted. Images are not pulled.
@@ -13,8 +14,6 @@ Run as `python -m gryvia_cli.sandbox.runner --kubeconfig FILE --state DIR`.
 from __future__ import annotations
 
 import argparse
-import base64
-import contextlib
 import itertools
 import logging
 import os
@@ -25,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
 
-from gryvia_cli.sandbox import hosts, podenv, podstatus
-from gryvia_cli.sandbox.podstatus import KWOK_GROUP, KWOK_VERSION, now
+from gryvia_cli.sandbox import hosts, netplan, podenv, podnet, podstatus
+from gryvia_cli.sandbox.netplan import SandboxNet
+from gryvia_cli.sandbox.podapi import PodApi
+from gryvia_cli.sandbox.podstatus import now
 from gryvia_cli.sandbox.processes import (
     Container,
     PodRun,
@@ -50,9 +50,15 @@ HOST_IP = "127.0.0.1"
 class PodRunner:
     """Watches pods bound to nodes and runs them. Thread-safe; one instance per sandbox."""
 
-    def __init__(self, api: client.ApiClient, state: Path, *, namespaces: bool) -> None:
-        self.core = client.CoreV1Api(api)
-        self.custom = client.CustomObjectsApi(api)
+    def __init__(
+        self,
+        api: client.ApiClient,
+        state: Path,
+        *,
+        namespaces: bool,
+        network: SandboxNet | None = None,
+    ) -> None:
+        self.api = PodApi(api)
         self.state = state
         self.namespaces = namespaces
         self.hosts_dir = state / "hosts"
@@ -62,6 +68,9 @@ class PodRunner:
         self.lock = threading.Lock()
         self.hosts_dirty = threading.Event()
         self.stop = threading.Event()
+        self.network = network if namespaces else None
+        self._pool = netplan.AddressPool(self.network.subnet) if self.network else None
+        self._leases: dict[str, str] = {}  # pod uid -> address, while its namespace exists
         self._ips = itertools.count(1)
         self.hosts_dir.mkdir(parents=True, exist_ok=True)
 
@@ -72,14 +81,14 @@ class PodRunner:
         threading.Thread(target=self._watch_services, daemon=True).start()
         threading.Thread(target=self._write_hosts_loop, daemon=True).start()
         watch_forever(
-            self.core.list_pod_for_all_namespaces,
+            self.api.core.list_pod_for_all_namespaces,
             self.on_pod,
             self.stop,
             field_selector="spec.nodeName!=",
         )
 
     def _watch_services(self) -> None:
-        watch_forever(self.core.list_service_for_all_namespaces, self.on_service, self.stop)
+        watch_forever(self.api.core.list_service_for_all_namespaces, self.on_service, self.stop)
 
     def on_service(self, kind: str, svc: dict[str, Any]) -> None:
         """Track Services for the hosts file."""
@@ -112,23 +121,56 @@ class PodRunner:
             self._start(pod)
         elif phase == "Running":
             # Started by an earlier runner whose processes are gone: the node "rebooted".
-            self._patch(
+            self.api.patch_status(
                 pod, podstatus.build_failed_status("the sandbox pod runner restarted", now())
             )
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def _allocate_ip(self) -> str:
-        n = next(self._ips)
-        return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
+    def _lease(self, uid: str) -> str:
+        """Return a new address for pod `uid`: in its own network namespace on the sandbox's
+        bridge, else a loopback address. Raises NetworkPlanError or NetworkError."""
+        if self.network is None or self._pool is None:
+            n = next(self._ips)
+            return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
+        with self.lock:
+            ip = self._pool.allocate()
+        try:
+            podnet.setup_pod(self.network, ip)
+        except podnet.NetworkError:
+            with self.lock:
+                self._pool.release(ip)
+            raise
+        with self.lock:
+            self._leases[uid] = ip
+        return ip
+
+    def _release_network(self, uid: str) -> None:
+        """Remove the pod's namespace and give its address back, once (a finished pod keeps
+        its status.podIP, as in Kubernetes, but no longer its address or its DNS names)."""
+        with self.lock:
+            ip = self._leases.pop(uid, None)
+            self.addresses.pop(uid, None)
+        self.hosts_dirty.set()
+        if ip is None or self.network is None or self._pool is None:
+            return
+        podnet.teardown_pod(self.network, ip)
+        with self.lock:
+            self._pool.release(ip)
 
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
+        try:
+            ip = self._lease(meta["uid"])
+        except (netplan.NetworkPlanError, podnet.NetworkError) as exc:
+            log.warning("network of %s/%s: %s", meta["namespace"], meta["name"], exc)
+            self.api.patch_status(pod, podstatus.build_failed_status(f"pod network: {exc}", now()))
+            return
         run = PodRun(
             uid=meta["uid"],
             namespace=meta["namespace"],
             name=meta["name"],
-            ip=self._allocate_ip(),
+            ip=ip,
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
@@ -144,7 +186,7 @@ class PodRunner:
                 meta.get("labels") or {},
             )
         self._write_hosts()
-        self._create_logs_object(pod, run)
+        self.api.create_logs(pod, run.folder / "logs")
         threading.Thread(target=self._supervise, args=(pod, run), daemon=True).start()
 
     def _supervise(self, pod: dict[str, Any], run: PodRun) -> None:
@@ -155,14 +197,15 @@ class PodRunner:
                 code = self._run_once(pod, run, init, wait=True)
                 if code != 0 and not run.stopping.is_set():
                     message = f"init container {init['name']} exited with {code}"
-                    self._patch(pod, podstatus.build_failed_status(message, now()))
+                    self.api.patch_status(pod, podstatus.build_failed_status(message, now()))
+                    self._release_network(run.uid)
                     return
-            self._patch(pod, self._status(pod, run, started))
+            self.api.patch_status(pod, self._status(pod, run, started))
             policy = spec.get("restartPolicy", "Always")
             pending = {c["name"]: c for c in spec["containers"]}
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
-            self._patch(pod, self._status(pod, run, started))
+            self.api.patch_status(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)
                 run.exited.clear()
@@ -171,16 +214,17 @@ class PodRunner:
                     if ctr.exit_code is None:  # set by reap() once output is flushed
                         continue
                     if policy == "Always" or (policy == "OnFailure" and ctr.exit_code != 0):
-                        self._patch(pod, self._status(pod, run, started))
+                        self.api.patch_status(pod, self._status(pod, run, started))
                         if run.stopping.wait(min(10.0, 0.5 * 2 ** min(ctr.restarts, 5))):
                             break
                         ctr.restarts += 1
                         self._run_once(pod, run, pending[name], wait=False)
-                        self._patch(pod, self._status(pod, run, started))
+                        self.api.patch_status(pod, self._status(pod, run, started))
                     else:
                         del pending[name]
             if not run.stopping.is_set():
-                self._patch(pod, self._status(pod, run, started, final=True))
+                self.api.patch_status(pod, self._status(pod, run, started, final=True))
+                self._release_network(run.uid)
         except Exception as exc:  # report, never crash the runner
             log.exception("pod %s/%s: %s", run.namespace, run.name, exc)
 
@@ -193,7 +237,7 @@ class PodRunner:
         ctr.started_at = now()
         try:
             env = podenv.container_env(
-                pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self._lookup
+                pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self.api.lookup
             )
             argv = podenv.container_argv(spec, env)
         except podenv.PodSpecError as exc:
@@ -201,6 +245,8 @@ class PodRunner:
         hostname = podenv.pod_hostname(pod)
         if self.namespaces:
             argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)
+        if self.network is not None:
+            argv = netplan.netns_argv(self.network.netns(run.ip), argv)
         workdir = run.folder / "root" / str(spec.get("workingDir") or "").lstrip("/")
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
@@ -216,15 +262,7 @@ class PodRunner:
         if run is not None:
             run.stopping.set()
             kill_run(run, grace)
-        with contextlib.suppress(ApiException):
-            self.core.delete_namespaced_pod(
-                meta["name"],
-                meta["namespace"],
-                grace_period_seconds=0,
-                body=client.V1DeleteOptions(
-                    grace_period_seconds=0, preconditions=client.V1Preconditions(uid=meta["uid"])
-                ),
-            )
+        self.api.delete_now(pod)
 
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:
@@ -234,6 +272,7 @@ class PodRunner:
             run.stopping.set()
             if kill:
                 kill_run(run, 0)
+            self._release_network(uid)
             shutil.rmtree(run.folder, ignore_errors=True)
         self.hosts_dirty.set()
 
@@ -244,7 +283,7 @@ class PodRunner:
             run.stopping.set()
             kill_run(run, 2)
 
-    # -- API writes ------------------------------------------------------------------------
+    # -- status ----------------------------------------------------------------------------
 
     def _status(
         self, pod: dict[str, Any], run: PodRun, started: str, *, final: bool = False
@@ -260,48 +299,6 @@ class PodRunner:
             stamp=now(),
             final=final,
         )
-
-    def _patch(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
-        meta = pod["metadata"]
-        try:
-            self.core.patch_namespaced_pod_status(
-                meta["name"], meta["namespace"], {"status": status}
-            )
-        except ApiException as exc:
-            if exc.status != 404:
-                log.warning("status of %s/%s: %s", meta["namespace"], meta["name"], exc.reason)
-
-    def _lookup(self, kind: str, namespace: str, name: str, key: str | None) -> Any:
-        try:
-            if kind == "ConfigMap":
-                data = self.core.read_namespaced_config_map(name, namespace).data or {}
-            else:
-                raw = self.core.read_namespaced_secret(name, namespace).data or {}
-                data = {k: base64.b64decode(v).decode() for k, v in raw.items()}
-        except ApiException:
-            return None
-        return data if key is None else data.get(key)
-
-    def _create_logs_object(self, pod: dict[str, Any], run: PodRun) -> None:
-        meta = pod["metadata"]
-        body = podstatus.build_logs_object(pod, run.folder / "logs")
-        for n in podstatus.container_names(pod):
-            (run.folder / "logs").mkdir(parents=True, exist_ok=True)
-            (run.folder / "logs" / f"{n}.log").touch()
-        try:
-            self.custom.create_namespaced_custom_object(
-                KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
-            )
-        except ApiException as exc:
-            if exc.status == 409:  # left from an earlier pod of the same name
-                self.custom.delete_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", meta["name"]
-                )
-                self.custom.create_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
-                )
-            else:
-                log.warning("logs of %s/%s: %s", meta["namespace"], meta["name"], exc.reason)
 
     # -- hosts file ------------------------------------------------------------------------
 
@@ -341,7 +338,17 @@ def main(argv: list[str] | None = None) -> None:
     conf.connection_pool_maxsize = 32
     api = client.ApiClient(conf)
     args.state.mkdir(parents=True, exist_ok=True)
-    runner = PodRunner(api, args.state, namespaces=can_use_namespaces())
+    namespaces = can_use_namespaces()
+    network = podnet.load(args.state) if namespaces else None
+    if network is not None:
+        podnet.remove_pod_leftovers(network)
+        log.info("pods get their own network on %s (%s)", network.bridge, network.subnet)
+    else:
+        log.warning(
+            "pods share the host network with 127.244.x.y addresses: two pods listening on one "
+            "port collide, and EndpointSlices refuse these addresses"
+        )
+    runner = PodRunner(api, args.state, namespaces=namespaces, network=network)
     log.info("pod runner started (namespaces: %s)", runner.namespaces)
 
     def on_term(signum: int, frame: object) -> None:

@@ -19,6 +19,7 @@ import time
 from gryvia_cli.sandbox import binaries, bootstrap, nodespec, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
+from gryvia_cli.sandbox.netplan import NetworkPlanError
 from gryvia_cli.sandbox.sandboxes import (
     RUNNER,
     Progress,
@@ -140,15 +141,21 @@ def add_nodes(name: str, nodes: str) -> list[str]:
 
 
 def _create_network(box: Sandbox, progress: Progress) -> None:
+    """Give the sandbox its bridge, or warn that pods will share the host network."""
     why = podnet.available()
-    if why:
-        progress(
-            f"warning: pods share the host network ({why}): each gets a 127.244.x.y address, "
-            "two pods listening on one port collide, and Services get no EndpointSlices"
-        )
-        return
-    net = podnet.create_sandbox_network(box.name, box.workdir, box.state)
-    progress(f"pod network: bridge {net.bridge}, {net.subnet}, one network namespace per pod")
+    if not why:
+        try:
+            net = podnet.create_sandbox_network(box.name, box.workdir, box.state)
+        except (podnet.NetworkError, NetworkPlanError) as exc:
+            podnet.remove_sandbox_network(box.workdir)
+            why = str(exc)
+        else:
+            progress(f"pod network: bridge {net.bridge}, {net.subnet}, a namespace per pod")
+            return
+    progress(
+        f"warning: pods share the host network ({why}): each gets a 127.244.x.y address, "
+        "two pods listening on one port collide, and Services get no EndpointSlices"
+    )
 
 
 def _start_runner(box: Sandbox) -> None:

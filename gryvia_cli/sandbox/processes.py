@@ -77,6 +77,7 @@ class PodRun:
     name: str
     ip: str
     folder: Path
+    netns: str = ""  # the pod's network namespace; empty: the host's network
     containers: dict[str, Container] = field(default_factory=dict)
     stopping: threading.Event = field(default_factory=threading.Event)
     exited: threading.Event = field(default_factory=threading.Event)  # a container ended

@@ -127,10 +127,11 @@ class PodRunner:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def _lease(self, uid: str) -> str:
+    def _lease(self, uid: str, *, host_network: bool) -> str:
         """Return a new address for pod `uid`: in its own network namespace on the sandbox's
-        bridge, else a loopback address. Raises NetworkPlanError or NetworkError."""
-        if self.network is None or self._pool is None:
+        bridge, else (no pod network, or `hostNetwork`) a loopback address in the host's
+        network. Raises NetworkPlanError or NetworkError."""
+        if self.network is None or self._pool is None or host_network:
             n = next(self._ips)
             return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
         with self.lock:
@@ -150,10 +151,11 @@ class PodRunner:
         its status.podIP, as in Kubernetes, but no longer its address or its DNS names)."""
         with self.lock:
             ip = self._leases.pop(uid, None)
-            self.addresses.pop(uid, None)
-        self.hosts_dirty.set()
+            if ip is not None:
+                self.addresses.pop(uid, None)
         if ip is None or self.network is None or self._pool is None:
             return
+        self.hosts_dirty.set()
         podnet.teardown_pod(self.network, ip)
         with self.lock:
             self._pool.release(ip)
@@ -161,7 +163,7 @@ class PodRunner:
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         try:
-            ip = self._lease(meta["uid"])
+            ip = self._lease(meta["uid"], host_network=bool(pod["spec"].get("hostNetwork")))
         except (netplan.NetworkPlanError, podnet.NetworkError) as exc:
             log.warning("network of %s/%s: %s", meta["namespace"], meta["name"], exc)
             self.api.patch_status(pod, podstatus.build_failed_status(f"pod network: {exc}", now()))
@@ -171,6 +173,7 @@ class PodRunner:
             namespace=meta["namespace"],
             name=meta["name"],
             ip=ip,
+            netns=self.network.netns(ip) if self.network and meta["uid"] in self._leases else "",
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
@@ -245,8 +248,8 @@ class PodRunner:
         hostname = podenv.pod_hostname(pod)
         if self.namespaces:
             argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)
-        if self.network is not None:
-            argv = netplan.netns_argv(self.network.netns(run.ip), argv)
+        if run.netns:
+            argv = netplan.netns_argv(run.netns, argv)
         workdir = run.folder / "root" / str(spec.get("workingDir") or "").lstrip("/")
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}

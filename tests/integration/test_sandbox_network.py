@@ -251,6 +251,9 @@ def test_down_and_the_next_up_after_a_crash_leave_no_network_behind(tmp_path: Pa
             assert net is not None
             ip = _sleeper(box)
             assert {f"netns {net.netns(ip)}", f"link {net.veth(ip)}"} <= set(_leftovers(net))
+            pids = [int(m.name) for m in (box.state / "procs").glob("*")]
+            pod_net = Path(f"/run/netns/{net.netns(ip)}").stat().st_ino
+            assert [Path(f"/proc/{pid}/ns/net").stat().st_ino for pid in pids] == [pod_net]
             assert f"address {net.gateway} on {net.bridge}" in _leftovers(net)
 
             # a crash: every process of the sandbox dies at once, nothing is cleaned up
@@ -291,3 +294,30 @@ def test_without_namespaces_pods_fall_back_to_loopback_addresses(tmp_path: Path)
             cluster.down(name)
     warning = next(n for n in notes if n.startswith("warning:"))
     assert "pods share the host network" in warning and podnet.MODE_ENV in warning
+
+
+def test_host_network_pods_stay_in_the_host_network(sandbox: SandboxHandle) -> None:
+    ns = _ns(sandbox)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "hostnet"},
+        "spec": {
+            "hostNetwork": True,
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "x", "command": ["readlink", "/proc/self/ns/net"]}
+            ],
+        },
+    }
+    _apply(sandbox, ns, pod)
+
+    def done() -> dict[str, Any] | None:
+        status = _get(sandbox, ns, "pod", "hostnet")["status"]
+        return status if status.get("phase") in ("Succeeded", "Failed") else None
+
+    status = wait_for(done, what="hostnet pod end")
+    assert status["phase"] == "Succeeded"
+    assert ipaddress.IPv4Address(status["podIP"]).is_loopback
+    logs = sandbox.kubectl_run("logs", "-n", ns, "hostnet").stdout.strip()
+    assert logs == str(Path("/proc/self/ns/net").readlink())

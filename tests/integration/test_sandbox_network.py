@@ -113,6 +113,8 @@ def test_two_jobs_listen_on_one_port_and_each_client_reaches_its_own_server(
     ips = [p["status"]["podIP"] for p in pods]
     assert len(set(ips)) == 4
     assert all(ipaddress.IPv4Address(ip) in net.subnet for ip in ips), ips
+    events = _get(sandbox, ns, "events")["items"]
+    assert [e for e in events if e["reason"] == "FailedToUpdateEndpointSlices"] == []
 
 
 def test_services_get_endpoint_slices_with_the_pod_addresses(sandbox: SandboxHandle) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from gryvia_cli.sandbox.netplan import (
     pod_down_batch,
     pod_up_batches,
 )
+from gryvia_cli.sandbox.processes import HOSTS_SHIM, namespaced_argv
 
 NET = SandboxNet("0a1b2c", "gs0a1b2c-demo", ipaddress.IPv4Network("100.70.0.0/16"))
 ROUTES = [
@@ -132,3 +134,27 @@ def test_leftovers_are_found_by_prefix_and_only_for_this_sandbox() -> None:
     ]
     pods = leftovers_batch("0a1b2c", links, namespaces, pods_only=True)
     assert "link del gs0a1b2c-demo" not in pods and len(pods) == 3
+
+
+def test_a_container_enters_the_pod_network_then_its_mount_and_uts_namespaces() -> None:
+    argv = netns_argv(
+        NET.netns("100.70.0.9"), namespaced_argv(["python3", "-V"], Path("/h/ns"), "p-0")
+    )
+    assert argv == [
+        "nsenter",
+        "--net=/run/netns/gryvia-0a1b2c-0009",
+        "--",
+        "unshare",
+        "--mount",
+        "--uts",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        HOSTS_SHIM,
+        "/h/ns",
+        "p-0",
+        "python3",
+        "-V",
+    ]

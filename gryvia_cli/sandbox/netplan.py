@@ -40,8 +40,9 @@ def net_id(workdir: str) -> str:
 
 
 def bridge_name(name: str, nid: str) -> str:
-    """Return the bridge's interface name for sandbox `name` with id `nid` (<= 15 chars)."""
-    return f"gs{nid}-{name}"[:IFNAME_MAX]
+    """Return the bridge's interface name for sandbox `name` with id `nid` (<= 15 chars; the
+    name is cut, without a trailing '-')."""
+    return f"gs{nid}-{name}"[:IFNAME_MAX].rstrip("-")
 
 
 def parse_taken(routes: Iterable[Mapping[str, Any]]) -> list[ipaddress.IPv4Network]:

@@ -41,6 +41,7 @@ def test_ids_and_names_are_stable_and_fit_linux_interface_names() -> None:
     long = bridge_name("a-very-long-sandbox-name-of-32-ch", nid)
     assert long == f"gs{nid}-a-very" and len(long) == 15
     assert bridge_name("x", nid) == f"gs{nid}-x"
+    assert bridge_name("bench-1234", nid) == f"gs{nid}-bench"
     ip = "100.70.1.2"
     assert NET.offset(ip) == 258
     assert NET.netns(ip) == "gryvia-0a1b2c-0102"

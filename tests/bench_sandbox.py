@@ -12,7 +12,7 @@ import uuid
 
 def main() -> None:
     """Print the sandbox's start time and the time for 100 one-pod Jobs to complete."""
-    from gryvia_cli.sandbox import binaries, cluster
+    from gryvia_cli.sandbox import binaries, cluster, podnet
 
     with tempfile.TemporaryDirectory(prefix="gryvia-bench-") as home:
         os.environ["GRYVIA_SANDBOX_HOME"] = home
@@ -24,6 +24,12 @@ def main() -> None:
             print(
                 f"sandbox start to Ready nodes (7 nodes, logs probe incl.): {start:.1f} s "
                 "(target < 30 s)"
+            )
+            net = podnet.load(box.state)
+            print(
+                f"pod network: {net.bridge} {net.subnet}, a namespace per pod"
+                if net
+                else f"pod network: host ({podnet.available() or 'bridge not created'})"
             )
             kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
             jobs = [

@@ -1,8 +1,9 @@
 """The sandbox's pod runner: a tiny kubelet that runs scheduled pods as local processes.
 
 kwok-controller keeps the simulated nodes Ready; this process does what a kubelet does for the
-pods the real kube-scheduler bound to them: gives each pod an address (its own 127.x.y.z
-loopback address), runs init containers then containers (`command`+`args`, env resolved as the
+pods the real kube-scheduler bound to them: gives each pod its own network (a network namespace
+on the sandbox's bridge, see `netplan`; without root, a 127.x.y.z loopback address in the host's
+network), runs init containers then containers (`command`+`args`, env resolved as the
 kubelet does, `workingDir` under a per-pod folder), writes their output as CRI log files that
 kwok serves to `kubectl logs`, reports phase and container states, restarts containers as the
 `restartPolicy` says, and kills the processes when the pod is deleted. Images are not pulled.
@@ -13,86 +14,51 @@ Run as `python -m gryvia_cli.sandbox.runner --kubeconfig FILE --state DIR`.
 from __future__ import annotations
 
 import argparse
-import base64
-import contextlib
-import datetime as dt
 import itertools
-import json
 import logging
 import os
 import shutil
 import signal
-import subprocess
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config, watch
-from kubernetes.client.exceptions import ApiException
+from kubernetes import client, config
 
-from gryvia_cli.sandbox import hosts, podenv
-from gryvia_cli.sandbox.crilog import CriLogWriter
+from gryvia_cli.sandbox import hosts, netplan, podenv, podnet, podstatus
+from gryvia_cli.sandbox.netplan import SandboxNet
+from gryvia_cli.sandbox.podapi import PodApi
+from gryvia_cli.sandbox.podstatus import now
+from gryvia_cli.sandbox.processes import (
+    Container,
+    PodRun,
+    can_use_namespaces,
+    fail_container,
+    kill_run,
+    namespaced_argv,
+    start_container,
+)
+from gryvia_cli.sandbox.watchloop import watch_forever
+
+__all__ = ["Container", "PodRun", "PodRunner", "can_use_namespaces", "main"]
 
 log = logging.getLogger("gryvia.sandbox.runner")
 
 HOST_IP = "127.0.0.1"
-KWOK_GROUP, KWOK_VERSION = "kwok.x-k8s.io", "v1alpha1"
-_SHIM = 'mount --bind "$0" /etc/hosts && hostname "$1" && shift && exec "$@"'
-
-
-def now() -> str:
-    """Return the current UTC time in the API's RFC 3339 form (seconds)."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def can_use_namespaces() -> bool:
-    """True when mount and UTS namespaces work here (root with `unshare`): pods then see the
-    cluster hosts file as /etc/hosts and their own host name."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        return False
-    probe = subprocess.run(
-        ["unshare", "--mount", "--uts", "--propagation", "private", "true"],
-        capture_output=True,
-        check=False,
-    )
-    return probe.returncode == 0
-
-
-@dataclass
-class Container:
-    """One running (or finished) container process."""
-
-    name: str
-    proc: subprocess.Popen[bytes] | None = None
-    started_at: str = ""
-    restarts: int = 0
-    exit_code: int | None = None
-    finished_at: str = ""
-    message: str = ""
-
-
-@dataclass
-class PodRun:
-    """The runner's record of one pod it has started."""
-
-    uid: str
-    namespace: str
-    name: str
-    ip: str
-    folder: Path
-    containers: dict[str, Container] = field(default_factory=dict)
-    stopping: threading.Event = field(default_factory=threading.Event)
-    exited: threading.Event = field(default_factory=threading.Event)  # a container ended
 
 
 class PodRunner:
     """Watches pods bound to nodes and runs them. Thread-safe; one instance per sandbox."""
 
-    def __init__(self, api: client.ApiClient, state: Path, *, namespaces: bool) -> None:
-        self.core = client.CoreV1Api(api)
-        self.custom = client.CustomObjectsApi(api)
+    def __init__(
+        self,
+        api: client.ApiClient,
+        state: Path,
+        *,
+        namespaces: bool,
+        network: SandboxNet | None = None,
+    ) -> None:
+        self.api = PodApi(api)
         self.state = state
         self.namespaces = namespaces
         self.hosts_dir = state / "hosts"
@@ -102,6 +68,9 @@ class PodRunner:
         self.lock = threading.Lock()
         self.hosts_dirty = threading.Event()
         self.stop = threading.Event()
+        self.network = network if namespaces else None
+        self._pool = netplan.AddressPool(self.network.subnet) if self.network else None
+        self._leases: dict[str, str] = {}  # pod uid -> address, while its namespace exists
         self._ips = itertools.count(1)
         self.hosts_dir.mkdir(parents=True, exist_ok=True)
 
@@ -111,41 +80,15 @@ class PodRunner:
         """Watch services and pods until `stop` is set."""
         threading.Thread(target=self._watch_services, daemon=True).start()
         threading.Thread(target=self._write_hosts_loop, daemon=True).start()
-        self._watch(
-            self.core.list_pod_for_all_namespaces, self.on_pod, field_selector="spec.nodeName!="
+        watch_forever(
+            self.api.core.list_pod_for_all_namespaces,
+            self.on_pod,
+            self.stop,
+            field_selector="spec.nodeName!=",
         )
 
-    def _watch(self, lister: Any, handler: Any, **kwargs: Any) -> None:
-        version = ""
-        while not self.stop.is_set():
-            try:
-                if not version:
-                    listing = lister(_preload_content=False, **kwargs)
-                    body = json.loads(listing.data)
-                    for item in body["items"]:
-                        handler("ADDED", item)
-                    version = body["metadata"]["resourceVersion"]
-                for event in watch.Watch().stream(
-                    lister, resource_version=version, timeout_seconds=60, **kwargs
-                ):
-                    obj = event["raw_object"]
-                    if event["type"] == "ERROR":
-                        version = ""
-                        break
-                    version = obj["metadata"]["resourceVersion"]
-                    handler(event["type"], obj)
-            except ApiException as exc:
-                if exc.status == 410:
-                    version = ""
-                else:
-                    log.warning("watch failed: %s", exc.reason)
-                    time.sleep(1)
-            except Exception as exc:  # the API server went away: retry, the watch is the loop
-                log.warning("watch error: %s", exc)
-                time.sleep(1)
-
     def _watch_services(self) -> None:
-        self._watch(self.core.list_service_for_all_namespaces, self.on_service)
+        watch_forever(self.api.core.list_service_for_all_namespaces, self.on_service, self.stop)
 
     def on_service(self, kind: str, svc: dict[str, Any]) -> None:
         """Track Services for the hosts file."""
@@ -178,21 +121,59 @@ class PodRunner:
             self._start(pod)
         elif phase == "Running":
             # Started by an earlier runner whose processes are gone: the node "rebooted".
-            self._patch(pod, self._failed_status(pod, "the sandbox pod runner restarted"))
+            self.api.patch_status(
+                pod, podstatus.build_failed_status("the sandbox pod runner restarted", now())
+            )
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def _allocate_ip(self) -> str:
-        n = next(self._ips)
-        return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
+    def _lease(self, uid: str, *, host_network: bool) -> str:
+        """Return a new address for pod `uid`: in its own network namespace on the sandbox's
+        bridge, else (no pod network, or `hostNetwork`) a loopback address in the host's
+        network. Raises NetworkPlanError or NetworkError."""
+        if self.network is None or self._pool is None or host_network:
+            n = next(self._ips)
+            return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
+        with self.lock:
+            ip = self._pool.allocate()
+        try:
+            podnet.setup_pod(self.network, ip)
+        except podnet.NetworkError:
+            with self.lock:
+                self._pool.release(ip)
+            raise
+        with self.lock:
+            self._leases[uid] = ip
+        return ip
+
+    def _release_network(self, uid: str) -> None:
+        """Remove the pod's namespace and give its address back, once (a finished pod keeps
+        its status.podIP, as in Kubernetes, but no longer its address or its DNS names)."""
+        with self.lock:
+            ip = self._leases.pop(uid, None)
+            if ip is not None:
+                self.addresses.pop(uid, None)
+        if ip is None or self.network is None or self._pool is None:
+            return
+        self.hosts_dirty.set()
+        podnet.teardown_pod(self.network, ip)
+        with self.lock:
+            self._pool.release(ip)
 
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
+        try:
+            ip = self._lease(meta["uid"], host_network=bool(pod["spec"].get("hostNetwork")))
+        except (netplan.NetworkPlanError, podnet.NetworkError) as exc:
+            log.warning("network of %s/%s: %s", meta["namespace"], meta["name"], exc)
+            self.api.patch_status(pod, podstatus.build_failed_status(f"pod network: {exc}", now()))
+            return
         run = PodRun(
             uid=meta["uid"],
             namespace=meta["namespace"],
             name=meta["name"],
-            ip=self._allocate_ip(),
+            ip=ip,
+            netns=self.network.netns(ip) if self.network and meta["uid"] in self._leases else "",
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
@@ -208,7 +189,7 @@ class PodRunner:
                 meta.get("labels") or {},
             )
         self._write_hosts()
-        self._create_logs_object(pod, run)
+        self.api.create_logs(pod, run.folder / "logs")
         threading.Thread(target=self._supervise, args=(pod, run), daemon=True).start()
 
     def _supervise(self, pod: dict[str, Any], run: PodRun) -> None:
@@ -218,19 +199,16 @@ class PodRunner:
             for init in spec.get("initContainers") or []:
                 code = self._run_once(pod, run, init, wait=True)
                 if code != 0 and not run.stopping.is_set():
-                    self._patch(
-                        pod,
-                        self._failed_status(
-                            pod, f"init container {init['name']} exited with {code}"
-                        ),
-                    )
+                    message = f"init container {init['name']} exited with {code}"
+                    self.api.patch_status(pod, podstatus.build_failed_status(message, now()))
+                    self._release_network(run.uid)
                     return
-            self._patch(pod, self._status(pod, run, started))
+            self.api.patch_status(pod, self._status(pod, run, started))
             policy = spec.get("restartPolicy", "Always")
             pending = {c["name"]: c for c in spec["containers"]}
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
-            self._patch(pod, self._status(pod, run, started))
+            self.api.patch_status(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)
                 run.exited.clear()
@@ -239,16 +217,17 @@ class PodRunner:
                     if ctr.exit_code is None:  # set by reap() once output is flushed
                         continue
                     if policy == "Always" or (policy == "OnFailure" and ctr.exit_code != 0):
-                        self._patch(pod, self._status(pod, run, started))
+                        self.api.patch_status(pod, self._status(pod, run, started))
                         if run.stopping.wait(min(10.0, 0.5 * 2 ** min(ctr.restarts, 5))):
                             break
                         ctr.restarts += 1
                         self._run_once(pod, run, pending[name], wait=False)
-                        self._patch(pod, self._status(pod, run, started))
+                        self.api.patch_status(pod, self._status(pod, run, started))
                     else:
                         del pending[name]
             if not run.stopping.is_set():
-                self._patch(pod, self._status(pod, run, started, final=True))
+                self.api.patch_status(pod, self._status(pod, run, started, final=True))
+                self._release_network(run.uid)
         except Exception as exc:  # report, never crash the runner
             log.exception("pod %s/%s: %s", run.namespace, run.name, exc)
 
@@ -259,75 +238,25 @@ class PodRunner:
         ctr = run.containers.setdefault(name, Container(name))
         ctr.exit_code, ctr.finished_at, ctr.message = None, "", ""
         ctr.started_at = now()
-        writer = CriLogWriter(run.folder / "logs" / f"{name}.log")
         try:
             env = podenv.container_env(
-                pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self._lookup
+                pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self.api.lookup
             )
             argv = podenv.container_argv(spec, env)
         except podenv.PodSpecError as exc:
-            writer.write("stderr", str(exc).encode())
-            writer.close()
-            ctr.exit_code, ctr.finished_at, ctr.message = 128, now(), str(exc)
-            return 128
+            return fail_container(ctr, run.folder / "logs" / f"{name}.log", 128, str(exc))
         hostname = podenv.pod_hostname(pod)
         if self.namespaces:
-            argv = [
-                "unshare",
-                "--mount",
-                "--uts",
-                "--propagation",
-                "private",
-                "--",
-                "sh",
-                "-c",
-                _SHIM,
-                str(self.hosts_dir / run.namespace),
-                hostname,
-                *argv,
-            ]
+            argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)
+        if run.netns:
+            argv = netplan.netns_argv(run.netns, argv)
         workdir = run.folder / "root" / str(spec.get("workingDir") or "").lstrip("/")
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
         full_env = base | {"HOME": str(run.folder / "root"), "HOSTNAME": hostname} | env
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=workdir,
-                env=full_env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            writer.write("stderr", f"exec {argv[0]}: {exc.strerror}".encode())
-            writer.close()
-            ctr.exit_code, ctr.finished_at, ctr.message = 127, now(), str(exc)
-            return 127
-        ctr.proc = proc
-        marker = self.state / "procs" / str(proc.pid)  # lets `sandbox down` kill what is left
-        marker.parent.mkdir(exist_ok=True)
-        marker.touch()
-        assert proc.stdout is not None and proc.stderr is not None
-        pumps = [writer.pump(proc.stdout, "stdout"), writer.pump(proc.stderr, "stderr")]
-
-        def reap() -> int:
-            code = proc.wait()
-            marker.unlink(missing_ok=True)
-            for pump in pumps:
-                pump.join(timeout=5)
-            writer.close()
-            ctr.exit_code = code if code >= 0 else 128 - code  # killed by signal N: 128+N
-            ctr.finished_at = now()
-            run.exited.set()
-            return ctr.exit_code
-
-        if wait:
-            return reap()
-        threading.Thread(target=reap, daemon=True).start()
-        # poll() in _supervise sees the process end; exit_code is set by reap()
-        return 0
+        return start_container(
+            run, ctr, argv, env=full_env, cwd=workdir, markers=self.state / "procs", wait=wait
+        )
 
     def _delete(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
@@ -335,29 +264,8 @@ class PodRunner:
         grace = min(int(meta.get("deletionGracePeriodSeconds") or 0), 10)
         if run is not None:
             run.stopping.set()
-            self._kill(run, grace)
-        with contextlib.suppress(ApiException):
-            self.core.delete_namespaced_pod(
-                meta["name"],
-                meta["namespace"],
-                grace_period_seconds=0,
-                body=client.V1DeleteOptions(
-                    grace_period_seconds=0, preconditions=client.V1Preconditions(uid=meta["uid"])
-                ),
-            )
-
-    def _kill(self, run: PodRun, grace: float) -> None:
-        procs = [c.proc for c in run.containers.values() if c.proc and c.proc.poll() is None]
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        for proc in procs:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+            kill_run(run, grace)
+        self.api.delete_now(pod)
 
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:
@@ -366,7 +274,8 @@ class PodRunner:
         if run is not None:
             run.stopping.set()
             if kill:
-                self._kill(run, 0)
+                kill_run(run, 0)
+            self._release_network(uid)
             shutil.rmtree(run.folder, ignore_errors=True)
         self.hosts_dirty.set()
 
@@ -375,143 +284,26 @@ class PodRunner:
         self.stop.set()
         for run in list(self.runs.values()):
             run.stopping.set()
-            self._kill(run, 2)
+            kill_run(run, 2)
 
     # -- status ----------------------------------------------------------------------------
 
     def _status(
         self, pod: dict[str, Any], run: PodRun, started: str, *, final: bool = False
     ) -> dict[str, Any]:
-        statuses, all_ok, any_running = [], True, False
-        for spec in pod["spec"]["containers"]:
-            ctr = run.containers.get(spec["name"], Container(spec["name"]))
-            running = ctr.proc is not None and ctr.exit_code is None and ctr.proc.poll() is None
-            any_running |= running
-            if running or ctr.exit_code is None:
-                state: dict[str, Any] = {"running": {"startedAt": ctr.started_at or started}}
-            else:
-                all_ok &= ctr.exit_code == 0
-                state = {
-                    "terminated": {
-                        "exitCode": ctr.exit_code,
-                        "reason": "Completed" if ctr.exit_code == 0 else "Error",
-                        "startedAt": ctr.started_at,
-                        "finishedAt": ctr.finished_at,
-                        "containerID": f"gryvia://{run.uid}/{ctr.name}",
-                        **({"message": ctr.message} if ctr.message else {}),
-                    }
-                }
-            statuses.append(
-                {
-                    "name": spec["name"],
-                    "image": spec.get("image", ""),
-                    "imageID": spec.get("image", ""),
-                    "containerID": f"gryvia://{run.uid}/{ctr.name}",
-                    "ready": running,
-                    "started": running,
-                    "restartCount": ctr.restarts,
-                    "state": state,
-                }
-            )
-        phase = ("Succeeded" if all_ok else "Failed") if final else "Running"
-        ready = "True" if any_running and not final else "False"
-        return {
-            "phase": phase,
-            "podIP": run.ip,
-            "podIPs": [{"ip": run.ip}],
-            "hostIP": HOST_IP,
-            "hostIPs": [{"ip": HOST_IP}],
-            "startTime": started,
-            "conditions": self._conditions(ready, "PodCompleted" if final else ""),
-            "containerStatuses": statuses,
-        }
+        return podstatus.build_status(
+            pod,
+            uid=run.uid,
+            pod_ip=run.ip,
+            host_ip=HOST_IP,
+            started=started,
+            containers=run.containers,
+            alive=run.alive(),
+            stamp=now(),
+            final=final,
+        )
 
-    def _failed_status(self, pod: dict[str, Any], message: str) -> dict[str, Any]:
-        return {
-            "phase": "Failed",
-            "reason": "Error",
-            "message": message,
-            "conditions": self._conditions("False", "PodFailed"),
-        }
-
-    @staticmethod
-    def _conditions(ready: str, reason: str) -> list[dict[str, str]]:
-        stamp = now()
-        out = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp}]
-        for kind in ("PodReadyToStartContainers", "Initialized"):
-            out.append({"type": kind, "status": "True", "lastTransitionTime": stamp})
-        for kind in ("ContainersReady", "Ready"):
-            cond = {"type": kind, "status": ready, "lastTransitionTime": stamp}
-            if reason and ready == "False":
-                cond["reason"] = reason
-            out.append(cond)
-        return out
-
-    def _patch(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
-        meta = pod["metadata"]
-        try:
-            self.core.patch_namespaced_pod_status(
-                meta["name"], meta["namespace"], {"status": status}
-            )
-        except ApiException as exc:
-            if exc.status != 404:
-                log.warning("status of %s/%s: %s", meta["namespace"], meta["name"], exc.reason)
-
-    # -- helpers ---------------------------------------------------------------------------
-
-    def _lookup(self, kind: str, namespace: str, name: str, key: str | None) -> Any:
-        try:
-            if kind == "ConfigMap":
-                data = self.core.read_namespaced_config_map(name, namespace).data or {}
-            else:
-                raw = self.core.read_namespaced_secret(name, namespace).data or {}
-                data = {k: base64.b64decode(v).decode() for k, v in raw.items()}
-        except ApiException:
-            return None
-        return data if key is None else data.get(key)
-
-    def _create_logs_object(self, pod: dict[str, Any], run: PodRun) -> None:
-        meta = pod["metadata"]
-        names = [c["name"] for c in pod["spec"]["containers"]]
-        names += [c["name"] for c in pod["spec"].get("initContainers") or []]
-        body = {
-            "apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}",
-            "kind": "Logs",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta["namespace"],
-                "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}
-                ],
-            },
-            "spec": {
-                "logs": [
-                    {
-                        "containers": [n],
-                        "follow": True,
-                        "logsFile": str(run.folder / "logs" / f"{n}.log"),
-                    }
-                    for n in names
-                ]
-            },
-        }
-        for n in names:
-            (run.folder / "logs").mkdir(parents=True, exist_ok=True)
-            (run.folder / "logs" / f"{n}.log").touch()
-        try:
-            self.custom.create_namespaced_custom_object(
-                KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
-            )
-        except ApiException as exc:
-            if exc.status == 409:  # left from an earlier pod of the same name
-                self.custom.delete_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", meta["name"]
-                )
-                self.custom.create_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
-                )
-            else:
-                log.warning("logs of %s/%s: %s", meta["namespace"], meta["name"], exc.reason)
+    # -- hosts file ------------------------------------------------------------------------
 
     def _write_hosts_loop(self) -> None:
         while not self.stop.is_set():
@@ -549,7 +341,17 @@ def main(argv: list[str] | None = None) -> None:
     conf.connection_pool_maxsize = 32
     api = client.ApiClient(conf)
     args.state.mkdir(parents=True, exist_ok=True)
-    runner = PodRunner(api, args.state, namespaces=can_use_namespaces())
+    namespaces = can_use_namespaces()
+    network = podnet.load(args.state) if namespaces else None
+    if network is not None:
+        podnet.remove_pod_leftovers(network)
+        log.info("pods get their own network on %s (%s)", network.bridge, network.subnet)
+    else:
+        log.warning(
+            "pods share the host network with 127.244.x.y addresses: two pods listening on one "
+            "port collide, and EndpointSlices refuse these addresses"
+        )
+    runner = PodRunner(api, args.state, namespaces=namespaces, network=network)
     log.info("pod runner started (namespaces: %s)", runner.namespaces)
 
     def on_term(signum: int, frame: object) -> None:

@@ -36,6 +36,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _has_link(name: str) -> bool:
+    links = json.loads(subprocess.run(["ip", "-j", "link"], capture_output=True, check=True).stdout)
+    return any(link["ifname"] == name for link in links)
+
+
 def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     name = f"cli-{uuid.uuid4().hex[:6]}"
     kubeconfig = tmp_path / "config"
@@ -54,6 +59,8 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     try:
         assert up.returncode == 0, up.stderr
         assert f"context gryvia-{name}" in up.stderr
+        bridge = up.stderr.split("pod network: bridge ", 1)[1].split(",", 1)[0]
+        assert _has_link(bridge)
         config = yaml.safe_load(kubeconfig.read_text())
         assert config["current-context"] == f"gryvia-{name}"
         server = config["clusters"][0]["cluster"]["server"]
@@ -91,6 +98,7 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0, "API server port still open"
     assert not (tmp_path / "home" / "clusters" / name).exists()
+    assert not _has_link(bridge)
     assert yaml.safe_load(kubeconfig.read_text())["contexts"] == []
 
 

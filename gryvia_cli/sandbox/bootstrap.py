@@ -1,0 +1,110 @@
+"""After kwokctl: register the simulated nodes, wait for them, prove that pods run and log.
+
+Everything here goes through the sandbox's own kubectl and kubeconfig.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from typing import Any
+
+from gryvia_cli.sandbox import binaries
+from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError
+
+PROBE_POD = "gryvia-sandbox-probe"
+
+
+def kubectl(box: Sandbox, *args: str, stdin: str | None = None) -> str:
+    """Run kubectl against sandbox `box` and return its stdout. Raises SandboxError."""
+    proc = subprocess.run(
+        [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SandboxError(f"kubectl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def create_nodes(box: Sandbox, nodes: list[dict[str, Any]]) -> None:
+    """Create the Node objects `nodes`. Raises SandboxError (e.g. a name exists already)."""
+    # JSON, not YAML: label values such as "08" must stay strings.
+    kubectl(
+        box,
+        "create",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}),
+    )
+
+
+def wait_nodes_ready(box: Sandbox, names: list[str], timeout: float = 120.0) -> None:
+    """Return once every node of `names` is Ready; raise SandboxError after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    pending = set(names)
+    while time.monotonic() < deadline:
+        out = json.loads(kubectl(box, "get", "nodes", "-o", "json"))
+        for node in out["items"]:
+            conds = {c["type"]: c["status"] for c in node["status"].get("conditions", [])}
+            if conds.get("Ready") == "True":
+                pending.discard(node["metadata"]["name"])
+        if not pending:
+            return
+        time.sleep(0.3)
+    raise SandboxError(f"nodes not Ready after {timeout:.0f}s: {', '.join(sorted(pending))}")
+
+
+def probe_pod_logs(box: Sandbox, timeout: float = 120.0) -> None:
+    """Run one pod end to end and read its log through the API server.
+
+    kwokctl installs kwok's Logs CRD after kwok-controller starts, so the controller's watch
+    of Logs objects may back off for a few seconds; `up` returns only once logs are served.
+    Raises SandboxError after `timeout` seconds.
+    """
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": PROBE_POD, "namespace": "kube-system"},
+        "spec": {
+            "restartPolicy": "Never",
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {"name": "probe", "image": "none", "command": ["echo", "sandbox ready"]}
+            ],
+        },
+    }
+    deadline = time.monotonic() + timeout
+    while True:  # the default ServiceAccount appears a moment after the API server
+        try:
+            kubectl(box, "create", "-f", "-", stdin=json.dumps(pod))
+            break
+        except SandboxError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)
+    try:
+        while time.monotonic() < deadline:
+            proc = subprocess.run(
+                [
+                    str(binaries.path_of("kubectl")),
+                    "--kubeconfig",
+                    str(box.kubeconfig),
+                    "logs",
+                    "-n",
+                    "kube-system",
+                    PROBE_POD,
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode == 0 and "sandbox ready" in proc.stdout:
+                return
+            time.sleep(0.25)
+        raise SandboxError(f"pod logs not served after {timeout:.0f}s: {proc.stderr.strip()}")
+    finally:
+        kubectl(box, "delete", "pod", "-n", "kube-system", PROBE_POD, "--wait=false")

@@ -1,0 +1,87 @@
+"""kwokctl, the driver of the sandbox's control plane: its configuration and its invocation.
+
+Every binary kwokctl runs is a local path, so nothing is downloaded (`kwokctl --dry-run`
+shows it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gryvia_cli.sandbox import binaries
+from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
+
+
+def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
+    """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
+    kwok's Logs CRDs, and the node Stages (pods are left to the pod runner)."""
+    options: dict[str, Any] = {
+        "runtime": "binary",
+        "bindAddress": "127.0.0.1",
+        "securePort": True,
+        "kubeAdmission": True,
+        "kubeAuthorization": True,
+        "enableCRDs": ["Logs", "ClusterLogs"],
+        "kubeApiserverBinary": str(bin_dir / "kube-apiserver"),
+        "kubeControllerManagerBinary": str(bin_dir / "kube-controller-manager"),
+        "kubeSchedulerBinary": str(bin_dir / "kube-scheduler"),
+        "kubectlBinary": str(bin_dir / "kubectl"),
+        "etcdBinary": str(bin_dir / "etcd"),
+        "kwokControllerBinary": str(bin_dir / "kwok"),
+    }
+    if api_port:
+        options["kubeApiserverPort"] = api_port
+    head = yaml.safe_dump(
+        {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokctlConfiguration",
+            "options": options,
+        },
+        sort_keys=False,
+    )
+    stages = resources.files("gryvia_cli.sandbox").joinpath("data/node-stages.yaml").read_text()
+    return head + "---\n" + stages
+
+
+def config_file(name: str) -> Path:
+    """Where `up` writes kwokctl's configuration for sandbox `name` while it starts."""
+    return home() / f".{name}-kwokctl.yaml"
+
+
+def run_kwokctl(
+    box: Sandbox, *args: str, config: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run `kwokctl [--config FILE] ARGS --name <box>` with the sandbox home as its workdir.
+
+    Raises SandboxError with the tail of kwokctl's stderr when it fails and `check` is set.
+    """
+    cmd = [str(binaries.path_of("kwokctl"))]
+    if config is not None:
+        cmd += ["--config", str(config)]
+    cmd += [*args, "--name", box.name]
+    env = os.environ | {"KWOK_WORKDIR": str(home())}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        raise SandboxError(f"kwokctl {args[0]} {args[1]} failed:\n{tail}")
+    return proc
+
+
+def dry_run_commands(name: str) -> str:
+    """Return the commands kwokctl would run for sandbox `name` (`kwokctl --dry-run`)."""
+    box = Sandbox(name)
+    config_path = config_file(name)
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(kwokctl_config(binaries.bin_dir(), None))
+    try:
+        return run_kwokctl(
+            box, "create", "cluster", "--dry-run", "--kubeconfig", os.devnull, config=config_path
+        ).stdout
+    finally:
+        config_path.unlink(missing_ok=True)

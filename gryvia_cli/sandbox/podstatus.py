@@ -1,0 +1,154 @@
+"""What the sandbox's pod runner reports to the API server: pod status, conditions, kwok Logs.
+
+Pure builders. Clocks are injected: every builder takes the time stamp to write (RFC 3339,
+seconds, as `now()` returns it); which containers are still running is passed in too, so
+nothing here looks at a process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KWOK_GROUP, KWOK_VERSION = "kwok.x-k8s.io", "v1alpha1"
+
+
+def now() -> str:
+    """Return the current UTC time in the API's RFC 3339 form (seconds)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class ContainerRecord:
+    """What the runner knows of one container's current (or last) run.
+
+    `exit_code` is None while the process runs (or before it first started); times are
+    RFC 3339 strings, empty when unknown.
+    """
+
+    name: str
+    started_at: str = ""
+    restarts: int = 0
+    exit_code: int | None = None
+    finished_at: str = ""
+    message: str = ""
+
+
+def build_conditions(ready: str, reason: str, stamp: str) -> list[dict[str, str]]:
+    """Return the pod conditions: scheduled, initialized, and Ready/ContainersReady = `ready`
+    ("True"/"False"), with `reason` on the latter two when they are False."""
+    out = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp}]
+    for kind in ("PodReadyToStartContainers", "Initialized"):
+        out.append({"type": kind, "status": "True", "lastTransitionTime": stamp})
+    for kind in ("ContainersReady", "Ready"):
+        cond = {"type": kind, "status": ready, "lastTransitionTime": stamp}
+        if reason and ready == "False":
+            cond["reason"] = reason
+        out.append(cond)
+    return out
+
+
+def build_status(
+    pod: Mapping[str, Any],
+    *,
+    uid: str,
+    pod_ip: str,
+    host_ip: str,
+    started: str,
+    containers: Mapping[str, ContainerRecord],
+    alive: Collection[str],
+    stamp: str,
+    final: bool = False,
+) -> dict[str, Any]:
+    """Return the pod's `status` while its containers run, or once all ended (`final`).
+
+    `containers` maps container name to its record (missing: not started yet); `alive` names
+    the containers whose process is running now. Phase is Running until `final`, then
+    Succeeded when every container exited 0, else Failed.
+    """
+    statuses, all_ok, any_running = [], True, False
+    for spec in pod["spec"]["containers"]:
+        ctr = containers.get(spec["name"]) or ContainerRecord(spec["name"])
+        running = spec["name"] in alive and ctr.exit_code is None
+        any_running |= running
+        if running or ctr.exit_code is None:
+            state: dict[str, Any] = {"running": {"startedAt": ctr.started_at or started}}
+        else:
+            all_ok &= ctr.exit_code == 0
+            state = {
+                "terminated": {
+                    "exitCode": ctr.exit_code,
+                    "reason": "Completed" if ctr.exit_code == 0 else "Error",
+                    "startedAt": ctr.started_at,
+                    "finishedAt": ctr.finished_at,
+                    "containerID": f"gryvia://{uid}/{ctr.name}",
+                    **({"message": ctr.message} if ctr.message else {}),
+                }
+            }
+        statuses.append(
+            {
+                "name": spec["name"],
+                "image": spec.get("image", ""),
+                "imageID": spec.get("image", ""),
+                "containerID": f"gryvia://{uid}/{ctr.name}",
+                "ready": running,
+                "started": running,
+                "restartCount": ctr.restarts,
+                "state": state,
+            }
+        )
+    phase = ("Succeeded" if all_ok else "Failed") if final else "Running"
+    ready = "True" if any_running and not final else "False"
+    return {
+        "phase": phase,
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "startTime": started,
+        "conditions": build_conditions(ready, "PodCompleted" if final else "", stamp),
+        "containerStatuses": statuses,
+    }
+
+
+def build_failed_status(message: str, stamp: str) -> dict[str, Any]:
+    """Return the status of a pod that failed before (or without) running its containers."""
+    return {
+        "phase": "Failed",
+        "reason": "Error",
+        "message": message,
+        "conditions": build_conditions("False", "PodFailed", stamp),
+    }
+
+
+def container_names(pod: Mapping[str, Any]) -> list[str]:
+    """Return the names of the pod's containers, then of its init containers."""
+    spec = pod["spec"]
+    names = [str(c["name"]) for c in spec["containers"]]
+    return names + [str(c["name"]) for c in spec.get("initContainers") or []]
+
+
+def build_logs_object(pod: Mapping[str, Any], logs_dir: Path) -> dict[str, Any]:
+    """Return the kwok `Logs` object that serves `<logs_dir>/<container>.log` to `kubectl logs`
+    for every container of `pod`, owned by the pod (deleted with it)."""
+    meta = pod["metadata"]
+    return {
+        "apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}",
+        "kind": "Logs",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}
+            ],
+        },
+        "spec": {
+            "logs": [
+                {"containers": [n], "follow": True, "logsFile": str(logs_dir / f"{n}.log")}
+                for n in container_names(pod)
+            ]
+        },
+    }

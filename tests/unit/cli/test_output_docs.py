@@ -26,7 +26,11 @@ def test_table_is_kubectl_like_and_never_markup(capsys: pytest.CaptureFixture[st
         ["name", "status"], [["[bold]x[/bold]", Marked("Running", "ok")], ["longer-name", None]]
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines == ["NAME             STATUS", "[bold]x[/bold]   Running", "longer-name      <none>"]
+    assert lines == [
+        "NAME             STATUS",
+        "[bold]x[/bold]   Running",
+        "longer-name      <none>",
+    ]
 
 
 def test_colour_rules(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -271,6 +271,12 @@ AIJOB_KIND = KindInfo(
         PrinterColumn("GPU-Type", ".spec.gpuType"),
         PrinterColumn("Phase", ".status.phase"),
         AGE_COLUMN,
+        PrinterColumn(
+            "Nodes", ".spec.distributed.nodes", "integer", "Pods of a distributed job", 1
+        ),
+        PrinterColumn("Priority", ".spec.priority", "integer", priority=1),
+        PrinterColumn("Timeout", ".spec.timeout", priority=1),
+        PrinterColumn("Message", ".status.message", priority=1),
     ),
     omitted=(
         "status.metrics: never populated by a controller",

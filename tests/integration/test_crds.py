@@ -114,6 +114,11 @@ def test_valid_job_is_stored_and_printer_columns_show(crds: ControlPlane) -> Non
     assert table[0].split() == ["NAME", "TYPE", "GPUS", "GPU-TYPE", "PHASE", "AGE"]
     assert table[1].split()[:5] == ["printer", "training", "8", "H100", "Running"]
     assert "printer" in _kubectl(crds, "get", "gryvia").stdout  # category
+    wide = _kubectl(crds, "get", "gaj", "-o", "wide").stdout.splitlines()
+    assert wide[0].split() == [
+        *("NAME", "TYPE", "GPUS", "GPU-TYPE", "PHASE", "AGE"),
+        *("NODES", "PRIORITY", "TIMEOUT", "MESSAGE"),
+    ]
 
 
 def test_every_example_manifest_is_accepted(crds: ControlPlane) -> None:

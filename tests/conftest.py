@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -64,6 +65,16 @@ class SandboxHandle:
             timeout=timeout,
             input=input,
         )
+
+    @contextlib.contextmanager
+    def fresh_namespace(self, prefix: str) -> Iterator[str]:
+        """A new namespace `<prefix>-<8 hex>`, deleted afterwards (without waiting)."""
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        self.kubectl_run("create", "namespace", name)
+        try:
+            yield name
+        finally:
+            self.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
 
     def kubectl_json(self, *args: str) -> Any:
         """`kubectl ARGS -o json`, parsed."""

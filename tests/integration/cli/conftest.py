@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +30,8 @@ def operator(live_operator: OperatorProcess) -> OperatorProcess:
 @pytest.fixture
 def namespace(sandbox: SandboxHandle, crds: None) -> Iterator[str]:
     """A fresh namespace, deleted after the test (without waiting)."""
-    name = f"cli-{uuid.uuid4().hex[:8]}"
-    sandbox.kubectl_run("create", "namespace", name)
-    yield name
-    sandbox.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
+    with sandbox.fresh_namespace("cli") as name:
+        yield name
 
 
 @pytest.fixture
@@ -76,24 +73,8 @@ def gryvia(cli_env: dict[str, str]) -> Gryvia:
 
 def apply(sandbox: SandboxHandle, namespace: str, *objects: dict[str, Any]) -> None:
     """Create objects in `namespace` with kubectl (JSON keeps label values strings)."""
-    proc = subprocess.run(
-        [
-            str(sandbox.kubectl),
-            "--kubeconfig",
-            str(sandbox.kubeconfig),
-            "create",
-            "-n",
-            namespace,
-            "-f",
-            "-",
-        ],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}),
-        text=True,
-        capture_output=True,
-        check=False,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    done = sandbox.apply(*objects, namespace=namespace, verb="create", check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def patch_status(sandbox: SandboxHandle, namespace: str, name: str, status: dict[str, Any]) -> None:
@@ -113,7 +94,7 @@ def patch_status(sandbox: SandboxHandle, namespace: str, name: str, status: dict
 
 def kubectl_json(sandbox: SandboxHandle, *args: str) -> Any:
     """`kubectl ARGS -o json`, parsed."""
-    return json.loads(sandbox.kubectl_run(*args, "-o", "json").stdout)
+    return sandbox.kubectl_json(*args)
 
 
 def manifest(obj: dict[str, Any]) -> dict[str, Any]:

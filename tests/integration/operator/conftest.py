@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import subprocess
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +48,5 @@ def wait_phase(
 @pytest.fixture
 def namespace(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[str]:
     """A fresh namespace, deleted after the test (without waiting)."""
-    name = f"op-{uuid.uuid4().hex[:8]}"
-    sandbox.kubectl_run("create", "namespace", name)
-    yield name
-    sandbox.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
+    with sandbox.fresh_namespace("op") as name:
+        yield name

@@ -200,8 +200,17 @@ class GryviaApp(App[None]):
         self.push_screen(dialog, self._context_chosen)
 
     def _context_chosen(self, name: str | None) -> None:
-        if name:
-            self._retarget(name, self.target.namespace)
+        if name and name != self.target.context:
+            self._switch_context(name)
+
+    @work(thread=True, exclusive=True, group="retarget")
+    def _switch_context(self, context: str) -> None:
+        try:
+            source = self.source.switch_context(context)
+        except GryviaError as exc:
+            self.call_from_thread(self.notify, exc.message, title="Cannot switch", severity="error")
+            return
+        self.call_from_thread(self._use_source, source)
 
     def action_switch_namespace(self) -> None:
         """Pick a namespace, or all namespaces."""

@@ -40,10 +40,12 @@ class KubeSource:
         namespace: str | None,
         *,
         timeout: float = 30.0,
+        saved_namespaces: dict[str, str] | None = None,
     ) -> None:
         self.access = access
         self.kubeconfig = kubeconfig
         self.timeout = timeout
+        self.saved_namespaces = dict(saved_namespaces or {})
         self._target = Target(access.context.name, namespace, access.server)
 
     @classmethod
@@ -68,7 +70,7 @@ class KubeSource:
         ns = None
         if not all_namespaces:
             ns, _ = effective_namespace(namespace, saved_namespaces or {}, access.context)
-        return cls(access, kubeconfig, ns, timeout=timeout)
+        return cls(access, kubeconfig, ns, timeout=timeout, saved_namespaces=saved_namespaces)
 
     @property
     def target(self) -> Target:
@@ -83,10 +85,36 @@ class KubeSource:
 
     def retarget(self, *, context: str | None, namespace: str | None) -> KubeSource:
         """A source for another context (None keeps this one) and namespace (None = all)."""
+        saved = self.saved_namespaces
         if context is None or context == self._target.context:
-            return KubeSource(self.access, self.kubeconfig, namespace, timeout=self.timeout)
+            return KubeSource(
+                self.access,
+                self.kubeconfig,
+                namespace,
+                timeout=self.timeout,
+                saved_namespaces=saved,
+            )
         access = connect(self.kubeconfig, context, timeout=self.timeout)
-        return KubeSource(access, self.kubeconfig, namespace, timeout=self.timeout)
+        return KubeSource(
+            access, self.kubeconfig, namespace, timeout=self.timeout, saved_namespaces=saved
+        )
+
+    def switch_context(self, context: str) -> KubeSource:
+        """A source for `context` in its own namespace (saved default, kubeconfig, `default`);
+        all namespaces stay all. Raises KubeconfigError when the context does not load."""
+        from gryvia_cli.kube.config import effective_namespace
+
+        access = connect(self.kubeconfig, context, timeout=self.timeout)
+        namespace = None
+        if self._target.namespace is not None:
+            namespace, _ = effective_namespace(None, self.saved_namespaces, access.context)
+        return KubeSource(
+            access,
+            self.kubeconfig,
+            namespace,
+            timeout=self.timeout,
+            saved_namespaces=self.saved_namespaces,
+        )
 
     def namespaces(self) -> list[str]:
         """Namespace names, sorted."""

@@ -82,6 +82,11 @@ class ClusterSource(Protocol):
         """A source for another context (None keeps it) and namespace (None = all)."""
         ...
 
+    def switch_context(self, context: str) -> ClusterSource:
+        """A source for `context` in that context's own namespace (the one saved for it, its
+        kubeconfig namespace, else `default`); a source on all namespaces stays on all."""
+        ...
+
     def namespaces(self) -> list[str]:
         """Namespace names of the cluster, sorted."""
         ...

@@ -76,7 +76,10 @@ class FakeSource:
         namespace: str | None = None,
         logs: dict[str, list[str]] | None = None,
         context: str = "fake-cluster",
+        context_namespaces: dict[str, str] | None = None,
     ) -> None:
+        self.context_namespaces = dict(context_namespaces or {})
+        """Each context's own namespace (its kubeconfig namespace); `default` when absent."""
         self.objects = {k: [copy.deepcopy(o) for o in v] for k, v in objects.items()}
         self.logs = {pod: list(lines) for pod, lines in (logs or {}).items()}
         self.lock = threading.Lock()
@@ -100,9 +103,17 @@ class FakeSource:
             namespace=namespace,
             logs=self.logs,
             context=context or self._target.context,
+            context_namespaces=self.context_namespaces,
         )
         clone.writes = self.writes
         return clone
+
+    def switch_context(self, context: str) -> FakeSource:
+        """Same objects, `context` in its own namespace (all namespaces stay all)."""
+        own = self.context_namespaces.get(context, "default")
+        return self.retarget(
+            context=context, namespace=None if self._target.namespace is None else own
+        )
 
     def namespaces(self) -> list[str]:
         """Namespaces of the jobs."""

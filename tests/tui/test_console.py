@@ -162,6 +162,40 @@ async def test_context_and_namespace_switchers(fake_source: FakeSource) -> None:
         )
 
 
+async def test_context_switch_takes_the_new_contexts_namespace(fake_source: FakeSource) -> None:
+    fake_source.context_namespaces = {"other-cluster": "tenant-b"}
+    source = fake_source.retarget(context=None, namespace="tenant-acme")
+    app = app_for(source)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.target.namespace == "tenant-acme"
+        await pilot.press("ctrl+x")
+        await wait_until(
+            pilot, lambda: "other-cluster" in getattr(app.screen, "names", []), what="contexts"
+        )
+        await pilot.press(*"other", "enter")
+        await wait_until(
+            pilot, lambda: app.target.context == "other-cluster", what="context switch"
+        )
+        assert app.target.namespace == "tenant-b"  # not the old context's tenant-acme
+
+
+async def test_context_switch_on_all_namespaces_stays_on_all(fake_source: FakeSource) -> None:
+    fake_source.context_namespaces = {"other-cluster": "tenant-b"}
+    app = app_for(fake_source.retarget(context=None, namespace=None))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+x")
+        await wait_until(
+            pilot, lambda: "other-cluster" in getattr(app.screen, "names", []), what="contexts"
+        )
+        await pilot.press(*"other", "enter")
+        await wait_until(
+            pilot, lambda: app.target.context == "other-cluster", what="context switch"
+        )
+        assert app.target.namespace is None
+
+
 async def test_reconnecting_marker(fake_source: FakeSource) -> None:
     app = app_for(fake_source)
     async with app.run_test(size=(120, 30)) as pilot:

@@ -74,8 +74,17 @@ _PER_POD = (
     f"(({_DIST} && has(self.distributed.gpusPerNode) && self.distributed.gpusPerNode > 0)"
     " ? self.distributed.gpusPerNode : self.gpus)"
 )
+# What admission judged (GPU count, type and pod shape) is fixed once the job exists, as a
+# batch Job's pod template is: the webhook's quota policy and the operator's placement see
+# the same job for its whole life, and CEL holds it even while the webhook is down.
+_SAME = "(has(self.{f}) == has(oldSelf.{f}) && (!has(self.{f}) || self.{f} == oldSelf.{f}))"
+_GPU_SHAPE_RULE = {
+    "rule": " && ".join(_SAME.format(f=f) for f in ("gpus", "gpuType", "distributed")),
+    "message": msg.GPU_SHAPE_IMMUTABLE,
+}
 _SPEC_RULES = [
     {"rule": f"{_PODS} * {_PER_POD} <= {MAX_TOTAL_GPUS}", "message": msg.TOTAL_GPUS_CEL},
+    _GPU_SHAPE_RULE,
 ]
 _PRIORITY_RULE = {"rule": "self >= 0 && self <= 100", "message": msg.PRIORITY_RANGE_CEL}
 

@@ -67,3 +67,7 @@ TOTAL_GPUS_CEL = (
     f"maximum supported is {MAX_TOTAL_GPUS}"
 )
 USAGE_RECORD_FINAL = "GryviaUsageRecord spec is immutable once final is true"
+GPU_SHAPE_IMMUTABLE = (
+    "spec.gpus, spec.gpuType and spec.distributed cannot change once the job exists "
+    "(admission judged them); delete the job and submit it again"
+)

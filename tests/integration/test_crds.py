@@ -121,6 +121,18 @@ def test_valid_job_is_stored_and_printer_columns_show(crds: ControlPlane) -> Non
     ]
 
 
+def test_the_gpu_shape_is_fixed_once_the_job_exists(crds: ControlPlane) -> None:
+    job = _job()
+    job["metadata"]["name"] = "fixed-shape"
+    _kubectl(crds, "create", "-f", "-", stdin=json.dumps(job))
+    for patch in ('{"spec": {"gpuType": "T4"}}', '{"spec": {"gpus": 1}}'):
+        res = _kubectl(
+            crds, "patch", "gaj", "fixed-shape", "--type=merge", "-p", patch, check=False
+        )
+        assert res.returncode != 0 and "cannot change once the job exists" in res.stderr
+    _kubectl(crds, "patch", "gaj", "fixed-shape", "--type=merge", "-p", '{"spec": {"priority": 7}}')
+
+
 def test_every_example_manifest_is_accepted(crds: ControlPlane) -> None:
     _kubectl(crds, "create", "namespace", "examples")
     for path in sorted(EXAMPLES.glob("*.yaml")):

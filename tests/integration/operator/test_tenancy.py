@@ -205,6 +205,39 @@ def test_disallowed_type_denied_by_webhook_and_rejected_without_it(
         live_operator.start()  # registers the webhook again
 
 
+def test_a_job_cannot_be_patched_into_another_gpu_type_or_size(
+    sandbox: SandboxHandle, team: str, live_operator: OperatorProcess
+) -> None:
+    ns = f"tenant-{team}"
+    create(sandbox, ns, _job("shape", gpus=1, gpu_type="A100-80G", script="sleep 30"))
+    for patch in ('{"spec": {"gpuType": "T4"}}', '{"spec": {"gpus": 8}}'):
+        refused = sandbox.kubectl_run(
+            "patch", "gaj", "shape", "-n", ns, "--type=merge", "-p", patch, check=False
+        )
+        assert refused.returncode != 0
+        assert "cannot change once the job exists" in refused.stderr, refused.stderr
+    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
+    try:  # the webhook down: the CRD's own rule still holds
+        refused = sandbox.kubectl_run(
+            "patch",
+            "gaj",
+            "shape",
+            "-n",
+            ns,
+            "--type=merge",
+            "-p",
+            '{"spec": {"gpuType": "T4"}}',
+            check=False,
+        )
+        assert refused.returncode != 0 and "cannot change once the job exists" in refused.stderr
+        assert get_job(sandbox, ns, "shape")["spec"]["gpuType"] == "A100-80G"
+        labels = '{"metadata": {"labels": {"note": "ok"}}, "spec": {"priority": 5}}'
+        sandbox.kubectl_run("patch", "gaj", "shape", "-n", ns, "--type=merge", "-p", labels)
+    finally:
+        live_operator.stop()
+        live_operator.start()  # registers the webhook again
+
+
 def _record(sandbox: SandboxHandle, ns: str, job: dict[str, Any]) -> dict[str, Any]:
     return kubectl_json(
         sandbox, "get", "gryviausagerecord", "-n", ns, f"usage-{job['metadata']['uid']}"

@@ -62,7 +62,13 @@ def test_aijob_printer_columns_short_names_and_status() -> None:
         ("GPU-TYPE", ".spec.gpuType"),
         ("PHASE", ".status.phase"),
         ("AGE", ".metadata.creationTimestamp"),
+        ("NODES", ".spec.distributed.nodes"),
+        ("PRIORITY", ".spec.priority"),
+        ("TIMEOUT", ".spec.timeout"),
+        ("MESSAGE", ".status.message"),
     ]
+    wide = [c["name"] for c in _version(crd)["additionalPrinterColumns"] if c.get("priority")]
+    assert wide == ["Nodes", "Priority", "Timeout", "Message"]  # shown by -o wide only
     assert _version(crd)["subresources"] == {"status": {}}
     assert _schema(crd)["required"] == ["spec"]
 
@@ -102,7 +108,9 @@ def test_aijob_cel_rules_name_their_fields() -> None:
     ]
     assert _messages(spec) == [
         "total GPU count (nodes x GPUs per node) seems unreasonably large; "
-        "maximum supported is 1024"
+        "maximum supported is 1024",
+        "spec.gpus, spec.gpuType and spec.distributed cannot change once the job exists "
+        "(admission judged them); delete the job and submit it again",
     ]
     assert spec["x-kubernetes-validations"][0]["rule"].endswith("<= 1024")
     rules = [r for node in _walk_schema(spec) for r in node.get("x-kubernetes-validations", [])]

@@ -35,6 +35,14 @@ def name_of(key: str) -> str:
     return key.split("/", 1)[1]
 
 
+async def switch_context(pilot: Any, app: Any, context: str) -> None:
+    """Press ctrl+x, pick `context` by typing its first word, wait for the switch."""
+    await pilot.press("ctrl+x")
+    await wait_until(pilot, lambda: context in getattr(app.screen, "names", []), what="contexts")
+    await pilot.press(*context.split("-")[0], "enter")
+    await wait_until(pilot, lambda: app.target.context == context, what="context switch")
+
+
 async def test_filter_by_terms_and_words(fake_source: FakeSource) -> None:
     app = app_for(fake_source)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -152,48 +160,23 @@ async def test_context_and_namespace_switchers(fake_source: FakeSource) -> None:
         await wait_until(
             pilot, lambda: "jobs" in app.store.loaded and len(app.store.jobs) == 5, what="relist"
         )
-        await pilot.press("ctrl+x")
-        await wait_until(
-            pilot, lambda: "other-cluster" in getattr(app.screen, "names", []), what="contexts"
-        )
-        await pilot.press(*"other", "enter")
-        await wait_until(
-            pilot, lambda: app.target.context == "other-cluster", what="context switch"
-        )
+        await switch_context(pilot, app, "other-cluster")
 
 
-async def test_context_switch_takes_the_new_contexts_namespace(fake_source: FakeSource) -> None:
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("tenant-acme", "tenant-b"), (None, None)],  # a namespace: the new context's; all: all
+)
+async def test_context_switch_takes_the_new_contexts_namespace(
+    fake_source: FakeSource, before: str | None, after: str | None
+) -> None:
     fake_source.context_namespaces = {"other-cluster": "tenant-b"}
-    source = fake_source.retarget(context=None, namespace="tenant-acme")
-    app = app_for(source)
+    app = app_for(fake_source.retarget(context=None, namespace=before))
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        assert app.target.namespace == "tenant-acme"
-        await pilot.press("ctrl+x")
-        await wait_until(
-            pilot, lambda: "other-cluster" in getattr(app.screen, "names", []), what="contexts"
-        )
-        await pilot.press(*"other", "enter")
-        await wait_until(
-            pilot, lambda: app.target.context == "other-cluster", what="context switch"
-        )
-        assert app.target.namespace == "tenant-b"  # not the old context's tenant-acme
-
-
-async def test_context_switch_on_all_namespaces_stays_on_all(fake_source: FakeSource) -> None:
-    fake_source.context_namespaces = {"other-cluster": "tenant-b"}
-    app = app_for(fake_source.retarget(context=None, namespace=None))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+x")
-        await wait_until(
-            pilot, lambda: "other-cluster" in getattr(app.screen, "names", []), what="contexts"
-        )
-        await pilot.press(*"other", "enter")
-        await wait_until(
-            pilot, lambda: app.target.context == "other-cluster", what="context switch"
-        )
-        assert app.target.namespace is None
+        assert app.target.namespace == before
+        await switch_context(pilot, app, "other-cluster")
+        assert app.target.namespace == after  # never the old context's namespace
 
 
 async def test_reconnecting_marker(fake_source: FakeSource) -> None:

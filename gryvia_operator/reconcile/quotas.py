@@ -267,12 +267,21 @@ def decide(
 
 def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> dict[str, object]:
     """Return the GryviaQuota status: usage, spend against budget with a linear month-end
-    projection (USD), and phase Active / QuotaExceeded / BudgetExceeded."""
+    projection (USD), and the phase.
+
+    Phases: Active below `maxGPUs`; Full when the admitted jobs hold exactly `maxGPUs` (8 of
+    8: the quota is used as allowed, new jobs wait); QuotaExceeded only when they hold more
+    (the limit was lowered under running jobs); BudgetExceeded when the monthly budget is
+    spent (wins over the others). Ready is False for the two exceeded phases only.
+    """
     quota = state.quota
     budget = quota.spec.budget
+    limit_gpus = quota.spec.gpu_quota.max_gpus
     phase = "Active"
-    if state.allocated_gpus >= quota.spec.gpu_quota.max_gpus > 0 and state.queued_jobs:
+    if state.allocated_gpus > limit_gpus:
         phase = "QuotaExceeded"
+    elif state.allocated_gpus == limit_gpus > 0:
+        phase = "Full"
     status: dict[str, object] = {
         "currentUsage": {
             "allocatedGPUs": state.allocated_gpus,
@@ -298,11 +307,15 @@ def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> di
     status["conditions"] = [
         {
             "type": "Ready",
-            "status": "True" if phase == "Active" else "False",
+            "status": "True" if phase in ("Active", "Full") else "False",
             "reason": phase,
             "message": {
                 "Active": "within quota",
-                "QuotaExceeded": f"{state.queued_jobs} job(s) wait for GPUs",
+                "Full": f"all {limit_gpus} GPUs in use; {state.queued_jobs} job(s) wait for GPUs",
+                "QuotaExceeded": (
+                    f"{state.allocated_gpus} GPUs in use, more than the {limit_gpus} allowed; "
+                    f"{state.queued_jobs} job(s) wait for GPUs"
+                ),
                 "BudgetExceeded": "the monthly budget is spent",
             }[phase],
             "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),

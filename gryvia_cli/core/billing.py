@@ -3,13 +3,13 @@
 Rules: usage belongs to the record's `spec.tenant` (the operator writes it by the one tenant
 rule, `gryvia_operator.api.attribution`) when that GryviaTenant exists; usage naming a tenant
 that does not exist (a job in `default`, a deleted tenant) is `unattributed`: reports show it
-under that name and invoices never bill it (`unattributed_usage` says how much). Records
-are selected by `spec.start` in [from, to) (UTC), a run counted whole in the period it
-started in; amounts round to 2 places, hours to 4; jobs count distinct (namespace, job) pairs. Invoices are estimates, never tax invoices,
-numbered `INV-<tenant>-<YYYYMM>`, one per existing tenant with usage in the UTC month, one
-line per SKU (the GPU type when no SKU, else `unpriced`) and catalog rate, with its GPU-hours,
-that rate (as metered, never recomputed from rounded totals) and amount; `open` while any
-record is not final.
+under that name and invoices never bill it (`unattributed_usage` says how much). Records are
+selected by `spec.start` in [from, to) (UTC), a run counted whole in the period it started in;
+amounts round to 2 places, hours to 4; jobs count distinct (namespace, job) pairs. Invoices are
+estimates, never tax invoices, numbered `INV-<tenant>-<YYYYMM>`, one per existing tenant with
+usage in the UTC month, one line per SKU (the GPU type when no SKU, else `unpriced`) and
+catalog rate, with its GPU-hours, that rate (as metered, never recomputed from rounded totals)
+and amount; `open` while any record is not final.
 """
 
 from __future__ import annotations

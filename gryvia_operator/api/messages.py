@@ -16,6 +16,10 @@ TYPE_UNSUPPORTED = 'spec.type "{value}" is not supported; valid values: {valid}'
 GPUS_REQUIRED = "spec.gpus is required"
 GPUS_NEGATIVE = "spec.gpus must not be negative, got {value}"
 IMAGE_REQUIRED = "spec.image is required"
+GPU_TYPE_WITHOUT_GPUS = (
+    'spec.gpuType "{gpu_type}" needs GPUs, but spec.gpus is 0 (a CPU-only job); remove '
+    "spec.gpuType, or set spec.gpus to 1 or more"
+)
 NETWORK_UNSUPPORTED = 'spec.network "{value}" is not supported; valid values: {valid}'
 WORKLOAD_KIND_UNSUPPORTED = 'spec.workloadKind "{value}" is not supported; valid values: {valid}'
 TIMEOUT_INVALID = "{detail}"  # parse_duration's message already starts with "spec.timeout: "

@@ -39,9 +39,13 @@ def read_object(
     state: Session, kind: str, name: str, namespace: str | None
 ) -> tuple[r.Resource, dict[str, Any], str | None]:
     """Resolve the kind and read the object; returns (resource, object, namespace used)."""
+    from gryvia_cli.views.reads import get_namespaced
+
     res = r.lookup(kind)
-    ns = state.resolve_namespace(namespace) if res.namespaced else None
-    return res, state.access().get(res, name, ns), ns
+    if not res.namespaced:
+        return res, state.access().get(res, name, None), None
+    ns = state.resolve_namespace(namespace)
+    return res, get_namespaced(state.access(), res, name, ns), ns
 
 
 def object_row(

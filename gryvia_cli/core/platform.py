@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.phases import count_phases
@@ -292,7 +293,7 @@ def nodes_component(nodes: Sequence[GpuNode] | None) -> Component:
     other = len(nodes) - len(healthy) - len(degraded)
     gpus = sum(n.gpus for n in healthy)
     text = (
-        f"{len(nodes)} nodes: {len(healthy)} Ready ({gpus} GPUs), "
+        f"{len(nodes)} nodes: {len(healthy)} Ready ({plural(gpus, 'GPU')}), "
         f"{len(degraded)} Degraded, {other} other"
     )
     unregistered = sum(1 for n in nodes if n.source == "Node")

@@ -93,11 +93,11 @@ class JobSnapshot:
 def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
     """Read the job (NotFoundError if missing), its pods and the events about them."""
     from gryvia_cli.core.events import since
-    from gryvia_cli.views.reads import read_pricing, try_read
+    from gryvia_cli.views.reads import get_namespaced, read_pricing, try_read
     from gryvia_cli.views.streams import job_pods
 
     access = state.access()
-    job = access.get(r.AIJOB, name, namespace)
+    job = get_namespaced(access, r.AIJOB, name, namespace)
     pods = try_read(lambda: job_pods(access, namespace, name), "pods") or []
     names = child_names(name)
     names |= {str((p.get("metadata") or {}).get("name")) for p in pods}

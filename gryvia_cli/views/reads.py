@@ -58,6 +58,29 @@ class Supply:
     allocated: dict[str, int]
 
 
+def get_namespaced(access: Any, res: r.Resource, name: str, namespace: str) -> dict[str, Any]:
+    """`access.get` of a namespaced object; when it is not in `namespace`, the NotFoundError
+    names the namespaces where an object of that name exists (one cluster-wide list by name;
+    the plain hint stays when that list is not allowed)."""
+    from gryvia_cli.errors import wrong_namespace_hint
+    from gryvia_cli.kube.resources import noun
+
+    try:
+        return access.get(res, name, namespace)  # type: ignore[no-any-return]
+    except NotFoundError as exc:
+        try:
+            found = access.items(res, None, field_selector=f"metadata.name={name}")
+        except (ForbiddenError, ApiError, NotInstalledError):
+            raise exc from None
+        spaces = sorted(
+            {str((o.get("metadata") or {}).get("namespace")) for o in found} - {namespace}
+        )
+        hint = wrong_namespace_hint(name, spaces, noun(res))
+        if hint is None:
+            raise
+        raise NotFoundError(exc.message, hint=hint, details=exc.details) from None
+
+
 def read_supply(
     access: Any, jobs: list[Any] | None = None, warnings: list[str] | None = None
 ) -> Supply:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from gryvia_operator.api.helpers import MAX_TOTAL_GPUS
 
+
+def gpu_count(count: int) -> str:
+    """`1 GPU`, `8 GPUs`: a GPU count as messages write it (never `1 GPUs`)."""
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 # GryviaAIJob static rules (the admission rules of the Gryvia FAQ and docs/reference/crds.md).
 # Placeholders are str.format fields.
 NAME_REQUIRED = "metadata.name is required"
@@ -51,7 +57,7 @@ FIELD_INVALID = "{field}: {detail}"
 
 # Context warnings (never deny).
 WARN_NODE_TOO_SMALL = (
-    "requested {gpus} GPUs per node exceeds the largest current node ({largest} GPUs); the job "
+    "requested {gpus} per node exceeds the largest current node ({largest}); the job "
     "stays pending until a larger node exists or you use distributed training"
 )
 WARN_NO_GPU_TYPE = 'no node currently carries GPU type "{gpu_type}" (label gryvia.io/gpu)'

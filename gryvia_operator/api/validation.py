@@ -136,7 +136,14 @@ def inventory_warnings(
     source = "spec.gpus"
     if spec.distributed_enabled and spec.distributed and spec.distributed.gpus_per_node:
         source = "spec.distributed.gpusPerNode"
-    return [FieldError(source, msg.WARN_NODE_TOO_SMALL.format(gpus=per_pod, largest=largest))]
+    return [
+        FieldError(
+            source,
+            msg.WARN_NODE_TOO_SMALL.format(
+                gpus=msg.gpu_count(per_pod), largest=msg.gpu_count(largest)
+            ),
+        )
+    ]
 
 
 def validate_object(obj: Any) -> ValidationResult:

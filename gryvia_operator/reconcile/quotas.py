@@ -23,6 +23,7 @@ from typing import Any
 from gryvia_operator.api import GryviaQuota
 from gryvia_operator.api.gputype import gpu_type_is_any, same_gpu_type
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
+from gryvia_operator.api.messages import gpu_count
 from gryvia_operator.api.periods import elapsed_fraction
 from gryvia_operator.reconcile.admission import ALLOW
 from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
@@ -143,7 +144,7 @@ def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
         return Decision(
             "reject",
             "QuotaExceeded",
-            f"Job requests {job.gpus} GPUs, more than the {limits.max_gpus} GPUs "
+            f"Job requests {job.gpus} GPUs, more than the {gpu_count(limits.max_gpus)} "
             f"team {team} may use at once",
         )
     return None
@@ -213,8 +214,8 @@ def plan(state: QuotaState) -> dict[str, Decision]:
             why = f"waiting for quota behind earlier jobs of team {state.team}"
         elif allocated + job.gpus > limits.max_gpus:
             why = (
-                f"waiting for quota: team {state.team} uses {allocated} of {limits.max_gpus} "
-                f"GPUs, this job needs {job.gpus}"
+                f"waiting for quota: team {state.team} uses {allocated} of "
+                f"{gpu_count(limits.max_gpus)}, this job needs {job.gpus}"
             )
         elif limits.max_running_jobs and running >= limits.max_running_jobs:
             why = (
@@ -311,9 +312,12 @@ def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> di
             "reason": phase,
             "message": {
                 "Active": "within quota",
-                "Full": f"all {limit_gpus} GPUs in use; {state.queued_jobs} job(s) wait for GPUs",
+                "Full": (
+                    f"all {gpu_count(limit_gpus)} in use; {state.queued_jobs} job(s) wait for GPUs"
+                ),
                 "QuotaExceeded": (
-                    f"{state.allocated_gpus} GPUs in use, more than the {limit_gpus} allowed; "
+                    f"{gpu_count(state.allocated_gpus)} in use, more than the {limit_gpus} "
+                    "allowed; "
                     f"{state.queued_jobs} job(s) wait for GPUs"
                 ),
                 "BudgetExceeded": "the monthly budget is spent",

@@ -98,7 +98,8 @@ def test_inventory_warnings_on_an_empty_cluster() -> None:
     assert inventory_warnings(model, []) == [
         FieldError(
             "spec.gpus",
-            "requested 1 GPUs per node exceeds the largest current node (0 GPUs); the job "
+            # "1 GPU", not "1 GPUs" (issue 13)
+            "requested 1 GPU per node exceeds the largest current node (0 GPUs); the job "
             "stays pending until a larger node exists or you use distributed training",
         )
     ]

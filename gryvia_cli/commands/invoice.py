@@ -59,7 +59,7 @@ def invoice(
       gryvia invoice --tenant vision --month 2026-11
       gryvia invoice --month 2026-11 -o csv > invoices.csv
     """
-    from gryvia_cli.core.billing import invoices, invoices_csv, rate_text, unattributed_usage
+    from gryvia_cli.core.billing import invoices, invoices_csv, unattributed_usage
     from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
@@ -97,11 +97,13 @@ def invoice(
     for index, inv in enumerate(items):
         if index:
             emit()
-        _render_invoice(inv, rate_text)
+        _render_invoice(inv)
     note("invoices are estimates from metered GPU time and catalog prices; not tax invoices")
 
 
-def _render_invoice(inv: dict[str, Any], rate_text: Any) -> None:
+def _render_invoice(inv: dict[str, Any]) -> None:
+    from gryvia_cli.core.billing import rate_text
+
     cur = inv["currency"]
     section(f"Invoice {inv['number']} ({inv['status']})")
     emit(f"Tenant:   {inv['tenant']}")

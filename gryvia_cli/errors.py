@@ -36,6 +36,22 @@ HINT_INSTALL = (
 )
 
 
+def job_failure_hint(names: list[str]) -> str:
+    """What to run about jobs that did not succeed, with their names filled in:
+    `gryvia logs train; gryvia status train` (one pair per job)."""
+    return "; ".join(f"gryvia logs {name}; gryvia status {name}" for name in names)
+
+
+def wrong_namespace_hint(name: str, namespaces: list[str], noun: str = "job") -> str | None:
+    """The hint for a `<noun> NAME` not found in the current namespace but present in
+    `namespaces`: `it exists in namespace ml: pass -n ml` (None when it exists nowhere)."""
+    if not namespaces:
+        return None
+    if len(namespaces) == 1:
+        return f'{noun} "{name}" exists in namespace {namespaces[0]}: pass -n {namespaces[0]}'
+    return f'{noun} "{name}" exists in namespaces {", ".join(namespaces)}: pass -n NAMESPACE'
+
+
 class GryviaError(Exception):
     """An expected failure: printed as one line plus an optional hint, never a traceback.
 

@@ -155,7 +155,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
             "usage",
             _C + "usage",
             "Tenancy",
-            "Metered GPU-hours and estimated cost per tenant, SKU or day.",
+            "Metered GPU-hours and estimated cost per tenant, SKU, day or job.",
             "usage",
         ),
         (),

@@ -11,6 +11,7 @@ import typer
 
 from gryvia_cli.cli.options import OutputOpt
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.cells import plural
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
@@ -91,14 +92,18 @@ def capacity(
     render_table(list(CAPACITY_COLUMNS), capacity_rows(report))
     t = report.totals
     emit(
-        f"Total: {t.total} GPUs on {t.nodes} nodes, {t.allocated} allocated, {t.free} free, "
+        f"Total: {plural(t.total, 'GPU')} on {plural(t.nodes, 'node')}, "
+        f"{t.allocated} allocated, {t.free} free, "
         f"{t.pending} pending"
     )
     if report.unspecified_pending:
-        emit(f"Pending without a GPU type (any node fits): {report.unspecified_pending} GPUs")
+        emit(
+            "Pending without a GPU type (any node fits): "
+            + plural(report.unspecified_pending, "GPU")
+        )
     emit(
-        f"Shortfall: {sum(x.shortfall for x in report.types)} GPUs   "
-        f"Headroom: {sum(x.headroom for x in report.types)} GPUs"
+        f"Shortfall: {plural(sum(x.shortfall for x in report.types), 'GPU')}   "
+        f"Headroom: {plural(sum(x.headroom for x in report.types), 'GPU')}"
     )
     if fmt is OutputFormat.wide and report.nodes:
         from gryvia_cli.core.cells import Marked

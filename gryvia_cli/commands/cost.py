@@ -10,7 +10,7 @@ import typer
 from gryvia_cli.cli.options import OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
-from gryvia_cli.errors import NotFoundError
+from gryvia_cli.errors import NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
 from gryvia_cli.views.reads import read_optional, read_usage_records
@@ -71,6 +71,15 @@ def cost(
             "-p", "--period", help="day = today, week = since Monday, month = since the 1st (UTC)."
         ),
     ] = Period.month,
+    all_teams: Annotated[
+        bool,
+        typer.Option(
+            "-A",
+            "--all-namespaces",
+            "--all",
+            help="Every team and tenant (the default without TEAM; like -A of other commands).",
+        ),
+    ] = False,
     output: OutputOpt = None,
 ) -> None:
     """Spend per team in a day, week or month, against its budget.
@@ -90,6 +99,7 @@ def cost(
 
     Examples:
       gryvia cost
+      gryvia cost -A
       gryvia cost vision --period week
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
     """
@@ -98,6 +108,11 @@ def cost(
     from gryvia_operator.api.parse import parse_all
     from gryvia_operator.api.periods import period_window
 
+    if all_teams and team is not None:
+        raise UsageError(
+            f"pass either TEAM ({team}) or -A/--all-namespaces, not both",
+            hint="gryvia cost -A shows every team; gryvia cost TEAM one of them",
+        )
     state = session(ctx)
     fmt = state.fmt(output)
     access = state.access()

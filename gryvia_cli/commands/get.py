@@ -39,9 +39,13 @@ def read_object(
     state: Session, kind: str, name: str, namespace: str | None
 ) -> tuple[r.Resource, dict[str, Any], str | None]:
     """Resolve the kind and read the object; returns (resource, object, namespace used)."""
+    from gryvia_cli.views.reads import get_namespaced
+
     res = r.lookup(kind)
-    ns = state.resolve_namespace(namespace) if res.namespaced else None
-    return res, state.access().get(res, name, ns), ns
+    if not res.namespaced:
+        return res, state.access().get(res, name, None), None
+    ns = state.resolve_namespace(namespace)
+    return res, get_namespaced(state.access(), res, name, ns), ns
 
 
 def object_row(
@@ -51,11 +55,27 @@ def object_row(
     from gryvia_cli.core import timefmt
 
     if res is r.AIJOB:
-        from gryvia_cli.core.jobs import JOB_COLUMNS, JOB_WIDE_COLUMNS, job_row, summarize_job
-
-        return list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS), job_row(
-            summarize_job(obj), state.now(), wide=wide
+        from gryvia_cli.core.jobs import (
+            JOB_COLUMNS,
+            JOB_WIDE_COLUMNS,
+            bound_nodes,
+            job_row,
+            summarize_job,
         )
+
+        job, now = summarize_job(obj), state.now()
+        if not wide:
+            return list(JOB_COLUMNS), job_row(job, now)
+        from gryvia_cli.core.spend import cost_text
+        from gryvia_cli.views.reads import read_job_pods, read_pricing
+
+        access = state.access()
+        nodes = bound_nodes(read_job_pods(access, job.namespace))
+        cost = cost_text(read_pricing(access).job_cost(obj, now))
+        row = job_row(
+            job, now, wide=True, nodes=nodes.get((job.namespace, job.name), ()), cost=cost
+        )
+        return list(JOB_WIDE_COLUMNS), row
     meta, status = obj.get("metadata") or {}, obj.get("status") or {}
     phase = status.get("phase") or status.get("state") or "-"
     return ["name", "kind", "status", "age"], [
@@ -98,21 +118,31 @@ def get(
 @app.command("describe", rich_help_panel="Cluster")
 def describe(
     ctx: typer.Context,
-    kind: KindArg,
-    name: NameArg,
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="job, node, quota, sku, tenant, reservation, budget, usage or jobhook; "
+            "alone, a job name (`describe NAME` is `describe job NAME`).",
+            show_default=False,
+        ),
+    ],
+    name: Annotated[str | None, typer.Argument(help="Object name.", show_default=False)] = None,
     namespace: NamespaceOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Describe one object for people.
 
     A job gets its status view (spec, phase, conditions, pods, events, timings); other kinds
-    are printed as YAML followed by their events.
+    are printed as YAML followed by their events. With one argument it names a job.
 
     Examples:
+      gryvia describe train-ddp
       gryvia describe job train-ddp
       gryvia describe node gpu-h100-0
     """
     state = session(ctx)
+    if name is None:
+        kind, name = "job", kind
     res = r.lookup(kind)
     if res is r.AIJOB:
         from gryvia_cli.views.job import show_job

@@ -16,7 +16,7 @@ from gryvia_cli.cli.reports import (
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import OutputFormat, emit, info, note, render_data, render_table, section
-from gryvia_cli.views.reads import read_usage_records
+from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
@@ -43,8 +43,10 @@ def invoice(
 
     Built from the GryviaUsageRecords whose run started in the month (UTC): one invoice per
     tenant, numbered INV-<tenant>-<YYYYMM>, with columns SKU, GPU TYPE, JOBS, GPU HOURS,
-    RATE/H, AMOUNT and a subtotal. Status is always "estimate" (no payments); an invoice is
-    open while any of its runs is still metering.
+    RATE/H (the catalog rate the runs were metered at), AMOUNT and a subtotal. Status is
+    always "estimate" (no payments); an invoice is open while any of its runs is still
+    metering. Only existing tenants are invoiced: usage of a tenant that does not exist is
+    `unattributed` (a note gives its amount; `gryvia usage` lists it).
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: InvoiceList, month, items: [{number, tenant,
     period: {from, to}, currency, status, generatedAt, lines: [{sku, gpuType, gpuHours, rate,
@@ -57,7 +59,7 @@ def invoice(
       gryvia invoice --tenant vision --month 2026-11
       gryvia invoice --month 2026-11 -o csv > invoices.csv
     """
-    from gryvia_cli.core.billing import invoices, invoices_csv
+    from gryvia_cli.core.billing import invoices, invoices_csv, unattributed_usage
     from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
@@ -68,8 +70,12 @@ def invoice(
         month_bounds(period)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    records = read_usage_records(state.access(), tenant)
-    items = invoices(records, period, tenant=tenant, now=now)
+    access = state.access()
+    records = read_usage_records(access, tenant)
+    tenants = read_billable_tenants(access)
+    items = invoices(records, period, tenant=tenant, now=now, tenants=tenants)
+    start, end = month_bounds(period)
+    stray = None if tenant else unattributed_usage(records, tenants, start, end)
     if fmt is ReportFormat.csv:
         write_csv(invoices_csv(items))
         return
@@ -79,6 +85,12 @@ def invoice(
             OutputFormat(fmt.value),
         )
         return
+    if stray is not None:
+        note(
+            f"{stray.cost:.2f} {stray.currency} of usage ({stray.jobs} job(s)) in {period} "
+            "belongs to no existing tenant and is not invoiced; "
+            "see it as `unattributed` in: gryvia usage"
+        )
     if not items:
         info(f"No usage in {period}" + (f" for tenant {tenant}" if tenant else "") + ".")
         return
@@ -90,6 +102,8 @@ def invoice(
 
 
 def _render_invoice(inv: dict[str, Any]) -> None:
+    from gryvia_cli.core.billing import rate_text
+
     cur = inv["currency"]
     section(f"Invoice {inv['number']} ({inv['status']})")
     emit(f"Tenant:   {inv['tenant']}")
@@ -104,7 +118,7 @@ def _render_invoice(inv: dict[str, Any]) -> None:
                 line["gpuType"] or "-",
                 line["jobs"],
                 f"{line['gpuHours']:.4f}",
-                f"{line['rate']:.4f} {cur}",
+                f"{rate_text(line['rate'])} {cur}",
                 f"{line['amount']:.2f} {cur}",
             ]
             for line in inv["lines"]

@@ -9,6 +9,7 @@ import typer
 from gryvia_cli.cli.group import AliasGroup
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, names_of
 from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -64,8 +65,9 @@ def list_jobs(
 
     Columns NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE.
 
-    `-o wide` adds pods, ready replicas, run time, nodes and the status message; `-o json`
-    prints the GryviaAIJobList as the API server returns it.
+    `-o wide` adds pods, ready replicas, run time, the nodes the pods are bound to, the cost
+    so far (metered; `~` marks an estimate from the catalog rate) and the status message;
+    `-o json` prints the GryviaAIJobList as the API server returns it.
 
     Examples:
       gryvia list jobs
@@ -75,16 +77,16 @@ def list_jobs(
     state = session(ctx)
     fmt = state.fmt(output)
     access = state.access()
+    wanted = _wanted_phase(phase)
     ns = None if all_namespaces else state.resolve_namespace(namespace)
     if fmt is OutputFormat.json and not phase:
         render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
         return
     data = access.list_objects(r.AIJOB, ns, label_selector=selector)
     items = data.get("items") or []
-    if phase:
+    if wanted:
         from gryvia_cli.core.phases import normalize_phase
 
-        wanted = normalize_phase(phase)
         items = [
             i for i in items if normalize_phase((i.get("status") or {}).get("phase")) == wanted
         ]
@@ -98,17 +100,42 @@ def list_jobs(
     if not items:
         info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}.")
         return
-    from gryvia_cli.core.jobs import JOB_COLUMNS, JOB_WIDE_COLUMNS, job_row, summarize_job
+    from gryvia_cli.core.jobs import (
+        JOB_COLUMNS,
+        JOB_WIDE_COLUMNS,
+        bound_nodes,
+        job_row,
+        summarize_job,
+    )
+    from gryvia_cli.core.spend import cost_text
+    from gryvia_cli.views.reads import Pricing, read_job_pods, read_pricing
 
     now = state.now()
     wide = fmt is OutputFormat.wide
     columns = list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS)
+    nodes = bound_nodes(read_job_pods(access, ns)) if wide else {}
+    pricing = read_pricing(access) if wide else Pricing([], [], [], [])
     rows = []
     for item in items:
         job = summarize_job(item)
-        row = job_row(job, now, wide=wide)
+        cost = cost_text(pricing.job_cost(item, now)) if wide else "-"
+        row = job_row(
+            job, now, wide=wide, nodes=nodes.get((job.namespace, job.name), ()), cost=cost
+        )
         rows.append([job.namespace, *row] if ns is None else row)
     render_table(["namespace", *columns] if ns is None else columns, rows)
+
+
+def _wanted_phase(phase: str | None) -> str | None:
+    """The canonical `--phase`, or None; a misspelt phase is a usage error listing them."""
+    if phase is None:
+        return None
+    from gryvia_cli.core.phases import parse_phase
+
+    try:
+        return parse_phase(phase)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def list_nodes(
@@ -184,6 +211,7 @@ def list_quotas(
       gryvia list quotas -o yaml
     """
     from gryvia_cli.core.cells import Marked
+    from gryvia_cli.core.quota import gpu_use_marker, quota_phase_marker
 
     state = session(ctx)
     cluster_scoped_notice(r.QUOTA, all_namespaces, None)
@@ -205,9 +233,7 @@ def list_quotas(
         limits, usage = spec.get("gpuQuota") or {}, status.get("currentUsage") or {}
         budget, spent = spec.get("budget") or {}, status.get("budgetStatus") or {}
         alloc, most = usage.get("allocatedGPUs") or 0, limits.get("maxGPUs") or 0
-        marker = (
-            "error" if most and alloc >= most else "warn" if most and alloc >= 0.8 * most else "ok"
-        )
+        marker = gpu_use_marker(alloc, most)
         money = (
             f"${spent.get('spentThisMonth') or 0:.2f}/${budget['monthlyBudget']:.2f}"
             if budget.get("monthlyBudget")
@@ -223,7 +249,7 @@ def list_quotas(
                 usage.get("runningJobs") or 0,
                 usage.get("queuedJobs") or 0,
                 money,
-                Marked(phase, "ok" if phase == "Active" else "error"),
+                Marked(phase, quota_phase_marker(phase)),
             ]
         )
     render_table(

@@ -74,8 +74,8 @@ def status(
 
     Platform: operator (Deployment, or a local operator's lease), webhook, CRDs, GPU nodes
     and jobs by phase; exit 1 when a required part (operator, CRDs) is broken. Read failures
-    are warnings. Job: spec summary, phase, message, conditions, pods, events and how long
-    it waited and ran.
+    are warnings. Job: spec summary, phase, message, the nodes its pods are bound to, the
+    cost so far, conditions, pods, events and how long it waited and ran.
 
     Examples:
       gryvia status
@@ -83,7 +83,8 @@ def status(
       gryvia status train-ddp --watch
 
     JSON/YAML: platform {overall, components: [{name, state, message, required}], warnings,
-    errors, jobs: {phase: count}}; job {job, pods, events} (the API objects).
+    errors, jobs: {phase: count}}; job {job, pods, events} (the API objects), nodes (bound)
+    and cost {soFar, perHour, currency, metered}.
     """
     state = session(ctx)
     if job:

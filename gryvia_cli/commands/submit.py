@@ -17,6 +17,7 @@ from gryvia_cli.errors import (
     InvalidInputError,
     JobEndedError,
     UsageError,
+    job_failure_hint,
 )
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -187,7 +188,7 @@ def follow(
     if failed:
         raise JobEndedError(
             f"job(s) did not succeed: {', '.join(failed)}",
-            hint="gryvia logs JOB; gryvia status JOB",
+            hint=job_failure_hint([entry.split(" ", 1)[0] for entry in failed]),
         )
 
 

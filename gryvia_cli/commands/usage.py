@@ -1,4 +1,4 @@
-"""`gryvia usage`: metered GPU-hours and estimated cost per tenant, SKU or day."""
+"""`gryvia usage`: metered GPU-hours and estimated cost per tenant, SKU, day or job."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from gryvia_cli.cli.reports import (
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import OutputFormat, info, note, render_data, render_table
-from gryvia_cli.views.reads import read_usage_records
+from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
@@ -37,12 +37,14 @@ class GroupBy(StrEnum):
     tenant = "tenant"
     sku = "sku"
     day = "day"
+    job = "job"
 
 
 BILLING_GROUPS: dict[GroupBy, BillingGroupBy] = {
     GroupBy.tenant: "tenant",
     GroupBy.sku: "sku",
     GroupBy.day: "day",
+    GroupBy.job: "job",
 }
 
 
@@ -69,15 +71,18 @@ def usage(
         ),
     ] = None,
     group_by: Annotated[
-        GroupBy, typer.Option("--group-by", help="One row per tenant, SKU or UTC day.")
+        GroupBy,
+        typer.Option("--group-by", help="One row per tenant, SKU, UTC day or job (NAMESPACE/JOB)."),
     ] = GroupBy.tenant,
     output: ReportOutputOpt = None,
 ) -> None:
-    """Metered GPU-hours and estimated cost per tenant, SKU or day.
+    """Metered GPU-hours and estimated cost per tenant, SKU, day or job.
 
     Reads the GryviaUsageRecords of all namespaces (one per job run) and totals those whose
     run started in [--from, --to). Columns: the group, GPU HOURS, COST, JOBS (distinct jobs),
     then a total line. Costs are estimates (GPU-hours x the catalog rate at metering time).
+    Usage of a tenant that does not exist (a job outside any tenant's namespace) is shown as
+    `unattributed` and never invoiced; `--group-by job` gives each job's cost so far.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
     items: [{<group>, gpuHours, cost, currency, jobs}], total: {...}, note}.
@@ -88,6 +93,7 @@ def usage(
       gryvia usage --from 2026-11-01 --to 2026-11-30
       gryvia usage --tenant vision --group-by day
       gryvia usage --group-by sku -o csv > usage.csv
+      gryvia usage --group-by job
     """
     from gryvia_cli.core.billing import aggregate, parse_when, usage_csv
 
@@ -100,9 +106,11 @@ def usage(
         raise UsageError(str(exc)) from None
     if start and end and start >= end:
         raise UsageError(f"--from {from_} is not before --to {to}")
-    records = read_usage_records(state.access(), tenant)
+    access = state.access()
+    records = read_usage_records(access, tenant)
+    tenants = read_billable_tenants(access)
     key = BILLING_GROUPS[group_by]
-    rows, total = aggregate(records, key, start, end, tenant)
+    rows, total = aggregate(records, key, start, end, tenant, tenants)
     if fmt is ReportFormat.csv:
         write_csv(usage_csv(rows, total, key))
         return

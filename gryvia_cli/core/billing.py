@@ -1,12 +1,15 @@
 """Usage reports and invoice estimates from GryviaUsageRecords (pure, shared by CLI and TUI).
 
 Rules: usage belongs to the record's `spec.tenant` (the operator writes it by the one tenant
-rule, `gryvia_operator.api.attribution`). Records are selected by `spec.start` in [from, to)
-(UTC), a run counted whole in the period it started in; amounts round to 2 places, hours to
-4; jobs count distinct (namespace, job) pairs. Invoices are estimates, never tax invoices,
-numbered `INV-<tenant>-<YYYYMM>`, one per tenant with usage in the UTC month, one line per
-SKU (the GPU type when no SKU, else `unpriced`) with its GPU-hours, average rate and amount;
-`open` while any record is not final.
+rule, `gryvia_operator.api.attribution`) when that GryviaTenant exists; usage naming a tenant
+that does not exist (a job in `default`, a deleted tenant) is `unattributed`: reports show it
+under that name and invoices never bill it (`unattributed_usage` says how much). Records are
+selected by `spec.start` in [from, to) (UTC), a run counted whole in the period it started in;
+amounts round to 2 places, hours to 4; jobs count distinct (namespace, job) pairs. Invoices are
+estimates, never tax invoices, numbered `INV-<tenant>-<YYYYMM>`, one per existing tenant with
+usage in the UTC month, one line per SKU (the GPU type when no SKU, else `unpriced`) and
+catalog rate, with its GPU-hours, that rate (as metered, never recomputed from rounded totals)
+and amount; `open` while any record is not final.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ import csv
 import datetime as dt
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.periods import month_bounds
 
-GroupBy = Literal["tenant", "sku", "day"]
+GroupBy = Literal["tenant", "sku", "day", "job"]
+UNATTRIBUTED = "unattributed"
+"""Where usage goes whose `spec.tenant` names no existing GryviaTenant."""
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -55,11 +60,20 @@ def in_period(
     return (start is None or when >= start) and (end is None or when < end)
 
 
-def _key(record: GryviaUsageRecord, group_by: GroupBy) -> str:
+def billed_tenant(record: GryviaUsageRecord, tenants: Collection[str] | None) -> str:
+    """The tenant a record is billed to: its `spec.tenant` when that tenant exists (or when
+    `tenants` is None: the tenants could not be read), else `unattributed`."""
+    name = record.spec.tenant
+    return name if tenants is None or name in tenants else UNATTRIBUTED
+
+
+def _key(record: GryviaUsageRecord, group_by: GroupBy, tenants: Collection[str] | None) -> str:
     if group_by == "tenant":
-        return record.spec.tenant
+        return billed_tenant(record, tenants)
     if group_by == "sku":
         return record.spec.sku or record.spec.gpu_type or "unpriced"
+    if group_by == "job":
+        return f"{record.namespace}/{record.spec.job}"
     return record.spec.start.astimezone(dt.UTC).date().isoformat()
 
 
@@ -69,17 +83,20 @@ def aggregate(
     start: dt.datetime | None = None,
     end: dt.datetime | None = None,
     tenant: str | None = None,
+    tenants: Collection[str] | None = None,
 ) -> tuple[list[UsageRow], UsageRow]:
-    """Group records and return (rows, total). Tenant and SKU rows are sorted by cost, highest
-    first; day rows by date. Jobs count distinct (namespace, job) pairs."""
+    """Group records and return (rows, total). Tenant, SKU and job (`namespace/job`) rows are
+    sorted by cost, highest first; day rows by date. Jobs count distinct (namespace, job)
+    pairs. `tenants` are the existing tenants' names (None: unknown); usage of any other
+    tenant is `unattributed`, and `tenant` filters on that billed name."""
     hours: dict[str, float] = defaultdict(float)
     cost: dict[str, float] = defaultdict(float)
     currencies: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for rec in records:
-        if not in_period(rec, start, end) or (tenant and rec.spec.tenant != tenant):
+        if not in_period(rec, start, end) or (tenant and billed_tenant(rec, tenants) != tenant):
             continue
-        for key in (_key(rec, group_by), "\0total"):
+        for key in (_key(rec, group_by, tenants), "\0total"):
             hours[key] += rec.spec.gpu_hours
             cost[key] += rec.spec.cost
             currencies[key].add(rec.spec.currency)
@@ -102,26 +119,65 @@ def aggregate(
     return rows, UsageRow("total", total.gpu_hours, total.cost, total.currency, total.jobs)
 
 
+def unattributed_usage(
+    records: Iterable[GryviaUsageRecord],
+    tenants: Collection[str] | None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+) -> UsageRow | None:
+    """The usage in [start, end) whose tenant does not exist (row key `unattributed`), or
+    None when there is none or the tenants are unknown (`tenants` None)."""
+    if tenants is None:
+        return None
+    mine = [
+        r for r in records if in_period(r, start, end) and billed_tenant(r, tenants) == UNATTRIBUTED
+    ]
+    if not mine:
+        return None
+    rows, _ = aggregate(mine, "tenant", tenants=tenants)
+    return rows[0]
+
+
+def rate_text(rate: float) -> str:
+    """A catalog rate as written: at least 2 decimals, up to 4 (`8.00`, `2.50`, `0.355`)."""
+    text = f"{rate:.4f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(2, '0')}"
+
+
 def invoices(
-    records: Iterable[GryviaUsageRecord], month: str, *, tenant: str | None = None, now: dt.datetime
+    records: Iterable[GryviaUsageRecord],
+    month: str,
+    *,
+    tenant: str | None = None,
+    now: dt.datetime,
+    tenants: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Return the estimate invoices of `month` (`YYYY-MM`), one per tenant, sorted by tenant."""
+    """Return the estimate invoices of `month` (`YYYY-MM`), one per tenant, sorted by tenant.
+
+    `tenants` are the existing tenants' names (None: unknown, every record's tenant is
+    billed); usage of a tenant that does not exist is never invoiced (see
+    `unattributed_usage`). Each line is one SKU at one metered rate."""
     start, end = month_bounds(month)
     by_tenant: dict[str, list[GryviaUsageRecord]] = defaultdict(list)
     for rec in records:
-        if in_period(rec, start, end) and (tenant is None or rec.spec.tenant == tenant):
-            by_tenant[rec.spec.tenant].append(rec)
+        billed = billed_tenant(rec, tenants)
+        if billed == UNATTRIBUTED and tenants is not None:
+            continue
+        if in_period(rec, start, end) and (tenant is None or billed == tenant):
+            by_tenant[billed].append(rec)
     out = []
     for name in sorted(by_tenant):
         recs = by_tenant[name]
-        lines: dict[tuple[str, str], dict[str, Any]] = {}
+        lines: dict[tuple[str, str, float], dict[str, Any]] = {}
         for rec in recs:
             sku = rec.spec.sku or rec.spec.gpu_type or "unpriced"
             line = lines.setdefault(
-                (sku, rec.spec.gpu_type or ""),
+                (sku, rec.spec.gpu_type or "", rec.spec.rate),
                 {
                     "sku": sku,
                     "gpuType": rec.spec.gpu_type or "",
+                    "rate": rec.spec.rate,
                     "gpuHours": 0.0,
                     "amount": 0.0,
                     "jobs": set(),
@@ -131,14 +187,14 @@ def invoices(
             line["amount"] += rec.spec.cost
             line["jobs"].add((rec.namespace, rec.spec.job))
         rendered = []
-        for line in sorted(lines.values(), key=lambda ln: (-ln["amount"], ln["sku"])):
+        for line in sorted(lines.values(), key=lambda ln: (-ln["amount"], ln["sku"], ln["rate"])):
             hrs, amount = line["gpuHours"], line["amount"]
             rendered.append(
                 {
                     "sku": line["sku"],
                     "gpuType": line["gpuType"],
                     "gpuHours": round(hrs, 4),
-                    "rate": round(amount / hrs, 4) if hrs else 0.0,
+                    "rate": line["rate"],
                     "amount": round(amount, 2),
                     "jobs": len(line["jobs"]),
                 }

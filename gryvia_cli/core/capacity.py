@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.cells import Marked, plural
 from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import GpuNode, free_gpus, pod_gpus, pod_holds_node
 from gryvia_cli.core.phases import Bucket, bucket
@@ -202,9 +202,9 @@ def compute_capacity(
         if row.allocated > row.total:
             row.notes.append(f"allocated exceeds total by {row.allocated - row.total}")
         if row.unavailable:
-            row.notes.append(f"{row.unavailable} GPUs on unavailable nodes")
+            row.notes.append(f"{plural(row.unavailable, 'GPU')} on unavailable nodes")
         if row.suspended:
-            row.notes.append(f"{row.suspended} GPUs of suspended jobs not counted")
+            row.notes.append(f"{plural(row.suspended, 'GPU')} of suspended jobs not counted")
     types = sorted(rows.values(), key=lambda t: t.gpu_type.lower())
     totals = TypeCapacity("total")
     for row in types:

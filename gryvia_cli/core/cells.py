@@ -16,3 +16,9 @@ class Marked:
 
     def __str__(self) -> str:
         return self.text
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 GPU`, `8 GPUs`, `0 GPUs`: the count and the noun, plural unless the count is 1
+    (`nouns` when the plural is not noun + "s")."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, parse_duration
 from gryvia_operator.api.attribution import tenant_namespace
@@ -52,7 +53,8 @@ class CostEstimate:
             return [f"  cost: no catalog price for GPU type {self.gpu_type or 'any'}"]
         rate = self.rate
         out = [
-            f"  estimated cost: {self.per_hour:.2f} {rate.currency}/hour ({self.gpus} GPUs x "
+            f"  estimated cost: {self.per_hour:.2f} {rate.currency}/hour "
+            f"({plural(self.gpus, 'GPU')} x "
             f"{rate.per_gpu_hour:.2f} {rate.currency} per GPU-hour, SKU {rate.sku})"
         ]
         if self.for_timeout is not None:

@@ -6,13 +6,13 @@ version): a missing or odd field becomes a default, never an exception.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core import timefmt
-from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.cells import Marked, plural
 from gryvia_cli.core.phases import is_terminal, normalize_phase, phase_marker
 from gryvia_operator.api.gputype import gpu_type_key
 from gryvia_operator.api.helpers import gpus_per_pod, pod_count
@@ -137,7 +137,7 @@ def gpu_text(job: JobSummary) -> str:
     kind = job.gpu_type or "any"
     if job.pods == 1:
         return f"{job.gpus_per_pod} x {kind}"
-    return f"{job.pods} x {job.gpus_per_pod} {kind} ({job.total_gpus} GPUs)"
+    return f"{job.pods} x {job.gpus_per_pod} {kind} ({plural(job.total_gpus, 'GPU')})"
 
 
 def durations(job: JobSummary, now: datetime) -> dict[str, float | None]:
@@ -152,11 +152,40 @@ def durations(job: JobSummary, now: datetime) -> dict[str, float | None]:
 
 
 JOB_COLUMNS = ("name", "type", "gpus", "gpu type", "status", "age")
-JOB_WIDE_COLUMNS = (*JOB_COLUMNS, "pods", "ready", "duration", "nodes", "message")
+JOB_WIDE_COLUMNS = (*JOB_COLUMNS, "pods", "ready", "duration", "nodes", "cost", "message")
 
 
-def job_row(job: JobSummary, now: datetime, *, wide: bool = False) -> list[Any]:
-    """One `list jobs` row: NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE (+ wide extras)."""
+def bound_nodes(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The nodes each job's pods are bound to (`spec.nodeName`, set by the scheduler), by
+    (namespace, job), in replica order without repeats; unbound pods add nothing.
+
+    This is where the pods run: the operator's `status.nodesAllocated` is only its planner's
+    advice (pods are steered by node selector, and the scheduler may pick another node of
+    the type), so views show these instead."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for pod in sort_pods(list(pods)):
+        job = job_of_pod(pod)
+        node = _map(pod.get("spec")).get("nodeName")
+        if not job or not node:
+            continue
+        key = (str(_map(pod.get("metadata")).get("namespace") or ""), job)
+        names = found.setdefault(key, [])
+        if node not in names:
+            names.append(str(node))
+    return {key: tuple(names) for key, names in found.items()}
+
+
+def job_row(
+    job: JobSummary,
+    now: datetime,
+    *,
+    wide: bool = False,
+    nodes: Sequence[str] = (),
+    cost: str = "-",
+) -> list[Any]:
+    """One `list jobs` row: NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE, and with `wide`
+    PODS, READY, DURATION, NODES (`nodes`: where the pods are bound, see `bound_nodes`),
+    COST (`cost`, the text of the cost so far) and MESSAGE."""
     status = job.phase + (" (cancelling)" if job.cancel_requested and not job.terminal else "")
     row: list[Any] = [
         job.name,
@@ -172,7 +201,8 @@ def job_row(job: JobSummary, now: datetime, *, wide: bool = False) -> list[Any]:
             job.pods,
             f"{job.replicas_ready}/{job.pods}",
             timefmt.format_seconds(ran),
-            ",".join(job.nodes_allocated) or "-",
+            ",".join(nodes) or "-",
+            cost,
             job.message or "-",
         ]
     return row

@@ -39,6 +39,16 @@ def normalize_phase(value: object) -> str:
     return phase.value if phase else text
 
 
+def parse_phase(text: str, *, option: str = "--phase") -> str:
+    """The canonical phase a user typed (any case, `Completed` for Succeeded). Raises
+    ValueError naming `option` and listing the phases for anything else (`Runing`)."""
+    name = normalize_phase(text)
+    if not text.strip() or name.lower() not in _BY_LOWER:
+        valid = ", ".join(phase.value for phase in JobPhase)
+        raise ValueError(f"{option} {text!r} is not a job phase; use one of: {valid}")
+    return name
+
+
 def bucket(value: object) -> Bucket:
     """The Bucket of a phase string (see `normalize_phase`)."""
     name = normalize_phase(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary, gpu_text
 from gryvia_cli.core.nodes import GpuNode, free_gpus
 from gryvia_operator.api.gputype import same_gpu_type
@@ -53,7 +54,8 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     largest = max(n.gpus for n in of_type)
     if per_pod > largest:
         warning = (
-            f"each pod asks for {per_pod} GPUs but the largest {label} node has {largest}; "
+            f"each pod asks for {plural(per_pod, 'GPU')} but the largest {label} node has "
+            f"{largest}; "
             "the job cannot start until a larger node joins (or use distributed.nodes)"
         )
         return Plan(job, (), False, warning)
@@ -68,7 +70,8 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     total_free = sum(free for _, free in room)
     if not candidates:
         warning = (
-            f"no {label} node can take a pod of {per_pod} GPUs now ({total_free} free in total); "
+            f"no {label} node can take a pod of {plural(per_pod, 'GPU')} now "
+            f"({total_free} free in total); "
             "the job will queue until GPUs free up"
         )
     else:

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.phases import count_phases
@@ -96,10 +97,13 @@ class PlatformReport:
 def _operator_from_deployments(
     deployments: Sequence[Mapping[str, Any]], ns: str
 ) -> Component | None:
+    """The operator Deployments' line: Error when none of them has a ready replica (scaled
+    to 0, or its pods not ready: nothing in the cluster runs the operator), Warning when some
+    replicas are not ready, else OK; None without an operator Deployment."""
     ops = [d for d in deployments if "operator" in str((d.get("metadata") or {}).get("name", ""))]
     if not ops:
         return None
-    parts, state = [], OK
+    parts, state, ready_total = [], OK, 0
     for dep in ops:
         spec, status = dep.get("spec") or {}, dep.get("status") or {}
         desired = int(spec.get("replicas", 1) or 0)
@@ -112,10 +116,11 @@ def _operator_from_deployments(
             f"Deployment {ns}/{name} Desired: {desired}, Ready: {ready}/{desired}, "
             f"Available: {available}/{desired}"
         )
-        if available == 0 and desired > 0:
-            state = ERROR
-        elif ready < desired and state == OK:
+        ready_total += ready
+        if ready < desired:
             state = WARNING
+    if ready_total == 0:
+        state = ERROR
     return Component("Operator", state, "; ".join(parts), True)
 
 
@@ -202,17 +207,33 @@ def local_webhook_urls(webhooks: Sequence[Mapping[str, Any]] | None) -> list[str
 
 
 def operator_component(inputs: PlatformInputs, now: datetime) -> Component:
-    """The operator: a Deployment in the platform namespace, else a fresh `gryvia-operator*`
-    Lease, a kopf peering, or a self-registered webhook on this machine that answers;
-    Error when none is found."""
-    for found in (
-        _operator_from_deployments(inputs.deployments or [], inputs.platform_namespace),
-        _operator_from_leases(inputs.leases or [], now),
-        _operator_from_peerings(inputs.peerings or [], now),
-        _operator_from_local_webhook(inputs.local_webhooks),
-    ):
-        if found is not None:
-            return found
+    """The operator: a Deployment in the platform namespace with a ready replica, else a
+    fresh `gryvia-operator*` Lease, a kopf peering, or a self-registered webhook on this
+    machine that answers. A Deployment with 0 ready replicas is OK only when such a local
+    operator answers; Error when nothing runs the operator."""
+    deployed = _operator_from_deployments(inputs.deployments or [], inputs.platform_namespace)
+    if deployed is not None and deployed.state != ERROR:
+        return deployed
+    local = next(
+        (
+            found
+            for found in (
+                _operator_from_leases(inputs.leases or [], now),
+                _operator_from_peerings(inputs.peerings or [], now),
+                _operator_from_local_webhook(inputs.local_webhooks),
+            )
+            if found is not None
+        ),
+        None,
+    )
+    if deployed is not None:
+        if local is not None and local.state == OK:
+            return Component("Operator", OK, f"{local.message}; {deployed.message}", True)
+        why = local.message if local is not None else "no local operator answers"
+        text = f"no ready operator replica: {deployed.message}; {why}"
+        return Component("Operator", ERROR, text, True)
+    if local is not None:
+        return local
     return Component(
         "Operator",
         ERROR,
@@ -272,7 +293,7 @@ def nodes_component(nodes: Sequence[GpuNode] | None) -> Component:
     other = len(nodes) - len(healthy) - len(degraded)
     gpus = sum(n.gpus for n in healthy)
     text = (
-        f"{len(nodes)} nodes: {len(healthy)} Ready ({gpus} GPUs), "
+        f"{len(nodes)} nodes: {len(healthy)} Ready ({plural(gpus, 'GPU')}), "
         f"{len(degraded)} Degraded, {other} other"
     )
     unregistered = sum(1 for n in nodes if n.source == "Node")

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import GpuNode, free_gpus
 from gryvia_cli.core.phases import Bucket, bucket
@@ -127,7 +128,8 @@ def wait_reason(
         if usable and job.gpus_per_pod > largest:
             kind = job.gpu_type or "GPU"
             return (
-                f"needs {job.gpus_per_pod} GPUs per pod but the largest {kind} node has {largest}:"
+                f"needs {plural(job.gpus_per_pod, 'GPU')} per pod but the largest {kind} node "
+                f"has {largest}:"
                 " lower spec.gpus or use distributed.nodes"
             )
     failed = _condition_message(job, "Scheduled")

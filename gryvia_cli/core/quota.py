@@ -34,6 +34,23 @@ def percent_marker(percent: float | None) -> str:
     return "error" if percent >= 100 else "warn" if percent >= WARN_PERCENT else "ok"
 
 
+QUOTA_PHASE_MARKERS = {"Active": "ok", "Full": "warn", "-": "unknown"}
+"""How a quota's phase is coloured: Active ok, Full (at the limit) warn, others error."""
+
+
+def quota_phase_marker(phase: str) -> str:
+    """The marker of a quota phase: `ok` Active, `warn` Full, `unknown` `-`, else `error`."""
+    return QUOTA_PHASE_MARKERS.get(phase, "error")
+
+
+def gpu_use_marker(allocated: int, limit: int) -> str:
+    """GPUs in use against `maxGPUs`: `error` only above the limit, `warn` from 80 % up to
+    a full quota (8 of 8 is Full, not exceeded), else `ok`."""
+    if allocated > limit:
+        return "error"
+    return "warn" if limit and allocated >= WARN_PERCENT / 100 * limit else "ok"
+
+
 def _limit(used: int, limit: int | None) -> str:
     return f"{used}/{limit}" if limit else f"{used} (no limit)"
 
@@ -51,7 +68,7 @@ def usage_lines(quota: GryviaQuota) -> list[Line]:
     running = (usage.running_jobs if usage else None) or 0
     queued = (usage.queued_jobs if usage else None) or 0
     return [
-        ("Allocated GPUs", Marked(alloc_text, percent_marker(percent))),
+        ("Allocated GPUs", Marked(alloc_text, gpu_use_marker(allocated, limits.max_gpus))),
         (
             "Max GPUs per job",
             str(limits.max_gpus_per_job) if limits.max_gpus_per_job else "no limit",
@@ -141,7 +158,7 @@ def budget_lines(quota: GryviaQuota) -> tuple[list[Line], list[Note]]:
 
 
 def phase_cell(quota: GryviaQuota) -> Marked:
-    """`status.phase` coloured: Active ok, anything else an error, `-` before the first
-    status."""
+    """`status.phase` coloured by `quota_phase_marker` (Active ok, Full warn, exceeded an
+    error), `-` before the first status."""
     phase = (quota.status.phase if quota.status else None) or "-"
-    return Marked(phase, "ok" if phase == "Active" else "unknown" if phase == "-" else "error")
+    return Marked(phase, quota_phase_marker(phase))

@@ -113,3 +113,11 @@ def top_jobs(records: Sequence[GryviaUsageRecord], now: dt.datetime, n: int = 10
     ]
     out.sort(key=lambda s: (-s.cost, s.namespace, s.job))
     return out[:n]
+
+
+def cost_text(cost: JobCost) -> str:
+    """A job's cost so far for tables: `12.00 USD` when metered, `~12.00 USD` when estimated
+    from the catalog rate and the hours run, `-` without records or a price."""
+    if not cost.metered and not cost.per_hour:
+        return "-"
+    return f"{'' if cost.metered else '~'}{cost.so_far:.2f} {cost.currency}"

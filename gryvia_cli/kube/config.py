@@ -41,7 +41,9 @@ class ContextInfo:
 def kubeconfig_source(
     explicit: Path | None, environ: Mapping[str, str] | None = None
 ) -> str | None:
-    """The kubeconfig file list to load (`:`-joined), or None when there is none.
+    """The kubeconfig file list to load (`:`-joined), or None when there is none: the files
+    of `$KUBECONFIG` that exist (None when it is set and none exists, as kubectl does), else
+    ~/.kube/config.
 
     Raises KubeconfigError when `--kubeconfig` names a missing file.
     """
@@ -54,9 +56,26 @@ def kubeconfig_source(
     existing = [p for p in listed if Path(p).expanduser().is_file()]
     if existing:
         return os.pathsep.join(existing)
+    if listed:  # like kubectl: a set KUBECONFIG is never replaced by ~/.kube/config
+        return None
     home = env.get("HOME") or str(Path.home())
     default = Path(home) / ".kube" / "config"
     return str(default) if default.is_file() else None
+
+
+def no_kubeconfig_message(environ: Mapping[str, str] | None = None) -> str:
+    """Why no kubeconfig was found: the files KUBECONFIG names that do not exist, or that
+    KUBECONFIG is unset and ~/.kube/config is missing."""
+    env = os.environ if environ is None else environ
+    listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if len(listed) == 1:
+        return f"no kubeconfig found: KUBECONFIG is {listed[0]}, and that file does not exist"
+    if listed:
+        return (
+            f"no kubeconfig found: KUBECONFIG lists {', '.join(listed)}, and none of these "
+            "files exists"
+        )
+    return "no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)"
 
 
 def context_names(explicit: Path | None) -> list[str]:
@@ -129,9 +148,7 @@ def describe_context(explicit: Path | None, context: str | None) -> ContextInfo:
     if source is None:
         if in_cluster_available():
             return _in_cluster_info()
-        raise KubeconfigError(
-            "no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)"
-        )
+        raise KubeconfigError(no_kubeconfig_message())
     config = _merged(source)
     contexts = [c.value if hasattr(c, "value") else c for c in config.get("contexts") or []]
     names = [str(c.get("name")) for c in contexts if isinstance(c, dict)]
@@ -190,9 +207,7 @@ def load_client_configuration(explicit: Path | None, context: str | None) -> Any
     try:
         if source is None:
             if not in_cluster_available():
-                raise KubeconfigError(
-                    "no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)"
-                )
+                raise KubeconfigError(no_kubeconfig_message())
             config.load_incluster_config(client_configuration=cfg)
         else:
             config.load_kube_config(

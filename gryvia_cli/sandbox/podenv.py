@@ -135,7 +135,8 @@ def container_argv(container: Mapping[str, Any], env: Mapping[str, str]) -> list
     if not command:
         raise PodSpecError(
             f"container {container.get('name')!r} has no command: the sandbox runs commands as "
-            "local processes and cannot read an image's entrypoint; set spec.containers[].command"
+            "local processes and cannot read an image's entrypoint; set spec.command (and "
+            "spec.args) in the GryviaAIJob"
         )
     return [expand(str(a), env) for a in command + list(container.get("args") or [])]
 

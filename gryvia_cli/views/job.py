@@ -15,8 +15,16 @@ from typing import Any
 from gryvia_cli.cli.session import Session
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked
-from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, replica_of_pod, summarize_job
+from gryvia_cli.core.jobs import (
+    JobSummary,
+    bound_nodes,
+    durations,
+    gpu_text,
+    replica_of_pod,
+    summarize_job,
+)
 from gryvia_cli.core.phases import phase_marker
+from gryvia_cli.core.spend import JobCost, cost_text
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -37,6 +45,8 @@ class JobSnapshot:
     job: dict[str, Any]
     pods: list[Any]
     events: list[Any]
+    cost: JobCost | None = None
+    """The cost so far (None when it was not read)."""
 
     @property
     def summary(self) -> JobSummary:
@@ -44,9 +54,30 @@ class JobSnapshot:
         return summarize_job(self.job)
 
     def as_dict(self) -> dict[str, Any]:
-        """The documented JSON shape of `status JOB -o json`: `{job, pods, events}` with the
-        API objects as they are."""
-        return {"job": self.job, "pods": self.pods, "events": self.events}
+        """The documented JSON shape of `status JOB -o json`: `{job, pods, events, nodes,
+        cost}` with the API objects as they are, the nodes the pods are bound to and the cost
+        so far `{soFar, perHour, currency, metered}` (null when unknown)."""
+        cost = self.cost
+        return {
+            "job": self.job,
+            "pods": self.pods,
+            "events": self.events,
+            "nodes": list(self.nodes),
+            "cost": None
+            if cost is None
+            else {
+                "soFar": round(cost.so_far, 4),
+                "perHour": round(cost.per_hour, 4),
+                "currency": cost.currency,
+                "metered": cost.metered,
+            },
+        }
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes the job's pods are bound to (`spec.nodeName`), in replica order."""
+        s = self.summary
+        return bound_nodes(self.pods).get((s.namespace, s.name), ())
 
     def fingerprint(self) -> tuple[Any, ...]:
         """What changes when the view changes (watch mode prints only then)."""
@@ -62,11 +93,11 @@ class JobSnapshot:
 def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
     """Read the job (NotFoundError if missing), its pods and the events about them."""
     from gryvia_cli.core.events import since
-    from gryvia_cli.views.reads import try_read
+    from gryvia_cli.views.reads import get_namespaced, read_pricing, try_read
     from gryvia_cli.views.streams import job_pods
 
     access = state.access()
-    job = access.get(r.AIJOB, name, namespace)
+    job = get_namespaced(access, r.AIJOB, name, namespace)
     pods = try_read(lambda: job_pods(access, namespace, name), "pods") or []
     names = child_names(name)
     names |= {str((p.get("metadata") or {}).get("name")) for p in pods}
@@ -77,7 +108,8 @@ def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
         if ((e.get("involvedObject") or e.get("regarding") or {}).get("name")) in names
     ]
     created = summarize_job(job).created
-    return JobSnapshot(job, list(pods), since(ours, created))
+    cost = read_pricing(access, []).job_cost(job, state.now())
+    return JobSnapshot(job, list(pods), since(ours, created), cost)
 
 
 def _line(label: str, *parts: Any) -> None:
@@ -114,8 +146,10 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         _line("Timing", f"waited {waited}, {label.lower()} {ran}")
     else:
         _line("Timing", f"{'waited' if s.terminal else 'waiting for'} {waited}")
-    if s.nodes_allocated:
-        _line("Nodes", ", ".join(s.nodes_allocated))
+    if snapshot.nodes:
+        _line("Nodes", ", ".join(snapshot.nodes))
+    if snapshot.cost is not None:
+        _line("Cost", _cost_line(snapshot.cost))
     if s.conditions:
         section("Conditions")
         render_table(
@@ -146,6 +180,15 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         )
     else:
         emit("  <none>")
+
+
+def _cost_line(cost: JobCost) -> str:
+    shown = cost_text(cost)
+    if shown == "-":
+        return "- (no usage records and no catalog price)"
+    source = "metered" if cost.metered else "estimated from the catalog rate"
+    rate = f", {cost.per_hour:.2f} {cost.currency}/hour" if cost.per_hour else ""
+    return f"{shown.lstrip('~')} so far ({source}{rate})"
 
 
 def _pod_row(pod: dict[str, Any], now: datetime) -> list[Any]:

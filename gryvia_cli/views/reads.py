@@ -15,7 +15,10 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import warn
 
 if TYPE_CHECKING:
-    from gryvia_operator.api import GryviaUsageRecord
+    from datetime import datetime
+
+    from gryvia_cli.core.spend import JobCost
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
 
 ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 """Field selector of pods that may hold resources."""
@@ -53,6 +56,29 @@ class Supply:
     nodes: list[Any]
     pods: list[dict[str, Any]] | None
     allocated: dict[str, int]
+
+
+def get_namespaced(access: Any, res: r.Resource, name: str, namespace: str) -> dict[str, Any]:
+    """`access.get` of a namespaced object; when it is not in `namespace`, the NotFoundError
+    names the namespaces where an object of that name exists (one cluster-wide list by name;
+    the plain hint stays when that list is not allowed)."""
+    from gryvia_cli.errors import wrong_namespace_hint
+    from gryvia_cli.kube.resources import noun
+
+    try:
+        return access.get(res, name, namespace)  # type: ignore[no-any-return]
+    except NotFoundError as exc:
+        try:
+            found = access.items(res, None, field_selector=f"metadata.name={name}")
+        except (ForbiddenError, ApiError, NotInstalledError):
+            raise exc from None
+        spaces = sorted(
+            {str((o.get("metadata") or {}).get("namespace")) for o in found} - {namespace}
+        )
+        hint = wrong_namespace_hint(name, spaces, noun(res))
+        if hint is None:
+            raise
+        raise NotFoundError(exc.message, hint=hint, details=exc.details) from None
 
 
 def read_supply(
@@ -116,6 +142,18 @@ def read_tenant_names(access: Any) -> set[str]:
     return {str((i.get("metadata") or {}).get("name")) for i in items}
 
 
+def read_billable_tenants(access: Any) -> set[str] | None:
+    """Names of the existing GryviaTenants for billing ({} when none exist or the kind is not
+    installed: all usage is then unattributed); None, with a warning, when the user may not
+    list them (usage then stays with the tenant its records name)."""
+    try:
+        items = read_optional(access, r.TENANT)
+    except ForbiddenError:
+        warn("cannot list tenants; usage is shown under the tenant each record names")
+        return None
+    return {str((i.get("metadata") or {}).get("name")) for i in items}
+
+
 def read_namespace_labels(access: Any) -> dict[str, dict[str, str]]:
     """Labels of every namespace by name; {} when the user may not list namespaces."""
     try:
@@ -128,3 +166,51 @@ def read_namespace_labels(access: Any) -> dict[str, dict[str, str]]:
         )
         for i in items
     }
+
+
+@dataclass
+class Pricing:
+    """What pricing a job's cost needs: usage records, SKUs, tenants and quotas (each []
+    when unreadable or not installed)."""
+
+    records: list[GryviaUsageRecord]
+    skus: list[GryviaGpuSku]
+    tenants: list[GryviaTenant]
+    quotas: list[GryviaQuota]
+
+    def job_cost(self, obj: dict[str, Any], now: datetime) -> JobCost:
+        """The cost so far of one GryviaAIJob object (`core.spend.job_cost`)."""
+        from gryvia_cli.core.jobs import summarize_job
+        from gryvia_cli.core.spend import job_cost
+
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        return job_cost(
+            summarize_job(obj), uid, self.records, self.skus, self.tenants, self.quotas, now
+        )
+
+
+def read_pricing(access: Any, warnings: list[str] | None = None) -> Pricing:
+    """Read usage records, SKUs, tenants and quotas for job costs; an unreadable kind is a
+    warning (recorded in `warnings`, else printed) and counts as empty; invalid objects are
+    skipped."""
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+    from gryvia_operator.api.parse import parse_all
+
+    def read(res: r.Resource, model: Any, what: str) -> list[Any]:
+        raw = try_read(lambda: read_optional(access, res), what, warnings) or []
+        return parse_all(model, raw)[0]
+
+    return Pricing(
+        read(r.USAGE_RECORD, GryviaUsageRecord, "usage records"),
+        read(r.GPUSKU, GryviaGpuSku, "the GPU catalog"),
+        read(r.TENANT, GryviaTenant, "tenants"),
+        read(r.QUOTA, GryviaQuota, "quotas"),
+    )
+
+
+def read_job_pods(
+    access: Any, namespace: str | None, warnings: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The pods of `namespace` (None: all) for `core.jobs.bound_nodes`, which keeps those of
+    Gryvia jobs; [] with a warning when unreadable."""
+    return try_read(lambda: access.items(r.POD, namespace), "pods", warnings) or []

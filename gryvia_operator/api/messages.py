@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from gryvia_operator.api.helpers import MAX_TOTAL_GPUS
 
+
+def gpu_count(count: int) -> str:
+    """`1 GPU`, `8 GPUs`: a GPU count as messages write it (never `1 GPUs`)."""
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 # GryviaAIJob static rules (the admission rules of the Gryvia FAQ and docs/reference/crds.md).
 # Placeholders are str.format fields.
 NAME_REQUIRED = "metadata.name is required"
@@ -16,6 +22,10 @@ TYPE_UNSUPPORTED = 'spec.type "{value}" is not supported; valid values: {valid}'
 GPUS_REQUIRED = "spec.gpus is required"
 GPUS_NEGATIVE = "spec.gpus must not be negative, got {value}"
 IMAGE_REQUIRED = "spec.image is required"
+GPU_TYPE_WITHOUT_GPUS = (
+    'spec.gpuType "{gpu_type}" needs GPUs, but spec.gpus is 0 (a CPU-only job); remove '
+    "spec.gpuType, or set spec.gpus to 1 or more"
+)
 NETWORK_UNSUPPORTED = 'spec.network "{value}" is not supported; valid values: {valid}'
 WORKLOAD_KIND_UNSUPPORTED = 'spec.workloadKind "{value}" is not supported; valid values: {valid}'
 TIMEOUT_INVALID = "{detail}"  # parse_duration's message already starts with "spec.timeout: "
@@ -47,7 +57,7 @@ FIELD_INVALID = "{field}: {detail}"
 
 # Context warnings (never deny).
 WARN_NODE_TOO_SMALL = (
-    "requested {gpus} GPUs per node exceeds the largest current node ({largest} GPUs); the job "
+    "requested {gpus} per node exceeds the largest current node ({largest}); the job "
     "stays pending until a larger node exists or you use distributed training"
 )
 WARN_NO_GPU_TYPE = 'no node currently carries GPU type "{gpu_type}" (label gryvia.io/gpu)'

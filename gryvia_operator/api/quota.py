@@ -21,7 +21,7 @@ from gryvia_operator.api.base import (
     Str63,
 )
 
-QuotaPhase = Literal["Active", "QuotaExceeded", "BudgetExceeded", "Failed"]
+QuotaPhase = Literal["Active", "Full", "QuotaExceeded", "BudgetExceeded", "Failed"]
 
 
 class GpuQuota(GryviaModel):
@@ -94,7 +94,8 @@ class GryviaQuotaStatus(GryviaModel):
     """Observed usage and enforcement state."""
 
     phase: QuotaPhase | None = None
-    """Active, QuotaExceeded, BudgetExceeded or Failed."""
+    """Active, Full (every allowed GPU in use), QuotaExceeded (more than allowed),
+    BudgetExceeded or Failed."""
     current_usage: QuotaUsage | None = None
     """Current use."""
     budget_status: BudgetStatus | None = None

@@ -31,7 +31,7 @@ from gryvia_operator.api.crd.fieldcheck import (
     pydantic_errors,
     unknown_fields,
 )
-from gryvia_operator.api.gputype import normalize_gpu_type, same_gpu_type
+from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type, same_gpu_type
 from gryvia_operator.api.helpers import (
     MAX_TOTAL_GPUS,
     DurationError,
@@ -136,7 +136,14 @@ def inventory_warnings(
     source = "spec.gpus"
     if spec.distributed_enabled and spec.distributed and spec.distributed.gpus_per_node:
         source = "spec.distributed.gpusPerNode"
-    return [FieldError(source, msg.WARN_NODE_TOO_SMALL.format(gpus=per_pod, largest=largest))]
+    return [
+        FieldError(
+            source,
+            msg.WARN_NODE_TOO_SMALL.format(
+                gpus=msg.gpu_count(per_pod), largest=msg.gpu_count(largest)
+            ),
+        )
+    ]
 
 
 def validate_object(obj: Any) -> ValidationResult:
@@ -227,6 +234,7 @@ def _check_spec(spec: Mapping[str, Any], result: ValidationResult) -> None:
         error("priority", msg.PRIORITY_RANGE.format(value=priority))
     _check_distributed(spec, error)
     _check_total_gpus(spec, error)
+    _check_cpu_only_gpu_type(spec, error)
     _check_resources(spec.get("resources"), error)
 
 
@@ -288,6 +296,24 @@ def _check_total_gpus(spec: Mapping[str, Any], error: Report) -> None:
             nodes=pods, per_node=per_pod, total=pods * per_pod, maximum=MAX_TOTAL_GPUS
         )
         error("distributed" if enabled else "gpus", text)
+
+
+def _check_cpu_only_gpu_type(spec: Mapping[str, Any], error: Report) -> None:
+    """`gpus: 0` (no GPU per pod) with a concrete `gpuType` contradicts itself: the job would
+    be placed as CPU-only and never get that GPU type. `any` or empty stays allowed."""
+    gpus = int_or_none(spec.get("gpus"))
+    gpu_type = spec.get("gpuType")
+    if gpus is None or not isinstance(gpu_type, str) or gpu_type_is_any(gpu_type):
+        return
+    dist = spec.get("distributed")
+    dist = dist if isinstance(dist, Mapping) else {}
+    per_pod = gpus_per_pod(
+        gpus=gpus,
+        distributed=dist.get("enabled") is True,
+        gpus_per_node=int_or_none(dist.get("gpusPerNode")),
+    )
+    if per_pod == 0 and gpus == 0:  # negative gpus has its own message
+        error("gpuType", msg.GPU_TYPE_WITHOUT_GPUS.format(gpu_type=gpu_type))
 
 
 def _check_resources(resources: Any, error: Report) -> None:

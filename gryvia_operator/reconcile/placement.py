@@ -1,9 +1,12 @@
-"""Advisory node selection for a GryviaAIJob: filter, score, pick, and explain a miss."""
+"""Advisory node selection for a GryviaAIJob: filter, score, pick, and explain a miss; and
+where CPU-only jobs go (nodes without GPUs first, `cpu_only_affinity`)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.names import (
@@ -15,6 +18,7 @@ from gryvia_operator.api.names import (
     LABEL_SRIOV,
 )
 from gryvia_operator.reconcile.names import Msg
+from gryvia_operator.reconcile.registration import GFD_PRESENT
 from gryvia_operator.reconcile.views import NodeView, PodView, _int
 
 
@@ -188,3 +192,37 @@ def closest_miss(fits: Iterable[NodeFit]) -> NodeFit | None:
     if not misses:
         return None
     return min(misses, key=lambda f: (len(f.problems), not f.type_ok, -f.free, f.node))
+
+
+CPU_NODE_WEIGHT = 100
+"""Weight of the CPU-node preference of CPU-only pods (the highest the scheduler takes)."""
+
+
+def cpu_node_preference() -> dict[str, Any]:
+    """The preferred node-affinity term of CPU-only pods: nodes with neither the
+    gryvia.io/gpu label nor NVIDIA GPU feature discovery's nvidia.com/gpu.present label."""
+    return {
+        "weight": CPU_NODE_WEIGHT,
+        "preference": {
+            "matchExpressions": [
+                {"key": LABEL_GPU, "operator": "DoesNotExist"},
+                {"key": GFD_PRESENT, "operator": "DoesNotExist"},
+            ]
+        },
+    }
+
+
+def cpu_only_affinity(affinity: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod affinity of a CPU-only job (`gpus: 0`): the job's own `spec.affinity` with
+    `cpu_node_preference` appended to its preferred node-affinity terms.
+
+    A preference, not a requirement: a CPU-only job still runs on a GPU node when no CPU node
+    has room, but the scheduler puts it on a node without GPUs whenever one fits, so it does
+    not take CPU and memory from GPU jobs. The job's required terms are kept as they are.
+    """
+    out = copy.deepcopy(dict(affinity or {}))
+    node = out.setdefault("nodeAffinity", {})
+    terms = node.setdefault("preferredDuringSchedulingIgnoredDuringExecution", [])
+    if cpu_node_preference() not in terms:
+        terms.append(cpu_node_preference())
+    return out

@@ -32,6 +32,7 @@ from gryvia_operator.api.names import (
 )
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind, build_env
+from gryvia_operator.reconcile.placement import cpu_only_affinity
 
 
 def owner_reference(job: GryviaAIJob) -> dict[str, Any]:
@@ -160,7 +161,9 @@ def build_pod_template(
         pod["tolerations"] = [
             t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in spec.tolerations
         ]
-    if spec.affinity:
+    if spec.cpu_only:
+        pod["affinity"] = cpu_only_affinity(spec.affinity)
+    elif spec.affinity:
         pod["affinity"] = dict(spec.affinity)
     priority_class = (job.metadata.annotations or {}).get(ANNOTATION_PRIORITY_CLASS)
     if priority_class:

@@ -23,6 +23,7 @@ from typing import Any
 from gryvia_operator.api import GryviaQuota
 from gryvia_operator.api.gputype import gpu_type_is_any, same_gpu_type
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
+from gryvia_operator.api.messages import gpu_count
 from gryvia_operator.api.periods import elapsed_fraction
 from gryvia_operator.reconcile.admission import ALLOW
 from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
@@ -143,7 +144,7 @@ def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
         return Decision(
             "reject",
             "QuotaExceeded",
-            f"Job requests {job.gpus} GPUs, more than the {limits.max_gpus} GPUs "
+            f"Job requests {job.gpus} GPUs, more than the {gpu_count(limits.max_gpus)} "
             f"team {team} may use at once",
         )
     return None
@@ -213,8 +214,8 @@ def plan(state: QuotaState) -> dict[str, Decision]:
             why = f"waiting for quota behind earlier jobs of team {state.team}"
         elif allocated + job.gpus > limits.max_gpus:
             why = (
-                f"waiting for quota: team {state.team} uses {allocated} of {limits.max_gpus} "
-                f"GPUs, this job needs {job.gpus}"
+                f"waiting for quota: team {state.team} uses {allocated} of "
+                f"{gpu_count(limits.max_gpus)}, this job needs {job.gpus}"
             )
         elif limits.max_running_jobs and running >= limits.max_running_jobs:
             why = (
@@ -267,12 +268,21 @@ def decide(
 
 def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> dict[str, object]:
     """Return the GryviaQuota status: usage, spend against budget with a linear month-end
-    projection (USD), and phase Active / QuotaExceeded / BudgetExceeded."""
+    projection (USD), and the phase.
+
+    Phases: Active below `maxGPUs`; Full when the admitted jobs hold exactly `maxGPUs` (8 of
+    8: the quota is used as allowed, new jobs wait); QuotaExceeded only when they hold more
+    (the limit was lowered under running jobs); BudgetExceeded when the monthly budget is
+    spent (wins over the others). Ready is False for the two exceeded phases only.
+    """
     quota = state.quota
     budget = quota.spec.budget
+    limit_gpus = quota.spec.gpu_quota.max_gpus
     phase = "Active"
-    if state.allocated_gpus >= quota.spec.gpu_quota.max_gpus > 0 and state.queued_jobs:
+    if state.allocated_gpus > limit_gpus:
         phase = "QuotaExceeded"
+    elif state.allocated_gpus == limit_gpus > 0:
+        phase = "Full"
     status: dict[str, object] = {
         "currentUsage": {
             "allocatedGPUs": state.allocated_gpus,
@@ -298,11 +308,18 @@ def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> di
     status["conditions"] = [
         {
             "type": "Ready",
-            "status": "True" if phase == "Active" else "False",
+            "status": "True" if phase in ("Active", "Full") else "False",
             "reason": phase,
             "message": {
                 "Active": "within quota",
-                "QuotaExceeded": f"{state.queued_jobs} job(s) wait for GPUs",
+                "Full": (
+                    f"all {gpu_count(limit_gpus)} in use; {state.queued_jobs} job(s) wait for GPUs"
+                ),
+                "QuotaExceeded": (
+                    f"{gpu_count(state.allocated_gpus)} in use, more than the {limit_gpus} "
+                    "allowed; "
+                    f"{state.queued_jobs} job(s) wait for GPUs"
+                ),
                 "BudgetExceeded": "the monthly budget is spent",
             }[phase],
             "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),

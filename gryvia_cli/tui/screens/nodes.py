@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
+from gryvia_cli.core.cells import plural
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.tui.bindings import NODES, bindings
 from gryvia_cli.tui.query import Query, matches, parse_query
@@ -89,7 +90,7 @@ class NodesScreen(ViewScreen):
         total = sum(n.gpus for n in nodes)
         ready = sum(1 for n in nodes if n.healthy)
         unregistered = sum(1 for n in nodes if n.source == "Node")
-        status = f"{len(nodes)} GPU nodes · {ready} ready · {total} GPUs"
+        status = f"{plural(len(nodes), 'GPU node')} · {ready} ready · {plural(total, 'GPU')}"
         if unregistered:
             status += f" · {unregistered} not registered as GryviaGpuNode (from labels)"
         self.query_one("#nodes-status", Static).update(status)

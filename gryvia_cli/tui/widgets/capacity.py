@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gryvia_cli.core.capacity import CapacityReport, TypeCapacity
+from gryvia_cli.core.cells import plural
 
 ALLOC, FREE, PENDING, SHORT = "█", "░", "▒", "▓"
 STATS_WIDTH = 48
@@ -58,7 +59,8 @@ class CapacityBars(Static):
             lines.append(self._line(row, label_w, bar_w, scale))
         totals = report.totals
         summary = (
-            f"{'total':<{label_w}} {totals.total} GPUs on {totals.nodes} nodes · "
+            f"{'total':<{label_w}} {plural(totals.total, 'GPU')} on "
+            f"{plural(totals.nodes, 'node')} · "
             f"{totals.allocated} allocated · {totals.free} free · {totals.pending} pending"
         )
         if report.unspecified_pending:

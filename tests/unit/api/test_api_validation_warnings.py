@@ -82,7 +82,9 @@ INVENTORY = [("H100", 8), ("H100", 8), ("L40", 4), ("T4", 1)]
                 )
             ],
         ),
-        ({"gpus": 0, "gpuType": "B200"}, []),
+        # CPU-only jobs get no node warnings (with a gpuType, `gpus: 0` is an error since
+        # issue 13: tests/unit/api/test_api_validation.py)
+        ({"gpus": 0}, []),
     ],
 )
 def test_inventory_warnings(spec: dict[str, Any], expected: list[tuple[str, str]]) -> None:
@@ -96,7 +98,8 @@ def test_inventory_warnings_on_an_empty_cluster() -> None:
     assert inventory_warnings(model, []) == [
         FieldError(
             "spec.gpus",
-            "requested 1 GPUs per node exceeds the largest current node (0 GPUs); the job "
+            # "1 GPU", not "1 GPUs" (issue 13)
+            "requested 1 GPU per node exceeds the largest current node (0 GPUs); the job "
             "stays pending until a larger node exists or you use distributed training",
         )
     ]

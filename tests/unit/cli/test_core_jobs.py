@@ -60,7 +60,8 @@ def test_job_row_plain_and_wide() -> None:
     assert row[:4] == ["a", "training", 8, "H100"]
     assert row[4] == Marked("Running", "ok") and row[5] == "4h"
     wide = job_row(summarize_job(obj), NOW, wide=True)
-    assert len(wide) == 11 and wide[6:8] == [1, "0/1"]
+    # 12 columns: issue 13 added COST after NODES
+    assert len(wide) == 12 and wide[6:8] == [1, "0/1"]
 
 
 def test_pod_job_labels_and_replicas() -> None:

@@ -15,7 +15,7 @@ import yaml
 from gryvia_cli.kube import resources as r
 from tests.builders import job_yaml
 from tests.unit.cli.helpers import h100, make_node
-from tests.unit.cli.test_tenancy_commands import RECORDS, TenancyFake, cluster, run
+from tests.unit.cli.test_tenancy_commands import NLP, RECORDS, TenancyFake, cluster, run
 
 # -- cost --------------------------------------------------------------------------------------
 
@@ -115,7 +115,8 @@ def test_usage_falls_back_to_the_tenant_namespace_when_forbidden() -> None:
                 raise ForbiddenError("forbidden: cannot list gryviausagerecords")
             return super().list_objects(res, namespace, **kw)
 
-    result = run(["usage", "--tenant", "nlp", "-o", "json"], Narrow(*RECORDS))
+    # the tenant exists (usage of a tenant that does not is `unattributed` since issue 13)
+    result = run(["usage", "--tenant", "nlp", "-o", "json"], Narrow(NLP, *RECORDS))
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["total"]["jobs"] == 1
     assert "reading tenant-nlp" in result.stderr

@@ -97,7 +97,9 @@ def test_argv_expands_and_needs_a_command() -> None:
         "echo",
         "rank=1",
     ]
-    with pytest.raises(PodSpecError, match=r"set spec\.containers\[\]\.command"):
+    with pytest.raises(
+        PodSpecError, match=r"set spec\.command \(and spec\.args\) in the GryviaAIJob"
+    ):
         container_argv({"name": "c", "args": ["x"]}, {})
 
 

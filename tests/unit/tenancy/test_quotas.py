@@ -129,6 +129,25 @@ def test_quota_status_usage_budget_and_projection() -> None:
     assert isinstance(budget, dict)
     assert budget["spentThisMonth"] == 40.0 and budget["remainingBudget"] == 60.0
     assert budget["percentUsed"] == 40.0 and budget["projectedSpend"] == 80.0
-    assert status["phase"] == "QuotaExceeded"
+    # 8 of 8 GPUs is a full quota, not an exceeded one (issue 13: "QuotaExceeded" was wrong).
+    assert status["phase"] == "Full"
     over = quota_status(quota_state(_quota(), [], spent=120.0), now=now, gpu_hours=0)
     assert over["phase"] == "BudgetExceeded"
+
+
+def test_quota_at_its_limit_is_full_and_only_above_it_exceeded() -> None:
+    now = dt.datetime(2026, 11, 16, tzinfo=dt.UTC)
+    at_limit = quota_state(_quota(), [_job("a", phase="Running"), _job("b", minutes=1)])
+    full = quota_status(at_limit, now=now, gpu_hours=0)
+    assert full["phase"] == "Full"
+    ready = full["conditions"][0]  # type: ignore[index]
+    assert ready["status"] == "True" and ready["reason"] == "Full"
+    assert ready["message"] == "all 8 GPUs in use; 1 job(s) wait for GPUs"
+    below = quota_status(
+        quota_state(_quota(), [_job("a", gpus=4, phase="Running")]), now=now, gpu_hours=0
+    )
+    assert below["phase"] == "Active"
+    lowered = quota_state(_quota(max_gpus=4), [_job("a", phase="Running")])
+    exceeded = quota_status(lowered, now=now, gpu_hours=0)
+    assert exceeded["phase"] == "QuotaExceeded"
+    assert exceeded["conditions"][0]["status"] == "False"  # type: ignore[index]

@@ -11,8 +11,9 @@ it burned evenly (the FinOps "amortised" view of a usage line).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from gryvia_operator.api.usagerecord import GryviaUsageRecord
@@ -61,29 +62,68 @@ def share_in_window(
     return max(overlap, 0.0) / (run_end - run_start).total_seconds()
 
 
-def metered_interval(record: GryviaUsageRecord) -> tuple[dt.datetime, dt.datetime]:
-    """The run a usage record has metered so far: `spec.start` to `spec.end`, or for an open
-    record to start + GPU-hours / GPUs (the running time billed up to its last refresh)."""
-    spec = record.spec
-    if spec.end is not None:
-        return spec.start, spec.end
-    hours = spec.gpu_hours / spec.gpus if spec.gpus else 0.0
-    return spec.start, spec.start + dt.timedelta(hours=hours)
+@dataclass(frozen=True)
+class MeteredRun:
+    """What billing windows need of one usage record: its start and end (None while open),
+    GPUs, GPU-hours metered so far and cost (USD or the record's currency)."""
+
+    start: dt.datetime
+    end: dt.datetime | None
+    gpus: int
+    gpu_hours: float
+    cost: float
+
+    @classmethod
+    def of_record(cls, record: GryviaUsageRecord) -> MeteredRun:
+        """The run of a validated usage record."""
+        spec = record.spec
+        return cls(spec.start, spec.end, spec.gpus, spec.gpu_hours, spec.cost)
+
+    @classmethod
+    def of_raw(cls, obj: Mapping[str, Any]) -> MeteredRun | None:
+        """The run of a raw GryviaUsageRecord as the API returns it (no model validation:
+        the operator reads thousands every second); None when its spec is malformed."""
+        spec = obj.get("spec") or {}
+        try:
+            start = _utc(spec["start"])
+            end = _utc(spec["end"]) if spec.get("end") else None
+            return cls(
+                start,
+                end,
+                int(spec.get("gpus") or 0),
+                float(spec.get("gpuHours") or 0.0),
+                float(spec.get("cost") or 0.0),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def interval(self) -> tuple[dt.datetime, dt.datetime]:
+        """`start` to `end`, or for an open run to start + GPU-hours / GPUs (the running time
+        billed up to its last refresh)."""
+        if self.end is not None:
+            return self.start, self.end
+        hours = self.gpu_hours / self.gpus if self.gpus else 0.0
+        return self.start, self.start + dt.timedelta(hours=hours)
+
+
+def _utc(value: Any) -> dt.datetime:
+    when = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
 def record_share(record: GryviaUsageRecord, start: dt.datetime, end: dt.datetime) -> float:
     """The fraction (0..1) of a usage record's metered run inside [start, end)."""
-    return share_in_window(*metered_interval(record), start, end)
+    return share_in_window(*MeteredRun.of_record(record).interval(), start, end)
 
 
 def spend_in_window(
-    records: Iterable[GryviaUsageRecord], start: dt.datetime, end: dt.datetime
+    runs: Iterable[MeteredRun], start: dt.datetime, end: dt.datetime
 ) -> tuple[float, float]:
-    """(GPU-hours, cost) of `records` inside [start, end), each counted for its share."""
+    """(GPU-hours, cost) of metered runs inside [start, end), each counted for its share."""
     hours = cost = 0.0
-    for record in records:
-        share = record_share(record, start, end)
+    for run in runs:
+        share = share_in_window(*run.interval(), start, end)
         if share:
-            hours += record.spec.gpu_hours * share
-            cost += record.spec.cost * share
+            hours += run.gpu_hours * share
+            cost += run.cost * share
     return hours, cost

@@ -19,11 +19,10 @@ from gryvia_operator.api import (
     GryviaGpuSku,
     GryviaQuota,
     GryviaTenant,
-    GryviaUsageRecord,
 )
 from gryvia_operator.api.attribution import namespace_tenant
 from gryvia_operator.api.parse import parse_valid
-from gryvia_operator.api.periods import period_window, spend_in_window
+from gryvia_operator.api.periods import MeteredRun, period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import (
@@ -80,7 +79,8 @@ def spend(
     wanted = set(namespaces)
     mine = [r for r in records if (r.get("metadata") or {}).get("namespace") in wanted]
     start, end = period_window("month", now)
-    return spend_in_window(parse_valid(GryviaUsageRecord, mine), start, end)
+    runs = [run for run in map(MeteredRun.of_raw, mine) if run is not None]
+    return spend_in_window(runs, start, end)
 
 
 def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list[QuotaState]:

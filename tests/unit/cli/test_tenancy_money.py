@@ -62,6 +62,23 @@ def test_share_in_window_prorates_runs_crossing_the_start() -> None:
     assert periods.record_share(open_, start, end) == 1.0
 
 
+def test_the_operators_raw_reading_of_records_spends_what_the_models_do() -> None:
+    raw = [
+        record("a", "x", "2026-11-17T22:00:00Z", 32.0, end="2026-11-18T02:00:00Z"),
+        record("a", "y", "2026-11-18T09:00:00Z", 8.0, end="2026-11-18T10:00:00Z"),
+        record("a", "o", "2026-11-18T13:00:00Z", 16.0, final=False),
+        {"metadata": {"name": "broken"}, "spec": {"start": "yesterday"}},
+    ]
+    start, end = periods.period_window("day", WEDNESDAY)
+    runs = [run for run in map(periods.MeteredRun.of_raw, raw) if run is not None]
+    assert len(runs) == 3  # the malformed one is skipped
+    from_models = periods.spend_in_window(
+        [periods.MeteredRun.of_record(r) for r in _records(*raw[:3])], start, end
+    )
+    assert periods.spend_in_window(runs, start, end) == pytest.approx(from_models)
+    assert from_models[0] == pytest.approx(16.0 + 8.0 + 16.0)  # half of x, all of y and o
+
+
 def test_team_costs_change_with_the_period() -> None:
     quotas = [
         GryviaQuota.model_validate(

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.support.operator import OperatorProcess
+from tests.support.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 WEBHOOK_CONFIG = "gryvia-validating-cli-test"
@@ -105,3 +106,24 @@ def manifest(obj: dict[str, Any]) -> dict[str, Any]:
         meta.pop(key, None)
     obj.pop("status", None)
     return obj
+
+
+def wait_for_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> dict[str, Any]:
+    """Wait until job `name` reaches `phase`; return it."""
+
+    def reached() -> dict[str, Any] | None:
+        job: dict[str, Any] = kubectl_json(sandbox, "get", "gryviaaijob", name, "-n", ns)
+        return job if (job.get("status") or {}).get("phase") == phase else None
+
+    return wait_for(reached, timeout=180, interval=1.0, what=f"job {name} {phase}")
+
+
+def wait_for_final_record(sandbox: SandboxHandle, ns: str, uid: str) -> dict[str, Any]:
+    """Wait until the job run's usage record `usage-<uid>` is final; return it."""
+
+    def sealed() -> dict[str, Any] | None:
+        found = kubectl_json(sandbox, "get", "gryviausagerecord", "-n", ns)["items"]
+        mine = [r for r in found if r["metadata"]["name"] == f"usage-{uid}"]
+        return mine[0] if mine and mine[0]["spec"].get("final") else None
+
+    return wait_for(sealed, timeout=120, interval=1.0, what=f"final usage record usage-{uid}")

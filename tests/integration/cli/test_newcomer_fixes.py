@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import SandboxHandle
-from tests.integration.cli.conftest import Gryvia, apply, kubectl_json
+from tests.integration.cli.conftest import (
+    Gryvia,
+    apply,
+    kubectl_json,
+    wait_for_final_record,
+    wait_for_phase,
+)
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -63,27 +69,6 @@ def parsed(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(result.stdout)
 
 
-def wait_for_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> dict[str, Any]:
-    """Wait until job `name` reaches `phase`; return it."""
-
-    def reached() -> dict[str, Any] | None:
-        job: dict[str, Any] = kubectl_json(sandbox, "get", "gryviaaijob", name, "-n", ns)
-        return job if (job.get("status") or {}).get("phase") == phase else None
-
-    return wait_for(reached, timeout=180, interval=1.0, what=f"job {name} {phase}")
-
-
-def wait_for_final_record(sandbox: SandboxHandle, ns: str, uid: str) -> dict[str, Any]:
-    """Wait until the run's usage record `usage-<uid>` is final; return its spec."""
-
-    def sealed() -> dict[str, Any] | None:
-        found = kubectl_json(sandbox, "get", "gryviausagerecord", "-n", ns)["items"]
-        mine = [r for r in found if r["metadata"]["name"] == f"usage-{uid}"]
-        return mine[0]["spec"] if mine and mine[0]["spec"]["final"] else None
-
-    return wait_for(sealed, timeout=120, interval=1.0, what=f"final usage record usage-{uid}")
-
-
 def bound_node(sandbox: SandboxHandle, ns: str, job: str) -> str:
     """The node the scheduler bound the job's (single) pod to."""
 
@@ -107,7 +92,7 @@ def test_where_pods_run_what_jobs_cost_and_unattributed_usage(
     node = bound_node(sandbox, namespace, "priced")
     assert node.startswith("gpu-h100-")
     done = wait_for_phase(sandbox, namespace, "priced", "Succeeded")
-    record = wait_for_final_record(sandbox, namespace, done["metadata"]["uid"])
+    record = wait_for_final_record(sandbox, namespace, done["metadata"]["uid"])["spec"]
     assert record["cost"] > 0 and record["tenant"] == namespace  # no tenant owns the namespace
 
     status = parsed(gryvia("status", "priced", "-n", namespace, "-o", "json"))
@@ -155,7 +140,7 @@ def test_cpu_only_jobs_run_on_cpu_nodes_and_a_gpu_type_with_zero_gpus_is_refused
     labels = kubectl_json(sandbox, "get", "node", node)["metadata"].get("labels") or {}
     assert "gryvia.io/gpu" not in labels and "nvidia.com/gpu.present" not in labels, node
     done = wait_for_phase(sandbox, namespace, "cpu", "Succeeded")
-    record = wait_for_final_record(sandbox, namespace, done["metadata"]["uid"])
+    record = wait_for_final_record(sandbox, namespace, done["metadata"]["uid"])["spec"]
     assert not record.get("gpuType") and record["gpus"] == 0 and record["cost"] == 0
 
     both = job_file(tmp_path, "both", gpus=0, gpu_type="H100")

@@ -14,7 +14,12 @@ import pytest
 
 from tests.builders import job_yaml
 from tests.conftest import SandboxHandle
-from tests.integration.cli.conftest import Gryvia, kubectl_json
+from tests.integration.cli.conftest import (
+    Gryvia,
+    kubectl_json,
+    wait_for_final_record,
+    wait_for_phase,
+)
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -48,30 +53,6 @@ def wait_for_tenant_objects(sandbox: SandboxHandle, ns: str) -> dict[str, list[d
         return found if len(found["rolebinding"]) == 2 and all(found.values()) else None
 
     return wait_for(made, timeout=60, what=f"the objects of namespace {ns}")
-
-
-def wait_for_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> dict[str, Any]:
-    """Wait until job `name` reaches `phase`; return it."""
-
-    def reached() -> dict[str, Any] | None:
-        job: dict[str, Any] = kubectl_json(sandbox, "get", "gryviaaijob", name, "-n", ns)
-        return job if (job.get("status") or {}).get("phase") == phase else None
-
-    return wait_for(reached, timeout=180, interval=1.0, what=f"job {name} {phase}")
-
-
-def wait_for_final_record(sandbox: SandboxHandle, ns: str, uid: str) -> dict[str, Any]:
-    """Wait until the job run's usage record `usage-<uid>` is final; return it."""
-
-    def sealed() -> dict[str, Any] | None:
-        if not kubectl_ok(sandbox, "get", "gryviausagerecord", f"usage-{uid}", "-n", ns):
-            return None
-        rec: dict[str, Any] = kubectl_json(
-            sandbox, "get", "gryviausagerecord", f"usage-{uid}", "-n", ns
-        )
-        return rec if rec["spec"]["final"] else None
-
-    return wait_for(sealed, timeout=120, interval=1.0, what=f"final usage record usage-{uid}")
 
 
 @pytest.fixture

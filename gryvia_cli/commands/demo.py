@@ -34,8 +34,9 @@ KubeconfigOpt = Annotated[
 
 def _bring_up(name: str) -> Sandbox:
     from gryvia_cli.cli.binaries import ensure_binaries
-    from gryvia_cli.sandbox import demo
+    from gryvia_cli.sandbox import cluster, demo
 
+    cluster.check_name(name)  # before any build or start
     ensure_binaries(yes=True)
     return demo.up(progress=lambda m: info(f"• {m}"), name=name)
 

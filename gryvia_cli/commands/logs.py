@@ -46,7 +46,7 @@ def logs(
         typer.Option(
             "--replica",
             help="Replica number: the completion index of a batch-Job pod (RANK) or the "
-            "ordinal of a StatefulSet pod [default: the first].",
+            "ordinal of a StatefulSet pod [default: 0, else the first with a pod].",
             show_default=False,
         ),
     ] = None,
@@ -170,6 +170,8 @@ def _pick(
     if 0 in newest:
         return 0, newest[0]
     shown, pod = next(iter(newest.items()))
+    if shown is None:  # pods without a replica number (not made by the operator)
+        return shown, pod
     info(
         f"replica 0 of job {job} has no pod{_why(summary)}; showing replica {shown} "
         f"(pod {pod['metadata']['name']})"

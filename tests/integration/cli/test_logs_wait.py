@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import Gryvia, kubectl_json
 from tests.support.operator import OperatorProcess
+from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
@@ -191,3 +192,13 @@ def test_a_wait_that_passes_its_timeout_exits_124(
     assert waited.returncode == 124, waited.stderr
     assert "error: job slow2 is still" in waited.stderr
     assert "at the wait timeout; stopped waiting (the job keeps running)" in waited.stderr
+
+    # a cancelled job's workload is deleted, pods and logs with it: logs says so
+    assert gryvia("cancel", "slow", "-n", namespace).returncode == 0
+
+    def said_gone() -> str | None:
+        out = gryvia("logs", "slow", "-n", namespace)
+        return out.stderr if out.returncode == 0 and "No pods found" in out.stderr else None
+
+    gone = wait_for(said_gone, timeout=60, what="logs of the cancelled job to report no pods")
+    assert "No pods found for job slow (phase Cancelled): Kubernetes deletes the replicas" in gone

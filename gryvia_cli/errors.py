@@ -5,6 +5,7 @@
 | 0 | success |
 | 1 | the command failed (a GryviaError, a failed job with --wait, invalid input files) |
 | 2 | usage error (bad flag or argument; Typer/Click) |
+| 124 | a wait (`submit --wait/--logs`) passed its `--wait-timeout` before the job ended |
 | 130 | interrupted (Ctrl-C) |
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
@@ -24,6 +26,11 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         "with --wait, a broken required platform part in `status`)",
     ),
     (EXIT_USAGE, "usage error: unknown flag, bad argument or value"),
+    (
+        EXIT_TIMEOUT,
+        "a wait gave up: `submit --wait/--logs` passed its --wait-timeout before the job "
+        "ended (the job keeps running; the message says how to keep following it)",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 """Every exit code with its meaning, in the order docs/cli.md lists them."""
@@ -38,8 +45,8 @@ HINT_INSTALL = (
 
 def job_failure_hint(names: list[str]) -> str:
     """What to run about jobs that did not succeed, with their names filled in:
-    `gryvia logs train; gryvia status train` (one pair per job)."""
-    return "; ".join(f"gryvia logs {name}; gryvia status {name}" for name in names)
+    `gryvia logs train --all-replicas; gryvia status train` (one pair per job)."""
+    return "; ".join(f"gryvia logs {name} --all-replicas; gryvia status {name}" for name in names)
 
 
 def wrong_namespace_hint(name: str, namespaces: list[str], noun: str = "job") -> str | None:
@@ -132,3 +139,9 @@ class InvalidInputError(GryviaError):
 
 class JobEndedError(GryviaError):
     """A job followed with --wait ended Failed, Cancelled, Rejected or Preempted."""
+
+
+class WaitTimeoutError(GryviaError):
+    """A wait (`submit --wait/--logs`) passed its --wait-timeout before the job ended."""
+
+    exit_code = EXIT_TIMEOUT

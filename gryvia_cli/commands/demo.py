@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,18 +19,54 @@ app = typer.Typer(
 )
 
 
-def _bring_up() -> Sandbox:
+NameOpt = Annotated[
+    str, typer.Option("--name", help="Demo sandbox name; its context is gryvia-NAME.")
+]
+KubeconfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Kubeconfig file to add the context to "
+        "[default: first of $KUBECONFIG, else ~/.kube/config].",
+    ),
+]
+
+
+def _bring_up(name: str) -> Sandbox:
     from gryvia_cli.cli.binaries import ensure_binaries
+    from gryvia_cli.sandbox import cluster, demo
+
+    cluster.check_name(name)  # before any build or start
+    ensure_binaries(yes=True)
+    return demo.up(progress=lambda m: info(f"• {m}"), name=name)
+
+
+def _say_how_to_reach(box: Sandbox, merged_into: Path | None) -> None:
+    import yaml
+
     from gryvia_cli.sandbox import demo
 
-    ensure_binaries(yes=True)
-    return demo.up(progress=lambda m: info(f"• {m}"))
+    current = False
+    if merged_into is not None and merged_into.is_file():
+        data = yaml.safe_load(merged_into.read_text()) or {}
+        current = data.get("current-context") == box.context
+    for line in demo.reach_lines(box.context, box.kubeconfig, merged_into, current):
+        info(line)
 
 
 @app.command()
 def up(
+    name: NameOpt = "demo",
     tui: Annotated[
         bool, typer.Option("--tui/--no-tui", help="Open the console at the end.")
+    ] = True,
+    kubeconfig: KubeconfigOpt = None,
+    merge: Annotated[
+        bool,
+        typer.Option("--merge/--no-merge", help="Add the context gryvia-NAME to your kubeconfig."),
+    ] = True,
+    switch: Annotated[
+        bool, typer.Option("--switch/--no-switch", help="Make gryvia-NAME the current context.")
     ] = True,
 ) -> None:
     """Start (or reuse) the demo sandbox, install Gryvia, seed it, and open the console.
@@ -38,44 +75,62 @@ def up(
     tenants with quotas and budgets, and jobs that are running, queued over quota, pending
     for an absent GPU type, succeeded, failed, and imported from a Slurm script.
 
+    Adds the context gryvia-NAME to your kubeconfig and makes it current (as `gryvia
+    sandbox up` does), so `gryvia queue -A` works in another shell; also prints the exact
+    `export KUBECONFIG=...` line for the demo alone, again when the console exits.
+
     Examples:
       gryvia demo up
-      gryvia demo up --no-tui
-      KUBECONFIG=$(gryvia sandbox kubeconfig --name demo --path) gryvia queue -A
+      gryvia demo up --no-tui --name demo2
+      gryvia demo up --no-merge
     """
+    from gryvia_cli.sandbox import kubeconfig as kc
 
-    box = _bring_up()
-    info(f"demo is up: context {box.context}; stop it with 'gryvia demo down'")
+    box = _bring_up(name)
+    target = None
+    if merge:
+        target = kubeconfig or kc.default_target()
+        for note in kc.merge(box.kubeconfig, target, switch=switch):
+            info(f"  {note}")
+    info(f"demo is up: context {box.context}; stop it with 'gryvia demo down --name {name}'")
+    _say_how_to_reach(box, target)
     if tui and sys.stdin.isatty() and sys.stdout.isatty():
         from gryvia_cli.tui import run
 
-        run(
-            kubeconfig=str(box.kubeconfig),
-            context=None,
-            namespace=None,
-            all_namespaces=True,
-            readonly=False,
-        )
+        try:
+            run(
+                kubeconfig=str(box.kubeconfig),
+                context=None,
+                namespace=None,
+                all_namespaces=True,
+                readonly=False,
+            )
+        finally:
+            info(f"the demo keeps running: context {box.context}")
+            _say_how_to_reach(box, target)
     else:
         info(f"  console: gryvia --kubeconfig {box.kubeconfig} tui -A")
 
 
 @app.command()
 def check(
+    name: NameOpt = "demo",
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for every state.")
     ] = 240.0,
 ) -> None:
     """Bring the demo up without the console, print what it set up, and check each state.
 
-    Exits 1 when a state is not reached within --timeout seconds (for CI).
+    Exits 1 when a state is not reached within --timeout seconds (for CI). Leaves your
+    kubeconfig alone and prints the `export KUBECONFIG=...` line that reaches the demo.
 
     Examples:
       gryvia demo check
     """
     from gryvia_cli.sandbox import demo
 
-    box = _bring_up()
+    box = _bring_up(name)
+    _say_how_to_reach(box, None)
     info("• waiting for every demo state")
     checks = demo.wait_for_checks(box, timeout)
     render_table(
@@ -93,19 +148,27 @@ def check(
 
 @app.command()
 def down(
+    name: NameOpt = "demo",
+    kubeconfig: KubeconfigOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
-    """Stop the demo sandbox and everything it runs (operator included).
+    """Stop the demo sandbox and everything it runs (operator included); remove its context.
 
     Examples:
       gryvia demo down --yes
     """
-    from gryvia_cli.sandbox import cluster, demo
+    from gryvia_cli.sandbox import cluster
+    from gryvia_cli.sandbox import kubeconfig as kc
 
-    if not cluster.Sandbox(demo.DEMO_NAME).workdir.exists():
-        info("no demo is running")
+    box = cluster.Sandbox(name)
+    if not box.workdir.exists():
+        info(f"no demo named {name!r} is running")
         return
     if not yes and sys.stdin.isatty() and not typer.confirm("Stop the demo sandbox?", default=True):
         raise typer.Exit(1)
-    cluster.down(demo.DEMO_NAME)
+    server = kc.server_of(box.kubeconfig)
+    cluster.down(name)
+    if server is not None:
+        for note in kc.remove(box.context, kubeconfig or kc.default_target(), server=server):
+            info(f"  {note}")
     info("demo stopped")

@@ -156,30 +156,25 @@ def follow(
     state: Session, created: list[tuple[str, str]], wait: bool, logs: bool, timeout: float
 ) -> None:
     """After creation: stream the first job's first pod log (`--logs`), then wait for every
-    job to end (`--wait`). Raises JobEndedError when any job did not succeed."""
-    from gryvia_cli.core.pods import first_container
+    job to end (`--wait`), all within `timeout` seconds. The log follow ends when the job is
+    terminal, even while another replica's pod still runs.
+
+    Raises JobEndedError when any job did not succeed, WaitTimeoutError (exit 124) when the
+    timeout passes first.
+    """
     from gryvia_cli.views import streams
 
     access = state.access()
+    deadline = streams.deadline_after(timeout)
     if logs and created:
         namespace, name = created[0]
-        with spinner(f"{name}: waiting for its first pod") as update:
-            pod = streams.wait_for_first_pod(access, namespace, name, update)
-            if pod is not None:
-                pod_name = str(pod["metadata"]["name"])
-                container = first_container(pod)
-                streams.wait_for_pod_start(access, namespace, pod_name, container, update)
-        if pod is None:
-            warn(f"job {name} ended before any pod started; no logs")
-        else:
-            info(f"Streaming logs from pod: {pod_name}")
-            streams.follow_log(access, namespace, pod_name, container, _write_line)
+        _stream_first_pod(access, namespace, name, deadline)
     if not wait:
         return
     failed = []
     for namespace, name in created:
         with spinner(f"{name}: waiting") as update:
-            job = streams.wait_for_job(access, namespace, name, update, timeout)
+            job = streams.wait_for_job(access, namespace, name, update, deadline=deadline)
         if job.phase == "Succeeded":
             success(f"job {name} Succeeded")
         else:
@@ -190,6 +185,30 @@ def follow(
             f"job(s) did not succeed: {', '.join(failed)}",
             hint=job_failure_hint([entry.split(" ", 1)[0] for entry in failed]),
         )
+
+
+def _stream_first_pod(access: Any, namespace: str, name: str, deadline: float | None) -> None:
+    """Follow the log of job `name`'s first pod (replica 0) until the job ends."""
+    from gryvia_cli.core.pods import first_container
+    from gryvia_cli.views import streams
+
+    done = streams.job_done(access, namespace, name)
+    started = None
+    with spinner(f"{name}: waiting for its first pod") as update:
+        pod = streams.wait_for_first_pod(access, namespace, name, update, deadline=deadline)
+        if pod is not None:
+            pod_name = str(pod["metadata"]["name"])
+            container = first_container(pod)
+            started = streams.wait_for_pod_start(
+                access, namespace, pod_name, container, update, deadline=deadline, done=done
+            )
+    if pod is None or started is None:
+        warn(f"job {name} ended before its first pod started; no logs")
+        return
+    info(f"Streaming logs from pod: {pod_name}")
+    streams.follow_log(
+        access, namespace, pod_name, container, _write_line, done=done, deadline=deadline, job=name
+    )
 
 
 def _write_line(line: str) -> None:
@@ -239,7 +258,9 @@ def submit(
     wait_timeout: Annotated[
         str,
         typer.Option(
-            "--wait-timeout", metavar="DURATION", help="Give up waiting after this long (30m, 24h)."
+            "--wait-timeout",
+            metavar="DURATION",
+            help="Give up --wait/--logs after this long in all (90s, 30m, 24h); exit 124.",
         ),
     ] = "24h",
     namespace: NamespaceOpt = None,

@@ -1,7 +1,9 @@
 """The demo: a sandbox with the chart, the operator, seeded tenants and jobs in every state.
 
-`gryvia demo` brings it up (idempotently) and opens the console; `gryvia demo --check` does the
-same without the console, prints what it set up and checks each state, for CI. The operator
+`gryvia demo up` brings it up (idempotently), adds its context `gryvia-<name>` to the user's
+kubeconfig (as `gryvia sandbox up` does) and opens the console; `gryvia demo check` does the
+same without the console or the kubeconfig change, prints what it set up and checks each
+state, for CI. Both print how another shell reaches the demo (`reach_lines`). The operator
 runs as a local process of the sandbox (its pid and log sit beside kwokctl's), so
 `gryvia sandbox down` stops it with everything else.
 """
@@ -24,6 +26,7 @@ import yaml
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sandbox import binaries, cluster
+from gryvia_cli.sandbox.kubeconfig import export_line
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_JOB
 
@@ -242,12 +245,19 @@ def expectations(box: cluster.Sandbox) -> list[Check]:
 
 
 def up(
-    *, progress: Progress, nodes: str = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu"
+    *,
+    progress: Progress,
+    name: str = DEMO_NAME,
+    nodes: str = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu",
 ) -> cluster.Sandbox:
-    """Bring the demo up (reusing a running demo sandbox) and return its sandbox."""
-    box = cluster.Sandbox(DEMO_NAME)
+    """Bring the demo sandbox `name` up (reusing it when it runs) and return it.
+
+    Raises GryviaError (SandboxError) when the name is invalid or a part does not start.
+    """
+    cluster.check_name(name)
+    box = cluster.Sandbox(name)
     if not (box.workdir.exists() and all(box.alive().values())):
-        cluster.up(DEMO_NAME, nodes, progress=progress)
+        cluster.up(name, nodes, progress=progress)
     root = binaries.repo_root()
     assert root is not None
     progress("installing the chart's CRDs and cluster objects (helm)")
@@ -266,6 +276,26 @@ def wait_for_checks(box: cluster.Sandbox, timeout: float = 180.0) -> list[Check]
         if all(c.ok for c in checks) or time.monotonic() > deadline:
             return checks
         time.sleep(2)
+
+
+def reach_lines(
+    context: str, kubeconfig: Path, merged_into: Path | None, current: bool
+) -> list[str]:
+    """How another shell reaches the demo, as lines for stderr.
+
+    `kubeconfig` is the demo's own single-context file; `merged_into` the user's kubeconfig
+    the context `context` was merged into (None when it was not), `current` whether it is
+    that file's current context. The last line is always the exact `export KUBECONFIG=...`.
+    """
+    lines = []
+    if merged_into is not None:
+        how = "its current context" if current else f"use --context {context}"
+        lines.append(f"context {context} is in {merged_into} ({how}): gryvia queue -A")
+        lines.append("or point a shell at the demo alone:")
+    else:
+        lines.append("point a shell at the demo:")
+    lines.append(f"  {export_line(kubeconfig)}")
+    return lines
 
 
 def environment_for(box: cluster.Sandbox) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ def write_sandbox_kubeconfig(kwok_file: Path, dest: Path, context: str) -> None:
         "current-context": context,
     }
     _atomic_write(dest, yaml.safe_dump(out, sort_keys=False))
+
+
+def export_line(path: Path) -> str:
+    """The shell line that points kubectl and gryvia at the kubeconfig `path` alone."""
+    return f"export KUBECONFIG={shlex.quote(str(path))}"
 
 
 def default_target() -> Path:
@@ -72,11 +78,29 @@ def merge(source: Path, target: Path, *, switch: bool = True) -> list[str]:
     return notes
 
 
-def remove(context: str, target: Path) -> list[str]:
-    """Remove cluster, user and context named `context` from `target`; return what changed."""
+def server_of(path: Path) -> str | None:
+    """The server URL of the first cluster in the kubeconfig `path`, None when unreadable."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+        return str(data["clusters"][0]["cluster"]["server"])
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+        return None
+
+
+def remove(context: str, target: Path, *, server: str | None = None) -> list[str]:
+    """Remove cluster, user and context named `context` from `target`; return what changed.
+
+    With `server`, nothing is removed unless the cluster named `context` points at that
+    server (another sandbox home may own an entry of the same name).
+    """
     if not target.exists():
         return []
     dst = yaml.safe_load(target.read_text()) or {}
+    if server is not None:
+        named = [c for c in dst.get("clusters") or [] if isinstance(c, dict)]
+        mine = [c for c in named if c.get("name") == context]
+        if not any((c.get("cluster") or {}).get("server") == server for c in mine):
+            return []
     notes: list[str] = []
     for section in ("clusters", "users", "contexts"):
         before = dst.get(section) or []

@@ -34,8 +34,9 @@ def build_batch_job(job: GryviaAIJob, config: ReconcileConfig | None = None) -> 
     """An Indexed batch/v1 Job: one completion per pod, disruptions do not count as failures.
 
     completions = parallelism = pods; backoffLimit = retryLimit; activeDeadlineSeconds from
-    timeout; suspend; elastic jobs succeed once minNodes indexes succeed. Raises DurationError
-    for a malformed timeout.
+    timeout; suspend; elastic jobs succeed once minNodes indexes succeed. No
+    ttlSecondsAfterFinished: the Job, and with it its failed pods and their logs, stays until
+    the GryviaAIJob is deleted (docs/logs.md). Raises DurationError for a malformed timeout.
     """
     config = config or ReconcileConfig()
     spec = job.spec

@@ -8,12 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox, pytest.mark.slow]
 
 
 def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> None:
-    env = os.environ | {"GRYVIA_SANDBOX_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    user_config = tmp_path / "kube" / "config"  # stands for ~/.kube/config
+    env = os.environ | {
+        "GRYVIA_SANDBOX_HOME": str(tmp_path / "home"),
+        "NO_COLOR": "1",
+        "KUBECONFIG": str(user_config),
+    }
 
     def gryvia(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -33,7 +39,39 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
             assert name in check.stdout
         again = gryvia("demo", "check", "--timeout", "120")  # idempotent on a running demo
         assert again.returncode == 0, again.stderr
+        assert not user_config.exists(), "demo check leaves the kubeconfig alone"
+
+        # another shell: the exact export line demo check printed reaches the demo
+        export = next(
+            line.strip()
+            for line in check.stderr.splitlines()
+            if line.strip().startswith("export KUBECONFIG=")
+        )
+        other_shell = subprocess.run(
+            ["sh", "-c", f"{export}; exec {sys.executable} -m gryvia_cli queue -A"],
+            env={k: v for k, v in env.items() if k != "KUBECONFIG"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert other_shell.returncode == 0, other_shell.stderr
+        assert "resnet-sweep-b" in other_shell.stdout
+
+        # `make demo` (demo up, no console without a terminal) merges gryvia-demo: then
+        # `gryvia queue -A` in a fresh shell works with the user's kubeconfig as it is
+        up = gryvia("demo", "up", "--no-tui")
+        assert up.returncode == 0, up.stderr
+        assert "set current-context to 'gryvia-demo'" in up.stderr
+        assert f"context gryvia-demo is in {user_config} (its current context)" in up.stderr
+        assert export in up.stderr
+        queue = gryvia("queue", "-A")
+        assert queue.returncode == 0, queue.stderr
+        assert "resnet-sweep-b" in queue.stdout
     finally:
         down = gryvia("demo", "down", "--yes")
     assert down.returncode == 0, down.stderr
+    assert f"removed context 'gryvia-demo' from {user_config}" in down.stderr
+    contexts = yaml.safe_load(user_config.read_text()).get("contexts") or []
+    assert [c["name"] for c in contexts] == []
     assert not (tmp_path / "home" / "clusters" / "demo").exists()

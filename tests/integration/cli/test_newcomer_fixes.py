@@ -225,7 +225,7 @@ def test_not_found_names_the_namespace_and_failure_hints_name_the_job(
     no_command = job_file(tmp_path, "nocmd", script=None)
     failed = gryvia("submit", "-f", no_command, "--wait", "-n", namespace, timeout=300)
     assert failed.returncode == 1
-    assert "gryvia logs nocmd; gryvia status nocmd" in failed.stderr
+    assert "gryvia logs nocmd --all-replicas; gryvia status nocmd" in failed.stderr
     logs = gryvia("logs", "nocmd", "-n", namespace)
     assert "set spec.command (and spec.args) in the GryviaAIJob" in logs.stdout + logs.stderr
     assert "spec.containers" not in logs.stdout + logs.stderr

@@ -1,0 +1,204 @@
+"""`submit --wait --logs` and `logs` on multi-replica jobs that fail or outlive the wait."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SandboxHandle
+from tests.integration.cli.conftest import Gryvia, kubectl_json
+from tests.support.operator import OperatorProcess
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+TWO_NODES = """\
+apiVersion: gryvia.io/v1alpha1
+kind: GryviaAIJob
+metadata:
+  name: {name}
+spec:
+  type: training
+  gpus: 0
+  image: python:3.12-slim
+  distributed:
+    enabled: true
+    nodes: 2
+  command: ["sh", "-c", {script!r}]
+"""
+
+
+def two_node_job(tmp_path: Path, name: str, script: str) -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(TWO_NODES.format(name=name, script=script))
+    return str(path)
+
+
+def finished_at(sandbox: SandboxHandle, namespace: str, job: str, replica: int) -> float:
+    """When replica `replica`'s container ended (epoch seconds, from the pod's status)."""
+    pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", f"gryvia.io/job={job}")
+    for pod in pods["items"]:
+        index = pod["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index")
+        if index == str(replica):
+            state: dict[str, Any] = pod["status"]["containerStatuses"][0]["state"]
+            stamp = state["terminated"]["finishedAt"].replace("Z", "+00:00")
+            return datetime.fromisoformat(stamp).timestamp()
+    raise AssertionError(f"no pod for replica {replica} of {job}: {json.dumps(pods)[:400]}")
+
+
+def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(
+    operator: OperatorProcess,
+    sandbox: SandboxHandle,
+    namespace: str,
+    gryvia: Gryvia,
+    tmp_path: Path,
+) -> None:
+    # rank 1 fails after printing; rank 0 (the followed log) would wait 300 s for it
+    script = (
+        'echo "rank $JOB_COMPLETION_INDEX up"; '
+        'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 3; echo "rank 1 crashed"; exit 1; fi; '
+        'echo "rank 0 waiting for rank 1"; sleep 300'
+    )
+    result = gryvia(
+        "submit",
+        "-f",
+        two_node_job(tmp_path, "hangs", script),
+        "--wait",
+        "--logs",
+        "--wait-timeout",
+        "2m",
+        "-n",
+        namespace,
+        timeout=180,
+    )
+    returned = time.time()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Streaming logs from pod: hangs-0-" in result.stderr
+    assert "rank 0 waiting for rank 1" in result.stdout
+    assert "job hangs Failed" in result.stderr
+    assert "error: job(s) did not succeed: hangs Failed" in result.stderr
+    failed = finished_at(sandbox, namespace, "hangs", 1)
+    assert returned - failed <= 10, f"returned {returned - failed:.1f}s after rank 1 failed"
+
+    # Kubernetes deleted the running rank 0 when the job failed; the failed rank 1 is kept
+    shown = gryvia("logs", "hangs", "-n", namespace)
+    assert shown.returncode == 0, shown.stderr
+    assert "replica 0 of job hangs has no pod" in shown.stderr
+    assert "showing replica 1 (pod hangs-1-" in shown.stderr
+    assert shown.stdout.splitlines() == ["rank 1 up", "rank 1 crashed"]
+    every = gryvia("logs", "hangs", "--all-replicas", "-n", namespace)
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.splitlines() == ["[1] rank 1 up", "[1] rank 1 crashed"]
+    assert "replica 0 of job hangs has no pod (Kubernetes deletes the replicas" in every.stderr
+
+
+def test_failed_two_node_job_keeps_both_logs(
+    operator: OperatorProcess,
+    sandbox: SandboxHandle,
+    namespace: str,
+    gryvia: Gryvia,
+    tmp_path: Path,
+) -> None:
+    # rank 1 fails; rank 0 notices (as a DDP rank sees its peer vanish) and fails too
+    marker = tmp_path / "rank1-failed"
+    script = (
+        'echo "rank $JOB_COMPLETION_INDEX: step 1"; '
+        'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 3; echo "rank 1: CUDA error"; '
+        f"touch {marker}; exit 1; fi; "
+        f'while [ ! -e {marker} ]; do sleep 0.1; done; echo "rank 0: peer 1 lost"; exit 1'
+    )
+    result = gryvia(
+        "submit",
+        "-f",
+        two_node_job(tmp_path, "broken", script),
+        "--wait",
+        "--logs",
+        "--wait-timeout",
+        "2m",
+        "-n",
+        namespace,
+        timeout=180,
+    )
+    returned = time.time()
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rank 0: step 1" in result.stdout and "rank 0: peer 1 lost" in result.stdout
+    assert "job broken Failed" in result.stderr
+    failed = finished_at(sandbox, namespace, "broken", 1)
+    assert returned - failed <= 10, f"returned {returned - failed:.1f}s after rank 1 failed"
+
+    every = gryvia("logs", "broken", "--all-replicas", "--tail", "-1", "-n", namespace)
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.splitlines() == [
+        "[0] rank 0: step 1",
+        "[0] rank 0: peer 1 lost",
+        "[1] rank 1: step 1",
+        "[1] rank 1: CUDA error",
+    ]
+    followed = gryvia("logs", "broken", "--all-replicas", "-f", "-n", namespace, timeout=60)
+    assert followed.returncode == 0, followed.stderr
+    assert sorted(followed.stdout.splitlines()) == sorted(every.stdout.splitlines())
+
+    missing = gryvia("logs", "broken", "--replica", "5", "-n", namespace)
+    assert missing.returncode == 1
+    assert "job broken has 2 replica(s), 0 to 1; there is no replica 5" in missing.stderr
+    assert "replicas with pods: 0, 1; or pass --all-replicas" in missing.stderr
+    assert missing.stdout == ""
+
+
+def test_a_wait_that_passes_its_timeout_exits_124(
+    operator: OperatorProcess, namespace: str, gryvia: Gryvia, tmp_path: Path
+) -> None:
+    script = 'echo "rank $JOB_COMPLETION_INDEX training"; sleep 300'
+    started = time.monotonic()
+    result = gryvia(
+        "submit",
+        "-f",
+        two_node_job(tmp_path, "slow", script),
+        "--wait",
+        "--logs",
+        "--wait-timeout",
+        "20s",
+        "-n",
+        namespace,
+        timeout=120,
+    )
+    took = time.monotonic() - started
+    assert result.returncode == 124, result.stdout + result.stderr
+    assert "rank 0 training" in result.stdout
+    assert (
+        "error: job slow did not end before the wait timeout; stopped following its log "
+        "(the job keeps running)" in result.stderr
+    )
+    assert "keep following it with: gryvia logs slow -f" in result.stderr
+    assert 20 <= took < 60, f"took {took:.1f}s"
+    listed = json.loads(gryvia("get", "job", "slow", "-n", namespace, "-o", "json").stdout)
+    assert listed["status"]["phase"] == "Running"
+    waited = gryvia(
+        "submit",
+        "-f",
+        two_node_job(tmp_path, "slow2", script),
+        "--wait",
+        "--wait-timeout",
+        "5s",
+        "-n",
+        namespace,
+        timeout=120,
+    )
+    assert waited.returncode == 124, waited.stderr
+    assert "error: job slow2 is still" in waited.stderr
+    assert "at the wait timeout; stopped waiting (the job keeps running)" in waited.stderr
+
+    # a cancelled job's workload is deleted, pods and logs with it: logs says so
+    assert gryvia("cancel", "slow", "-n", namespace).returncode == 0
+
+    def said_gone() -> str | None:
+        out = gryvia("logs", "slow", "-n", namespace)
+        return out.stderr if out.returncode == 0 and "No pods found" in out.stderr else None
+
+    gone = wait_for(said_gone, timeout=60, what="logs of the cancelled job to report no pods")
+    assert "No pods found for job slow (phase Cancelled): Kubernetes deletes the replicas" in gone

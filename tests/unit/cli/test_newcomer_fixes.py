@@ -248,7 +248,8 @@ def test_operator_with_no_ready_replica_is_not_ok_unless_a_local_operator_answer
 def test_failure_hint_names_the_jobs() -> None:
     assert job_failure_hint(["train"]) == "gryvia logs train --all-replicas; gryvia status train"
     assert job_failure_hint(["a", "b"]) == (
-        "gryvia logs a --all-replicas; gryvia status a; gryvia logs b --all-replicas; gryvia status b"
+        "gryvia logs a --all-replicas; gryvia status a; "
+        "gryvia logs b --all-replicas; gryvia status b"
     )
 
 

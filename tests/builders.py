@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Self
 
 from gryvia_operator.api import GryviaAIJob
@@ -342,13 +343,17 @@ def job_yaml(
     name: str,
     *,
     gpus: int | str = 1,
-    gpu_type: str = "H100",
+    gpu_type: str | None = "H100",
     image: str = "busybox",
     command: str | None = '["echo", "hi"]',
     extra: str = "",
+    script: str | None = None,
 ) -> str:
     """A GryviaAIJob manifest as a user writes it (YAML text). `command` is the flow-style
-    YAML list (None leaves it out); `extra` adds lines under `spec:` (indent them by two)."""
+    YAML list (None leaves it out), or `script` runs under `sh -c`; `gpu_type` None leaves
+    the type out; `extra` adds lines under `spec:` (indent them by two)."""
+    if script is not None:
+        command = f'["sh", "-c", {json.dumps(script)}]'
     lines = [
         "apiVersion: gryvia.io/v1alpha1",
         "kind: GryviaAIJob",
@@ -357,7 +362,7 @@ def job_yaml(
         "spec:",
         "  type: training",
         f"  gpus: {gpus}",
-        f"  gpuType: {gpu_type}",
+        *([f"  gpuType: {gpu_type}"] if gpu_type else []),
         f"  image: {image}",
     ]
     if command is not None:

@@ -3,6 +3,7 @@ confirmation, job-name checks and `-o name` lines."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -38,6 +39,15 @@ AllNamespacesOpt = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
 ]
 YesOpt = Annotated[bool, typer.Option("-y", "--yes", help="Do not ask for confirmation.")]
+MergeKubeconfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Kubeconfig file to add the context to "
+        "[default: first of $KUBECONFIG, else ~/.kube/config].",
+    ),
+]
+"""The kubeconfig a sandbox or demo merges its `gryvia-NAME` context into."""
 
 
 def confirm(question: str, yes: bool) -> bool:

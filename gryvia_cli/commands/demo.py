@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gryvia_cli.cli.options import MergeKubeconfigOpt
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import info, render_table
 
@@ -21,14 +22,6 @@ app = typer.Typer(
 
 NameOpt = Annotated[
     str, typer.Option("--name", help="Demo sandbox name; its context is gryvia-NAME.")
-]
-KubeconfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--kubeconfig",
-        help="Kubeconfig file to add the context to "
-        "[default: first of $KUBECONFIG, else ~/.kube/config].",
-    ),
 ]
 
 
@@ -60,7 +53,7 @@ def up(
     tui: Annotated[
         bool, typer.Option("--tui/--no-tui", help="Open the console at the end.")
     ] = True,
-    kubeconfig: KubeconfigOpt = None,
+    kubeconfig: MergeKubeconfigOpt = None,
     merge: Annotated[
         bool,
         typer.Option("--merge/--no-merge", help="Add the context gryvia-NAME to your kubeconfig."),
@@ -149,7 +142,7 @@ def check(
 @app.command()
 def down(
     name: NameOpt = "demo",
-    kubeconfig: KubeconfigOpt = None,
+    kubeconfig: MergeKubeconfigOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Stop the demo sandbox and everything it runs (operator included); remove its context.

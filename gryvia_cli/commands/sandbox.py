@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from gryvia_cli.cli.binaries import ensure_binaries
+from gryvia_cli.cli.options import MergeKubeconfigOpt
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
 
@@ -21,14 +21,6 @@ app = typer.Typer(
 )
 
 NameOpt = Annotated[str, typer.Option("--name", help="Sandbox name; its context is gryvia-NAME.")]
-KubeconfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--kubeconfig",
-        help="Kubeconfig file to add the context to "
-        "[default: first of $KUBECONFIG, else ~/.kube/config].",
-    ),
-]
 
 
 @app.command()
@@ -43,7 +35,7 @@ def up(
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Wait until every node is Ready.")
     ] = True,
-    kubeconfig: KubeconfigOpt = None,
+    kubeconfig: MergeKubeconfigOpt = None,
     switch: Annotated[
         bool, typer.Option("--switch/--no-switch", help="Make gryvia-NAME the current context.")
     ] = True,
@@ -80,7 +72,7 @@ def up(
 @app.command()
 def down(
     name: NameOpt = "sandbox",
-    kubeconfig: KubeconfigOpt = None,
+    kubeconfig: MergeKubeconfigOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Stop a sandbox, kill every process it started, and remove its context."""

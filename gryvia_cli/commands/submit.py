@@ -206,8 +206,9 @@ def _stream_first_pod(access: Any, namespace: str, name: str, deadline: float | 
         warn(f"job {name} ended before its first pod started; no logs")
         return
     info(f"Streaming logs from pod: {pod_name}")
-    streams.follow_log(
-        access, namespace, pod_name, container, _write_line, done=done, deadline=deadline, job=name
+    target = streams.LogTarget(pod_name, container)
+    streams.follow_logs(
+        access, namespace, [target], _write_line, done=done, deadline=deadline, job=name
     )
 
 

@@ -130,33 +130,6 @@ def wait_for_pod_start(
         time.sleep(POLL_SECONDS)
 
 
-def follow_log(
-    access: Any,
-    namespace: str,
-    pod: str,
-    container: str | None,
-    write: Callable[[str], None],
-    *,
-    tail: int | None = None,
-    timestamps: bool = False,
-    done: JobDone | None = None,
-    deadline: float | None = None,
-    job: str = "",
-) -> None:
-    """Stream one pod's log to `write`; see follow_logs."""
-    follow_logs(
-        access,
-        namespace,
-        [LogTarget(pod, container)],
-        write,
-        tail=tail,
-        timestamps=timestamps,
-        done=done,
-        deadline=deadline,
-        job=job,
-    )
-
-
 @dataclass
 class _Stream:
     target: LogTarget

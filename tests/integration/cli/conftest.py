@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,29 @@ def namespace(sandbox: SandboxHandle, crds: None) -> Iterator[str]:
     """A fresh namespace, deleted after the test (without waiting)."""
     with sandbox.fresh_namespace("cli") as name:
         yield name
+
+
+@dataclass(frozen=True)
+class CliCase:
+    """What a CLI test against the live cluster works with: the sandbox, a fresh namespace,
+    the `gryvia` runner and a scratch folder (the session's operator is running)."""
+
+    sandbox: SandboxHandle
+    namespace: str
+    gryvia: Gryvia
+    tmp_path: Path
+
+
+@pytest.fixture
+def case(
+    operator: OperatorProcess,
+    sandbox: SandboxHandle,
+    namespace: str,
+    gryvia: Gryvia,
+    tmp_path: Path,
+) -> CliCase:
+    """A CliCase with the operator running."""
+    return CliCase(sandbox, namespace, gryvia, tmp_path)
 
 
 @pytest.fixture

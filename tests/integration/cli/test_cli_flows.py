@@ -7,30 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SandboxHandle
-from tests.integration.cli.conftest import REPO, Gryvia, kubectl_json
+from tests.builders import job_yaml
+from tests.integration.cli.conftest import REPO, CliCase, Gryvia, kubectl_json
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
-JOB = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: {gpus}
-  gpuType: {gpu_type}
-  image: python:3.12-slim
-  command: ["sh", "-c", {script!r}]
-"""
-
 
 def manifest(tmp_path: Path, name: str, script: str, gpus: int = 2, gpu_type: str = "H100") -> str:
     path = tmp_path / f"{name}.yaml"
-    path.write_text(JOB.format(name=name, gpus=gpus, gpu_type=gpu_type, script=script))
+    path.write_text(
+        job_yaml(name, gpus=gpus, gpu_type=gpu_type, image="python:3.12-slim", script=script)
+    )
     return str(path)
 
 
@@ -99,13 +88,8 @@ def test_single_gpu_example_and_failing_job(
     )
 
 
-def test_cancel_a_running_job_then_delete_it(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
-) -> None:
+def test_cancel_a_running_job_then_delete_it(case: CliCase) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     created = gryvia(
         "submit",
         "-f",

@@ -10,32 +10,23 @@ from typing import Any
 
 import pytest
 
+from tests.builders import job_yaml
 from tests.conftest import SandboxHandle
-from tests.integration.cli.conftest import Gryvia, kubectl_json
+from tests.integration.cli.conftest import CliCase, Gryvia, kubectl_json
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
-TWO_NODES = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: 0
-  image: python:3.12-slim
-  distributed:
-    enabled: true
-    nodes: 2
-  command: ["sh", "-c", {script!r}]
-"""
-
 
 def two_node_job(tmp_path: Path, name: str, script: str) -> str:
     path = tmp_path / f"{name}.yaml"
-    path.write_text(TWO_NODES.format(name=name, script=script))
+    two_nodes = "  distributed:\n    enabled: true\n    nodes: 2\n"
+    path.write_text(
+        job_yaml(
+            name, gpus=0, gpu_type=None, image="python:3.12-slim", script=script, extra=two_nodes
+        )
+    )
     return str(path)
 
 
@@ -51,13 +42,8 @@ def finished_at(sandbox: SandboxHandle, namespace: str, job: str, replica: int) 
     raise AssertionError(f"no pod for replica {replica} of {job}: {json.dumps(pods)[:400]}")
 
 
-def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
-) -> None:
+def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(case: CliCase) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     # rank 1 fails after printing; rank 0 (the followed log) would wait 300 s for it
     script = (
         'echo "rank $JOB_COMPLETION_INDEX up"; '
@@ -97,13 +83,8 @@ def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(
     assert "replica 0 of job hangs has no pod (Kubernetes deletes the replicas" in every.stderr
 
 
-def test_failed_two_node_job_keeps_both_logs(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
-) -> None:
+def test_failed_two_node_job_keeps_both_logs(case: CliCase) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     # rank 1 fails; rank 0 notices (as a DDP rank sees its peer vanish) and fails too
     marker = tmp_path / "rank1-failed"
     script = (

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.builders import job_yaml
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import (
+    CliCase,
     Gryvia,
     apply,
     kubectl_json,
@@ -30,16 +32,6 @@ from tests.support.wait import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 CENT = 0.01
-JOB = """\
-apiVersion: gryvia.io/v1alpha1
-kind: GryviaAIJob
-metadata:
-  name: {name}
-spec:
-  type: training
-  gpus: {gpus}
-{gpu_type}  image: none
-{command}"""
 
 
 def job_file(
@@ -53,12 +45,7 @@ def job_file(
     """A GryviaAIJob manifest file (no `command` when `script` is None)."""
     path = tmp_path / f"{name}.yaml"
     path.write_text(
-        JOB.format(
-            name=name,
-            gpus=gpus,
-            gpu_type=f"  gpuType: {gpu_type}\n" if gpu_type else "",
-            command=f'  command: ["sh", "-c", {json.dumps(script)}]\n' if script else "",
-        )
+        job_yaml(name, gpus=gpus, gpu_type=gpu_type, image="none", command=None, script=script)
     )
     return str(path)
 
@@ -80,13 +67,8 @@ def bound_node(sandbox: SandboxHandle, ns: str, job: str) -> str:
     return wait_for(bound, timeout=120, interval=0.5, what=f"the pod of {job} bound")
 
 
-def test_where_pods_run_what_jobs_cost_and_unattributed_usage(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
-) -> None:
+def test_where_pods_run_what_jobs_cost_and_unattributed_usage(case: CliCase) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     submitted = gryvia("submit", "-f", job_file(tmp_path, "priced"), "-n", namespace)
     assert submitted.returncode == 0, submitted.stderr
     node = bound_node(sandbox, namespace, "priced")
@@ -126,12 +108,9 @@ def test_where_pods_run_what_jobs_cost_and_unattributed_usage(
 
 
 def test_cpu_only_jobs_run_on_cpu_nodes_and_a_gpu_type_with_zero_gpus_is_refused(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
+    case: CliCase,
 ) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     submitted = gryvia(
         "submit", "-f", job_file(tmp_path, "cpu", gpus=0, gpu_type=None), "-n", namespace
     )
@@ -198,13 +177,8 @@ def test_a_quota_using_all_its_gpus_is_full(
     assert gryvia("cancel", "holds", "-n", namespace, "--yes").returncode == 0
 
 
-def test_not_found_names_the_namespace_and_failure_hints_name_the_job(
-    operator: OperatorProcess,
-    sandbox: SandboxHandle,
-    namespace: str,
-    gryvia: Gryvia,
-    tmp_path: Path,
-) -> None:
+def test_not_found_names_the_namespace_and_failure_hints_name_the_job(case: CliCase) -> None:
+    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
     parked = {
         "apiVersion": "gryvia.io/v1alpha1",
         "kind": "GryviaAIJob",

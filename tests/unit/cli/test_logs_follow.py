@@ -51,8 +51,8 @@ def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
 def follow_in_thread(fake: FakeAccess, **kw: Any) -> tuple[threading.Thread, list[str]]:
     lines: list[str] = []
     thread = threading.Thread(
-        target=streams.follow_log,
-        args=(fake, "ml", "a-0-x", "c", lines.append),
+        target=streams.follow_logs,
+        args=(fake, "ml", [streams.LogTarget("a-0-x", "c")], lines.append),
         kwargs=kw,
         daemon=True,
     )
@@ -77,8 +77,13 @@ def test_follow_gives_up_at_the_deadline_with_exit_124() -> None:
     fake = FakeAccess(make_job("a").phase("Running").obj(), replica_pod("a", 0))
     fake.pod_log = lambda *a, **k: OpenStream(["x"])  # type: ignore[method-assign]
     with pytest.raises(WaitTimeoutError) as caught:
-        streams.follow_log(
-            fake, "ml", "a-0-x", "c", lambda _: None, deadline=streams.deadline_after(0.1), job="a"
+        streams.follow_logs(
+            fake,
+            "ml",
+            [streams.LogTarget("a-0-x", "c")],
+            lambda _: None,
+            deadline=streams.deadline_after(0.1),
+            job="a",
         )
     assert caught.value.exit_code == EXIT_TIMEOUT == 124
     assert caught.value.message == (

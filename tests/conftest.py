@@ -27,16 +27,23 @@ def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane
         yield plane
 
 
-@pytest.fixture
-def api_client(apiserver: ControlPlane) -> Iterator[object]:
-    """A `kubernetes.client.ApiClient` for the bare API server (admin, client certificate)."""
+@contextlib.contextmanager
+def _api_client(kubeconfig: Path) -> Iterator[object]:
+    """A `kubernetes.client.ApiClient` for `kubeconfig`, closed afterwards."""
     from kubernetes import config
 
-    client = config.new_client_from_config(config_file=str(apiserver.kubeconfig))
+    client = config.new_client_from_config(config_file=str(kubeconfig))
     try:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture
+def api_client(apiserver: ControlPlane) -> Iterator[object]:
+    """A `kubernetes.client.ApiClient` for the bare API server (admin, client certificate)."""
+    with _api_client(apiserver.kubeconfig) as client:
+        yield client
 
 
 @pytest.fixture
@@ -127,13 +134,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]
 @pytest.fixture
 def sandbox_api(sandbox: SandboxHandle) -> Iterator[object]:
     """A `kubernetes.client.ApiClient` for the sandbox."""
-    from kubernetes import config
-
-    client = config.new_client_from_config(config_file=str(sandbox.kubeconfig))
-    try:
+    with _api_client(sandbox.kubeconfig) as client:
         yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture(scope="session")

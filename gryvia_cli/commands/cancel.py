@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.each import Outcome, act_on_each
 from gryvia_cli.cli.options import NamespaceOpt, YesOpt, check_job_name, confirm
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import failure, render_names, success, warn
+from gryvia_cli.output import warn
 
 app = typer.Typer()
 
@@ -44,20 +44,16 @@ def cancel(
     if not confirm(f"Cancel {len(jobs)} job(s) in {ns}: {', '.join(jobs)}?", yes):
         raise typer.Exit(1)
     access = state.access()
-    failed = 0
-    for name in jobs:
-        try:
-            summary = summarize_job(access.get(r.AIJOB, name, ns))
-            if summary.terminal:
-                warn(f"job {name} is already {summary.phase}; nothing to cancel")
-                continue
-            patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
-            access.merge_patch(r.AIJOB, name, ns, patch)
-        except GryviaError as exc:
-            failed += 1
-            failure(f"job {name}: {exc.message}")
-            continue
-        success(f"job {name} cancel requested")
-        render_names([f"{r.AIJOB.qualified}/{name}"])
-    if failed:
-        raise GryviaError(f"{failed} of {len(jobs)} job(s) could not be cancelled")
+
+    def cancel_one(name: str) -> Outcome:
+        summary = summarize_job(access.get(r.AIJOB, name, ns))
+        if summary.terminal:
+            warn(f"job {name} is already {summary.phase}; nothing to cancel")
+            return None
+        patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
+        access.merge_patch(r.AIJOB, name, ns, patch)
+        return f"job {name} cancel requested", f"{r.AIJOB.qualified}/{name}"
+
+    act_on_each(
+        jobs, cancel_one, label=lambda name: f"job {name}", what="job(s) could not be cancelled"
+    )

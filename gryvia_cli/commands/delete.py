@@ -6,11 +6,12 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.each import Outcome, act_on_each
 from gryvia_cli.cli.options import NamespaceOpt, YesOpt, confirm
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import GryviaError, NotFoundError
+from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import failure, render_names, success, warn
+from gryvia_cli.output import warn
 
 app = typer.Typer()
 
@@ -46,22 +47,20 @@ def delete(
     if not confirm(f"Delete {r.noun(res)} {', '.join(names)}{where}?", yes):
         raise typer.Exit(1)
     access = state.access()
-    failed = 0
-    for name in names:
+
+    def delete_one(name: str) -> Outcome:
         try:
             access.delete(res, name, ns)
-        except NotFoundError as exc:
-            if ignore_not_found:
-                warn(f"{r.noun(res)} {name} not found{where}")
-                continue
-            failed += 1
-            failure(exc.message)
-            continue
-        except GryviaError as exc:
-            failed += 1
-            failure(f"{r.noun(res)} {name}: {exc.message}")
-            continue
-        success(f"{r.noun(res)} {name} deleted")
-        render_names([f"{res.qualified}/{name}"])
-    if failed:
-        raise GryviaError(f"{failed} of {len(names)} object(s) could not be deleted")
+        except NotFoundError:
+            if not ignore_not_found:
+                raise
+            warn(f"{r.noun(res)} {name} not found{where}")
+            return None
+        return f"{r.noun(res)} {name} deleted", f"{res.qualified}/{name}"
+
+    act_on_each(
+        names,
+        delete_one,
+        label=lambda name: f"{r.noun(res)} {name}",
+        what="object(s) could not be deleted",
+    )

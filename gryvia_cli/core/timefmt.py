@@ -33,22 +33,17 @@ def human_duration(seconds: float) -> str:
         return "0s"
     if total < 120:
         return f"{total}s"
-    minutes = total // 60
-    if minutes < 10:
-        rest = total % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = total // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{days}d{rest}h" if rest else f"{days}d"
+    minutes, hours, days = total // 60, total // 3600, total // 86400
+    # (below this many seconds, show big unit + small unit, the two values), as kubectl does
+    for limit, big, big_unit, small, small_unit in (
+        (600, minutes, "m", total % 60, "s"),
+        (180 * 60, minutes, "m", 0, "s"),
+        (8 * 3600, hours, "h", minutes % 60, "m"),
+        (48 * 3600, hours, "h", 0, "m"),
+        (8 * 86400, days, "d", hours % 24, "h"),
+    ):
+        if total < limit:
+            return f"{big}{big_unit}{small}{small_unit}" if small else f"{big}{big_unit}"
     if hours < 24 * 365 * 2:
         return f"{days}d"
     years, rest_days = divmod(days, 365)

@@ -16,18 +16,27 @@ from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError
 PROBE_POD = "gryvia-sandbox-probe"
 
 
-def kubectl(box: Sandbox, *args: str, stdin: str | None = None) -> str:
-    """Run kubectl against sandbox `box` and return its stdout. Raises SandboxError."""
+def run_kubectl(
+    box: Sandbox, *args: str, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run kubectl against sandbox `box` (120 s at most). With `check`, a non-zero exit
+    raises SandboxError naming the command and kubectl's message."""
     proc = subprocess.run(
         [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig), *args],
         input=stdin,
         capture_output=True,
         text=True,
         check=False,
+        timeout=120,
     )
-    if proc.returncode != 0:
-        raise SandboxError(f"kubectl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
-    return proc.stdout
+    if check and proc.returncode != 0:
+        raise SandboxError(f"kubectl {' '.join(args[:3])} failed: {proc.stderr.strip()}")
+    return proc
+
+
+def kubectl(box: Sandbox, *args: str, stdin: str | None = None) -> str:
+    """Run kubectl against sandbox `box` and return its stdout. Raises SandboxError."""
+    return run_kubectl(box, *args, stdin=stdin).stdout
 
 
 def create_nodes(box: Sandbox, nodes: list[dict[str, Any]]) -> None:

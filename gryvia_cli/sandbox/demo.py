@@ -26,6 +26,7 @@ import yaml
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sandbox import binaries, cluster
+from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_JOB
@@ -58,23 +59,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def kubectl(
-    box: cluster.Sandbox, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    """Run kubectl against the sandbox; raise GryviaError with its message on failure."""
-    proc = subprocess.run(
-        [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    if check and proc.returncode != 0:
-        raise GryviaError(f"kubectl {' '.join(args[:3])} failed: {proc.stderr.strip()}")
-    return proc
 
 
 def install_chart(box: cluster.Sandbox, chart: Path) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.cli import run_gryvia
+
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox, pytest.mark.slow]
 
 
@@ -22,14 +24,7 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
     }
 
     def gryvia(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "gryvia_cli", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        return run_gryvia(*args, env=env, timeout=600)
 
     try:
         check = gryvia("demo", "check", "--timeout", "300")

@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from urllib.parse import urlparse
@@ -14,18 +13,13 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from tests.support.cli import run_gryvia
+
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
 def _gryvia(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gryvia_cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_gryvia(*args, env=env)
 
 
 def _alive(pid: int) -> bool:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SandboxHandle
+from tests.support.cli import run_gryvia
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -83,15 +83,7 @@ def gryvia(cli_env: dict[str, str]) -> Gryvia:
         input: str | None = None,
         env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "gryvia_cli", *args],
-            env={**cli_env, **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            input=input,
-            check=False,
-        )
+        return run_gryvia(*args, env={**cli_env, **(env or {})}, timeout=timeout, input=input)
 
     return run
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import kubectl_json
+from tests.support.cli import run_gryvia
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -83,15 +83,7 @@ def _run(folder: Path, env: dict[str, str], line: str) -> subprocess.CompletedPr
 
     words = shlex.split(line)
     assert words[0] == "gryvia", line
-    return subprocess.run(
-        [sys.executable, "-m", "gryvia_cli", *words[1:]],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_gryvia(*words[1:], env=env, cwd=folder)
 
 
 def _ok(folder: Path, env: dict[str, str], line: str) -> str:

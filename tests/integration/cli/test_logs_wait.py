@@ -30,6 +30,19 @@ def two_node_job(tmp_path: Path, name: str, script: str) -> str:
     return str(path)
 
 
+def submit_waiting(case: CliCase, name: str, script: str) -> tuple[Any, float]:
+    """`gryvia submit` a two-node job with `--wait --logs --wait-timeout 2m`; return the
+    finished process and the time (epoch seconds) it returned."""
+    result = case.gryvia(
+        "submit",
+        "-f",
+        two_node_job(case.tmp_path, name, script),
+        *("--wait", "--logs", "--wait-timeout", "2m", "-n", case.namespace),
+        timeout=180,
+    )
+    return result, time.time()
+
+
 def finished_at(sandbox: SandboxHandle, namespace: str, job: str, replica: int) -> float:
     """When replica `replica`'s container ended (epoch seconds, from the pod's status)."""
     pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", f"gryvia.io/job={job}")
@@ -43,26 +56,14 @@ def finished_at(sandbox: SandboxHandle, namespace: str, job: str, replica: int) 
 
 
 def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(case: CliCase) -> None:
-    sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
+    sandbox, namespace, gryvia = case.sandbox, case.namespace, case.gryvia
     # rank 1 fails after printing; rank 0 (the followed log) would wait 300 s for it
     script = (
         'echo "rank $JOB_COMPLETION_INDEX up"; '
         'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 3; echo "rank 1 crashed"; exit 1; fi; '
         'echo "rank 0 waiting for rank 1"; sleep 300'
     )
-    result = gryvia(
-        "submit",
-        "-f",
-        two_node_job(tmp_path, "hangs", script),
-        "--wait",
-        "--logs",
-        "--wait-timeout",
-        "2m",
-        "-n",
-        namespace,
-        timeout=180,
-    )
-    returned = time.time()
+    result, returned = submit_waiting(case, "hangs", script)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Streaming logs from pod: hangs-0-" in result.stderr
     assert "rank 0 waiting for rank 1" in result.stdout
@@ -93,19 +94,7 @@ def test_failed_two_node_job_keeps_both_logs(case: CliCase) -> None:
         f"touch {marker}; exit 1; fi; "
         f'while [ ! -e {marker} ]; do sleep 0.1; done; echo "rank 0: peer 1 lost"; exit 1'
     )
-    result = gryvia(
-        "submit",
-        "-f",
-        two_node_job(tmp_path, "broken", script),
-        "--wait",
-        "--logs",
-        "--wait-timeout",
-        "2m",
-        "-n",
-        namespace,
-        timeout=180,
-    )
-    returned = time.time()
+    result, returned = submit_waiting(case, "broken", script)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "rank 0: step 1" in result.stdout and "rank 0: peer 1 lost" in result.stdout
     assert "job broken Failed" in result.stderr

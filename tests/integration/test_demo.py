@@ -63,6 +63,15 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
         queue = gryvia("queue", "-A")
         assert queue.returncode == 0, queue.stderr
         assert "resnet-sweep-b" in queue.stdout
+
+        # the README's own example, from that shell, while the demo's DDP job runs (its
+        # rank 0 listens on the same port in its own pod network)
+        example = str(Path(__file__).resolve().parents[2] / "examples" / "train-ddp.yaml")
+        ddp = gryvia("submit", "-f", example, "--wait", "--logs", "--wait-timeout", "5m")
+        assert ddp.returncode == 0, ddp.stdout + ddp.stderr
+        assert "rank 0: all 2 ranks joined, allreduce done" in ddp.stdout
+        demo_ddp = gryvia("status", "llama-ddp", "-n", "tenant-nlp", "-o", "json")
+        assert '"Running"' in demo_ddp.stdout, demo_ddp.stdout + demo_ddp.stderr
     finally:
         down = gryvia("demo", "down", "--yes")
     assert down.returncode == 0, down.stderr

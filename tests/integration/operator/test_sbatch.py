@@ -173,3 +173,32 @@ def test_time_limit_kills_a_longer_script(
         ),
         what="the script's pod stopped",
     )
+
+
+def test_two_multi_node_jobs_with_srun_run_at_the_same_time(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    # each job starts its srun step only once the other is up, so both steps overlap in time
+    # (the srun agents of the two jobs listen on the same port, in their own pod networks)
+    for me, other in (("a", "b"), ("b", "a")):
+        _submit(
+            sandbox,
+            namespace,
+            tmp_path,
+            f"""
+            #!/bin/bash
+            #SBATCH --job-name=pair-{me}
+            #SBATCH --nodes=2
+            #SBATCH --ntasks-per-node=1
+            #SBATCH --time=10
+            touch {tmp_path}/{me}-up
+            while [ ! -e {tmp_path}/{other}-up ]; do sleep 0.2; done
+            srun sh -c 'echo procid $SLURM_PROCID; sleep 2'
+        """,
+            f"pair-{me}.sh",
+        )
+    for job in ("pair-a", "pair-b"):
+        done = wait_phase(sandbox, namespace, job, "Succeeded", "Failed", timeout=180)
+        logs = _pod_logs(sandbox, namespace, job)
+        assert done["status"]["phase"] == "Succeeded", logs
+        assert "procid 0" in logs["0"] and "procid 1" in logs["0"], logs

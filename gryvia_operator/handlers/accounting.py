@@ -205,9 +205,15 @@ class Accounting:
             async with limit:
                 await self.write_record(desired)
 
-        jobs = parse_valid(GryviaAIJob, (b for b in self.rt.indices.all_values(AIJOBS) if _ran(b)))
-        wanted = [self.desired_record(job, catalog=catalog) for job in jobs]
-        await asyncio.gather(*(write(d) for d in wanted if d is not None))
+        wanted = []
+        for body in self.rt.indices.all_values(AIJOBS):
+            if not _ran(body):
+                continue
+            for job in parse_valid(GryviaAIJob, [body]):  # one model alive at a time
+                desired = self.desired_record(job, catalog=catalog)
+                if desired is not None:
+                    wanted.append(desired)
+        await asyncio.gather(*(write(d) for d in wanted))
         for key in [k for k, rec in self.records.items() if _indexed(self.rt, k, rec)]:
             del self.records[key]  # the watch has caught up with our write
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar
 import typer
 
 from gryvia_cli.cli.group import AliasGroup
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, names_of
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, names_of, render_raw
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -91,11 +91,7 @@ def list_jobs(
             i for i in items if normalize_phase((i.get("status") or {}).get("phase")) == wanted
         ]
         data = {**data, "items": items}
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.AIJOB, items))
+    if render_raw(data, r.AIJOB, fmt):
         return
     if not items:
         info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}.")
@@ -218,11 +214,7 @@ def list_quotas(
     fmt = state.fmt(output)
     data = state.access().list_objects(r.QUOTA)
     items = data.get("items") or []
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.QUOTA, items))
+    if render_raw(data, r.QUOTA, fmt):
         return
     if not items:
         info("No quotas found.")

@@ -6,19 +6,15 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt, names_of
+from gryvia_cli.cli.options import OutputOpt, render_raw
 from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
     emit,
     emit_marked,
     info,
-    render_data,
-    render_names,
     section,
     warn,
 )
@@ -71,11 +67,7 @@ def quota(
     ]
     if team is not None and not items:
         raise NotFoundError(f"no quota for team {team}", hint="see 'gryvia quota'")
-    if fmt in MACHINE_FORMATS:
-        render_data({**data, "items": items}, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names(names_of(r.QUOTA, items))
+    if render_raw({**data, "items": items}, r.QUOTA, fmt):
         return
     quotas, problems = parse_all(GryviaQuota, items)
     for problem in problems:

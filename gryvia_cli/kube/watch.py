@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -115,8 +116,16 @@ def describe_error(exc: BaseException) -> str:
     cause of an unreachable server (`Connection refused`), else the error's message."""
     if isinstance(exc, GryviaError):
         causes = exc.causes if isinstance(exc, ClusterUnreachableError) else ()
-        return (causes[0] if causes else exc.message)[:200]
-    return translate_transport_error(exc, "the API server").causes[0][:200] or type(exc).__name__
+        return _plain(causes[0] if causes else exc.message)[:200]
+    text = translate_transport_error(exc, "the API server").causes[0]
+    return _plain(text)[:200] or type(exc).__name__
+
+
+def _plain(reason: str) -> str:
+    """urllib3's `(<HTTPSConnection(...) at 0x...>, 'Connection ... timed out')` without the
+    connection object: just the quoted reason."""
+    match = re.fullmatch(r"\(<[^>]*>, ['\"](.*)['\"]\)", reason.strip(), re.DOTALL)
+    return match.group(1) if match else reason
 
 
 def watch_events(response: Any, server: str) -> Iterator[dict[str, Any]]:

@@ -15,6 +15,7 @@ from textual.widgets import Input
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
+from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
 from gryvia_cli.tui.messages import (
     ClusterChanged,
@@ -63,7 +64,7 @@ class GryviaApp(App[None]):
     holds the top bar's words for it (set before it)."""
 
     def __init__(self, source: ClusterSource, *, readonly: bool, clock: Clock, view: str) -> None:
-        super().__init__()
+        super().__init__(driver_class=quick_driver(App.get_driver_class(self)))
         self.source = source
         self.readonly = readonly
         self.clock = clock

@@ -47,32 +47,37 @@ def _quit_times(relay: Relay, tmp_path: Path, sandbox: SandboxHandle, fault: str
     kubeconfig = relayed_kubeconfig(sandbox.kubeconfig, tmp_path / "relayed", relay)
     times = []
     for attempt in range(TRIES):
-        live_first = attempt >= TRIES - LIVE_FIRST
         relay.forward()
         relay.set_latency(0.0)
-        if not live_first:
-            _apply(relay, fault)
-        accepted = relay.accepted
-        with _console(kubeconfig, tmp_path / "home") as console:
-            if live_first:
-                wait_for(lambda: _painted(console, "● live"), timeout=60, what="live")
-                mark = console.mark()
-                _apply(relay, fault)
-                wait_for(
-                    lambda: any(w in console.since(mark) for w in ("slow", "reconnecting")),
-                    timeout=60,
-                    what=f"the top bar showing the {fault}",
-                )
-            else:
-                wait_for(lambda: _painted(console, "connecting"), timeout=60, what="first paint")
-                wait_for(
-                    lambda: relay.accepted > accepted, timeout=30, what="a connection in flight"
-                )
-            times.append(console.press_and_time_exit("q"))
-            assert console.proc.returncode == 0, console.output[-2000:]
+        times.append(
+            _one_try(relay, kubeconfig, tmp_path / "home", fault, attempt >= TRIES - LIVE_FIRST)
+        )
     relay.forward()
     relay.set_latency(0.0)
     return times
+
+
+def _one_try(relay: Relay, kubeconfig: Path, home: Path, fault: str, live_first: bool) -> float:
+    """Start the console, bring the fault on (before or after it went live), press q."""
+    if not live_first:
+        _apply(relay, fault)
+    accepted = relay.accepted
+    with _console(kubeconfig, home) as console:
+        if live_first:
+            wait_for(lambda: _painted(console, "● live"), timeout=60, what="live")
+            mark = console.mark()
+            _apply(relay, fault)
+            wait_for(
+                lambda: any(w in console.since(mark) for w in ("slow", "reconnecting")),
+                timeout=60,
+                what=f"the top bar showing the {fault}",
+            )
+        else:
+            wait_for(lambda: _painted(console, "connecting"), timeout=60, what="first paint")
+            wait_for(lambda: relay.accepted > accepted, timeout=30, what="a connection in flight")
+        seconds = console.press_and_time_exit("q")
+        assert console.proc.returncode == 0, console.output[-2000:]
+        return seconds
 
 
 def _apply(relay: Relay, fault: str) -> None:

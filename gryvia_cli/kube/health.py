@@ -36,7 +36,7 @@ class HealthProbe:
         *,
         interval: float = 5.0,
         failing_interval: float = 2.0,
-        deadline: float = 12.0,
+        deadline: float = 15.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.access = access

@@ -187,7 +187,7 @@ class ListWatcher:
         backoff: Backoff | None = None,
         page_size: int = 1000,
         watch_seconds: int = 240,
-        request_seconds: float = 30.0,
+        request_seconds: float = 60.0,
     ) -> None:
         self.access = access
         self.res = res

@@ -8,10 +8,13 @@ through `KubeAccess` (one transport for the CLI and the console), so failures ar
 GryviaError subclasses.
 
 `ListWatcher` lists a collection (in pages), reports it, then watches from the list's
-resourceVersion. A watch that ends normally resumes from the last version seen (bookmarks
-included); `410 Gone` (an ERROR event or a refused request) relists at once; other failures
-report `reconnecting` (or `failed` when the server refuses: 401, 403, 404) and retry with
-exponential back-off, relisting when the server answers again.
+resourceVersion. A watch that ends or breaks resumes from the last version seen (bookmarks
+included); `410 Gone` (an ERROR event or a refused request) relists once; other failures
+report `reconnecting` (or `failed` when the server refuses: 401, 403, 404, relisting when it
+answers again) and retry with exponential back-off and jitter. A 403 on a cluster-wide
+collection is final (`forbidden`). Each request runs with a deadline on its own daemon thread
+(`kube.deadline`), so `stop()` and `kick()` (reconnect now, from a connection prober) never
+wait for a stalled network.
 """
 
 from __future__ import annotations

@@ -92,5 +92,6 @@ def test_q_quits_within_half_a_second(
     relay: Relay, tmp_path: Path, sandbox: SandboxHandle, fault: str
 ) -> None:
     times = _quit_times(relay, tmp_path, sandbox, fault)
+    print(f"q under {fault}: " + " ".join(f"{t * 1000:.0f}ms" for t in times))
     slow = [f"{t:.3f}s" for t in times if t > QUIT_SECONDS]
     assert not slow, f"q took more than {QUIT_SECONDS}s under {fault}: {slow} of {times}"

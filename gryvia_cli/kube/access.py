@@ -34,6 +34,12 @@ class KubeAccess:
         self.timeout = timeout
         self.server = str(api.configuration.host)
 
+    def shorten_reads(self, seconds: float) -> None:
+        """From now on wait at most `seconds` for an answer (when that is shorter than the
+        current timeout); long-running commands do so before they start polling (see
+        `kube.retry`), so a stalled connection is noticed well within their wait."""
+        self.timeout = min(self.timeout, seconds)
+
     # -- transport ---------------------------------------------------------------------------
 
     def _call(
@@ -298,13 +304,22 @@ class KubeAccess:
         tail: int | None = None,
         timestamps: bool = False,
         follow: bool = False,
+        since_time: str | None = None,
+        idle_timeout: float | None = None,
     ) -> Any:
         """Open a pod's log; returns the streaming urllib3 response (`stream_lines` reads it,
-        `stop_stream` ends it from any thread)."""
+        `stop_stream` ends it from any thread).
+
+        `since_time` (RFC 3339) starts at the lines written at or after that time (instead
+        of `tail`). A follow waits for its next bytes forever unless `idle_timeout` (seconds)
+        is given: then a read that gets nothing for that long raises ConnectionLostError.
+        """
         query: list[tuple[str, Any]] = []
         if container:
             query.append(("container", container))
-        if tail is not None and tail >= 0:
+        if since_time:
+            query.append(("sinceTime", since_time))
+        elif tail is not None and tail >= 0:
             query.append(("tailLines", tail))
         if timestamps:
             query.append(("timestamps", "true"))
@@ -317,7 +332,7 @@ class KubeAccess:
             resource=r.POD,
             name=pod,
             namespace=namespace,
-            read_timeout=None if follow else self.timeout,
+            read_timeout=idle_timeout if follow else self.timeout,
         )
         return response.response
 

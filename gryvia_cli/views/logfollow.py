@@ -30,7 +30,6 @@ from gryvia_cli.kube.access import stop_stream, stream_lines
 from gryvia_cli.kube.errors import is_transient
 from gryvia_cli.kube.retry import Link
 
-COALESCE_SECONDS = 1.0
 Event = tuple[int, int, str, Any]
 """(stream index, reader generation, kind: opened|line|end|error, value)."""
 
@@ -77,7 +76,8 @@ class LogPump:
     """Seconds without a line after the container ended before its log is closed."""
     events: queue.Queue[Event] = field(default_factory=queue.Queue)
     lost_at: float | None = None
-    failed_at: float = 0.0
+    retry_at: float = 0.0
+    """When the next attempt of the current outage is due (time.monotonic())."""
 
     def run(self) -> None:
         """Start every reader and pump until all logs have ended; close them in any case."""
@@ -200,14 +200,16 @@ class LogPump:
             log.reopen_at = now + self._lost(exc, now)
 
     def _lost(self, exc: BaseException, now: float) -> float:
-        """Record a failed attempt (failures within COALESCE_SECONDS of the previous one,
-        say every stream cut at once, count as one); return the seconds to wait."""
-        if self.lost_at is not None and now - self.failed_at < COALESCE_SECONDS:
-            return self.link.backoff.delay(self.link.attempt - 1)
+        """Record a failed attempt and return the seconds to wait before the next one.
+        Failures before the next attempt is due (every stream cut at once, requests that
+        were already under way) are part of the same attempt: they wait for it too."""
+        if self.lost_at is not None and now < self.retry_at:
+            return self.retry_at - now
         if self.lost_at is None:
             self.lost_at = now
-        self.failed_at = now
-        return self.link.failed(exc)
+        delay = self.link.failed(exc)
+        self.retry_at = now + delay
+        return delay
 
     def _answered(self, now: float) -> None:
         """The API server answered: after an outage, reopen every stream opened before it

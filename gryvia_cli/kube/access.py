@@ -35,9 +35,7 @@ class KubeAccess:
         self.server = str(api.configuration.host)
 
     def shorten_reads(self, seconds: float) -> None:
-        """From now on wait at most `seconds` for an answer (when that is shorter than the
-        current timeout); long-running commands do so before they start polling (see
-        `kube.retry`), so a stalled connection is noticed well within their wait."""
+        """Wait at most `seconds` for answers from now on (long-running commands: `kube.retry`)."""
         self.timeout = min(self.timeout, seconds)
 
     # -- transport ---------------------------------------------------------------------------
@@ -305,15 +303,10 @@ class KubeAccess:
         timestamps: bool = False,
         follow: bool = False,
         since_time: str | None = None,
-        idle_timeout: float | None = None,
     ) -> Any:
         """Open a pod's log; returns the streaming urllib3 response (`stream_lines` reads it,
-        `stop_stream` ends it from any thread).
-
-        `since_time` (RFC 3339) starts at the lines written at or after that time (instead
-        of `tail`). A follow waits for its next bytes forever unless `idle_timeout` (seconds)
-        is given: then a read that gets nothing for that long raises ConnectionLostError.
-        """
+        `stop_stream` ends it from any thread). `since_time` (RFC 3339) starts at the lines
+        written at or after it, instead of `tail`."""
         query: list[tuple[str, Any]] = []
         if container:
             query.append(("container", container))
@@ -332,7 +325,7 @@ class KubeAccess:
             resource=r.POD,
             name=pod,
             namespace=namespace,
-            read_timeout=idle_timeout if follow else self.timeout,
+            read_timeout=None if follow else self.timeout,
         )
         return response.response
 

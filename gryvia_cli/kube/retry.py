@@ -30,9 +30,6 @@ T = TypeVar("T")
 POLL_READ_TIMEOUT = 10.0
 """Seconds a poll waits for the API server's answer during a wait (the session's
 `request_timeout` when that is shorter)."""
-STREAM_IDLE_SECONDS = 30.0
-"""Seconds a followed log may send nothing before it is reopened from where it was (a quiet
-container and a stalled connection look the same from here; reopening costs one request)."""
 MAX_DELAY = 4.0
 """Cap of the back-off between reconnect attempts (seconds)."""
 RETRY_BACKOFF = Backoff(initial=0.5, maximum=MAX_DELAY, factor=2.0, jitter=0.25)

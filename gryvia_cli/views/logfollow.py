@@ -30,6 +30,8 @@ from gryvia_cli.kube.access import stop_stream, stream_lines
 from gryvia_cli.kube.errors import is_transient
 from gryvia_cli.kube.retry import Link
 
+OPEN_GRACE = 10.0
+"""Seconds a log reopened after its container ended may go unanswered before it is dropped."""
 Event = tuple[int, int, str, Any]
 """(stream index, reader generation, kind: opened|line|end|error, value)."""
 
@@ -151,14 +153,22 @@ class LogPump:
             for index, log in enumerate(self.logs):
                 if log.open and not log.reading and (log.reopen_at or 0) <= now:
                     self._start(index)
-                if log.response is None or log.ended_at is None:
-                    continue  # drain only a log that is open and whose container ended
-                quiet = now - max(log.ended_at, log.last_line_at, log.opened_at)
-                if log.open and quiet >= self.drain:
+                if log.open and self._drained(log, now):
                     log.open = False
                     self._close(log)
             if now >= next_check:
                 next_check = now + self._check(now)
+
+    def _drained(self, log: FollowedLog, now: float) -> bool:
+        """True once `log`'s container has ended and its open stream was quiet for `drain`
+        seconds; or, with the API server answering, a reopen has had no answer for
+        OPEN_GRACE seconds since then (a server may hold back an empty log's headers)."""
+        if log.ended_at is None:
+            return False
+        if log.response is not None:
+            return now - max(log.ended_at, log.last_line_at, log.opened_at) >= self.drain
+        since = max(log.ended_at, log.started_at)
+        return log.reading and self.lost_at is None and now - since >= OPEN_GRACE
 
     def _handle(self, event: Event, now: float) -> None:
         index, generation, kind, value = event
@@ -228,25 +238,29 @@ class LogPump:
                     log.reading, log.reopen_at = False, now
 
     def _check(self, now: float) -> float:
-        """Poll once: the deadline, the job, the pods; return seconds to the next poll."""
+        """Poll once: the deadline, the job, the pods whose container still runs (during an
+        outage, one pod in any case: it tells when the API server is back); return seconds to
+        the next poll."""
         if self.deadline is not None and now > self.deadline:
             message, hint = self.expired
             raise WaitTimeoutError(message, hint=hint)
-        waiting = [log for log in self.logs if log.open and log.ended_at is None]
-        asked = bool(waiting)
+        still_open = [log for log in self.logs if log.open]
+        waiting = [log for log in still_open if log.ended_at is None]
+        probe = waiting or (still_open[:1] if self.lost_at is not None else [])
+        asked = bool(probe)
         try:
             if waiting and self.done is not None and self.done():
                 for log in waiting:
                     log.ended_at = now
-                waiting = []
-            for log in waiting:
+                probe = probe[:1] if self.lost_at is not None else []
+            for log in probe:
                 try:
                     obj = self.access.get(r.POD, log.pod, self.namespace)
                 except NotFoundError:
-                    log.ended_at = now
+                    log.ended_at = log.ended_at or now
                     continue
                 if finished(obj, log.container):
-                    log.ended_at = now
+                    log.ended_at = log.ended_at or now
         except Exception as exc:
             if not is_transient(exc):
                 raise

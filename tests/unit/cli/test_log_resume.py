@@ -191,3 +191,32 @@ def test_a_stalled_stream_is_reopened_once_the_api_server_answers_again(
         "reconnecting to the API server (attempt 2, last error: timed out)",
         "reconnected to the API server after 2 failed attempt(s)",
     ]
+
+
+def test_a_reopen_left_unanswered_after_the_container_ended_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gryvia_cli.views import logfollow
+
+    monkeypatch.setattr(streams, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(streams, "DRAIN_SECONDS", 0.05)
+    monkeypatch.setattr(logfollow, "OPEN_GRACE", 0.3)
+    pod = make_pod("a-0-x").job("a").obj()
+    pod["spec"]["restartPolicy"] = "Never"
+    pod["status"]["containerStatuses"] = [{"name": "c", "state": {"terminated": {}}}]
+    fake = FakeAccess(make_job("a").phase("Succeeded").obj(), pod)
+    opens: list[dict[str, Any]] = []
+    never = threading.Event()
+
+    def pod_log(pod: str, namespace: str, **kw: Any) -> Stream:
+        opens.append(kw)
+        if len(opens) == 1:
+            return Stream([], cut=True)  # an empty log, cut
+        never.wait(30)  # a server holding back the headers of an empty log
+        return Stream([], cut=False)
+
+    fake.pod_log = pod_log  # type: ignore[method-assign]
+    link = Link(lambda _: None, backoff=Backoff(initial=0.01, maximum=0.05))
+    streams.follow_logs(fake, "ml", [streams.LogTarget("a-0-x", "c")], lambda _: None, link=link)
+    never.set()
+    assert len(opens) == 2

@@ -15,6 +15,7 @@ from gryvia_cli.output import info, spinner, warn
 
 if TYPE_CHECKING:
     from gryvia_cli.core.jobs import JobSummary
+    from gryvia_cli.kube.retry import Link
     from gryvia_cli.views.streams import LogTarget
 
 app = typer.Typer()
@@ -102,6 +103,7 @@ def logs(
     ns = state.resolve_namespace(namespace)
     summary = streams.read_job(access, ns, job)  # NotFoundError when the job is missing
     pods = streams.job_pods(access, ns, job)
+    link = streams.new_link(access) if follow else None  # -f waits out a stalled connection
     if not pods:
         if not follow or summary.terminal:
             warn(
@@ -114,7 +116,7 @@ def logs(
             )
             return
         with spinner(f"{job}: waiting for its first pod") as update:
-            first = streams.wait_for_first_pod(access, ns, job, update)
+            first = streams.wait_for_first_pod(access, ns, job, update, link=link)
         if first is None:
             warn(f"job {job} ended before any pod started; no logs")
             return
@@ -129,7 +131,7 @@ def logs(
     targets = [_target(pod, n, container, prefix=all_replicas) for n, pod in chosen]
     tail_lines = None if tail < 0 else tail
     if follow:
-        _follow(access, ns, job, targets, tail_lines, timestamps)
+        _follow(access, ns, job, targets, tail_lines, timestamps, link)
     else:
         _print(
             access,
@@ -199,6 +201,7 @@ def _follow(
     targets: list[LogTarget],
     tail: int | None,
     timestamps: bool,
+    link: Link | None,
 ) -> None:
     from gryvia_cli.views import streams
 
@@ -207,7 +210,7 @@ def _follow(
     for target in targets:
         with spinner(f"waiting for pod {target.pod}") as update:
             pod = streams.wait_for_pod_start(
-                access, ns, target.pod, target.container, update, done=done, job=job
+                access, ns, target.pod, target.container, update, done=done, job=job, link=link
             )
         if pod is None:
             warn(f"pod {target.pod} went away or the job ended before it started; no logs")
@@ -217,7 +220,15 @@ def _follow(
         return
     info(f"Streaming logs from pod: {', '.join(t.pod for t in started)}")
     streams.follow_logs(
-        access, ns, started, _write, tail=tail, timestamps=timestamps, done=done, job=job
+        access,
+        ns,
+        started,
+        _write,
+        tail=tail,
+        timestamps=timestamps,
+        done=done,
+        job=job,
+        link=link,
     )
 
 

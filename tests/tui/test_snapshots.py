@@ -44,7 +44,16 @@ def test_job_view(
         screen = app.screen
         if tab == "logs":
             await wait_until(
-                pilot, lambda: len(screen.query_one(LogView).lines) == 40, what="40 log lines"
+                pilot,
+                lambda: [v for v in screen.query(LogView) if len(v.lines) == 40],
+                what="40 log lines",
+            )
+            log = screen.query_one(LogView)
+            # The view scrolls to the end after a refresh: wait for that, not for a delay.
+            await wait_until(
+                pilot,
+                lambda: log.scroll_y == log.max_scroll_y,
+                what="log scrolled to its end",
             )
         else:
             await wait_until(pilot, lambda: getattr(screen, "events", None), what="events")

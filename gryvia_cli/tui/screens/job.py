@@ -104,7 +104,8 @@ class JobScreen(JobLogsBase):
             self.console.track(runner)
             self.run_worker(runner.run, thread=True, group="job", exit_on_error=False)
         self.set_interval(LOG_DRAIN_EVERY, self._drain_logs)
-        self._activate(self.initial_tab)
+        # The tabs' panes may mount after this screen's on_mount: activate after a refresh.
+        self.call_after_refresh(self._activate, self.initial_tab)
 
     def on_unmount(self) -> None:
         """Stop every stream this view started."""
@@ -205,6 +206,8 @@ class JobScreen(JobLogsBase):
         self._activate(event.pane.id or "overview")
 
     def _activate(self, name: str) -> None:
+        if not self.is_mounted or not self.query("#log-view"):
+            return  # not composed yet, or being removed: TabActivated comes again
         if name == "logs":
             self.query_one(LogView).focus()
             self._check_logs()

@@ -49,7 +49,8 @@ class JobLogsBase(ViewScreen):
         self._ending = False
 
     def _logs_shown(self) -> bool:
-        return self.query_one("#job-tabs", TabbedContent).active == "logs"
+        tabs = self.query("#job-tabs").results(TabbedContent)
+        return any(t.active == "logs" for t in tabs)  # none while composing or closing
 
     def _pod_names(self) -> list[str]:
         with self._lock:

@@ -83,7 +83,12 @@ class LogView(ScrollView, can_focus=True):
         else:
             self._extend(len(self.lines) - len(raw))
         if self.follow:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+            self.call_after_refresh(self._stick_to_end)
+
+    def _stick_to_end(self) -> None:
+        # force: before the first layout has computed the scrollbars, Textual refuses to
+        # scroll a view that it does not yet know overflows.
+        self.scroll_end(animate=False, immediate=True, force=True)
 
     def set_options(self, *, wrap: bool | None = None, timestamps: bool | None = None) -> None:
         """Change wrapping or timestamps and redraw."""
@@ -123,9 +128,12 @@ class LogView(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
-        """Re-wrap for the new width."""
+        """Re-wrap for the new width; a followed log stays at its end (lines appended before
+        the first layout could not scroll yet)."""
         if self.scrollable_content_region.width != self._width:
             self._rebuild()
+        if self.follow:
+            self.call_after_refresh(self._stick_to_end)
 
     # -- search ----------------------------------------------------------------------------
 

@@ -107,7 +107,9 @@ def logs(
     ns = state.resolve_namespace(namespace)
     summary = streams.read_job(access, ns, job)  # NotFoundError when the job is missing
     pods = streams.job_pods(access, ns, job)
-    if not pods and _show_saved_only(job, access, ns, replica, all_replicas, tail, timestamps):
+    if not pods and _show_saved_only(
+        job, access, ns, replica, all_replicas, tail, timestamps, container
+    ):
         return
     if not pods:
         if not follow or summary.terminal:
@@ -130,7 +132,7 @@ def logs(
     tail_lines = None if tail < 0 else tail
     wanted = [replica if replica is not None else 0]
     gaps = streams.missing_replicas(newest, summary.pods) if all_replicas else wanted
-    saved = _saved(access, ns, job) if any(n not in newest for n in gaps) else {}
+    saved = _saved(access, ns, job, container) if any(n not in newest for n in gaps) else {}
     if all_replicas:
         sources, missing = savedlogs.every_replica(newest, saved, summary.pods)
         for gap in missing:
@@ -157,10 +159,12 @@ def logs(
             _print(access, ns, [(target, source.pod)], tail_lines, timestamps, all_replicas)
 
 
-def _saved(access: Any, ns: str, job: str) -> dict[int, SavedLog]:
+def _saved(access: Any, ns: str, job: str, container: str | None) -> dict[int, SavedLog]:
+    """The job's saved logs (of `container` when one was asked for)."""
     from gryvia_cli.views.savedlogs import read_saved_logs
 
-    return read_saved_logs(access, ns, job)
+    found = read_saved_logs(access, ns, job)
+    return {n: e for n, e in found.items() if container is None or e.container == container}
 
 
 def _print_saved(
@@ -181,10 +185,11 @@ def _show_saved_only(
     all_replicas: bool,
     tail: int,
     timestamps: bool,
+    container: str | None,
 ) -> bool:
     """With no pod left: print the saved logs asked for and return True; False when there
     are none (the caller says why)."""
-    saved = _saved(access, ns, job)
+    saved = _saved(access, ns, job, container)
     if not saved:
         return False
     tail_lines = None if tail < 0 else tail

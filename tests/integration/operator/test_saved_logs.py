@@ -69,3 +69,42 @@ def test_a_pod_deleted_while_the_operator_is_down_is_saved_when_it_is_back(
     assert meta["pod"] == name and meta["cut"] is False and meta["lines"] == 3
     owner = saved["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"]) == ("GryviaAIJob", "held")
+
+
+def test_a_statefulset_pod_deleted_by_hand_is_saved_and_replaced(
+    sandbox: SandboxHandle, namespace: str
+) -> None:
+    script = "echo serving; sleep 300"
+    job = make_job("serve").type("inference").image("none").gpus(0).command("sh", "-c", script)
+    manifest = job.obj()
+    for key in ("uid", "generation", "resourceVersion", "namespace"):
+        manifest["metadata"].pop(key, None)
+    create(sandbox, namespace, manifest)
+
+    def running_pod() -> dict[str, Any] | None:
+        pods = [
+            p
+            for p in _pods(sandbox, namespace, "serve")
+            if "deletionTimestamp" not in p["metadata"]
+        ]
+        return pods[0] if pods and pods[0].get("status", {}).get("phase") == "Running" else None
+
+    first = wait_for(running_pod, timeout=90, what="the StatefulSet's pod running")
+    assert FINALIZER_SAVE_LOG in first["metadata"]["finalizers"]
+    wait_for(
+        lambda: (
+            "serving"
+            in sandbox.kubectl_run("logs", "-n", namespace, first["metadata"]["name"]).stdout
+        ),
+        what="its first line",
+    )
+    sandbox.kubectl_run("delete", "pod", "-n", namespace, first["metadata"]["name"], "--wait=false")
+
+    def replaced() -> dict[str, Any] | None:
+        pod = running_pod()
+        return pod if pod and pod["metadata"]["uid"] != first["metadata"]["uid"] else None
+
+    wait_for(replaced, timeout=90, what="the pod replaced by the StatefulSet")
+    saved = kubectl_json(sandbox, "get", "configmap", "-n", namespace, saved_logs_name("serve"))
+    assert saved["data"]["replica-0.log"] == "serving"
+    assert json.loads(saved["data"]["replica-0.json"])["pod"] == first["metadata"]["name"]

@@ -230,3 +230,31 @@ def test_deleting_a_job_leaves_no_pod_held_by_the_save_log_finalizer(case: CliCa
     wait_for(all_gone, timeout=90, what="the deleted job's pods, Job and saved logs to be gone")
     jobs = kubectl_json(sandbox, "get", "gryviaaijobs", "-n", namespace)
     assert jobs["items"] == []
+
+
+def test_a_cancelled_job_with_a_long_log_keeps_its_last_2000_lines(case: CliCase) -> None:
+    sandbox, namespace, gryvia = case.sandbox, case.namespace, case.gryvia
+    path = case.tmp_path / "chatty.yaml"
+    script = 'i=1; while [ $i -le 2500 ]; do echo "line $i"; i=$((i+1)); done; sleep 300'
+    path.write_text(job_yaml("chatty", gpus=0, gpu_type=None, image="none", script=script))
+    assert gryvia("submit", "-f", str(path), "-n", namespace).returncode == 0
+    wait_for(
+        lambda: "line 2500" in gryvia("logs", "chatty", "--tail", "1", "-n", namespace).stdout,
+        timeout=90,
+        what="chatty's last line",
+    )
+    assert gryvia("cancel", "chatty", "-n", namespace).returncode == 0
+    wait_for(
+        lambda: pod_replicas(sandbox, namespace, "chatty") == [],
+        timeout=60,
+        what="the cancelled job's pod to be gone",
+    )
+    shown = gryvia("logs", "chatty", "--tail", "-1", "-n", namespace)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("[gryvia: earlier lines not saved; these are the last 2000 line(s)")
+    assert lines[1:] == [f"line {n}" for n in range(501, 2501)]
+    assert "showing the last 2000 line(s) the operator saved at" in shown.stderr
+    assert "cut: the log was longer, earlier lines were not kept" in shown.stderr
+    tail = gryvia("logs", "chatty", "--tail", "2", "-n", namespace)
+    assert tail.stdout.splitlines() == ["line 2499", "line 2500"]

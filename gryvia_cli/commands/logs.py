@@ -16,6 +16,7 @@ from gryvia_cli.output import info, spinner, warn
 
 if TYPE_CHECKING:
     from gryvia_cli.core.jobs import JobSummary
+    from gryvia_cli.kube.retry import Link
     from gryvia_cli.views.streams import LogTarget
     from gryvia_operator.api.savedlogs import SavedLog
 
@@ -111,6 +112,7 @@ def logs(
         job, access, ns, replica, all_replicas, tail, timestamps, container
     ):
         return
+    link = streams.new_link(access) if follow else None  # -f waits out a stalled connection
     if not pods:
         if not follow or summary.terminal:
             warn(
@@ -123,7 +125,7 @@ def logs(
             )
             return
         with spinner(f"{job}: waiting for its first pod") as update:
-            first = streams.wait_for_first_pod(access, ns, job, update)
+            first = streams.wait_for_first_pod(access, ns, job, update, link=link)
         if first is None:
             warn(f"job {job} ended before any pod started; no logs")
             return
@@ -149,7 +151,7 @@ def logs(
                 _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
         live = [_target(s.pod, s.replica, container, prefix=all_replicas) for s in sources if s.pod]
         if live:
-            _follow(access, ns, job, live, tail_lines, timestamps)
+            _follow(access, ns, job, live, tail_lines, timestamps, link)
         return
     for source in sources:  # replica by replica
         if source.saved is not None:
@@ -273,6 +275,7 @@ def _follow(
     targets: list[LogTarget],
     tail: int | None,
     timestamps: bool,
+    link: Link | None,
 ) -> None:
     from gryvia_cli.views import streams
 
@@ -281,7 +284,7 @@ def _follow(
     for target in targets:
         with spinner(f"waiting for pod {target.pod}") as update:
             pod = streams.wait_for_pod_start(
-                access, ns, target.pod, target.container, update, done=done, job=job
+                access, ns, target.pod, target.container, update, done=done, job=job, link=link
             )
         if pod is None:
             warn(f"pod {target.pod} went away or the job ended before it started; no logs")
@@ -291,7 +294,15 @@ def _follow(
         return
     info(f"Streaming logs from pod: {', '.join(t.pod for t in started)}")
     streams.follow_logs(
-        access, ns, started, _write, tail=tail, timestamps=timestamps, done=done, job=job
+        access,
+        ns,
+        started,
+        _write,
+        tail=tail,
+        timestamps=timestamps,
+        done=done,
+        job=job,
+        link=link,
     )
 
 

@@ -107,8 +107,16 @@ def queue(
     fmt = state.fmt(output)
     current = state.resolve_namespace(namespace)
     show_ns = None if all_namespaces else current
+    link = None
+    if watch:  # -w waits out a stalled or cut connection (until Ctrl-C)
+        from gryvia_cli.views.streams import new_link
+
+        link = new_link(state.access())
     while True:
-        entries = read_queue(state, show_ns, gpu_type, current)
+        if link is None:
+            entries = read_queue(state, show_ns, gpu_type, current)
+        else:
+            entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current))
         _render(entries, fmt, show_ns is None, show_ns)
         if not watch:
             return

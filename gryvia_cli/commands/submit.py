@@ -35,6 +35,7 @@ from gryvia_cli.views.reads import read_supply
 from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
+    from gryvia_cli.kube.retry import Link
     from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
 
 app = typer.Typer()
@@ -166,15 +167,20 @@ def follow(
 
     access = state.access()
     deadline = streams.deadline_after(timeout)
+    if not (wait or (logs and created)):
+        return
+    link = streams.new_link(access)  # a stalled or cut connection waits until `deadline`
     if logs and created:
         namespace, name = created[0]
-        _stream_first_pod(access, namespace, name, deadline)
+        _stream_first_pod(access, namespace, name, deadline, link)
     if not wait:
         return
     failed = []
     for namespace, name in created:
         with spinner(f"{name}: waiting") as update:
-            job = streams.wait_for_job(access, namespace, name, update, deadline=deadline)
+            job = streams.wait_for_job(
+                access, namespace, name, update, deadline=deadline, link=link
+            )
         if job.phase == "Succeeded":
             success(f"job {name} Succeeded")
         else:
@@ -187,7 +193,9 @@ def follow(
         )
 
 
-def _stream_first_pod(access: Any, namespace: str, name: str, deadline: float | None) -> None:
+def _stream_first_pod(
+    access: Any, namespace: str, name: str, deadline: float | None, link: Link
+) -> None:
     """Follow the log of job `name`'s first pod (replica 0) until the job ends."""
     from gryvia_cli.core.pods import first_container
     from gryvia_cli.views import streams
@@ -195,12 +203,21 @@ def _stream_first_pod(access: Any, namespace: str, name: str, deadline: float | 
     done = streams.job_done(access, namespace, name)
     started = None
     with spinner(f"{name}: waiting for its first pod") as update:
-        pod = streams.wait_for_first_pod(access, namespace, name, update, deadline=deadline)
+        pod = streams.wait_for_first_pod(
+            access, namespace, name, update, deadline=deadline, link=link
+        )
         if pod is not None:
             pod_name = str(pod["metadata"]["name"])
             container = first_container(pod)
             started = streams.wait_for_pod_start(
-                access, namespace, pod_name, container, update, deadline=deadline, done=done
+                access,
+                namespace,
+                pod_name,
+                container,
+                update,
+                deadline=deadline,
+                done=done,
+                link=link,
             )
     if pod is None or started is None:
         warn(f"job {name} ended before its first pod started; no logs")
@@ -208,7 +225,14 @@ def _stream_first_pod(access: Any, namespace: str, name: str, deadline: float | 
     info(f"Streaming logs from pod: {pod_name}")
     target = streams.LogTarget(pod_name, container)
     streams.follow_logs(
-        access, namespace, [target], _write_line, done=done, deadline=deadline, job=name
+        access,
+        namespace,
+        [target],
+        _write_line,
+        done=done,
+        deadline=deadline,
+        job=name,
+        link=link,
     )
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-WatchState = Literal["connecting", "live", "reconnecting", "failed", "stopped"]
+WatchState = Literal["connecting", "live", "reconnecting", "failed", "forbidden", "stopped"]
 """`connecting` until the first list, `live` while watching, `reconnecting` between retries,
-`failed` while the server refuses (401, 403, 404; still retried), `stopped` at the end."""
+`failed` while the server refuses (401, 403, 404; still retried), `forbidden` when RBAC
+refuses a cluster-wide list or watch (final: not retried), `stopped` at the end."""
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 

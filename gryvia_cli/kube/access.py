@@ -34,6 +34,10 @@ class KubeAccess:
         self.timeout = timeout
         self.server = str(api.configuration.host)
 
+    def shorten_reads(self, seconds: float) -> None:
+        """Wait at most `seconds` for answers from now on (long-running commands: `kube.retry`)."""
+        self.timeout = min(self.timeout, seconds)
+
     # -- transport ---------------------------------------------------------------------------
 
     def _call(
@@ -298,13 +302,17 @@ class KubeAccess:
         tail: int | None = None,
         timestamps: bool = False,
         follow: bool = False,
+        since_time: str | None = None,
     ) -> Any:
         """Open a pod's log; returns the streaming urllib3 response (`stream_lines` reads it,
-        `stop_stream` ends it from any thread)."""
+        `stop_stream` ends it from any thread). `since_time` (RFC 3339) starts at the lines
+        written at or after it, instead of `tail`."""
         query: list[tuple[str, Any]] = []
         if container:
             query.append(("container", container))
-        if tail is not None and tail >= 0:
+        if since_time:
+            query.append(("sinceTime", since_time))
+        elif tail is not None and tail >= 0:
             query.append(("tailLines", tail))
         if timestamps:
             query.append(("timestamps", "true"))

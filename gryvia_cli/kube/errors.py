@@ -25,6 +25,27 @@ class ExpiredError(ApiError):
     older than what the API server keeps; list again to get a fresh one."""
 
 
+class ConnectionLostError(ClusterUnreachableError):
+    """A request got no answer: the connection was refused, reset, cut or timed out.
+    Transient (see `is_transient`): the same request may work a moment later."""
+
+
+class ServerBusyError(ApiError):
+    """The API server (or a proxy before it) answered 429, 500, 502, 503 or 504: it cannot
+    serve the request now. Transient (see `is_transient`)."""
+
+
+BUSY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures a long-running command waits out (retrying with back-off): no
+    answer at all (ConnectionLostError), or an answer saying "not now" (ServerBusyError).
+    False for answers that will not change by retrying (401, 403, 404, 409, 410, 422, a
+    failed TLS verification) and for anything that is not a GryviaError."""
+    return isinstance(exc, ConnectionLostError | ServerBusyError)
+
+
 def status_of(body: Any) -> dict[str, Any]:
     """Parse an API error body as a `Status` object; {} when it is not one."""
     if isinstance(body, bytes):
@@ -108,8 +129,10 @@ def translate_api_exception(
         text = message or "HTTP 410"
         return ExpiredError(f"the API server failed to {verb} {kind}: {text}", details=details)
     if status == 0:
-        return ClusterUnreachableError(f"no response from the API server: {message or raw}")
+        return ConnectionLostError(f"no response from the API server: {message or raw}")
     text = message or f"HTTP {status}"
+    if status in BUSY_STATUSES:
+        return ServerBusyError(f"the API server failed to {verb} {kind}: {text}", details=details)
     return ApiError(f"the API server failed to {verb} {kind}: {text}", details=details)
 
 
@@ -121,16 +144,22 @@ def _strip_webhook(message: str) -> str:
 
 
 def translate_transport_error(exc: BaseException, server: str) -> GryviaError:
-    """Map a connection-level failure (refused, timeout, TLS) to ClusterUnreachableError."""
+    """Map a connection-level failure to ClusterUnreachableError: a failed TLS verification
+    as such (not transient), anything else (refused, reset, timed out, a handshake cut
+    short) as ConnectionLostError."""
     reason = getattr(exc, "reason", None) or exc
     text = str(reason)
-    if "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in type(reason).__name__:
+    if any(mark in text for mark in _TLS_VERIFY_MARKS):
         return ClusterUnreachableError(
             f"TLS verification of {server} failed",
             hint="the kubeconfig's certificate-authority does not match the server",
             causes=(text,),
         )
     short = text.split(": ")[-1] if ": " in text else text
-    return ClusterUnreachableError(
+    return ConnectionLostError(
         f"cannot reach the API server at {server}", causes=(short,), details=(text,)
     )
+
+
+_TLS_VERIFY_MARKS = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "doesn't match")
+"""How urllib3/ssl word a certificate the client does not trust (or that names another host)."""

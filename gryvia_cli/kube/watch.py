@@ -8,10 +8,13 @@ through `KubeAccess` (one transport for the CLI and the console), so failures ar
 GryviaError subclasses.
 
 `ListWatcher` lists a collection (in pages), reports it, then watches from the list's
-resourceVersion. A watch that ends normally resumes from the last version seen (bookmarks
-included); `410 Gone` (an ERROR event or a refused request) relists at once; other failures
-report `reconnecting` (or `failed` when the server refuses: 401, 403, 404) and retry with
-exponential back-off, relisting when the server answers again.
+resourceVersion. A watch that ends or breaks resumes from the last version seen (bookmarks
+included); `410 Gone` (an ERROR event or a refused request) relists once; other failures
+report `reconnecting` (or `failed` when the server refuses: 401, 403, 404, relisting when it
+answers again) and retry with exponential back-off and jitter. A 403 on a cluster-wide
+collection is final (`forbidden`). Each request runs with a deadline on its own daemon thread
+(`kube.deadline`), so `stop()` and `kick()` (reconnect now, from a connection prober) never
+wait for a stalled network.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from __future__ import annotations
 import json
 import logging
 import random
-import threading
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from gryvia_cli.core.watching import WatchEvent, WatchState
 from gryvia_cli.errors import (
@@ -32,12 +35,15 @@ from gryvia_cli.errors import (
     NotFoundError,
     NotInstalledError,
 )
+from gryvia_cli.kube.deadline import Abandoned, call_with_deadline
 from gryvia_cli.kube.errors import ExpiredError, translate_api_exception, translate_transport_error
 from gryvia_cli.kube.resources import Resource
+from gryvia_cli.kube.stream import HeldStream as _Stream
+from gryvia_cli.kube.stream import drop as _drop
 
 log = logging.getLogger("gryvia.kube.watch")
 
-_GONE = 410
+T = TypeVar("T")
 _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
@@ -113,8 +119,16 @@ def describe_error(exc: BaseException) -> str:
     cause of an unreachable server (`Connection refused`), else the error's message."""
     if isinstance(exc, GryviaError):
         causes = exc.causes if isinstance(exc, ClusterUnreachableError) else ()
-        return (causes[0] if causes else exc.message)[:200]
-    return translate_transport_error(exc, "the API server").causes[0][:200] or type(exc).__name__
+        return _plain(causes[0] if causes else exc.message)[:200]
+    text = translate_transport_error(exc, "the API server").causes[0]
+    return _plain(text)[:200] or type(exc).__name__
+
+
+def _plain(reason: str) -> str:
+    """urllib3's `(<HTTPSConnection(...) at 0x...>, 'Connection ... timed out')` without the
+    connection object: just the quoted reason."""
+    match = re.fullmatch(r"\(<[^>]*>, ['\"](.*)['\"]\)", reason.strip(), re.DOTALL)
+    return match.group(1) if match else reason
 
 
 def watch_events(response: Any, server: str) -> Iterator[dict[str, Any]]:
@@ -146,58 +160,20 @@ def _noop_state(state: WatchState, detail: str) -> None:
     return None
 
 
-def _release(response: Any) -> None:
-    release = getattr(response, "release_conn", None)
-    if callable(release):
-        release()
-
-
-class _Stream:
-    """The one open response of a worker, which `stop()` may shut from another thread."""
-
-    def __init__(self) -> None:
-        self.stop_event = threading.Event()
-        self._lock = threading.Lock()
-        self._response: Any = None
-
-    def open(self, response: Any) -> bool:
-        """Hold `response`; False (and the response shut) when already stopped."""
-        from gryvia_cli.kube.access import stop_stream
-
-        with self._lock:
-            if not self.stop_event.is_set():
-                self._response = response
-                return True
-        stop_stream(response)
-        _release(response)
-        return False
-
-    def close(self) -> None:
-        """Release the held response's connection."""
-        with self._lock:
-            response, self._response = self._response, None
-        if response is not None:
-            _release(response)
-
-    def stop(self) -> None:
-        """Set the stop flag and shut the held response down."""
-        from gryvia_cli.kube.access import stop_stream
-
-        self.stop_event.set()
-        with self._lock:
-            response = self._response
-        if response is not None:
-            stop_stream(response)
-
-
 class ListWatcher:
     """List a collection, then watch it; call back from the thread that runs `run()`.
 
     `access` is a KubeAccess (or any WatchAPI), `res`/`namespace` the collection (namespace
-    None: all namespaces), selectors as the API takes them. `on_listed(items, resource_version)`
-    gets the whole collection after each (re)list; `on_event(event)` each change after it;
-    `on_state(state, detail)` every state change. Pages hold `page_size` items; a watch
-    request lasts `watch_seconds`.
+    None: all namespaces, or cluster-scoped), selectors as the API takes them.
+    `on_listed(items, resource_version)` gets the whole collection after each (re)list;
+    `on_event(event)` each change after it; `on_state(state, detail)` every state change.
+    Pages hold `page_size` items; a watch request lasts `watch_seconds`. Each request (a page,
+    opening a watch) runs with a deadline of `request_seconds` on its own daemon thread, so
+    `stop()` and `kick()` never wait for the network.
+
+    After a broken connection the watch resumes from the last resourceVersion seen; only a
+    410 (or a refusal) lists again. A 403 on a cluster-wide collection (namespace None) is
+    final: state `forbidden`, reported once, no more retries.
     """
 
     def __init__(
@@ -214,6 +190,7 @@ class ListWatcher:
         backoff: Backoff | None = None,
         page_size: int = 1000,
         watch_seconds: int = 240,
+        request_seconds: float = 60.0,
     ) -> None:
         self.access = access
         self.res = res
@@ -228,6 +205,7 @@ class ListWatcher:
         self.backoff = backoff or Backoff()
         self.page_size = page_size
         self.watch_seconds = watch_seconds
+        self.request_seconds = request_seconds
         self.resource_version = ""
         self.state: WatchState = "connecting"
         self._stream = _Stream()
@@ -241,22 +219,34 @@ class ListWatcher:
         """Stop the loop and unblock a pending read; safe from any thread, idempotent."""
         self._stream.stop()
 
+    def kick(self) -> None:
+        """Drop the open watch or pending request and reconnect now, skipping a back-off
+        wait (the prober saw the server fail or come back); safe from any thread."""
+        self._stream.interrupt()
+
     def _set_state(self, state: WatchState, detail: str = "") -> None:
         if state != self.state or state in ("reconnecting", "failed"):
             self.state = state
             self.on_state(state, detail)
 
+    def _request(self, call: Callable[[], T], on_late: Callable[[T], None] | None = None) -> T:
+        cancel = (self._stream.stop_event, self._stream.wake)
+        return call_with_deadline(call, self.request_seconds, cancel=cancel, on_late=on_late)
+
     def list_once(self) -> tuple[list[dict[str, Any]], str]:
-        """List the whole collection in pages; return (items, resourceVersion)."""
+        """List the whole collection in pages; return (items, resourceVersion). Raises
+        DeadlineExceeded for a page slower than `request_seconds`, Abandoned on stop/kick."""
         items: list[dict[str, Any]] = []
         token = ""
         while True:
-            body = self.access.list_objects(
-                self.res,
-                self.namespace,
-                limit=self.page_size,
-                continue_token=token or None,
-                **self.selectors,
+            body = self._request(
+                lambda t=token: self.access.list_objects(  # type: ignore[misc]
+                    self.res,
+                    self.namespace,
+                    limit=self.page_size,
+                    continue_token=t or None,
+                    **self.selectors,
+                )
             )
             items.extend(body.get("items") or [])
             meta = body.get("metadata") or {}
@@ -265,15 +255,19 @@ class ListWatcher:
                 return items, str(meta.get("resourceVersion") or "")
 
     def _watch_once(self) -> None:
-        response = self.access.watch_objects(
-            self.res,
-            self.namespace,
-            resource_version=self.resource_version,
-            timeout_seconds=self.watch_seconds,
-            **self.selectors,
-        )
+        def open_watch() -> Any:
+            return self.access.watch_objects(
+                self.res,
+                self.namespace,
+                resource_version=self.resource_version,
+                timeout_seconds=self.watch_seconds,
+                **self.selectors,
+            )
+
+        response = self._request(open_watch, on_late=_drop)
         if not self._stream.open(response):
             return
+        self._set_state("live")
         try:
             for raw in watch_events(response, self.access.server):
                 self._handle(raw)
@@ -290,6 +284,12 @@ class ListWatcher:
         if raw.get("type") in _EVENT_TYPES:
             self.on_event(WatchEvent(raw["type"], obj))
 
+    def _relist(self) -> None:
+        items, version = self.list_once()
+        if not self.stopped:
+            self.resource_version = version
+            self.on_listed(items, version)
+
     def run(self) -> None:
         """List, then watch until `stop()`; never raises for API or connection failures."""
         failures = 0
@@ -297,30 +297,31 @@ class ListWatcher:
         while not self.stopped:
             try:
                 if need_list:
-                    items, version = self.list_once()
-                    if self.stopped:
-                        break
-                    self.resource_version = version
-                    self.on_listed(items, version)
+                    self._relist()
                     need_list = False
-                self._set_state("live")
                 failures = 0
                 self._watch_once()
             except ExpiredError as exc:
-                if self.stopped:
-                    break
                 log.debug("watch expired, relisting: %s", exc.message)
                 need_list = True
+            except Abandoned:
+                self._stream.wake.clear()  # kicked: try again at once
             except Exception as exc:
                 if self.stopped:
                     break
-                need_list = True
-                delay = self.backoff.delay(failures)
-                failures += 1
+                kicked = self._stream.wake.is_set()
+                self._stream.wake.clear()
+                if isinstance(exc, ForbiddenError) and self.namespace is None:
+                    self._set_state("forbidden", describe_error(exc))
+                    return
                 fatal = isinstance(exc, ForbiddenError | NotFoundError | NotInstalledError)
+                need_list = need_list or fatal
+                delay = 0.0 if kicked else self.backoff.delay(failures)
+                failures += 1
                 state: WatchState = "failed" if fatal else "reconnecting"
                 self._set_state(state, f"{describe_error(exc)}; retry in {delay:.1f}s")
-                self._stream.stop_event.wait(delay)
+                if self._stream.wake.wait(delay):
+                    self._stream.wake.clear()
         self._set_state("stopped")
 
 

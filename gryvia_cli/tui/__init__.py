@@ -28,7 +28,13 @@ def run(
 
     Raises GryviaError (KubeconfigError, ...) before the screen opens when the kubeconfig
     cannot be loaded; later API problems are shown inside the console.
+
+    When the console closes, the process ends at once (`os._exit` with the app's return
+    code, after flushing stdout and stderr): worker threads may still wait on a stalled
+    network, and neither they nor the interpreter's teardown of a large heap may delay `q`.
     """
+    import os
+    import sys
     from pathlib import Path
 
     from gryvia_cli.settings import load_settings
@@ -43,4 +49,8 @@ def run(
         saved_namespaces=dict(settings.namespaces),
         timeout=settings.request_timeout,
     )
-    make_app(source, readonly=readonly).run()
+    app = make_app(source, readonly=readonly)
+    app.run()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(app.return_code or 0)

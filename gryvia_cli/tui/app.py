@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -16,8 +15,14 @@ from textual.widgets import Input
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
+from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
-from gryvia_cli.tui.messages import ClusterChanged, WatchReconnecting, WatchStateChanged
+from gryvia_cli.tui.messages import (
+    ClusterChanged,
+    HealthChanged,
+    WatchReconnecting,
+    WatchStateChanged,
+)
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.screens.capacity import CapacityScreen
 from gryvia_cli.tui.screens.cost import CostScreen
@@ -28,9 +33,10 @@ from gryvia_cli.tui.screens.jobs import JobsScreen
 from gryvia_cli.tui.screens.nodes import NodesScreen
 from gryvia_cli.tui.screens.queue import QueueScreen
 from gryvia_cli.tui.screens.submit import SubmitScreen
-from gryvia_cli.tui.source import ClusterSource, Stoppable, Target
+from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.theme import GRYVIA_THEME
+from gryvia_cli.tui.threads import DaemonExecutor
 
 Clock = Callable[[], datetime]
 FLUSH_SECONDS = 0.25
@@ -53,10 +59,12 @@ class GryviaApp(App[None]):
     }
 
     target: reactive[Target] = reactive(Target("", None), always_update=True)
-    connection: reactive[str] = reactive("connecting")
+    connection: reactive[str] = reactive("connecting", always_update=True)
+    """live | slow | connecting | reconnecting | unreachable | failed; `connection_detail`
+    holds the top bar's words for it (set before it)."""
 
     def __init__(self, source: ClusterSource, *, readonly: bool, clock: Clock, view: str) -> None:
-        super().__init__()
+        super().__init__(driver_class=quick_driver(App.get_driver_class(self)))
         self.source = source
         self.readonly = readonly
         self.clock = clock
@@ -64,6 +72,7 @@ class GryviaApp(App[None]):
         self.store = ClusterStore()
         self.feed: Feed | None = None
         self.connection_detail = ""
+        self._told_failed: set[str] = set()
         self._tracked: set[Stoppable] = set()
         self.set_reactive(GryviaApp.target, source.target)
 
@@ -75,8 +84,7 @@ class GryviaApp(App[None]):
         """Theme, threads for the watches, the feed, the first view."""
         self.register_theme(GRYVIA_THEME)
         self.theme = "gryvia"
-        executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="gryvia")
-        asyncio.get_running_loop().set_default_executor(executor)
+        asyncio.get_running_loop().set_default_executor(DaemonExecutor("gryvia"))
         self._start_feed()
         self.set_interval(FLUSH_SECONDS, self.flush)
         self.switch_mode(self.start_view)
@@ -109,11 +117,22 @@ class GryviaApp(App[None]):
     # -- feed ------------------------------------------------------------------------------
 
     def _start_feed(self) -> None:
-        self.feed = Feed(self.source, self._on_watch_state)
-        for kind, runner in self.feed.runners().items():
-            self.run_worker(
-                runner.run, thread=True, group="watch", name=f"watch {kind}", exit_on_error=False
-            )
+        self.feed = Feed(self.source, self._on_watch_state, self._on_health)
+        self._told_failed.clear()
+        runners: dict[str, Runner] = {
+            f"watch {kind}": runner for kind, runner in self.feed.runners().items()
+        }
+        runners["probe"] = self.feed.prober()
+        for name, runner in runners.items():
+            self.run_worker(runner.run, thread=True, group="watch", name=name, exit_on_error=False)
+
+    def _on_health(self, health: object) -> None:
+        """Called from the prober's thread."""
+        self.post_message(HealthChanged(health))  # type: ignore[arg-type]
+
+    @on(HealthChanged)
+    def _health_changed(self, message: HealthChanged) -> None:
+        self._update_connection()
 
     def _on_watch_state(self, kind: str, state: str, detail: str) -> None:
         """Called from watch threads."""
@@ -124,20 +143,37 @@ class GryviaApp(App[None]):
     def _watch_state_changed(self, message: WatchStateChanged) -> None:
         if self.feed is None:
             return
-        if message.state == "failed":
+        if message.state in ("failed", "forbidden"):
             self.store.failed.add(message.kind)  # type: ignore[arg-type]
-            if message.kind not in OPTIONAL:
+        if message.state == "forbidden":
+            # RBAC without cluster-wide rights: the view says "not allowed", nothing pops up
+            self.store.forbidden.add(message.kind)  # type: ignore[arg-type]
+            self.screen.post_message(ClusterChanged(None))
+        elif message.state == "failed":
+            if message.kind not in OPTIONAL and message.kind not in self._told_failed:
+                self._told_failed.add(message.kind)
                 self.notify(message.detail, title=f"Cannot watch {message.kind}", severity="error")
+        elif message.state == "live":
+            self._told_failed.discard(message.kind)
+        self._update_connection()
+
+    def _update_connection(self) -> None:
+        if self.feed is None:
+            return
         before = self.connection
-        self.connection, self.connection_detail = self.feed.connection()
-        if self.connection == "reconnecting" and before != "reconnecting":
+        state, self.connection_detail = self.feed.connection()
+        self.connection = state
+        if self.connection in ("reconnecting", "unreachable") and before not in (
+            "reconnecting",
+            "unreachable",
+        ):
             self.notify(
                 f"{self.connection_detail}; retrying",
                 title="Lost the API server",
                 severity="warning",
                 timeout=6,
             )
-        elif before == "reconnecting" and self.connection == "live":
+        elif before in ("reconnecting", "unreachable") and self.connection in ("live", "slow"):
             self.notify("Watching again; lists refreshed.", title="Reconnected", timeout=4)
 
     def flush(self) -> None:

@@ -1,8 +1,12 @@
-"""The live feed: one list-then-watch per kind, their updates buffered for the UI thread.
+"""The live feed: one list-then-watch per kind, their updates buffered for the UI thread,
+and a prober of the API server that says how the connection holds.
 
 Watch threads parse objects and append `Update`s to a buffer; the app drains the buffer on a
 short timer and applies the batch to the store, so tables redraw a few times a second at most,
-however fast the cluster changes. Textual-free: the app runs `runners()` in thread workers.
+however fast the cluster changes. When the prober sees the server stop answering, and again
+when it answers once more, every watcher is kicked: stale streams are dropped and watches
+resume from their last resourceVersion at once, without waiting out a back-off.
+Textual-free: the app runs `runners()` and `prober()` in daemon threads.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
-from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks
+from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks, Watcher
 from gryvia_cli.tui.store import KINDS, Kind, Update, event_update, list_update
 
 NAMESPACED: frozenset[Kind] = frozenset({"jobs", "usage"})
@@ -22,27 +27,55 @@ OPTIONAL: frozenset[Kind] = frozenset({"pods", "nodes", "tenants", "quotas", "sk
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 StateCallback = Callable[[Kind, WatchState, str], None]
+HealthCallback = Callable[[Health], None]
+
+
+def _ignore(health: Health) -> None:
+    return None
 
 
 class Feed:
     """Watchers for every kind of one source, and the buffer between them and the UI."""
 
-    def __init__(self, source: ClusterSource, on_state: StateCallback) -> None:
+    def __init__(
+        self, source: ClusterSource, on_state: StateCallback, on_health: HealthCallback = _ignore
+    ) -> None:
         self.source = source
         self.on_state = on_state
+        self.on_health = on_health
         self.pending: deque[Update] = deque()
         self.states: dict[Kind, tuple[WatchState, str]] = dict.fromkeys(KINDS, ("connecting", ""))
-        self._runners: dict[Kind, Runner] = {}
+        self.health = Health()
+        self._runners: dict[Kind, Watcher] = {}
+        self._prober: Runner | None = None
         self.stopped = False
 
-    def runners(self) -> dict[Kind, Runner]:
+    def runners(self) -> dict[Kind, Watcher]:
         """A watcher per kind (built once)."""
         if not self._runners:
             for kind in KINDS:
                 self._runners[kind] = self._make(kind)
         return self._runners
 
-    def _make(self, kind: Kind) -> Runner:
+    def prober(self) -> Runner:
+        """The connection prober (built once); its reports land in `health`."""
+        if self._prober is None:
+            self._prober = self.source.prober(self.health_changed)
+        return self._prober
+
+    def health_changed(self, health: Health) -> None:
+        """Keep `health`; kick every watcher when the server stops or starts answering."""
+        before, self.health = self.health, health
+        if before.failing != health.failing and not self.stopped:
+            for runner in list(self._runners.values()):
+                runner.kick()
+        self.on_health(health)
+
+    def forbidden(self) -> set[Kind]:
+        """Kinds RBAC refuses cluster-wide (their watchers ended)."""
+        return {k for k, (state, _) in self.states.items() if state == "forbidden"}
+
+    def _make(self, kind: Kind) -> Watcher:
         def listed(items: list[dict[str, Any]], version: str) -> None:
             self.pending.append(list_update(kind, items))
 
@@ -69,13 +102,19 @@ class Feed:
         return out
 
     def connection(self) -> tuple[str, str]:
-        """Overall state for the status bar: (`connecting`|`live`|`reconnecting`|`failed`,
-        detail of the first kind that is not live)."""
+        """Overall state for the status bar and its words: the prober's `reconnecting` or
+        `unreachable` (attempt N, last error) first, then a required kind's `reconnecting`,
+        `failed` or `connecting` (its detail), then `slow` (the round trip), else `live`.
+        Kinds RBAC forbids cluster-wide are not failures."""
+        if self.health.failing:
+            return self.health.state, self.health.label()
         required = {k: v for k, v in self.states.items() if k not in OPTIONAL}
         for wanted in ("reconnecting", "failed", "connecting"):
             for kind, (state, detail) in required.items():
                 if state == wanted:
                     return wanted, f"{kind}: {detail}" if detail else kind
+        if self.health.state == "slow":
+            return "slow", self.health.label()
         return "live", ""
 
     def stop(self) -> None:
@@ -83,3 +122,5 @@ class Feed:
         self.stopped = True
         for runner in self._runners.values():
             runner.stop()
+        if self._prober is not None:
+            self._prober.stop()

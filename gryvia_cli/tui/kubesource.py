@@ -7,15 +7,17 @@ transport the CLI uses; the rest of the console sees only the `ClusterSource` pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gryvia_cli.core.events import sort_events
+from gryvia_cli.core.health import Health
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess, connect
+from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
-from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, Watcher, WatchKind
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 
 _RESOURCES: dict[WatchKind, r.Resource] = {
@@ -129,7 +131,7 @@ class KubeSource:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> Runner:
+    ) -> Watcher:
         """A ListWatcher of `kind` over this source's access."""
         return ListWatcher(
             self.access,
@@ -141,6 +143,10 @@ class KubeSource:
             label_selector=label_selector,
             field_selector=field_selector,
         )
+
+    def prober(self, on_health: Callable[[Health], None]) -> Runner:
+        """A HealthProbe of this source's API server (`/version` every few seconds)."""
+        return HealthProbe(self.access, on_health)
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
         """Events about `names` in `namespace`, oldest first."""

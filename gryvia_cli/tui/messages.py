@@ -6,6 +6,7 @@ from typing import Any
 
 from textual.message import Message
 
+from gryvia_cli.core.health import Health
 from gryvia_cli.tui.store import Change
 
 
@@ -26,6 +27,14 @@ class WatchStateChanged(Message):
         self.kind = kind
         self.state = state
         self.detail = detail
+
+
+class HealthChanged(Message):
+    """The connection prober saw the API server answer differently (core.health.Health)."""
+
+    def __init__(self, health: Health) -> None:
+        super().__init__()
+        self.health = health
 
 
 class WatchReconnecting(WatchStateChanged):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
 
 WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
@@ -52,6 +53,14 @@ class Runner(Stoppable, Protocol):
 
     def run(self) -> None:
         """Block until stopped."""
+
+
+class Watcher(Runner, Protocol):
+    """A list-then-watch: a Runner that can also be told to reconnect at once."""
+
+    def kick(self) -> None:
+        """Drop the open watch (or pending request) and reconnect now, skipping a back-off
+        wait; safe from any thread."""
 
 
 class LogStream(Protocol):
@@ -99,9 +108,15 @@ class ClusterSource(Protocol):
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> Runner:
+    ) -> Watcher:
         """A list-then-watch of `kind` (namespaced kinds: `namespace`, None = all; `nodes` are
-        Kubernetes Nodes, `gpunodes` GryviaGpuNodes)."""
+        Kubernetes Nodes, `gpunodes` GryviaGpuNodes). A cluster-wide watch that RBAC refuses
+        reports `forbidden` once and ends."""
+        ...
+
+    def prober(self, on_health: Callable[[Health], None]) -> Runner:
+        """A connection prober: how the API server answers (`core.health`), reported to
+        `on_health` from its thread whenever it changes."""
         ...
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:

@@ -177,6 +177,8 @@ class ClusterStore:
         self.objects: dict[Kind, dict[str, Any]] = {k: {} for k in KINDS}
         self.loaded: set[Kind] = set()
         self.failed: set[Kind] = set()
+        self.forbidden: set[Kind] = set()
+        """Kinds RBAC refuses cluster-wide: their views say "not allowed" (also in `failed`)."""
         self.versions: dict[Kind, int] = dict.fromkeys(KINDS, 0)
         self._cache: dict[str, tuple[tuple[int, ...], Any]] = {}
         self._attributed_with: frozenset[str] = frozenset()
@@ -282,6 +284,12 @@ class ClusterStore:
         if moved:
             change.keys.setdefault("jobs", set()).update(moved)
 
+    def not_allowed(self, *kinds: Kind) -> str:
+        """`not allowed: <kinds> (no cluster-wide rights)` for those of `kinds` RBAC refuses,
+        else an empty string."""
+        refused = [k for k in kinds if k in self.forbidden]
+        return f"not allowed: {', '.join(refused)} (no cluster-wide rights)" if refused else ""
+
     def pods(self) -> list[dict[str, Any]] | None:
         """Live pods (slim) when readable, else None."""
         if "pods" in self.loaded and "pods" not in self.failed:
@@ -295,6 +303,7 @@ class ClusterStore:
             self.versions[kind] += 1
         self.loaded.clear()
         self.failed.clear()
+        self.forbidden.clear()
         self._attributed_with = frozenset()
 
     def apply(self, updates: Iterable[Update]) -> Change:

@@ -231,9 +231,12 @@ def show_job(
         else:
             render_job(snapshot, state.now())
         return
+    from gryvia_cli.views.streams import new_link
+
+    link = new_link(state.access())  # --watch waits out a stalled connection (until Ctrl-C)
     last = None
     while True:
-        snapshot = job_snapshot(state, name, ns)
+        snapshot = link.call(lambda: job_snapshot(state, name, ns))
         key = snapshot.fingerprint()
         if fmt in MACHINE_FORMATS:
             if key != last:

@@ -3,15 +3,15 @@
 Used by `submit --wait/--logs`, `logs -f` and `status --watch`. Every wait ends when the
 GryviaAIJob is terminal, whatever its pods do (a failed job's other replicas may be deleted,
 replaced or left running), and gives up at an optional deadline (time.monotonic() seconds)
-with WaitTimeoutError. The sandbox serves logs through kwok, which keeps a follow stream
-open after the container exits, so log following also watches each pod and stops shortly
-after its container ends.
+with WaitTimeoutError. A stalled or cut connection ends none of them: each poll goes
+through a `kube.retry.Link` (`new_link`), which says `reconnecting ...` and retries with
+back-off until the deadline. Log following lives in `views.logfollow`: it watches each pod
+(kwok keeps a follow stream open after the container exits) and resumes broken streams
+without repeating or losing lines.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ from gryvia_cli.core.jobs import JobSummary, sort_pods, summarize_job
 from gryvia_cli.core.pods import container_state
 from gryvia_cli.errors import NotFoundError, WaitTimeoutError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.kube.access import stop_stream
+from gryvia_cli.kube.retry import POLL_READ_TIMEOUT, Link
 from gryvia_operator.api.names import JOB_POD_LABELS
 
 POLL_SECONDS = 1.0
@@ -92,6 +92,18 @@ def deadline_after(seconds: float | None) -> float | None:
     return None if seconds is None else time.monotonic() + seconds
 
 
+def new_link(access: Any, say: Callable[[str], None] | None = None) -> Link:
+    """The Link a long-running command polls through: shortens the access layer's reads to
+    POLL_READ_TIMEOUT and says `reconnecting ...` / `reconnected ...` with `say` (default:
+    warnings on stderr)."""
+    from gryvia_cli.output import warn
+
+    shorten = getattr(access, "shorten_reads", None)
+    if callable(shorten):
+        shorten(POLL_READ_TIMEOUT)
+    return Link(say or warn)
+
+
 def _check_deadline(deadline: float | None, message: str, hint: str) -> None:
     if deadline is not None and time.monotonic() > deadline:
         raise WaitTimeoutError(message, hint=hint)
@@ -107,36 +119,33 @@ def wait_for_pod_start(
     deadline: float | None = None,
     done: JobDone | None = None,
     job: str = "",
+    link: Link | None = None,
 ) -> Mapping[str, Any] | None:
     """Poll until the container runs or has ended; return the pod. Returns None when the pod
     goes away or `done` says the job ended before the container started. Raises
-    WaitTimeoutError at `deadline`."""
-    while True:
+    WaitTimeoutError at `deadline`; connection failures are retried through `link`."""
+    link = link or new_link(access)
+    hint = f"gryvia status {job or pod}; gryvia queue"
+
+    def poll() -> tuple[Mapping[str, Any] | None, str, bool]:
         try:
             obj = access.get(r.POD, pod, namespace)
         except NotFoundError:
-            return None
+            return None, "", True
         state, reason = container_state(obj, container)
         if state in ("running", "terminated"):
-            return obj  # type: ignore[no-any-return]
-        if done is not None and done():
-            return None
+            return obj, reason, True
+        return None, reason, done is not None and done()
+
+    while True:
+        obj, reason, over = link.call(poll, deadline=deadline, what=f"pod {pod}", hint=hint)
+        if over:
+            return obj
         update(f"waiting for pod {pod} to start ({reason})")
         _check_deadline(
-            deadline,
-            f"pod {pod} did not start before the wait timeout ({reason})",
-            f"gryvia status {job or pod}; gryvia queue",
+            deadline, f"pod {pod} did not start before the wait timeout ({reason})", hint
         )
         time.sleep(POLL_SECONDS)
-
-
-@dataclass
-class _Stream:
-    target: LogTarget
-    response: Any
-    open: bool = True
-    ended_at: float | None = None
-    last_line_at: float = 0.0
 
 
 def follow_logs(
@@ -150,110 +159,35 @@ def follow_logs(
     done: JobDone | None = None,
     deadline: float | None = None,
     job: str = "",
+    link: Link | None = None,
 ) -> None:
-    """Stream several container logs to `write` (each line with its target's prefix) until
-    every stream has ended: its response closed, or its container ended, its pod went away
-    or `done` said the job is terminal, and no line came for DRAIN_SECONDS after that.
+    """Stream several container logs to `write` (each line with its target's prefix, and its
+    time with `timestamps`) until every stream has ended: its container ended, its pod went
+    away or `done` said the job is terminal, and no line came for a second after that.
+    A cut or stalled stream is reopened where it was (see `views.logfollow`).
 
     Raises WaitTimeoutError at `deadline` (the streams are closed first; `job` names the job
-    in its message), and the access layer's errors when a log cannot be opened.
+    in its message), and the access layer's answers (403, ...) when a log cannot be opened.
     """
-    streams: list[_Stream] = []
-    lines: queue.Queue[tuple[int, str, Any]] = queue.Queue()
-    try:
-        for target in targets:
-            response = access.pod_log(
-                target.pod,
-                namespace,
-                container=target.container,
-                tail=tail,
-                timestamps=timestamps,
-                follow=True,
-            )
-            streams.append(_Stream(target, response))
-        for index, stream in enumerate(streams):
-            threading.Thread(
-                target=_read,
-                args=(stream.response, index, lines),
-                daemon=True,
-                name=f"log-{stream.target.pod}",
-            ).start()
-        _pump(access, namespace, streams, lines, write, done, deadline, job or "JOB")
-    finally:
-        for stream in streams:
-            stop_stream(stream.response)
-            stream.response.release_conn()
+    from gryvia_cli.views.logfollow import LogPump, followed
 
-
-def _read(response: Any, index: int, lines: queue.Queue[tuple[int, str, Any]]) -> None:
-    from gryvia_cli.kube.access import stream_lines
-
-    try:
-        for line in stream_lines(response):
-            lines.put((index, "line", line))
-    except Exception as exc:  # the stream broke or was shut down: end quietly
-        lines.put((index, "error", exc))
-    lines.put((index, "end", None))
-
-
-def _pump(
-    access: Any,
-    namespace: str,
-    streams: list[_Stream],
-    lines: queue.Queue[tuple[int, str, Any]],
-    write: Callable[[str], None],
-    done: JobDone | None,
-    deadline: float | None,
-    job: str,
-) -> None:
-    next_check = time.monotonic() + POLL_SECONDS
-    while any(s.open for s in streams):
-        try:
-            index, kind, value = lines.get(timeout=0.2)
-        except queue.Empty:
-            index, kind, value = -1, "idle", None
-        now = time.monotonic()
-        if kind == "line":
-            stream = streams[index]
-            if stream.open:
-                write(stream.target.prefix + value)
-                stream.last_line_at = now
-        elif kind in ("end", "error"):
-            streams[index].open = False
-        for stream in streams:  # ended and quiet for DRAIN_SECONDS: stop reading it
-            quiet = now - max(stream.ended_at or now, stream.last_line_at)
-            if stream.open and stream.ended_at is not None and quiet >= DRAIN_SECONDS:
-                stream.open = False
-                stop_stream(stream.response)
-        if now < next_check:
-            continue
-        next_check = now + POLL_SECONDS
-        _check_deadline(
-            deadline,
-            f"job {job} did not end before the wait timeout; stopped following its log "
+    name = job or "JOB"
+    LogPump(
+        access,
+        namespace,
+        followed(targets, tail, timestamps),
+        write,
+        link or new_link(access),
+        done=done,
+        deadline=deadline,
+        poll=POLL_SECONDS,
+        drain=DRAIN_SECONDS,
+        expired=(
+            f"job {name} did not end before the wait timeout; stopped following its log "
             "(the job keeps running)",
-            f"keep following it with: gryvia logs {job} -f",
-        )
-        waiting = [s for s in streams if s.open and s.ended_at is None]
-        if waiting and done is not None and done():
-            for stream in waiting:
-                stream.ended_at = now
-            continue
-        for stream in waiting:
-            try:
-                obj = access.get(r.POD, stream.target.pod, namespace)
-            except NotFoundError:
-                stream.ended_at = now
-                continue
-            if _finished(obj, stream.target.container):
-                stream.ended_at = now
-
-
-def _finished(pod: Mapping[str, Any], container: str | None) -> bool:
-    state, _ = container_state(pod, container)
-    policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
-    phase = (pod.get("status") or {}).get("phase")
-    return state == "terminated" and (policy != "Always" or phase in ("Succeeded", "Failed"))
+            f"keep following it with: gryvia logs {name} -f",
+        ),
+    ).run()
 
 
 def wait_for_job(
@@ -264,11 +198,19 @@ def wait_for_job(
     *,
     deadline: float | None = None,
     poll: float | None = None,
+    link: Link | None = None,
 ) -> JobSummary:
     """Poll the job until it is terminal; return its summary. Raises WaitTimeoutError when
-    it is still not done at `deadline`."""
+    it is still not done at `deadline`; connection failures are retried through `link`."""
+    link = link or new_link(access)
+    hint = f"keep following it with: gryvia status {name} --watch"
     while True:
-        job = read_job(access, namespace, name)
+        job = link.call(
+            lambda: read_job(access, namespace, name),
+            deadline=deadline,
+            what=f"job {name}",
+            hint=hint,
+        )
         detail = f": {job.message}" if job.message else ""
         update(f"{name}: {job.phase}{detail}")
         if job.terminal:
@@ -277,7 +219,7 @@ def wait_for_job(
             deadline,
             f"job {name} is still {job.phase} at the wait timeout; stopped waiting "
             "(the job keeps running)",
-            f"keep following it with: gryvia status {name} --watch",
+            hint,
         )
         time.sleep(POLL_SECONDS if poll is None else poll)
 
@@ -289,21 +231,29 @@ def wait_for_first_pod(
     update: Callable[[str], None],
     *,
     deadline: float | None = None,
+    link: Link | None = None,
 ) -> Mapping[str, Any] | None:
     """Poll until the job has a pod (returns replica 0, else the first) or ends without one
-    (returns None). Raises WaitTimeoutError at `deadline`."""
-    while True:
+    (returns None). Raises WaitTimeoutError at `deadline`; connection failures are retried
+    through `link`."""
+    link = link or new_link(access)
+    hint = f"gryvia queue; gryvia status {job}"
+
+    def poll() -> tuple[list[Mapping[str, Any]], JobSummary | None]:
         pods = job_pods(access, namespace, job)
+        return pods, None if pods else read_job(access, namespace, job)
+
+    while True:
+        pods, summary = link.call(poll, deadline=deadline, what=f"job {job}", hint=hint)
         if pods:
             return pods[0]
-        summary = read_job(access, namespace, job)
-        if summary.terminal:
+        if summary is None or summary.terminal:
             return None
         detail = f": {summary.message}" if summary.message else ""
         update(f"{job}: {summary.phase}{detail} (waiting for its first pod)")
         _check_deadline(
             deadline,
             f"job {job} has no pod at the wait timeout (still {summary.phase}{detail})",
-            f"gryvia queue; gryvia status {job}",
+            hint,
         )
         time.sleep(POLL_SECONDS)

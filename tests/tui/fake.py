@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
@@ -39,6 +40,9 @@ class _Watcher:
         return True
 
     def run(self) -> None:
+        if self.kind in self.source.forbidden:
+            self.callbacks.on_state("forbidden", f"cannot list {self.kind} cluster-wide")
+            return
         items = [copy.deepcopy(o) for o in self.source.objects.get(self.kind, []) if self.wants(o)]
         self.callbacks.on_listed(items, "1")
         self.callbacks.on_state("live", "")
@@ -48,6 +52,26 @@ class _Watcher:
         with self.source.lock:
             self.source.watchers.remove(self)
         self.callbacks.on_state("stopped", "")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def kick(self) -> None:
+        with self.source.lock:
+            self.source.kicks += 1
+
+
+class _Prober:
+    """Reports what the test sets with `FakeSource.set_health`."""
+
+    def __init__(self, source: FakeSource, on_health: Callable[[Health], None]) -> None:
+        self.source, self.on_health = source, on_health
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        with self.source.lock:
+            self.source.probers.append(self)
+        self._stop.wait()
 
     def stop(self) -> None:
         self._stop.set()
@@ -85,6 +109,10 @@ class FakeSource:
         self.lock = threading.Lock()
         self.watchers: list[_Watcher] = []
         self.writes: list[tuple[str, str]] = []
+        self.forbidden: set[str] = set()
+        """Kinds whose watchers report `forbidden` (a user without cluster-wide rights)."""
+        self.kicks = 0
+        self.probers: list[_Prober] = []
         self._target = Target(context, namespace, "https://fake:6443")
 
     @property
@@ -106,6 +134,7 @@ class FakeSource:
             context_namespaces=self.context_namespaces,
         )
         clone.writes = self.writes
+        clone.forbidden = self.forbidden
         return clone
 
     def switch_context(self, context: str) -> FakeSource:
@@ -127,9 +156,20 @@ class FakeSource:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> Runner:
+    ) -> _Watcher:
         """A watcher of `kind`."""
         return _Watcher(self, kind, callbacks, namespace, label_selector)
+
+    def prober(self, on_health: Callable[[Health], None]) -> Runner:
+        """A prober that reports what `set_health` says."""
+        return _Prober(self, on_health)
+
+    def set_health(self, health: Health) -> None:
+        """Make every running prober report `health` (from any thread)."""
+        with self.lock:
+            probers = list(self.probers)
+        for prober in probers:
+            prober.on_health(health)
 
     def emit(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         """Change an object and tell the watchers (tests call this from any thread)."""

@@ -56,5 +56,8 @@ class CapacityScreen(ViewScreen):
         status = f"allocation from {source}"
         if short:
             status = "⚠ " + ", ".join(short) + " · " + status
+        refused = store.not_allowed("gpunodes", "nodes")
+        if refused:
+            status += f" · {refused}"
         self.query_one("#capacity-status", Static).update(status)
         self.set_class(bool(short), "-shortfall")

@@ -84,7 +84,11 @@ class NodesScreen(ViewScreen):
         shown.sort(key=self._sort_value)
         table = self.query_one(RowTable)
         loaded = {"gpunodes", "nodes"} & self.store.loaded
-        table.empty_text = "No GPU nodes." if loaded else "Loading…"
+        refused = self.store.not_allowed("gpunodes", "nodes")
+        if {"gpunodes", "nodes"} <= self.store.forbidden:
+            table.empty_text = refused[0].upper() + refused[1:] + "."
+        else:
+            table.empty_text = "No GPU nodes." if loaded else "Loading…"
         table.invalidate(None)
         table.set_order([n.name for n in shown])
         total = sum(n.gpus for n in nodes)
@@ -93,6 +97,8 @@ class NodesScreen(ViewScreen):
         status = f"{plural(len(nodes), 'GPU node')} · {ready} ready · {plural(total, 'GPU')}"
         if unregistered:
             status += f" · {unregistered} not registered as GryviaGpuNode (from labels)"
+        if refused:
+            status += f" · {refused}"
         self.query_one("#nodes-status", Static).update(status)
 
     def action_filter(self) -> None:

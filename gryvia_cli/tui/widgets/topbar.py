@@ -12,10 +12,15 @@ from gryvia_cli.tui.bindings import VIEWS
 
 CONNECTION_GLYPHS = {
     "live": ("●", "live"),
+    "slow": ("◐", "slow"),
     "connecting": ("○", "connecting"),
     "reconnecting": ("⟳", "reconnecting"),
+    "unreachable": ("✗", "unreachable"),
     "failed": ("✗", "failed"),
 }
+WORDED = frozenset({"slow", "reconnecting", "unreachable"})
+"""States whose marker shows the app's `connection_detail` (`slow 3.1s`, `reconnecting
+(attempt 2, Read timed out)`) instead of the bare word."""
 
 
 class TopBar(Widget):
@@ -28,12 +33,15 @@ class TopBar(Widget):
         "top-bar--connecting",
         "top-bar--reconnecting",
         "top-bar--failed",
+        "top-bar--slow",
+        "top-bar--unreachable",
     }
 
     view: reactive[str] = reactive("jobs")
     context: reactive[str] = reactive("")
     namespace: reactive[str] = reactive("")
     connection: reactive[str] = reactive("connecting")
+    detail: reactive[str] = reactive("")
     readonly: reactive[bool] = reactive(False)
 
     def __init__(self, view: str) -> None:
@@ -51,6 +59,7 @@ class TopBar(Widget):
         self.namespace = str(getattr(target, "namespace_label", ""))
 
     def _connection_changed(self, value: str) -> None:
+        self.detail = str(getattr(self.app, "connection_detail", ""))
         self.connection = value
 
     def render(self) -> Text:
@@ -64,6 +73,9 @@ class TopBar(Widget):
             left.append(f" {label} ", style=active if name == self.view else "")
         glyph, word = CONNECTION_GLYPHS.get(self.connection, ("?", self.connection))
         state = self.connection if self.connection in CONNECTION_GLYPHS else "failed"
+        if state in WORDED and self.detail:
+            words = self.detail if self.detail.startswith(word) else f"{word} ({self.detail})"
+            word = words[: max(width // 2, 12)]
         marker = Text(f"{glyph} {word}", style=self.get_component_rich_style(f"top-bar--{state}"))
         place = f"{self.context} · ns {self.namespace}" if wide else f"ns {self.namespace}"
         if self.readonly:

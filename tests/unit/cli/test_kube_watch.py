@@ -213,13 +213,16 @@ def test_a_refusal_is_failed_and_other_errors_reconnect() -> None:
     rec = Recorder()
     watcher = rec.watcher(access)
     thread = run_in_thread(watcher)
-    rec.wait_for("the relist after the broken stream", lambda: len(rec.listed) == 2)
+    rec.wait_for("live again", lambda: [s for s, _ in rec.states].count("live") == 2)
     watcher.stop()
     thread.join(5)
     states = [s for s, _ in rec.states]
     assert states[:4] == ["failed", "live", "reconnecting", "live"]
     assert rec.states[0][1].startswith("forbidden: cannot list gryviaaijobs; retry in")
     assert rec.states[2][1].startswith("reset; retry in")
+    # the broken stream resumes from the last version seen, without a relist
+    assert access.kinds()[:4] == ["list", "list", "watch", "watch"] and len(rec.listed) == 1
+    assert [kw["resource_version"] for k, kw in access.calls if k == "watch"] == ["1", "7"]
 
 
 def test_an_error_event_other_than_410_is_an_api_error() -> None:

@@ -1,0 +1,50 @@
+"""A terminal driver that lets `q` end the console at once.
+
+Textual's Linux driver, on exit, joins its input thread, which polls the terminal in 100 ms
+`select` calls and makes one more poll after being told to stop: up to 200 ms of the 500 ms
+`q` may take. `quick_driver` returns a subclass that waits for that thread at most
+`INPUT_JOIN_SECONDS` (it is a daemon thread that ends within 200 ms by itself); on other
+platforms it returns Textual's own driver unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+from textual.driver import Driver
+
+INPUT_JOIN_SECONDS = 0.02
+
+
+def quick_driver(default: type[Driver]) -> type[Driver]:
+    """`default` (what Textual picked for this terminal), with a short input-thread join when
+    it is the Linux/POSIX driver."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    if not issubclass(default, LinuxDriver):
+        return default
+
+    class QuickExitDriver(default):  # type: ignore[valid-type,misc]
+        """LinuxDriver whose `disable_input` does not wait out the input thread's polls."""
+
+        def disable_input(self) -> None:
+            """Disable further input; wait at most INPUT_JOIN_SECONDS for the input thread."""
+            if self.exit_event.is_set():
+                return
+            with contextlib.suppress(Exception):
+                signal.signal(signal.SIGWINCH, signal.SIG_DFL)
+                self._disable_mouse_support()
+                self.exit_event.set()
+                thread = self._key_thread
+                if thread is not None:
+                    thread.join(INPUT_JOIN_SECONDS)
+                if thread is None or not thread.is_alive():
+                    # A thread still polling keeps the flag set and ends by itself.
+                    self.exit_event.clear()
+                import termios
+
+                with contextlib.suppress(termios.error):
+                    termios.tcflush(self.fileno, termios.TCIFLUSH)
+
+    return QuickExitDriver

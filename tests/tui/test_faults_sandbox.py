@@ -1,0 +1,229 @@
+"""The console against the sandbox when the network or RBAC gets in the way.
+
+- A 120 s blackhole between the console and the API server (a relay that stops forwarding
+  without closing sockets): the top bar says `reconnecting (attempt N, ...)` within 30 s, and
+  a job's phase changed meanwhile is on screen within 10 s of forwarding resuming.
+- A user whose RBAC is namespace-only (a ServiceAccount with a Role in one namespace): the
+  cluster-wide views say "not allowed" once, quietly; no error notification, no retry storm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gryvia_cli.tui import make_app
+from gryvia_cli.tui.app import GryviaApp
+from gryvia_cli.tui.kubesource import KubeSource
+from gryvia_cli.tui.widgets.rowtable import RowTable
+from gryvia_cli.tui.widgets.topbar import TopBar
+from tests.conftest import SandboxHandle
+from tests.support.console import ConsoleProcess
+from tests.support.relay import Relay, relayed_kubeconfig, server_address
+from tests.support.wait import wait_for
+from tests.tui.waits import wait_until
+
+pytestmark = [pytest.mark.tui, pytest.mark.integration, pytest.mark.sandbox]
+
+BLACKHOLE_SECONDS = 120
+RECONNECTING_WITHIN = 30.0
+CONVERGED_WITHIN = 10.0
+
+
+@pytest.fixture
+def namespace(sandbox: SandboxHandle, crds: None) -> Iterator[str]:
+    name = f"tuif-{uuid.uuid4().hex[:6]}"
+    sandbox.kubectl_run("create", "namespace", name)
+    yield name
+    sandbox.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
+
+
+def _job(name: str, ns: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAIJob",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "type": "training",
+            "gpus": 1,
+            "gpuType": "H100",
+            "image": "busybox",
+            "suspend": True,
+            "command": ["true"],
+        },
+    }
+
+
+def _set_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> None:
+    """Write the job's phase straight to the API server (not through the relay)."""
+    sandbox.kubectl_run(
+        "patch",
+        "gryviaaijob",
+        name,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"phase": phase}}),
+    )
+
+
+def _bar(app: GryviaApp) -> str:
+    return str(app.screen.query_one(TopBar).render())
+
+
+def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    """The console in a pty (a real process, as a user runs it) through the relay."""
+    name = "steady"
+    sandbox.apply(_job(name, namespace))
+    _set_phase(sandbox, namespace, name, "Queued")
+    with Relay(server_address(sandbox.kubeconfig)) as relay:
+        kubeconfig = relayed_kubeconfig(sandbox.kubeconfig, tmp_path / "relayed", relay)
+        env = {"GRYVIA_CONFIG_HOME": str(tmp_path / "home"), "KUBECONFIG": str(kubeconfig)}
+        args = ["--kubeconfig", str(kubeconfig), "tui", "-n", namespace]
+        with ConsoleProcess(args, env=env, columns=160) as console:
+            wait_for(
+                lambda: all(w in console.output for w in ("● live", "Queued", name)),
+                timeout=60,
+                what="the console live with the job row",
+            )
+            relay.blackhole()
+            start = time.monotonic()
+            stalled = console.mark()
+            wait_for(
+                lambda: "reconnecting (attempt" in console.since(stalled),
+                timeout=RECONNECTING_WITHIN,
+                interval=0.1,
+                what="the top bar saying reconnecting",
+            )
+            shown_after = time.monotonic() - start
+            assert shown_after <= RECONNECTING_WITHIN
+            _set_phase(sandbox, namespace, name, "Running")
+            marked = console.mark()
+            # Hold the blackhole for its whole window, then let bytes flow again.
+            wait_for(
+                lambda: time.monotonic() - start >= BLACKHOLE_SECONDS,
+                timeout=BLACKHOLE_SECONDS + 5,
+                interval=0.5,
+                what="the end of the blackhole window",
+            )
+            during = console.since(marked)
+            assert "● live" not in during and "Running" not in during
+            assert "unreachable (attempt" in during  # failing for more than 60 s
+            relay.forward()
+            resumed, mark = time.monotonic(), console.mark()
+            wait_for(
+                lambda: "Running" in console.since(mark),
+                timeout=CONVERGED_WITHIN,
+                interval=0.1,
+                what="the new phase after forwarding resumed",
+            )
+            converged = time.monotonic() - resumed
+            wait_for(lambda: "● live" in console.since(mark), timeout=CONVERGED_WITHIN)
+            assert converged <= CONVERGED_WITHIN
+            print(f"reconnecting shown after {shown_after:.1f}s; converged {converged:.1f}s")
+            console.press_and_time_exit("q")
+
+
+# -- a user with namespace-only RBAC ------------------------------------------------------------
+
+
+def _namespace_only_kubeconfig(sandbox: SandboxHandle, ns: str, out: Path) -> Path:
+    """A ServiceAccount allowed to read (and write jobs) in `ns` only, and a kubeconfig that
+    uses its token against the sandbox."""
+    sandbox.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "dev", "namespace": ns},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "dev", "namespace": ns},
+            "rules": [
+                {
+                    "apiGroups": ["gryvia.io"],
+                    "resources": ["*"],
+                    "verbs": ["get", "list", "watch", "create", "patch", "delete"],
+                },
+                {
+                    "apiGroups": [""],
+                    "resources": ["pods", "pods/log", "events"],
+                    "verbs": ["get", "list", "watch"],
+                },
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "dev", "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "dev"},
+            "subjects": [{"kind": "ServiceAccount", "name": "dev", "namespace": ns}],
+        },
+    )
+    token = sandbox.kubectl_run("create", "token", "dev", "-n", ns, "--duration=1h").stdout.strip()
+    config: dict[str, Any] = yaml.safe_load(sandbox.kubeconfig.read_text())
+    for entry in config.get("users") or []:
+        entry["user"] = {"token": token}
+    for entry in config.get("contexts") or []:
+        entry["context"]["namespace"] = ns
+    out.write_text(yaml.safe_dump(config))
+    return out
+
+
+async def test_a_namespace_only_user_sees_not_allowed_once_and_no_errors(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    sandbox.apply(_job("mine", namespace))
+    kubeconfig = await asyncio.to_thread(
+        _namespace_only_kubeconfig, sandbox, namespace, tmp_path / "dev.yaml"
+    )
+    source = await asyncio.to_thread(KubeSource.open, kubeconfig, None, None, all_namespaces=False)
+    app = make_app(source)
+    told: list[tuple[str, str, str]] = []
+    notify = app.notify
+
+    def record(message: str, *, title: str = "", severity: Any = "information", **kw: Any) -> None:
+        told.append((str(severity), title, message))
+        notify(message, title=title, severity=severity, **kw)
+
+    app.notify = record  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "jobs" in app.store.loaded, timeout=60, what="jobs")
+        await wait_until(
+            pilot,
+            lambda: {"gpunodes", "nodes", "skus", "tenants", "quotas"} <= app.store.forbidden,
+            timeout=30,
+            what="cluster-wide kinds marked not allowed",
+        )
+        assert app.feed is not None
+        await wait_until(pilot, lambda: app.connection == "live", timeout=30, what="live")
+        await pilot.press("5")
+        await wait_until(
+            pilot,
+            lambda: "not allowed" in str(app.screen.query_one("#nodes-status").render()),
+            what="the nodes view saying not allowed",
+        )
+        table = app.screen.query_one(RowTable)
+        assert table.empty_text.startswith("Not allowed: gpunodes, nodes")
+        # Watch for a while: nothing is retried, nothing pops up, the marker stays live.
+        states_before = dict(app.feed.states)
+        until = time.monotonic() + 10
+        while time.monotonic() < until:
+            assert app.connection == "live", _bar(app)
+            await pilot.pause(0.5)
+        assert dict(app.feed.states) == states_before
+    errors = [t for t in told if t[0] in ("error", "warning")]
+    assert errors == [], errors

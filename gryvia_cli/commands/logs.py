@@ -10,6 +10,7 @@ import typer
 
 from gryvia_cli.cli.options import NamespaceOpt, check_job_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core import savedlogs
 from gryvia_cli.errors import NotFoundError, UsageError
 from gryvia_cli.output import info, spinner, warn
 
@@ -17,12 +18,14 @@ if TYPE_CHECKING:
     from gryvia_cli.core.jobs import JobSummary
     from gryvia_cli.kube.retry import Link
     from gryvia_cli.views.streams import LogTarget
+    from gryvia_operator.api.savedlogs import SavedLog
 
 app = typer.Typer()
 
 GONE_WHY = (
-    "Kubernetes deletes the replicas still running when a job fails or is cancelled; "
-    "replicas that failed keep their pod and log until the job is deleted"
+    "Kubernetes deletes the replicas still running when a job fails or is cancelled, and the "
+    "operator saved no log for it; replicas that failed keep their pod and log until the job "
+    "is deleted"
 )
 
 
@@ -83,9 +86,11 @@ def logs(
     Pods are found by the label gryvia.io/job=JOB (also gryvia.io/job-name,
     batch.kubernetes.io/job-name and job-name). With -f, waits for the pods to start and
     stops once their containers have ended or the job is terminal (Succeeded, Failed,
-    Cancelled, ...). A failed replica keeps its pod and log until the job is deleted; the
-    replicas Kubernetes stops because another failed, or because the job was cancelled, are
-    deleted with their log.
+    Cancelled, ...). A failed replica keeps its pod and log until the job is deleted; for a
+    replica whose pod was deleted (Kubernetes stops the other replicas when one fails, a
+    cancelled job's workload is deleted), the operator saved the last lines of its log
+    (up to 2000 lines / 256 KiB): those are shown, and stderr says when they were saved and
+    whether the log was cut.
 
     Examples:
       gryvia logs train-ddp
@@ -103,6 +108,10 @@ def logs(
     ns = state.resolve_namespace(namespace)
     summary = streams.read_job(access, ns, job)  # NotFoundError when the job is missing
     pods = streams.job_pods(access, ns, job)
+    if not pods and _show_saved_only(
+        job, access, ns, replica, all_replicas, tail, timestamps, container
+    ):
+        return
     link = streams.new_link(access) if follow else None  # -f waits out a stalled connection
     if not pods:
         if not follow or summary.terminal:
@@ -122,25 +131,90 @@ def logs(
             return
         pods = streams.job_pods(access, ns, job)
     newest = streams.newest_by_replica(pods)
-    if all_replicas:
-        chosen = list(newest.items())
-        for missing in streams.missing_replicas(newest, summary.pods):
-            warn(f"replica {missing} of job {job} has no pod{_why(summary)}")
-    else:
-        chosen = [_pick(job, newest, replica, summary)]
-    targets = [_target(pod, n, container, prefix=all_replicas) for n, pod in chosen]
     tail_lines = None if tail < 0 else tail
-    if follow:
-        _follow(access, ns, job, targets, tail_lines, timestamps, link)
+    wanted = [replica if replica is not None else 0]
+    gaps = streams.missing_replicas(newest, summary.pods) if all_replicas else wanted
+    saved = _saved(access, ns, job, container) if any(n not in newest for n in gaps) else {}
+    if all_replicas:
+        sources, missing = savedlogs.every_replica(newest, saved, summary.pods)
+        for gap in missing:
+            warn(f"replica {gap} of job {job} has no pod{_why(summary)}")
     else:
-        _print(
-            access,
-            ns,
-            [(t, pod) for t, (_, pod) in zip(targets, chosen, strict=True)],
-            tail_lines,
-            timestamps,
-            all_replicas,
+        one = savedlogs.one_replica(newest, saved, replica)
+        if one is None:
+            shown, pod = _pick(job, newest, replica, summary)
+            one = savedlogs.Source(shown, pod=pod)
+        sources = [one]
+    if follow:  # saved logs first (they do not change), then follow the live pods
+        for source in sources:
+            if source.saved is not None:
+                _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
+        live = [_target(s.pod, s.replica, container, prefix=all_replicas) for s in sources if s.pod]
+        if live:
+            _follow(access, ns, job, live, tail_lines, timestamps, link)
+        return
+    for source in sources:  # replica by replica
+        if source.saved is not None:
+            _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
+        elif source.pod is not None:
+            target = _target(source.pod, source.replica, container, prefix=all_replicas)
+            _print(access, ns, [(target, source.pod)], tail_lines, timestamps, all_replicas)
+
+
+def _saved(access: Any, ns: str, job: str, container: str | None) -> dict[int, SavedLog]:
+    """The job's saved logs (of `container` when one was asked for)."""
+    from gryvia_cli.views.savedlogs import read_saved_logs
+
+    found = read_saved_logs(access, ns, job)
+    return {n: e for n, e in found.items() if container is None or e.container == container}
+
+
+def _print_saved(
+    job: str, saved: SavedLog, tail: int | None, timestamps: bool, *, prefix: bool
+) -> None:
+    from gryvia_cli.views.savedlogs import print_saved
+    from gryvia_cli.views.streams import replica_prefix
+
+    text_prefix = replica_prefix(saved.replica) if prefix else ""
+    print_saved(job, saved, _write, tail=tail, prefix=text_prefix, timestamps=timestamps)
+
+
+def _show_saved_only(
+    job: str,
+    access: Any,
+    ns: str,
+    replica: int | None,
+    all_replicas: bool,
+    tail: int,
+    timestamps: bool,
+    container: str | None,
+) -> bool:
+    """With no pod left: print the saved logs asked for and return True; False when there
+    are none (the caller says why)."""
+    saved = _saved(access, ns, job, container)
+    if not saved:
+        return False
+    tail_lines = None if tail < 0 else tail
+    if all_replicas:
+        for entry in saved.values():
+            _print_saved(job, entry, tail_lines, timestamps, prefix=True)
+        return True
+    source = savedlogs.one_replica({}, saved, replica)
+    if source is None and replica is not None:
+        known = ", ".join(str(n) for n in saved)
+        raise NotFoundError(
+            f"replica {replica} of job {job} has no pod and no saved log",
+            hint=f"replicas with saved logs: {known}; or pass --all-replicas",
         )
+    if source is None:
+        source = savedlogs.first_saved(saved)
+        assert source is not None and source.saved is not None
+        info(
+            f"replica 0 of job {job} has no pod and no saved log; showing replica {source.replica}"
+        )
+    assert source.saved is not None
+    _print_saved(job, source.saved, tail_lines, timestamps, prefix=False)
+    return True
 
 
 def _why(summary: JobSummary) -> str:

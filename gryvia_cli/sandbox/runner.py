@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -259,13 +260,33 @@ class PodRunner:
         )
 
     def _delete(self, pod: dict[str, Any]) -> None:
+        """Stop a deleted pod as a kubelet does: kill its containers (SIGTERM, SIGKILL after
+        the grace period, at most 10 s), report the terminal phase and container states when
+        some were running, give its network back, and finish the deletion. A pod with
+        finalizers stays, with that status and its log files, until they are removed; the
+        files go when the pod is gone (`_forget`)."""
         meta = pod["metadata"]
         run = self.runs.get(meta["uid"])
         grace = min(int(meta.get("deletionGracePeriodSeconds") or 0), 10)
         if run is not None:
+            was_running = bool(run.alive())
             run.stopping.set()
             kill_run(run, grace)
+            if was_running:
+                self._wait_reaped(run)
+                started = str((pod.get("status") or {}).get("startTime") or now())
+                self.api.patch_status(pod, self._status(pod, run, started, final=True))
+            self._release_network(run.uid)
         self.api.delete_now(pod)
+
+    @staticmethod
+    def _wait_reaped(run: PodRun, timeout: float = 5.0) -> None:
+        """Wait until every started container's exit has been recorded (output flushed)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+            c.proc is not None and c.exit_code is None for c in run.containers.values()
+        ):
+            time.sleep(0.05)
 
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:

@@ -76,6 +76,11 @@ LABEL_DEFAULT_CATALOG: Final = "gryvia.io/default-catalog"
 # The operator.
 FINALIZER: Final = "gryvia.io/operator"
 """kopf's finalizer on the objects the operator must see deleted."""
+FINALIZER_SAVE_LOG: Final = "gryvia.io/save-log"
+"""On a job's pods (from the pod template): the pod stays, once deleted, until the operator
+has saved the last part of its log in the job's saved-logs ConfigMap (see `saved_logs_name`)."""
+LABEL_SAVED_LOGS: Final = "gryvia.io/saved-logs"
+"""On a job's saved-logs ConfigMap (value "true"), next to LABEL_JOB."""
 ANNOTATION_GENERATED_BY: Final = "gryvia.io/generated-by"
 """On generated CRDs: the generator module."""
 
@@ -142,6 +147,11 @@ def statefulset_name(job_name: str) -> str:
 def child_names(job_name: str) -> set[str]:
     """Every name a job's children carry (Job, Service, StatefulSet; events name them)."""
     return {batch_job_name(job_name), service_name(job_name), statefulset_name(job_name)}
+
+
+def saved_logs_name(job_name: str) -> str:
+    """The ConfigMap holding the saved last lines of a job's deleted pods: `<job>-logs`."""
+    return f"{job_name}-logs"
 
 
 def usage_record_name(job_uid: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -113,8 +113,9 @@ class KubeApi:
         body: Any = None,
         query: Mapping[str, str] | None = None,
         content_type: str = "application/json",
+        raw: bool = False,
     ) -> Any:
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": "*/*" if raw else "application/json", "Content-Type": content_type}
         _, url, headers, _, _ = self._client.param_serialize(
             method, path, header_params=headers, auth_settings=["BearerToken"]
         )
@@ -131,6 +132,8 @@ class KubeApi:
         data = response.read()
         if response.status >= 400:
             raise _error(response.status, str(response.reason), data or b"")
+        if raw:
+            return bytes(data or b"")
         return json.loads(data) if data else {}
 
     async def _run(self, *args: Any, **kwargs: Any) -> Any:
@@ -171,6 +174,29 @@ class KubeApi:
             "PATCH", path, dict(patch), content_type="application/merge-patch+json"
         )
         return result
+
+    async def json_patch(
+        self, kind: str, name: str, ops: Sequence[Mapping[str, Any]], namespace: str | None = None
+    ) -> dict[str, Any]:
+        """JSON patch (RFC 6902) `ops`; a failed `test` op raises Invalid (422)."""
+        path = by_kind(kind).path(namespace, name)
+        result: dict[str, Any] = await self._run(
+            "PATCH", path, [dict(op) for op in ops], content_type="application/json-patch+json"
+        )
+        return result
+
+    async def pod_log(
+        self, name: str, namespace: str, *, container: str, tail_lines: int | None = None
+    ) -> str:
+        """The log of a pod's container as text (undecodable bytes replaced); raises
+        NotFound, or KubeError 400 when the container has no log (never started)."""
+        query = {"container": container}
+        if tail_lines is not None:
+            query["tailLines"] = str(tail_lines)
+        data = await self._run(
+            "GET", by_kind("Pod").path(namespace, name, "log"), query=query, raw=True
+        )
+        return bytes(data).decode("utf-8", "replace")
 
     async def replace(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """PUT a whole object (its metadata.resourceVersion guards against lost updates)."""

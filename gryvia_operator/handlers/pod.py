@@ -1,6 +1,7 @@
 """Pod handlers: GPU usage per node and the pods of each job.
 
-A GPU pod that ends or goes away retries the jobs waiting for nodes.
+A GPU pod that ends or goes away retries the jobs waiting for nodes; a deleted job pod has
+its log tail saved before its save-log finalizer is removed (`handlers.savedlogs`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import kopf
 
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
+from gryvia_operator.handlers.savedlogs import LogSaver
 from gryvia_operator.reconcile.views import PodView
 
 
@@ -22,6 +24,7 @@ def _statefulset_job(body: Any) -> bool:
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     """Register the two pod indexes and the pod event handler."""
+    saver = LogSaver(rt)
 
     @kopf.index("v1", "pods", id=PODS_BY_NODE, registry=registry)
     async def pods_by_node(body: kopf.Body, **_: Any) -> Any:
@@ -37,9 +40,12 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
 
     @kopf.on.event("v1", "pods", id="gryvia_pod_events", registry=registry)
     async def pod_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """Retry waiting jobs when GPUs free up; queue StatefulSet jobs."""
+        """Retry waiting jobs when GPUs free up; queue StatefulSet jobs; save a deleted job
+        pod's log."""
         rt.mark_synced()
         pod = PodView.from_pod(body)
+        if pod.deleting and type != "DELETED":
+            saver.on_pod(dict(body))
         if pod.gpus > 0 and (type == "DELETED" or pod.terminal or pod.deleting):
             rt.kick_waiting()
         if pod.job:

@@ -15,6 +15,7 @@ from gryvia_operator.api.names import (
     DATA_MOUNT,
     DATA_VOLUME,
     ENV_VERSION,
+    FINALIZER_SAVE_LOG,
     GPU_RESOURCE,
     LABEL_GPU,
     LABEL_JOB,
@@ -169,6 +170,11 @@ def build_pod_template(
     if priority_class:
         pod["priorityClassName"] = priority_class
     return {
-        "metadata": {"labels": job_labels(job), "annotations": pod_annotations(job, config)},
+        "metadata": {
+            "labels": job_labels(job),
+            "annotations": pod_annotations(job, config),
+            # a deleted pod stays until the operator saved its log tail (handlers.savedlogs)
+            "finalizers": [FINALIZER_SAVE_LOG],
+        },
         "spec": pod,
     }

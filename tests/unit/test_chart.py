@@ -453,8 +453,9 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
             for r in ("services", "persistentvolumeclaims")
             for v in crud - {"update"}
         }
-        | {("", "pods", v, "") for v in read | {"delete"}}
+        | {("", "pods", v, "") for v in read | {"patch", "delete"}}
         | {("", "pods/log", "get", "")}
+        | {("", "configmaps", v, "") for v in ("get", "create", "patch")}
         | {("", "events", v, "") for v in ("create", "patch")}
         | {("events.k8s.io", "events", "create", "")}
         | {("", "nodes", v, "") for v in read | {"patch"}}
@@ -492,6 +493,7 @@ def test_tenant_roles_nest_and_stay_away_from_secrets_and_usage() -> None:
     assert viewer < member < admin
     assert (GROUP, "gryviaaijobs", "list", "") in viewer
     assert ("", "pods/log", "get", "") in viewer
+    assert ("", "configmaps", "get", "") in viewer  # saved logs
     assert {v for g, r, v, _ in member - viewer if r == "gryviaaijobs"} == {"create", "patch"}
     assert ("rbac.authorization.k8s.io", "rolebindings", "create", "") in admin
     assert {n for g, r, v, n in admin if v == "bind"} == set(TENANT_ROLES)

@@ -55,6 +55,15 @@ def finished_at(sandbox: SandboxHandle, namespace: str, job: str, replica: int) 
     raise AssertionError(f"no pod for replica {replica} of {job}: {json.dumps(pods)[:400]}")
 
 
+def pod_replicas(sandbox: SandboxHandle, namespace: str, job: str) -> list[str]:
+    """The completion indexes of the job's pods that exist, sorted."""
+    pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", f"gryvia.io/job={job}")
+    return sorted(
+        p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index", "?")
+        for p in pods["items"]
+    )
+
+
 def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(case: CliCase) -> None:
     sandbox, namespace, gryvia = case.sandbox, case.namespace, case.gryvia
     # rank 1 fails after printing; rank 0 (the followed log) would wait 300 s for it
@@ -72,16 +81,30 @@ def test_failed_job_whose_other_replica_keeps_running_ends_the_wait(case: CliCas
     failed = finished_at(sandbox, namespace, "hangs", 1)
     assert returned - failed <= 10, f"returned {returned - failed:.1f}s after rank 1 failed"
 
-    # Kubernetes deleted the running rank 0 when the job failed; the failed rank 1 is kept
+    # Kubernetes deleted the running rank 0 when the job failed; the operator saved its last
+    # lines before letting the pod go; the failed rank 1 keeps its pod
+    wait_for(
+        lambda: pod_replicas(sandbox, namespace, "hangs") == ["1"],
+        timeout=60,
+        what="the stopped replica 0's pod to be gone",
+    )
     shown = gryvia("logs", "hangs", "-n", namespace)
     assert shown.returncode == 0, shown.stderr
-    assert "replica 0 of job hangs has no pod" in shown.stderr
-    assert "showing replica 1 (pod hangs-1-" in shown.stderr
-    assert shown.stdout.splitlines() == ["rank 1 up", "rank 1 crashed"]
+    assert "replica 0 of job hangs has no pod (pod hangs-0-" in shown.stderr
+    assert "showing the last 2 line(s) the operator saved at 20" in shown.stderr
+    assert shown.stdout.splitlines() == ["rank 0 up", "rank 0 waiting for rank 1"]
+    live = gryvia("logs", "hangs", "--replica", "1", "-n", namespace)
+    assert live.returncode == 0, live.stderr
+    assert live.stdout.splitlines() == ["rank 1 up", "rank 1 crashed"]
     every = gryvia("logs", "hangs", "--all-replicas", "-n", namespace)
     assert every.returncode == 0, every.stderr
-    assert every.stdout.splitlines() == ["[1] rank 1 up", "[1] rank 1 crashed"]
-    assert "replica 0 of job hangs has no pod (Kubernetes deletes the replicas" in every.stderr
+    assert every.stdout.splitlines() == [
+        "[0] rank 0 up",
+        "[0] rank 0 waiting for rank 1",
+        "[1] rank 1 up",
+        "[1] rank 1 crashed",
+    ]
+    assert "has no pod (Kubernetes deletes" not in every.stderr
 
 
 def test_failed_two_node_job_keeps_both_logs(case: CliCase) -> None:
@@ -121,7 +144,11 @@ def test_failed_two_node_job_keeps_both_logs(case: CliCase) -> None:
 
 
 def test_a_wait_that_passes_its_timeout_exits_124(
-    operator: OperatorProcess, namespace: str, gryvia: Gryvia, tmp_path: Path
+    operator: OperatorProcess,
+    sandbox: SandboxHandle,
+    namespace: str,
+    gryvia: Gryvia,
+    tmp_path: Path,
 ) -> None:
     script = 'echo "rank $JOB_COMPLETION_INDEX training"; sleep 300'
     started = time.monotonic()
@@ -163,12 +190,71 @@ def test_a_wait_that_passes_its_timeout_exits_124(
     assert "error: job slow2 is still" in waited.stderr
     assert "at the wait timeout; stopped waiting (the job keeps running)" in waited.stderr
 
-    # a cancelled job's workload is deleted, pods and logs with it: logs says so
+    # a cancelled job's workload is deleted, pods with it; their last lines were saved
     assert gryvia("cancel", "slow", "-n", namespace).returncode == 0
+    wait_for(
+        lambda: pod_replicas(sandbox, namespace, "slow") == [],
+        timeout=60,
+        what="the cancelled job's pods to be gone",
+    )
+    shown = gryvia("logs", "slow", "-n", namespace)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == ["rank 0 training"]
+    assert "replica 0 of job slow has no pod (pod slow-0-" in shown.stderr
+    every = gryvia("logs", "slow", "--all-replicas", "-n", namespace)
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.splitlines() == ["[0] rank 0 training", "[1] rank 1 training"]
 
-    def said_gone() -> str | None:
-        out = gryvia("logs", "slow", "-n", namespace)
-        return out.stderr if out.returncode == 0 and "No pods found" in out.stderr else None
 
-    gone = wait_for(said_gone, timeout=60, what="logs of the cancelled job to report no pods")
-    assert "No pods found for job slow (phase Cancelled): Kubernetes deletes the replicas" in gone
+def test_deleting_a_job_leaves_no_pod_held_by_the_save_log_finalizer(case: CliCase) -> None:
+    sandbox, namespace, gryvia = case.sandbox, case.namespace, case.gryvia
+    script = 'echo "rank $JOB_COMPLETION_INDEX running"; sleep 300'
+    path = two_node_job(case.tmp_path, "doomed", script)
+    assert gryvia("submit", "-f", path, "-n", namespace).returncode == 0
+
+    def running() -> bool:
+        pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", "gryvia.io/job=doomed")
+        phases = [p.get("status", {}).get("phase") for p in pods["items"]]
+        return len(phases) == 2 and all(ph == "Running" for ph in phases)
+
+    wait_for(running, timeout=90, what="both replicas of doomed to run")
+    pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", "gryvia.io/job=doomed")
+    assert all("gryvia.io/save-log" in p["metadata"]["finalizers"] for p in pods["items"])
+    deleted = gryvia("delete", "job", "doomed", "--yes", "-n", namespace)
+    assert deleted.returncode == 0, deleted.stderr
+
+    def all_gone() -> bool:
+        left = kubectl_json(sandbox, "get", "pods,jobs,configmaps", "-n", namespace)
+        return not [o for o in left["items"] if "doomed" in o["metadata"]["name"]]
+
+    wait_for(all_gone, timeout=90, what="the deleted job's pods, Job and saved logs to be gone")
+    jobs = kubectl_json(sandbox, "get", "gryviaaijobs", "-n", namespace)
+    assert jobs["items"] == []
+
+
+def test_a_cancelled_job_with_a_long_log_keeps_its_last_2000_lines(case: CliCase) -> None:
+    sandbox, namespace, gryvia = case.sandbox, case.namespace, case.gryvia
+    path = case.tmp_path / "chatty.yaml"
+    script = 'i=1; while [ $i -le 2500 ]; do echo "line $i"; i=$((i+1)); done; sleep 300'
+    path.write_text(job_yaml("chatty", gpus=0, gpu_type=None, image="none", script=script))
+    assert gryvia("submit", "-f", str(path), "-n", namespace).returncode == 0
+    wait_for(
+        lambda: "line 2500" in gryvia("logs", "chatty", "--tail", "1", "-n", namespace).stdout,
+        timeout=90,
+        what="chatty's last line",
+    )
+    assert gryvia("cancel", "chatty", "-n", namespace).returncode == 0
+    wait_for(
+        lambda: pod_replicas(sandbox, namespace, "chatty") == [],
+        timeout=60,
+        what="the cancelled job's pod to be gone",
+    )
+    shown = gryvia("logs", "chatty", "--tail", "-1", "-n", namespace)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("[gryvia: earlier lines not saved; these are the last 2000 line(s)")
+    assert lines[1:] == [f"line {n}" for n in range(501, 2501)]
+    assert "showing the last 2000 line(s) the operator saved at" in shown.stderr
+    assert "cut: the log was longer, earlier lines were not kept" in shown.stderr
+    tail = gryvia("logs", "chatty", "--tail", "2", "-n", namespace)
+    assert tail.stdout.splitlines() == ["line 2499", "line 2500"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, NotFound
+from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError, NotFound
 
 
 class FakeApi:
@@ -18,6 +18,8 @@ class FakeApi:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.calls: list[tuple[str, str, str]] = []
         self.conflict_next_status = False
+        self.logs: dict[tuple[str, str], str | Exception] = {}
+        """(namespace, pod) -> its log text, or the error reading it raises."""
         self._rv = itertools.count(100)
 
     def _key(self, kind: str, name: str, namespace: str | None) -> tuple[str, str, str]:
@@ -67,6 +69,35 @@ class FakeApi:
             {k: v for k, v in patch.get("metadata", {}).items() if k != "resourceVersion"},
         )
         obj["metadata"]["resourceVersion"] = str(next(self._rv))
+        return copy.deepcopy(obj)
+
+    async def pod_log(
+        self, name: str, namespace: str, *, container: str, tail_lines: int | None = None
+    ) -> str:
+        self.calls.append(("log", "Pod", name))
+        found = self.logs.get((namespace, name), KubeError(400, "BadRequest", "no log"))
+        if isinstance(found, Exception):
+            raise found
+        lines = found.splitlines(keepends=True)
+        return "".join(lines[-tail_lines:] if tail_lines else lines)
+
+    async def json_patch(
+        self, kind: str, name: str, ops: Sequence[Mapping[str, Any]], namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Only `test` + `remove` of a metadata.finalizers entry, as the operator sends."""
+        self.calls.append(("json_patch", kind, name))
+        obj = self.objects.get(self._key(kind, name, namespace))
+        if obj is None:
+            raise NotFound(404, "NotFound", name)
+        finalizers = obj["metadata"].setdefault("finalizers", [])
+        for op in ops:
+            index = int(str(op["path"]).rsplit("/", 1)[-1])
+            if op["op"] == "test" and (
+                index >= len(finalizers) or finalizers[index] != op["value"]
+            ):
+                raise Invalid(422, "Invalid", "test failed")
+            if op["op"] == "remove":
+                finalizers.pop(index)
         return copy.deepcopy(obj)
 
     async def delete(self, kind: str, name: str, namespace: str | None = None, **_: Any) -> bool:

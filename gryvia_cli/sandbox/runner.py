@@ -14,12 +14,15 @@ Run as `python -m gryvia_cli.sandbox.runner --kubeconfig FILE --state DIR`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -259,13 +262,40 @@ class PodRunner:
         )
 
     def _delete(self, pod: dict[str, Any]) -> None:
+        """Stop a pod being deleted, report its terminal phase, then finish the deletion.
+
+        As the kubelet does (since Kubernetes 1.27): a deleted pod that had not ended is
+        reported Failed (Succeeded only when every container exited 0) before it goes, so the
+        batch Job controller counts it (its job-tracking finalizer waits for that) and then
+        replaces the pod or fails the Job by its backoffLimit. Without it the pod stays
+        Terminating and its Job waits forever.
+        """
         meta = pod["metadata"]
         run = self.runs.get(meta["uid"])
         grace = min(int(meta.get("deletionGracePeriodSeconds") or 0), 10)
         if run is not None:
             run.stopping.set()
             kill_run(run, grace)
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                self._settle(pod, run)
+                started = (pod.get("status") or {}).get("startTime") or now()
+                self.api.patch_status(pod, self._status(pod, run, started, final=True))
         self.api.delete_now(pod)
+
+    def _settle(self, pod: dict[str, Any], run: PodRun) -> None:
+        """Give every container of a killed pod an exit code: its process's (reaped within
+        5 s), else 137 (killed, or never started) as the kubelet reports."""
+        for spec in pod["spec"]["containers"]:
+            ctr = run.containers.setdefault(spec["name"], Container(spec["name"]))
+            if ctr.proc is not None and ctr.exit_code is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    ctr.proc.wait(timeout=5)
+                deadline = time.monotonic() + 5
+                while ctr.exit_code is None and time.monotonic() < deadline:
+                    run.exited.wait(0.1)  # reap() sets the code once output is flushed
+            if ctr.exit_code is None:
+                ctr.exit_code, ctr.finished_at = 137, now()
+                ctr.message = ctr.message or "the pod was deleted"
 
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:

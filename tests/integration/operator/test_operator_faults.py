@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from gryvia_operator.handlers.accounting import METERING_SECONDS
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.cli import run_gryvia
 from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 
@@ -99,6 +102,51 @@ def test_a_hand_deleted_pod_fails_its_job_and_frees_the_quota(
     )
     gone = _pods(sandbox, ns, "holder")
     assert all(p["status"]["phase"] == "Failed" for p in gone), [p["status"] for p in gone]
+
+
+def test_a_hand_deleted_pod_with_retries_left_is_replaced_and_still_counted(
+    sandbox: SandboxHandle, team: str, tmp_path: Path
+) -> None:
+    """retryLimit 1: the Job replaces the deleted pod, the job stays Running with the
+    replacement (shown by `gryvia status`), its 8 GPUs stay counted and the job behind waits."""
+    ns = f"tenant-{team}"
+    create(sandbox, ns, _job("holder", script="sleep 600", retryLimit=1))
+    wait_phase(sandbox, ns, "holder", "Running")
+    create(sandbox, ns, _job("behind", script="echo behind done"))
+    wait_phase(sandbox, ns, "behind", "Queued")
+    (first,) = _pods(sandbox, ns, "holder")
+    old = first["metadata"]["name"]
+    sandbox.kubectl_run("delete", "pod", "-n", ns, old, "--wait=false")
+
+    def replaced() -> dict[str, Any] | None:
+        pods = [p for p in _pods(sandbox, ns, "holder") if p["metadata"]["name"] != old]
+        ready = [
+            p
+            for p in pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in p["status"].get("conditions") or []
+            )
+        ]
+        return ready[0] if ready else None
+
+    new = wait_for(replaced, timeout=90, what="the replacement pod running")["metadata"]["name"]
+    job = wait_phase(sandbox, ns, "holder", "Running")
+    assert job["status"]["retries"] == 1, job["status"]
+    assert get_job(sandbox, ns, "behind")["status"]["phase"] == "Queued"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env |= {
+        "KUBECONFIG": str(sandbox.kubeconfig),
+        "GRYVIA_CONFIG_HOME": str(tmp_path / "config"),
+        "NO_COLOR": "1",
+    }
+    shown = run_gryvia("status", "holder", "-n", ns, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert new in shown.stdout and "Running" in shown.stdout, shown.stdout
+    quota = kubectl_json(sandbox, "get", "gryviaquota", team)["status"]["currentUsage"]
+    assert quota["allocatedGPUs"] == 8 and quota["queuedJobs"] == 1, quota
+    sandbox.kubectl_run("delete", "gaj", "holder", "-n", ns, "--wait=false")
+    wait_phase(sandbox, ns, "behind", "Succeeded", timeout=90)
 
 
 @contextlib.contextmanager

@@ -244,17 +244,13 @@ class Accounting:
         rt = self.rt
         now = rt.clock()
         records = rt.indices.all_values(USAGE)
-        jobs = rt.indices.all_values(AIJOBS)
+        # the quota gate's own rule (`JobView.holds_gpus`): status and admission agree
+        holding = [view for view in map(job_view, rt.indices.all_values(AIJOBS)) if view.holds_gpus]
         for name, tenant in policy.tenants(rt).items():
             ns = tenant_namespace(name)
             hours, cost = policy.spend(records, [ns], now)
-            running = [
-                b
-                for b in jobs
-                if (b.get("metadata") or {}).get("namespace") == ns
-                and (b.get("status") or {}).get("phase") in ("Scheduling", "Running")
-            ]
-            used = sum(job_view(b).gpus for b in running)
+            running = [view for view in holding if view.namespace == ns]
+            used = sum(view.gpus for view in running)
             status = tenant_status(
                 tenant, gpu_hours=hours, cost=cost, running_jobs=len(running), used_gpus=used
             )

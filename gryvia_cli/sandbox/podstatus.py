@@ -74,15 +74,17 @@ def build_status(
         ctr = containers.get(spec["name"]) or ContainerRecord(spec["name"])
         running = spec["name"] in alive and ctr.exit_code is None
         any_running |= running
-        if running or ctr.exit_code is None:
-            state: dict[str, Any] = {"running": {"startedAt": ctr.started_at or started}}
+        if not ctr.started_at and ctr.exit_code is None:  # not started yet, as the kubelet says
+            state: dict[str, Any] = {"waiting": {"reason": "ContainerCreating"}}
+        elif running or ctr.exit_code is None:
+            state = {"running": {"startedAt": ctr.started_at}}
         else:
             all_ok &= ctr.exit_code == 0
             state = {
                 "terminated": {
                     "exitCode": ctr.exit_code,
                     "reason": "Completed" if ctr.exit_code == 0 else "Error",
-                    "startedAt": ctr.started_at,
+                    **({"startedAt": ctr.started_at} if ctr.started_at else {}),
                     "finishedAt": ctr.finished_at,
                     "containerID": f"gryvia://{uid}/{ctr.name}",
                     **({"message": ctr.message} if ctr.message else {}),

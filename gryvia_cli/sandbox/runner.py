@@ -14,11 +14,13 @@ Run as `python -m gryvia_cli.sandbox.runner --kubeconfig FILE --state DIR`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -260,33 +262,43 @@ class PodRunner:
         )
 
     def _delete(self, pod: dict[str, Any]) -> None:
-        """Stop a deleted pod as a kubelet does: kill its containers (SIGTERM, SIGKILL after
-        the grace period, at most 10 s), report the terminal phase and container states when
-        some were running, give its network back, and finish the deletion. A pod with
-        finalizers stays, with that status and its log files, until they are removed; the
-        files go when the pod is gone (`_forget`)."""
+        """Stop a pod being deleted as a kubelet does: kill its containers (SIGTERM, SIGKILL
+        after the grace period, at most 10 s), report its terminal phase, give its network back
+        and finish the deletion.
+
+        Since Kubernetes 1.27 a deleted pod that had not ended is reported Failed (Succeeded only
+        when every container exited 0) before it goes, so the batch Job controller counts it
+        (its job-tracking finalizer waits for that) and replaces the pod or fails the Job by its
+        backoffLimit. A pod with finalizers stays, with that status and its log files, until
+        they are removed; the files go when the pod is gone (`_forget`).
+        """
         meta = pod["metadata"]
         run = self.runs.get(meta["uid"])
         grace = min(int(meta.get("deletionGracePeriodSeconds") or 0), 10)
         if run is not None:
-            was_running = bool(run.alive())
             run.stopping.set()
             kill_run(run, grace)
-            if was_running:
-                self._wait_reaped(run)
-                started = str((pod.get("status") or {}).get("startTime") or now())
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                self._settle(pod, run)
+                started = (pod.get("status") or {}).get("startTime") or now()
                 self.api.patch_status(pod, self._status(pod, run, started, final=True))
             self._release_network(run.uid)
         self.api.delete_now(pod)
 
-    @staticmethod
-    def _wait_reaped(run: PodRun, timeout: float = 5.0) -> None:
-        """Wait until every started container's exit has been recorded (output flushed)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(
-            c.proc is not None and c.exit_code is None for c in run.containers.values()
-        ):
-            time.sleep(0.05)
+    def _settle(self, pod: dict[str, Any], run: PodRun) -> None:
+        """Give every container of a killed pod an exit code: its process's (reaped within
+        5 s), else 137 (killed, or never started) as the kubelet reports."""
+        for spec in pod["spec"]["containers"]:
+            ctr = run.containers.setdefault(spec["name"], Container(spec["name"]))
+            if ctr.proc is not None and ctr.exit_code is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    ctr.proc.wait(timeout=5)
+                deadline = time.monotonic() + 5
+                while ctr.exit_code is None and time.monotonic() < deadline:
+                    run.exited.wait(0.1)  # reap() sets the code once output is flushed
+            if ctr.exit_code is None:
+                ctr.exit_code, ctr.finished_at = 137, now()
+                ctr.message = ctr.message or "the pod was deleted"
 
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:

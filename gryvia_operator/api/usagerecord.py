@@ -50,9 +50,9 @@ class GryviaUsageRecordSpec(GryviaModel):
     currency: Annotated[str, StringConstraints(min_length=1, max_length=8)] = "USD"
     """ISO currency code of rate and cost."""
     start: datetime
-    """When the run started (the job's status.startTime)."""
+    """When billing starts: the first app container's start (docs/billing.md)."""
     end: datetime | None = None
-    """When the run ended; unset while the job runs."""
+    """When billing ends: the last app container's finish; unset while the job runs."""
     gpu_hours: NonNegativeFloat
     """(end or now - start) in hours x gpus."""
     cost: NonNegativeFloat

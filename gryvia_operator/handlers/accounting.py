@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import time
 import zlib
@@ -22,6 +23,7 @@ from gryvia_operator.api.attribution import tenant_namespace, tenant_of
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import LABEL_GPU, usage_record_name
 from gryvia_operator.api.parse import parse_valid
+from gryvia_operator.api.periods import MeteredRun
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
@@ -30,6 +32,7 @@ from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.metering import (
     build_usage_record,
     needs_update,
+    run_window,
 )
 from gryvia_operator.reconcile.quotas import job_view, quota_status
 from gryvia_operator.reconcile.tenancy import tenant_status
@@ -147,6 +150,9 @@ class Accounting:
         gpu_type = self._billed_type(job)
         rate = select_rate(gpu_type, skus, owner.spec.allowed_skus if owner else None)
         now = rt.clock()
+        key = (job.namespace, usage_record_name(job.metadata.uid or ""))
+        stored = self.records.get(key) or rt.indices.first(USAGE, key)
+        pods = rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
         return build_usage_record(
             job,
             tenant=tenant,
@@ -154,6 +160,8 @@ class Accounting:
             gpu_type=gpu_type,
             now=now,
             deleted_at=now if deleted else None,
+            window=run_window(pods) if pods else None,
+            recorded_start=_recorded_start(stored),
         )
 
     async def write_record(self, desired: dict[str, Any]) -> None:
@@ -236,17 +244,13 @@ class Accounting:
         rt = self.rt
         now = rt.clock()
         records = rt.indices.all_values(USAGE)
-        jobs = rt.indices.all_values(AIJOBS)
+        # the quota gate's own rule (`JobView.holds_gpus`): status and admission agree
+        holding = [view for view in map(job_view, rt.indices.all_values(AIJOBS)) if view.holds_gpus]
         for name, tenant in policy.tenants(rt).items():
             ns = tenant_namespace(name)
             hours, cost = policy.spend(records, [ns], now)
-            running = [
-                b
-                for b in jobs
-                if (b.get("metadata") or {}).get("namespace") == ns
-                and (b.get("status") or {}).get("phase") in ("Scheduling", "Running")
-            ]
-            used = sum(job_view(b).gpus for b in running)
+            running = [view for view in holding if view.namespace == ns]
+            used = sum(view.gpus for view in running)
             status = tenant_status(
                 tenant, gpu_hours=hours, cost=cost, running_jobs=len(running), used_gpus=used
             )
@@ -269,6 +273,12 @@ class Accounting:
             except AlreadyExists:
                 continue
         log.info("created the default GPU price catalog")
+
+
+def _recorded_start(record: Mapping[str, Any] | None) -> dt.datetime | None:
+    """`spec.start` of a stored usage record (None when absent or unreadable)."""
+    run = MeteredRun.of_raw(record) if record is not None else None
+    return run.start if run is not None else None
 
 
 def _ran(body: Mapping[str, Any]) -> bool:

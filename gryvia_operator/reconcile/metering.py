@@ -1,23 +1,30 @@
 """Usage metering: one GryviaUsageRecord per job run, priced from the GPU catalog.
 
 Pure functions (the clock is passed in). Rules: a record `usage-<job uid>` in the job's
-namespace; GPU-hours = total GPUs x running time, where running time starts at
-`status.startTime` (set when the job's pods start running, so time spent Pending or Queued is
-never billed) and ends at `status.completionTime` for a finished job, at deletion for a job
-deleted while running, else now; cost = GPU-hours x the rate of the first enabled matching
-SKU; a terminal job's record is sealed (`final: true`) and never changed again.
+namespace; GPU-hours = total GPUs x running time. Running time is the span of the job's app
+containers (`run_window`, docs/billing.md): from the first container's start
+(`state.running.startedAt`, or `terminated.startedAt` / `lastState` once it ended or
+restarted) to the last container's `finishedAt`, so time spent Pending, Queued, pulling images
+or in init containers is never billed. The start, once recorded, is kept (earlier restarts and
+deleted pods are no longer visible). While the job runs the end is now; a finished or deleted
+job ends at its containers' last `finishedAt`, else (pods gone) at `status.completionTime`,
+at deletion, or now. Without any pod seen the batch Job's start (`status.startTime`) is the
+fallback. cost = GPU-hours x the rate of the first enabled matching SKU; a terminal job's
+record is sealed (`final: true`) and never changed again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import API_VERSION, LABEL_JOB, LABEL_TENANT, usage_record_name
 from gryvia_operator.api.pricing import Rate
+from gryvia_operator.reconcile.views import PodView
 
 
 def gpu_hours(gpus: int, start: dt.datetime, end: dt.datetime) -> float:
@@ -26,14 +33,61 @@ def gpu_hours(gpus: int, start: dt.datetime, end: dt.datetime) -> float:
     return gpus * seconds / 3600.0
 
 
+@dataclass(frozen=True)
+class RunWindow:
+    """When a job's app containers ran, over all its pods (replicas, retries, restarts).
+
+    `start`: the first container start (None: no container has run yet); `end`: the last
+    `finishedAt` (None: none ended); `running`: a container runs now; `pods`: pods seen.
+    """
+
+    start: dt.datetime | None = None
+    end: dt.datetime | None = None
+    running: bool = False
+    pods: int = 0
+
+
+def _when(text: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
+
+
+def run_window(pods: Iterable[PodView]) -> RunWindow:
+    """The span the containers of `pods` ran (their `started_at` / `finished_at`)."""
+    starts, ends, running, count = [], [], False, 0
+    for pod in pods:
+        count += 1
+        running |= pod.running
+        starts += [t for t in (_when(pod.started_at),) if t is not None]
+        ends += [t for t in (_when(pod.finished_at),) if t is not None]
+    return RunWindow(min(starts, default=None), max(ends, default=None), running, count)
+
+
+def billed_start(
+    window: RunWindow, recorded: dt.datetime | None, job_start: dt.datetime | None
+) -> dt.datetime | None:
+    """Where billing starts: the earlier of the start already recorded and the containers'
+    first start; with neither, the batch Job's start only when no pod is seen (they are gone,
+    or were never indexed); None while the pods exist but no container has run."""
+    known = [t for t in (recorded, window.start) if t is not None]
+    if known:
+        return min(known)
+    return job_start if window.pods == 0 else None
+
+
 def _end_time(
-    job: GryviaAIJob, now: dt.datetime, deleted_at: dt.datetime | None
+    job: GryviaAIJob, window: RunWindow, now: dt.datetime, deleted_at: dt.datetime | None
 ) -> tuple[dt.datetime, bool]:
+    """(end, final): the containers' last finish once none runs, else the job's own times."""
     status = job.status
     phase = status.phase if status else None
+    final = phase in TERMINAL_PHASES or deleted_at is not None
+    if window.end is not None and not window.running:
+        return window.end, final
     if phase in TERMINAL_PHASES:
-        end = (status.completion_time if status else None) or deleted_at or now
-        return end, True
+        return (status.completion_time if status else None) or deleted_at or now, True
     if deleted_at is not None:
         return deleted_at, True
     return now, False
@@ -47,17 +101,25 @@ def build_usage_record(
     gpu_type: str | None,
     now: dt.datetime,
     deleted_at: dt.datetime | None = None,
+    window: RunWindow | None = None,
+    recorded_start: dt.datetime | None = None,
 ) -> dict[str, Any] | None:
     """Return the desired GryviaUsageRecord manifest of `job`'s run, or None if it never ran.
 
     `gpu_type` is the type billed (the job's `gpuType`, or the type of the nodes it ran on when
-    the job accepts any); `rate` None bills 0. Timestamps must be timezone-aware (UTC).
+    the job accepts any); `rate` None bills 0; `window` is `run_window` of the job's pods (None:
+    no pod seen); `recorded_start` the `spec.start` of the record already stored. Timestamps
+    must be timezone-aware (UTC).
     """
     status = job.status
-    start = status.start_time if status else None
+    if status is None or status.start_time is None:
+        return None
+    window = window or RunWindow()
+    start = billed_start(window, recorded_start, status.start_time)
     if start is None:
         return None
-    end, final = _end_time(job, now, deleted_at)
+    end, final = _end_time(job, window, now, deleted_at)
+    end = max(end, start)
     gpus = job.spec.total_gpus()
     hours = gpu_hours(gpus, start, end)
     per_hour = rate.per_gpu_hour if rate else 0.0

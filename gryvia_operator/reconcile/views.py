@@ -85,6 +85,23 @@ class NodeView:
         return labelled if labelled > 0 else self.allocatable_gpus
 
 
+def _container_times(statuses: Any) -> dict[str, Any]:
+    """started_at / finished_at / running of the app containers' states (RFC 3339 strings
+    compare in time order: Kubernetes writes them in UTC with whole seconds)."""
+    starts, ends, running = [], [], False
+    for ctr in statuses if isinstance(statuses, list) else []:
+        running |= bool(_map(ctr, "state", "running"))
+        for state in (_map(ctr, "state"), _map(ctr, "lastState")):
+            run, ended = _map(state, "running"), _map(state, "terminated")
+            starts += [str(t) for t in (run.get("startedAt"), ended.get("startedAt")) if t]
+            ends += [str(ended["finishedAt"])] if ended.get("finishedAt") else []
+    return {
+        "started_at": min(starts, default=""),
+        "finished_at": max(ends, default=""),
+        "running": running,
+    }
+
+
 @dataclass(frozen=True)
 class PodView:
     """A Pod as GPU accounting and StatefulSet status see it."""
@@ -97,10 +114,18 @@ class PodView:
     job: str = ""
     ready: bool = False
     deleting: bool = False
+    started_at: str = ""
+    """Earliest start (RFC 3339) of any app container, from its current or last state; ""
+    while none has run (init containers and image pulls do not count)."""
+    finished_at: str = ""
+    """Latest `finishedAt` of any app container's current or last state; "" when none ended."""
+    running: bool = False
+    """True while an app container's current state is running."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
-        """Project a Pod; `gpus` sums the containers' nvidia.com/gpu requests (else limits)."""
+        """Project a Pod; `gpus` sums the containers' nvidia.com/gpu requests (else limits);
+        the container times come from `status.containerStatuses` (not init containers)."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
         gpus = 0
         for container in spec.get("containers") or []:
@@ -122,6 +147,7 @@ class PodView:
             job=str(_map(meta, "labels").get(LABEL_JOB, "")),
             ready=ready,
             deleting=meta.get("deletionTimestamp") is not None,
+            **_container_times(status.get("containerStatuses")),
         )
 
     @property

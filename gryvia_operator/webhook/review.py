@@ -54,7 +54,8 @@ class PolicyContext:
 
 
 def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
-    """Reasons the quota policy refuses `job` on create (the quota and tenant rules below).
+    """Reasons the quota policy refuses `job` (the quota and tenant rules below), on create
+    and on a spec update (`admit_aijob`).
 
     Allowed types are the union of the quotas' `allowedGPUTypes` (case-insensitive; an unset
     or `any` type is refused when types are restricted, so it cannot bypass them); the per-job
@@ -112,24 +113,29 @@ def admit_aijob(
     inventory: Iterable[tuple[str, int]] | None = None,
     policy: PolicyContext | None = None,
 ) -> Verdict:
-    """Every static rule via validate_job, all violations in one denial; node warnings.
+    """Every static rule via validate_job, all violations in one denial; node warnings; the
+    quota policy (`policy_denials`) on CREATE and on every UPDATE that changes the spec.
 
     DELETE is always allowed, and so is an UPDATE that leaves the spec alone (labels, the
     cancel annotation, finalizers), so a job admitted while the webhook was down can still be
-    cancelled.
+    cancelled. An UPDATE whose only spec change is `suspend` (a run control, as cancel is; the
+    operator releases array elements this way) skips the quota policy: the operator's gate
+    still judges the job when it runs. Any other spec change is judged as a new job would be,
+    so a job the policy refuses (Rejected while the webhook was down, or since the quota
+    changed) cannot be patched through, and a job cannot be patched into a disallowed GPU type
+    or size (the CRD's CEL rule GPU_SHAPE_IMMUTABLE also holds those fields while the webhook
+    is down).
     """
     operation = request.get("operation")
     if operation == "DELETE":
         return Verdict(True)
     obj = request.get("object")
     old = request.get("oldObject")
-    if (
-        operation == "UPDATE"
-        and isinstance(obj, Mapping)
-        and isinstance(old, Mapping)
-        and obj.get("spec") == old.get("spec")
-    ):
-        return Verdict(True)
+    changed: set[str] = set()
+    if operation == "UPDATE" and isinstance(obj, Mapping) and isinstance(old, Mapping):
+        changed = _changed_spec_fields(obj.get("spec"), old.get("spec"))
+        if not changed:
+            return Verdict(True)
     result = validate_job(obj if isinstance(obj, Mapping) else {})
     warnings = [w.message for w in result.warnings]
     if not result.ok:
@@ -137,7 +143,8 @@ def admit_aijob(
     job = GryviaAIJob.model_validate(obj)
     if inventory is not None:
         warnings += [w.message for w in inventory_warnings(job, inventory)]
-    if policy is not None and operation == "CREATE":
+    judged = operation == "CREATE" or (operation == "UPDATE" and bool(changed - RUN_CONTROLS))
+    if policy is not None and judged:
         if not policy.ready:
             warnings.append("quota policy not checked: quotas and tenants are not loaded yet")
         else:
@@ -147,6 +154,20 @@ def admit_aijob(
                     False, "not allowed by quota policy: " + "; ".join(reasons), tuple(warnings)
                 )
     return Verdict(True, msg.ALLOWED, tuple(warnings))
+
+
+RUN_CONTROLS = frozenset({"suspend"})
+"""Spec fields that start or stop a run without changing what the quota policy judges."""
+
+
+def _changed_spec_fields(new: Any, old: Any) -> set[str]:
+    """Top-level spec keys whose values differ between `new` and `old` (either may be absent
+    or malformed: a spec that is not a mapping counts as wholly changed)."""
+    if new == old:
+        return set()
+    if not isinstance(new, Mapping) or not isinstance(old, Mapping):
+        return {"*"}
+    return {k for k in set(new) | set(old) if new.get(k) != old.get(k)}
 
 
 def admit_usage_record(request: Mapping[str, Any]) -> Verdict:

@@ -280,11 +280,10 @@ def test_metering_bills_running_time_once_across_a_restart(
     assert [r["metadata"]["name"] for r in records] == [record["metadata"]["name"]]
     spec = record["spec"]
     assert spec["start"] == open_record["spec"]["start"]  # no gap, no second run
-    hours = (
-        8
-        * (_ts(done["status"]["completionTime"]) - _ts(done["status"]["startTime"])).total_seconds()
-        / 3600
-    )
+    # billed: the container's own running time (docs/billing.md), not the batch Job's
+    (pod,) = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=metered")["items"]
+    ran = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    hours = 8 * (_ts(ran["finishedAt"]) - _ts(ran["startedAt"])).total_seconds() / 3600
     assert spec["gpuHours"] == pytest.approx(hours, abs=1e-6)
     assert spec["rate"] == 4.0 and spec["sku"] == "a100-80g"
     assert abs(spec["cost"] - hours * 4.0) < 0.01

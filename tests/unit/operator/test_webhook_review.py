@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from gryvia_operator.api import GryviaQuota
 from gryvia_operator.webhook.configuration import build_webhook_configuration
 from gryvia_operator.webhook.review import (
+    PolicyContext,
     ReviewError,
     admit_aijob,
     node_inventory,
@@ -130,3 +132,52 @@ def test_webhook_configuration() -> None:
     assert aijob["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system"]
     assert usage["clientConfig"]["url"].endswith("/validate-gryvia-io-v1alpha1-gryviausagerecord")
     assert usage["rules"][0]["operations"] == ["UPDATE"]
+
+
+def _h100_only() -> PolicyContext:
+    quota = GryviaQuota.model_validate(
+        {
+            "metadata": {"name": "ml"},
+            "spec": {
+                "team": "ml",
+                "namespaces": ["ml"],
+                "gpuQuota": {"maxGPUs": 8, "maxGPUsPerJob": 4, "allowedGPUTypes": ["H100"]},
+            },
+        }
+    )
+    return PolicyContext(quotas=(quota,))
+
+
+def test_policy_judges_create_and_every_spec_update() -> None:
+    policy = _h100_only()
+    t4 = make_job().gpu_type("T4").obj()
+    denial = 'GPU type "T4" is not allowed for this namespace (allowed: H100)'
+    created = admit_aijob({"operation": "CREATE", "object": t4}, None, policy)
+    assert not created.allowed and denial in created.message
+    # Rejected while the webhook was down, then patched (still T4): still refused.
+    patched = {**t4, "spec": {**t4["spec"], "priority": 7}}
+    update = admit_aijob({"operation": "UPDATE", "object": patched, "oldObject": t4}, None, policy)
+    assert not update.allowed and update.message == f"not allowed by quota policy: {denial}"
+    # A valid job patched into a disallowed type or size is refused too.
+    h100 = make_job().gpu_type("H100").obj()
+    for change in ({"gpuType": "T4"}, {"gpus": 8}):
+        into = {**h100, "spec": {**h100["spec"], **change}}
+        verdict = admit_aijob(
+            {"operation": "UPDATE", "object": into, "oldObject": h100}, None, policy
+        )
+        assert not verdict.allowed and "not allowed by quota policy" in verdict.message
+    fine = {**h100, "spec": {**h100["spec"], "priority": 9}}
+    assert admit_aijob(
+        {"operation": "UPDATE", "object": fine, "oldObject": h100}, None, policy
+    ).allowed
+
+
+def test_update_that_only_changes_suspend_or_metadata_skips_the_policy() -> None:
+    policy = _h100_only()
+    t4 = make_job().gpu_type("T4").set(suspend=True).obj()
+    released = {**t4, "spec": {**t4["spec"], "suspend": False}}
+    request = {"operation": "UPDATE", "object": released, "oldObject": t4}
+    assert admit_aijob(request, None, policy).allowed
+    labelled = {**t4, "metadata": {**t4["metadata"], "labels": {"a": "b"}}}
+    request = {"operation": "UPDATE", "object": labelled, "oldObject": t4}
+    assert admit_aijob(request, None, policy).allowed

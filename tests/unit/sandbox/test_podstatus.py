@@ -43,7 +43,8 @@ def test_running_pod_reports_its_address_and_ready() -> None:
     assert status["hostIPs"] == [{"ip": "127.0.0.1"}]
     a, b = status["containerStatuses"]
     assert a["ready"] is True and a["state"] == {"running": {"startedAt": T0}}
-    assert b["ready"] is False and b["state"] == {"running": {"startedAt": T0}}  # not yet started
+    # not started yet: waiting, as the kubelet reports it (no startedAt to bill from)
+    assert b["ready"] is False and b["state"] == {"waiting": {"reason": "ContainerCreating"}}
     ready = {c["type"]: c["status"] for c in status["conditions"]}
     assert ready["Ready"] == "True" and ready["ContainersReady"] == "True"
 

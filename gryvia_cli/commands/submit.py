@@ -78,9 +78,13 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     return jobs
 
 
-def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> list[dict[str, Any]]:
+def jobs_from_sbatch(
+    script: str, image: str | None, namespace: str | None, state: Session | None = None
+) -> list[dict[str, Any]]:
     """Convert a Slurm batch script with `gryvia_cli.sbatch`; print its issues to stderr.
 
+    With `state`, MaxArraySize comes from the settings, and a script whose `--exclusive` needs
+    the GPUs per node is converted again with the cluster's GPU nodes (one read).
     Raises InvalidInputError when the script does not exist or does not convert.
     """
     import secrets
@@ -92,9 +96,23 @@ def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> l
     path = Path(script)
     if not path.is_file():
         raise InvalidInputError(f"batch script {script} does not exist")
-    conversion = convert_file(
-        path, image=image, namespace=namespace, submission_id=secrets.token_hex(4)
-    )
+    from gryvia_cli.sbatch.model import ImportSettings
+
+    settings = ImportSettings()
+    if state is not None:
+        settings = ImportSettings(max_array_size=state.settings().sbatch_max_array_size)
+    submission = secrets.token_hex(4)
+
+    def run(settings: ImportSettings) -> Any:
+        return convert_file(
+            path, image=image, namespace=namespace, submission_id=submission, settings=settings
+        )
+
+    conversion = run(settings)
+    if state is not None and any(i.code == "exclusive-needs-gpus" for i in conversion.issues):
+        nodes = read_supply(state.access(), warnings=[]).nodes
+        shapes = {node.gpu_type: node.gpus for node in nodes if node.gpus > 0}
+        conversion = run(ImportSettings(settings.max_array_size, shapes))
     for issue in conversion.issues:
         (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
     if not conversion.ok:
@@ -297,7 +315,7 @@ def submit(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     explicit_ns = namespace or state.namespace
-    jobs = jobs_from_sbatch(sbatch, image, explicit_ns) if sbatch else load_jobs(file or [])
+    jobs = jobs_from_sbatch(sbatch, image, explicit_ns, state) if sbatch else load_jobs(file or [])
     fmt = state.fmt(output, OutputFormat.name)
     if dry_run:
         _print_dry_run(jobs, fmt)

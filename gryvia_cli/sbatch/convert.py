@@ -13,7 +13,7 @@ from typing import Any
 from gryvia_cli.sbatch import policy
 from gryvia_cli.sbatch.body import CommandUse, scan_body
 from gryvia_cli.sbatch.mapping import ImportPlan, build_jobs, plan_import
-from gryvia_cli.sbatch.model import Issue, ParsedScript, Severity
+from gryvia_cli.sbatch.model import ImportSettings, Issue, ParsedScript, Severity
 from gryvia_cli.sbatch.parser import parse_script
 from gryvia_cli.sbatch.report import build_report
 from gryvia_cli.sbatch.resources import Resources, resolve
@@ -45,13 +45,15 @@ def convert_script(
     namespace: str | None = None,
     submission_id: str | None = None,
     require_image: bool = True,
+    settings: ImportSettings | None = None,
 ) -> Conversion:
     """Import a batch script's bytes named `filename` (its base name is the default job name).
 
     `image` plays `--image` (it wins over `#SBATCH --container-image`); without either the
     import fails unless `require_image` is False (then `spec.image` is empty, for `check`).
     `submission_id` seeds SLURM_ARRAY_JOB_ID so that two submissions differ; pass something
-    unique per submission (the caller owns clocks and randomness).
+    unique per submission (the caller owns clocks and randomness). `settings` holds the
+    site's MaxArraySize and GPUs per node (`ImportSettings`).
     """
     parsed = parse_script(data, filename)
     issues = list(parsed.issues)
@@ -60,7 +62,7 @@ def convert_script(
     commands: list[CommandUse] = []
     if parsed.text:
         issues += policy.classify(parsed.directives)
-        resources, found = resolve(parsed)
+        resources, found = resolve(parsed, settings)
         issues += found
         commands, found = scan_body(parsed.text, parsed.first_command_line)
         issues += found
@@ -83,6 +85,7 @@ def convert_file(
     namespace: str | None = None,
     submission_id: str | None = None,
     require_image: bool = True,
+    settings: ImportSettings | None = None,
 ) -> Conversion:
     """`convert_script` on a file's bytes; the file name is the default job name."""
     return convert_script(
@@ -92,4 +95,5 @@ def convert_file(
         namespace=namespace,
         submission_id=submission_id,
         require_image=require_image,
+        settings=settings,
     )

@@ -3,8 +3,8 @@
 Mapping (sbatch(1) options; README of the shared examples for the judgment calls):
 one pod per Slurm node (a distributed job when nodes > 1, an Indexed Job on the operator side),
 `gpus`/`gpuType` per pod, CPU and memory requests per pod, `timeout` from --time, `workingDir`
-from --chdir (or pyxis --container-workdir), `queueName` from --partition (a Kueue LocalQueue:
-the operator only uses it with its Kueue integration), `image` from --image or pyxis
+from --chdir (or pyxis --container-workdir), `queueName` from --partition (kept; nothing
+reads it yet), `image` from --image or pyxis
 --container-image, env from --export plus the SLURM_* variables Slurm sets for a batch job.
 The Slurm job name stays in SLURM_JOB_NAME; metadata.name is its RFC 1123 form.
 """
@@ -156,9 +156,9 @@ def plan_import(
         issues.append(
             warning(
                 "partition-as-queue",
-                f"{partition.show()}: becomes spec.queueName={queue}, a Kueue LocalQueue the "
-                "operator only uses with its Kueue integration (a partition list keeps its first "
-                "entry); Slurm partitions are not created",
+                f"{partition.show()}: kept as spec.queueName={queue}, which does not affect "
+                "placement yet (a partition list keeps its first entry); Gryvia places jobs by "
+                "GPU type (--gres=gpu:TYPE:N or --constraint)",
                 partition.line,
                 partition.directive,
             )

@@ -56,7 +56,8 @@ def test_refused_script_prints_no_jobs_in_any_format(tmp_path: Path) -> None:
 def test_check_follows_the_global_output_format(tmp_path: Path) -> None:
     _script(tmp_path, "clean.sh", "-N 1")
     _script(tmp_path, "warn.sh", "--mail-type=END")
-    (tmp_path / "bad.sh").write_bytes(b"echo no shebang\n")
+    _script(tmp_path, "bad.sh", "--mem=1G", "--mem-per-cpu=1G")
+    (tmp_path / "notes.txt").write_bytes(b"echo no shebang\n")
     folder = str(tmp_path)
     summary = yaml.safe_load(run(["-o", "yaml", "sbatch", "check", folder]).stdout)
     assert (summary["total"], summary["clean"], summary["warnings"], summary["refused"]) == (

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gryvia_cli.sbatch.options import OPTIONS, SHORT, ArgKind, match_long
+from gryvia_cli.sbatch.options import OPTIONS, SHORT, SITE_PLUGINS, ArgKind, match_long
 from gryvia_cli.sbatch.policy import ADVICE, CORE, MAPPED
 from tests.unit.sbatch.helpers import codes, convert, sbatch
 
 
 def test_every_option_has_a_class() -> None:
     keys = {spec.key for spec in OPTIONS}
-    assert keys <= CORE | MAPPED | set(ADVICE)
+    assert keys <= CORE | MAPPED | set(ADVICE) | set(SITE_PLUGINS)
     assert not (CORE & set(ADVICE)) and not (MAPPED & set(ADVICE))
     assert set(ADVICE) <= keys
 
@@ -26,7 +26,7 @@ def test_the_option_table_matches_slurm_for_well_known_options() -> None:
 
 UNSUPPORTED = [
     "--mail-type=END", "--mail-user=a@b.c", "--dependency=afterok:1", "--signal=B:USR1@60",
-    "--requeue", "--account=p1", "--qos=high", "--exclusive", "--begin=now+1hour",
+    "--requeue", "--account=p1", "--qos=high", "--begin=now+1hour",
     "--deadline=2030-01-01", "-H", "--reservation=r1", "-w node01", "-x node02", "-L matlab",
     "--switches=1", "--time-min=10", "--nice=5", "--priority=10", "-M other", "--wckey=k",
     "--acctg-freq=30", "--profile=All", "--gpu-freq=high", "--network=x", "--bb=y",

@@ -60,9 +60,10 @@ def convert(
 ) -> None:
     """Print the GryviaAIJobs for SCRIPT and a migration report (exit 1, no jobs, on errors).
 
-    The report goes to stderr. -o yaml (the default) prints the jobs as a YAML stream; json
-    prints {jobs, report}; name prints gryviaaijob.gryvia.io/NAME per job; table and wide a
-    line per job (NAME, TYPE, GPUS, IMAGE).
+    The report goes to stderr. -o yaml (the default) prints the runtime ConfigMap (the batch
+    script and the in-pod runtime, once per job or array) and the jobs as a YAML stream; json
+    prints {runtime, jobs, report}; name prints configmap/NAME and gryviaaijob.gryvia.io/NAME
+    per job; table and wide a line per job (NAME, TYPE, GPUS, IMAGE).
 
     Examples:
       gryvia sbatch convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3
@@ -75,11 +76,12 @@ def convert(
     conversion = convert_file(script, image=image, namespace=namespace, settings=settings)
     jobs = [dict(job) for job in conversion.jobs]
     if fmt is OutputFormat.json:
-        render_data({"jobs": jobs, "report": conversion.report}, fmt)
+        render_data({"runtime": conversion.runtime, "jobs": jobs, "report": conversion.report}, fmt)
     elif fmt is OutputFormat.yaml:
-        render_documents(jobs)
+        render_documents(conversion.documents)
     elif fmt is OutputFormat.name:
-        render_names(names_of(r.AIJOB, jobs))
+        runtime = [conversion.runtime] if conversion.runtime else []
+        render_names(names_of(r.CONFIG_MAP, runtime) + names_of(r.AIJOB, jobs))
     elif jobs:
         summaries = [summarize_job(job) for job in jobs]
         render_table(JOB_COLUMNS, [[s.name, s.job_type, gpu_text(s), s.image] for s in summaries])

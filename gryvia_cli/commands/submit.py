@@ -80,11 +80,12 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
 
 def jobs_from_sbatch(
     script: str, image: str | None, namespace: str | None, state: Session | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """Convert a Slurm batch script with `gryvia_cli.sbatch`; print its issues to stderr.
 
     With `state`, MaxArraySize comes from the settings, and a script whose `--exclusive` needs
     the GPUs per node is converted again with the cluster's GPU nodes (one read).
+    Returns the jobs and the runtime ConfigMap they read (create it first).
     Raises InvalidInputError when the script does not exist or does not convert.
     """
     import secrets
@@ -117,7 +118,7 @@ def jobs_from_sbatch(
         (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
     if not conversion.ok:
         raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
-    return [dict(job) for job in conversion.jobs]
+    return [dict(job) for job in conversion.jobs], conversion.runtime
 
 
 def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> None:
@@ -315,10 +316,14 @@ def submit(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     explicit_ns = namespace or state.namespace
-    jobs = jobs_from_sbatch(sbatch, image, explicit_ns, state) if sbatch else load_jobs(file or [])
+    runtime: dict[str, Any] | None = None
+    if sbatch:
+        jobs, runtime = jobs_from_sbatch(sbatch, image, explicit_ns, state)
+    else:
+        jobs = load_jobs(file or [])
     fmt = state.fmt(output, OutputFormat.name)
     if dry_run:
-        _print_dry_run(jobs, fmt)
+        _print_dry_run(jobs, fmt, runtime)
         return
     ns = state.resolve_namespace(namespace)
     for job in jobs:
@@ -328,6 +333,9 @@ def submit(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
     print_plans(state, jobs, ns)
+    if runtime is not None:
+        runtime_ns = (runtime.get("metadata") or {}).get("namespace") or ns
+        state.access().apply(r.CONFIG_MAP, runtime, runtime_ns)
     created_objects = []
     created: list[tuple[str, str]] = []
     for job in jobs:
@@ -337,6 +345,11 @@ def submit(
         created.append((target, name))
         created_objects.append(obj)
         success(f"job {name} submitted to namespace {target}")
+    if runtime is not None:
+        from gryvia_cli.sbatch.launcher import runtime_owners
+
+        name = str(runtime["metadata"]["name"])
+        state.access().merge_patch(r.CONFIG_MAP, name, runtime_ns, runtime_owners(created_objects))
     if fmt in MACHINE_FORMATS:
         render_data(
             created_objects[0]
@@ -349,9 +362,14 @@ def submit(
     follow(state, created, wait, logs, float(timeout))
 
 
-def _print_dry_run(jobs: list[dict[str, Any]], fmt: OutputFormat) -> None:
+def _print_dry_run(
+    jobs: list[dict[str, Any]], fmt: OutputFormat, runtime: dict[str, Any] | None = None
+) -> None:
     import yaml
 
+    if runtime is not None:
+        name = runtime["metadata"]["name"]
+        info(f"dry run: the jobs read the script and runtime from ConfigMap {name}")
     if fmt is OutputFormat.json:
         render_data(
             jobs[0] if len(jobs) == 1 else {"apiVersion": "v1", "kind": "List", "items": jobs}, fmt

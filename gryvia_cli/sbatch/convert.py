@@ -12,7 +12,7 @@ from typing import Any
 
 from gryvia_cli.sbatch import policy
 from gryvia_cli.sbatch.body import CommandUse, scan_body
-from gryvia_cli.sbatch.mapping import ImportPlan, build_jobs, plan_import
+from gryvia_cli.sbatch.mapping import ImportPlan, build_jobs, build_runtime, plan_import
 from gryvia_cli.sbatch.model import ImportSettings, Issue, ParsedScript, Severity
 from gryvia_cli.sbatch.parser import parse_script
 from gryvia_cli.sbatch.report import build_report
@@ -21,7 +21,11 @@ from gryvia_cli.sbatch.resources import Resources, resolve
 
 @dataclass(frozen=True)
 class Conversion:
-    """The result of importing one script: manifests (empty on any error) and the report."""
+    """The result of importing one script: manifests (empty on any error) and the report.
+
+    `runtime` is the ConfigMap the jobs read the script and the in-pod runtime from (None on
+    errors): create it before the jobs, then make them its owners (`launcher.runtime_owners`).
+    """
 
     parsed: ParsedScript
     resources: Resources | None
@@ -30,6 +34,12 @@ class Conversion:
     issues: tuple[Issue, ...]
     jobs: tuple[dict[str, Any], ...]
     report: dict[str, Any]
+    runtime: dict[str, Any] | None = None
+
+    @property
+    def documents(self) -> list[dict[str, Any]]:
+        """Every object to create, in order: the runtime ConfigMap, then the jobs."""
+        return ([self.runtime] if self.runtime else []) + [dict(job) for job in self.jobs]
 
     @property
     def ok(self) -> bool:
@@ -71,11 +81,15 @@ def convert_script(
             issues += found
     failed = any(issue.severity is Severity.ERROR for issue in issues)
     jobs: list[dict[str, Any]] = []
+    runtime: dict[str, Any] | None = None
     if not failed and plan is not None:
         jobs = build_jobs(plan, parsed, namespace=namespace, submission_id=submission_id)
+        runtime = build_runtime(plan, parsed, namespace=namespace)
     issues.sort(key=lambda issue: (issue.line is None, issue.line or 0))
     report = build_report(parsed, resources, plan, commands, issues, jobs)
-    return Conversion(parsed, resources, plan, tuple(commands), tuple(issues), tuple(jobs), report)
+    return Conversion(
+        parsed, resources, plan, tuple(commands), tuple(issues), tuple(jobs), report, runtime
+    )
 
 
 def convert_file(

@@ -17,7 +17,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gryvia_cli.sbatch import arrays
-from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, build_launch
+from gryvia_cli.sbatch.launcher import (
+    MAX_SCRIPT_BYTES,
+    build_launch,
+    build_runtime_config,
+    runtime_config_name,
+)
 from gryvia_cli.sbatch.model import Issue, ParsedScript, error, unsupported, warning
 from gryvia_cli.sbatch.resources import Resources
 from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
@@ -270,6 +275,7 @@ def build_jobs(
         tasks_per_node=res.tasks_per_node,
         time_limit_seconds=res.time_limit_seconds,
         user_env=user_env,
+        config=runtime_config_name(plan.base_name),
     )
     jobs = []
     for position, index in enumerate(elements):
@@ -304,6 +310,17 @@ def build_jobs(
             spec["suspend"] = position >= array.max_parallel
         jobs.append(_manifest(plan, parsed, name, index, namespace, spec))
     return jobs
+
+
+def build_runtime(
+    plan: ImportPlan, parsed: ParsedScript, *, namespace: str | None = None
+) -> dict[str, Any]:
+    """The one runtime ConfigMap the jobs of `plan` read their script and runtime from."""
+    labels = {LABEL_IMPORTED_FROM: "sbatch"}
+    if plan.resources.array is not None:
+        labels[LABEL_ARRAY_NAME] = plan.base_name
+    name = runtime_config_name(plan.base_name)
+    return build_runtime_config(name, parsed.text, labels, namespace)
 
 
 def _manifest(

@@ -29,10 +29,19 @@ def test_convert_prints_yaml_jobs_and_the_report_on_stderr(tmp_path: Path) -> No
     )
     result = runner.invoke(app, ["convert", str(script), "--image", "img:1"])
     assert result.exit_code == 0, result.output
-    jobs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-    assert [job["metadata"]["name"] for job in jobs] == ["train"]
-    assert jobs[0]["spec"]["image"] == "img:1"
-    assert "GRYVIA_SBATCH_SCRIPT" in result.stdout
+    docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ConfigMap", "train-slurm-runtime"),
+        ("GryviaAIJob", "train"),
+    ]
+    runtime, job = docs
+    assert job["spec"]["image"] == "img:1"
+    assert runtime["data"]["script"].startswith("#!/bin/bash\n#SBATCH -J train")
+    script_env = next(e for e in job["spec"]["env"] if e["name"] == "GRYVIA_SBATCH_SCRIPT")
+    assert script_env["valueFrom"]["configMapKeyRef"] == {
+        "name": "train-slurm-runtime",
+        "key": "script",
+    }
     assert "✓" in result.stderr and "unsupported: line 5: --mail-type=END" in result.stderr
 
 

@@ -48,7 +48,7 @@ def run_pods(script: str, tmp_path: Path, **extra: str) -> list[Pod]:
     nodes = spec.get("distributed", {}).get("nodes", 1)
     ports = free_ports(nodes)
     python = Path(sys.executable)
-    base = env_of(conversion.jobs[0]) | {
+    base = env_of(conversion.jobs[0], conversion.runtime) | {
         "PATH": f"{python.parent}:/usr/bin:/bin",
         "HOME": str(tmp_path),
         "GRYVIA_SLURM_PYTHON": str(python),
@@ -194,7 +194,7 @@ def test_without_python_the_script_runs_on_every_pod(tmp_path: Path) -> None:
 def test_an_agent_ignores_requests_without_the_job_secret(tmp_path: Path) -> None:
     script = "#!/bin/sh\n#SBATCH -N 2\nsleep 2\n"
     conversion = convert(script.encode(), "job.sh")
-    env = env_of(conversion.jobs[0])
+    env = env_of(conversion.jobs[0], conversion.runtime)
     (port,) = free_ports(1)
     agent_env = env | {
         "JOB_COMPLETION_INDEX": "1",

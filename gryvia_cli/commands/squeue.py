@@ -47,7 +47,9 @@ def squeue(
     Jobs as Slurm's squeue shows them: JOBID PARTITION NAME USER ST TIME NODES
     NODELIST(REASON), running jobs first, across every namespace you can read.
 
-    JOBID is the job's name, PARTITION the GPU type it asks for, USER the tenant of its
+    JOBID is the job's name (`sweep_3` for element 3 of array sweep, whose job is sweep-3;
+    its elements still waiting for the %N throttle show as one row `sweep_[2-5%2]`),
+    PARTITION the GPU type it asks for, USER the tenant of its
     namespace (the submitter is not recorded yet). States: PD, CF, R (CD, F, TO, CA, PR with
     -t). Reasons of pending jobs: JobArrayTaskLimit, JobHeldUser, QOSGrpGRES (quota),
     ReqNodeNotAvail (no node of the GPU type), Resources, None. -o takes squeue's field
@@ -65,7 +67,7 @@ def squeue(
         SQUEUE_HEADERS,
         SQUEUE_START_FORMAT,
         squeue_items,
-        squeue_row,
+        squeue_rows,
     )
     from gryvia_cli.views.slurm import current_tenant, read_slurm_jobs
 
@@ -84,6 +86,6 @@ def squeue(
         items, users=users, states=states, partitions=partition, pending_only=start
     )
     shown = select(shown, jobs, lambda item: item.job.name)
-    now = state.now()
-    for line in render_percent(parts, (squeue_row(i, now) for i in shown), header=not noheader):
+    rows = squeue_rows(shown, state.now())
+    for line in render_percent(parts, rows, header=not noheader):
         emit(line)

@@ -78,49 +78,6 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     return jobs
 
 
-def jobs_from_sbatch(
-    script: str, image: str | None, namespace: str | None, state: Session | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Convert a Slurm batch script with `gryvia_cli.sbatch`; print its issues to stderr.
-
-    With `state`, MaxArraySize comes from the settings, and a script whose `--exclusive` needs
-    the GPUs per node is converted again with the cluster's GPU nodes (one read).
-    Returns the jobs and the runtime ConfigMap they read (create it first).
-    Raises InvalidInputError when the script does not exist or does not convert.
-    """
-    import secrets
-    from pathlib import Path
-
-    from gryvia_cli.sbatch.convert import convert_file
-    from gryvia_cli.sbatch.model import Severity
-
-    path = Path(script)
-    if not path.is_file():
-        raise InvalidInputError(f"batch script {script} does not exist")
-    from gryvia_cli.sbatch.model import ImportSettings
-
-    settings = ImportSettings()
-    if state is not None:
-        settings = ImportSettings(max_array_size=state.settings().sbatch_max_array_size)
-    submission = secrets.token_hex(4)
-
-    def run(settings: ImportSettings) -> Any:
-        return convert_file(
-            path, image=image, namespace=namespace, submission_id=submission, settings=settings
-        )
-
-    conversion = run(settings)
-    if state is not None and any(i.code == "exclusive-needs-gpus" for i in conversion.issues):
-        nodes = read_supply(state.access(), warnings=[]).nodes
-        shapes = {node.gpu_type: node.gpus for node in nodes if node.gpus > 0}
-        conversion = run(ImportSettings(settings.max_array_size, shapes))
-    for issue in conversion.issues:
-        (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
-    if not conversion.ok:
-        raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
-    return [dict(job) for job in conversion.jobs], conversion.runtime
-
-
 def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> None:
     """Print each job's GPU request, the nodes that could take it now and its cost estimate
     (stderr); jobs without a namespace of their own go to `namespace`."""
@@ -283,6 +240,15 @@ def submit(
             help="Give up --wait/--logs after this long in all (90s, 30m, 24h); exit 124.",
         ),
     ] = "24h",
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            metavar="NAME",
+            help="Kubernetes name of an --sbatch job or array (default: the Slurm job name, "
+            "with a generated suffix when taken).",
+        ),
+    ] = None,
     namespace: NamespaceOpt = None,
     output: OutputOpt = None,
 ) -> None:
@@ -309,21 +275,24 @@ def submit(
         raise UsageError(
             "pass exactly one of -f/--file and --sbatch", hint="gryvia submit -f job.yaml"
         )
-    if image and not sbatch:
-        raise UsageError("--image is only used with --sbatch")
+    if (image or name) and not sbatch:
+        raise UsageError("--image and --name are only used with --sbatch")
     try:
         timeout = parse_duration(wait_timeout, field="--wait-timeout")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     explicit_ns = namespace or state.namespace
-    runtime: dict[str, Any] | None = None
+    imported = None
     if sbatch:
-        jobs, runtime = jobs_from_sbatch(sbatch, image, explicit_ns, state)
+        from gryvia_cli.views.sbatchjobs import import_sbatch
+
+        imported = import_sbatch(sbatch, image, explicit_ns, state, name)
+        jobs = [dict(job) for job in imported.conversion.jobs]
     else:
         jobs = load_jobs(file or [])
     fmt = state.fmt(output, OutputFormat.name)
     if dry_run:
-        _print_dry_run(jobs, fmt, runtime)
+        _print_dry_run(jobs, fmt, imported.conversion.runtime if imported else None)
         return
     ns = state.resolve_namespace(namespace)
     for job in jobs:
@@ -333,23 +302,22 @@ def submit(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
     print_plans(state, jobs, ns)
-    if runtime is not None:
-        runtime_ns = (runtime.get("metadata") or {}).get("namespace") or ns
-        state.access().apply(r.CONFIG_MAP, runtime, runtime_ns)
     created_objects = []
     created: list[tuple[str, str]] = []
-    for job in jobs:
+    if imported is not None:
+        from gryvia_cli.views.sbatchjobs import claim_name, create_sbatch_jobs
+
+        target = explicit_ns or ns
+        conversion = claim_name(state, imported, target)
+        created_objects = create_sbatch_jobs(state, conversion, target)
+        created = [(target, str(o.get("metadata", {}).get("name"))) for o in created_objects]
+    for job in jobs if imported is None else []:
         target = (job.get("metadata") or {}).get("namespace") or ns
         obj = state.access().create(r.AIJOB, job, target)
         name = str(obj.get("metadata", {}).get("name"))
         created.append((target, name))
         created_objects.append(obj)
         success(f"job {name} submitted to namespace {target}")
-    if runtime is not None:
-        from gryvia_cli.sbatch.launcher import runtime_owners
-
-        name = str(runtime["metadata"]["name"])
-        state.access().merge_patch(r.CONFIG_MAP, name, runtime_ns, runtime_owners(created_objects))
     if fmt in MACHINE_FORMATS:
         render_data(
             created_objects[0]

@@ -6,7 +6,8 @@ Mapping (squeue(1) JOB STATE CODES and JOB REASON CODES, sinfo(1) NODE STATE COD
   (annotation `gryvia.io/sbatch-job-name`, else the name), PARTITION the GPU type asked for
   (`any`, `cpu`), as `sinfo` lists the GPU types as partitions, USER the tenant the namespace
   belongs to (the submitter is not recorded yet), NODES the pods.
-* States: Pending/Queued PD, Scheduling CF, Running R, Succeeded CD, Failed F (TO when the
+* States: Pending/Queued PD (and any suspended job that has not run), Scheduling CF,
+  Running R (S once suspended), Succeeded CD, Failed F (TO when the
   time limit ended it), Cancelled CA, Preempted PR, Rejected F.
 * Reasons of pending jobs, from Gryvia's wait reason (`core.queue.wait_reason`): a throttled
   array element JobArrayTaskLimit, other suspended jobs JobHeldUser, a quota hold QOSGrpGRES,
@@ -34,7 +35,12 @@ from gryvia_cli.core.slurmfmt import (
     slurm_limit,
     slurm_timestamp,
 )
-from gryvia_operator.api.names import ANNOTATION_ARRAY_MAX_PARALLEL, ANNOTATION_SBATCH_JOB_NAME
+from gryvia_operator.api.names import (
+    ANNOTATION_ARRAY_MAX_PARALLEL,
+    ANNOTATION_SBATCH_JOB_NAME,
+    LABEL_ARRAY_INDEX,
+    LABEL_ARRAY_NAME,
+)
 
 STATES: dict[str, tuple[str, str]] = {
     "Pending": ("PD", "PENDING"),
@@ -47,7 +53,7 @@ STATES: dict[str, tuple[str, str]] = {
     "Cancelled": ("CA", "CANCELLED"),
     "Preempted": ("PR", "PREEMPTED"),
 }
-QUEUE_CODES = frozenset({"PD", "CF", "R"})
+QUEUE_CODES = frozenset({"PD", "CF", "R", "S"})
 
 SQUEUE_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 SQUEUE_START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
@@ -85,6 +91,16 @@ class SlurmJob:
     cpus_per_pod: int = 0
     limit_seconds: int | None = None
     exit_code: str = ""
+    array_name: str = ""
+    array_index: int | None = None
+    max_parallel: int | None = None
+
+    @property
+    def job_id(self) -> str:
+        """Slurm's JOBID: `sweep_3` for an array element, else the job's name."""
+        if self.array_name and self.array_index is not None:
+            return f"{self.array_name}_{self.array_index}"
+        return self.job.name
 
 
 def slurm_job(
@@ -103,6 +119,9 @@ def slurm_job(
         except ValueError:
             limit = None
     requests = ((spec.get("resources") or {}).get("requests") or {}) if spec else {}
+    labels = meta.get("labels") or {}
+    index = str(labels.get(LABEL_ARRAY_INDEX, ""))
+    limit_text = str(annotations.get(ANNOTATION_ARRAY_MAX_PARALLEL, ""))
     return SlurmJob(
         job=job,
         user=user,
@@ -112,6 +131,9 @@ def slurm_job(
         cpus_per_pod=max(_cpus(requests.get("cpu")), 1),
         limit_seconds=limit,
         exit_code=exit_code,
+        array_name=str(labels.get(LABEL_ARRAY_NAME, "")),
+        array_index=int(index) if index.isdigit() else None,
+        max_parallel=int(limit_text) if limit_text.isdigit() else None,
     )
 
 
@@ -126,6 +148,8 @@ def _cpus(value: object) -> int:
 def state_of(job: JobSummary) -> tuple[str, str]:
     """(two-letter code, long name) of a job's phase as Slurm spells it."""
     code, name = STATES.get(job.phase or "Pending", ("PD", "PENDING"))
+    if job.suspended and not job.terminal:  # held (or throttled) before it ran: pending
+        return ("S", "SUSPENDED") if job.replicas_ready else ("PD", "PENDING")
     text = job.message.lower()
     if job.phase == "Failed" and any(w in text for w in ("deadline", "time limit", "timeout")):
         return "TO", "TIMEOUT"
@@ -165,7 +189,7 @@ def squeue_row(item: SlurmJob, now: datetime) -> dict[str, str]:
     )
     per_node = f"gres/gpu:{job.gpus_per_pod}" if job.gpus_per_pod else "N/A"
     return {
-        "i": job.name, "A": job.name, "a": item.user, "j": item.slurm_name,
+        "i": item.job_id, "A": item.array_name or job.name, "a": item.user, "j": item.slurm_name,
         "P": _partition(job), "u": item.user, "t": code, "T": name,
         "M": slurm_duration(used), "l": slurm_limit(item.limit_seconds), "L": left,
         "D": str(job.pods), "C": str(item.cpus_per_pod * job.pods), "b": per_node,
@@ -220,6 +244,48 @@ def squeue_items(
         )
     )
     return out
+
+
+def index_ranges(indices: Iterable[int]) -> str:
+    """Slurm's array index list: `[2-5]`, `[1,3,7-9]`."""
+    values = sorted(set(indices))
+    parts: list[str] = []
+    start = prev = values[0] if values else 0
+    for value in [*values[1:], None]:
+        if value is not None and value == prev + 1:
+            prev = value
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if value is not None:
+            start = prev = value
+    return ",".join(parts) if values else ""
+
+
+def squeue_rows(items: Sequence[SlurmJob], now: datetime) -> list[dict[str, str]]:
+    """squeue's rows: the pending elements of an array that wait for its `%N` throttle
+    collapse into one row `sweep_[2-5%2]` (where the first of them was), as Slurm shows an
+    array's pending part; every other job is one row."""
+    held: dict[tuple[str, str], list[SlurmJob]] = {}
+    for item in items:
+        if item.array_name and item.throttled and item.job.suspended:
+            held.setdefault((item.job.namespace, item.array_name), []).append(item)
+    rows: list[dict[str, str]] = []
+    done: set[tuple[str, str]] = set()
+    for item in items:
+        key = (item.job.namespace, item.array_name)
+        group = held.get(key) if item.array_name else None
+        if not group or item not in group:
+            rows.append(squeue_row(item, now))
+            continue
+        if key in done:
+            continue
+        done.add(key)
+        row = squeue_row(group[0], now)
+        ranges = index_ranges(i.array_index for i in group if i.array_index is not None)
+        limit = f"%{group[0].max_parallel}" if group[0].max_parallel else ""
+        row["i"] = f"{item.array_name}_[{ranges}{limit}]"
+        rows.append(row)
+    return rows
 
 
 def sacct_row(item: SlurmJob, now: datetime) -> dict[str, str]:

@@ -56,6 +56,8 @@ def convert_script(
     submission_id: str | None = None,
     require_image: bool = True,
     settings: ImportSettings | None = None,
+    base_name: str | None = None,
+    name_suffix: str = "",
 ) -> Conversion:
     """Import a batch script's bytes named `filename` (its base name is the default job name).
 
@@ -63,7 +65,9 @@ def convert_script(
     import fails unless `require_image` is False (then `spec.image` is empty, for `check`).
     `submission_id` seeds SLURM_ARRAY_JOB_ID so that two submissions differ; pass something
     unique per submission (the caller owns clocks and randomness). `settings` holds the
-    site's MaxArraySize and GPUs per node (`ImportSettings`).
+    site's MaxArraySize and GPUs per node (`ImportSettings`). `base_name` replaces the
+    Kubernetes name (not SLURM_JOB_NAME) and `name_suffix` is appended to it (see
+    `mapping.plan_import`).
     """
     parsed = parse_script(data, filename)
     issues = list(parsed.issues)
@@ -77,7 +81,14 @@ def convert_script(
         commands, found = scan_body(parsed.text, parsed.first_command_line)
         issues += found
         if resources is not None:
-            plan, found = plan_import(parsed, resources, image=image, require_image=require_image)
+            plan, found = plan_import(
+                parsed,
+                resources,
+                image=image,
+                require_image=require_image,
+                base_name=base_name,
+                name_suffix=name_suffix,
+            )
             issues += found
     failed = any(issue.severity is Severity.ERROR for issue in issues)
     jobs: list[dict[str, Any]] = []
@@ -100,6 +111,8 @@ def convert_file(
     submission_id: str | None = None,
     require_image: bool = True,
     settings: ImportSettings | None = None,
+    base_name: str | None = None,
+    name_suffix: str = "",
 ) -> Conversion:
     """`convert_script` on a file's bytes; the file name is the default job name."""
     return convert_script(
@@ -110,4 +123,6 @@ def convert_file(
         submission_id=submission_id,
         require_image=require_image,
         settings=settings,
+        base_name=base_name,
+        name_suffix=name_suffix,
     )

@@ -82,9 +82,18 @@ def pyxis_image(text: str) -> str:
 
 
 def plan_import(
-    parsed: ParsedScript, resources: Resources, *, image: str | None, require_image: bool = True
+    parsed: ParsedScript,
+    resources: Resources,
+    *,
+    image: str | None,
+    require_image: bool = True,
+    base_name: str | None = None,
+    name_suffix: str = "",
 ) -> tuple[ImportPlan, list[Issue]]:
-    """Decide the non-resource fields and report how mapped directives were translated."""
+    """Decide the non-resource fields and report how mapped directives were translated.
+
+    The Kubernetes base name is the RFC 1123 form of `base_name` (`submit --name`), else of
+    the Slurm job name, with `name_suffix` (`-3f2a`, when the name is taken) kept whole."""
     issues: list[Issue] = []
     mapped: list[dict[str, Any]] = []
 
@@ -98,7 +107,8 @@ def plan_import(
 
     name = job_name(parsed)
     suffix = arrays.suffix_length(resources.array.indices) if resources.array else 0
-    base = kubernetes_name(name, 63 - len(service_name("")) - suffix)
+    room = 63 - len(service_name("")) - suffix - len(name_suffix)
+    base = kubernetes_name(base_name or name, room) + name_suffix
 
     container = parsed.last("container-image")
     chosen = image

@@ -34,6 +34,7 @@ from gryvia_cli.core.slurmviews import (
     slurm_job,
     squeue_items,
     squeue_row,
+    squeue_rows,
 )
 from gryvia_cli.main import app
 from tests.builders import make_job, make_node
@@ -191,3 +192,26 @@ def test_unknown_format_letters_are_usage_errors() -> None:
     assert result.exit_code == 2 and "unknown field letter(s) Z" in result.output
     result = CliRunner().invoke(app, ["sacct", "--format", "JobID,Bogus"])
     assert result.exit_code == 2 and "Bogus" in result.output
+
+
+def test_a_throttled_arrays_pending_part_is_one_row() -> None:
+    def element(index: int, phase: str, suspended: bool) -> SlurmJob:
+        builder = (
+            make_job(f"sweep-{index}", "tenant-vision").gpus(1).phase(phase).suspend(suspended)
+            .annotate("gryvia.io/array-max-parallel", "2")
+        )  # fmt: skip
+        obj = builder.obj()
+        obj["metadata"]["labels"] = {
+            "gryvia.io/array-name": "sweep",
+            "gryvia.io/array-index": str(index),
+        }
+        return slurm_job(obj, summarize_job(obj), "vision")
+
+    items = [element(0, "Running", False), element(1, "Running", False)]
+    items += [element(i, "Pending", True) for i in (2, 3, 4, 5, 7)]
+    rows = squeue_rows(squeue_items(items), NOW)
+    assert [(r["i"], r["t"], r["R"]) for r in rows] == [
+        ("sweep_0", "R", "(None)"),
+        ("sweep_1", "R", "(None)"),
+        ("sweep_[2-5,7%2]", "PD", "(JobArrayTaskLimit)"),
+    ]

@@ -26,7 +26,9 @@ from typing import Any, Final
 from gryvia_cli.sbatch.runtime.slurm_common import RUNTIME_ENV, SCRIPT_ENV
 from gryvia_cli.sbatch.runtime.slurm_step import SRUN_REQUIRED, SRUN_SHORT
 
-RUNTIME_FILES: Final = ("shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py")
+RUNTIME_FILES: Final = (
+    "shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py", "slurm_output.py",
+)  # fmt: skip
 RUNTIME_KEY: Final = "runtime"
 SCRIPT_KEY: Final = "script"
 RUNTIME_SUFFIX: Final = "-slurm-runtime"
@@ -208,13 +210,15 @@ def build_launch(
     time_limit_seconds: int | None,
     user_env: Iterable[str] = (),
     config: str,
+    outputs: dict[str, str] | None = None,
 ) -> Launch:
     """Command and env that run `script` faithfully in every pod of the job.
 
     `tasks_per_node` is srun's default task count per pod; `time_limit_seconds` is enforced by
     the runtime too (Slurm's message, SIGTERM, KillWait, SIGKILL); `user_env` names variables
     the script's `--export` sets, which the runtime must not drop; `config` names the
-    runtime ConfigMap the script and runtime are read from.
+    runtime ConfigMap the script and runtime are read from; `outputs` the --output/--error
+    patterns and --open-mode as env (`runtime/slurm_output.py` reads them).
     """
     keep = set(user_env)
     scrub = ",".join(name for name in OPERATOR_VARIABLES if name not in keep)
@@ -230,6 +234,7 @@ def build_launch(
     ]
     if time_limit_seconds:
         env.append({"name": "GRYVIA_SLURM_TIME_LIMIT", "value": str(time_limit_seconds)})
+    env += [{"name": name, "value": value} for name, value in (outputs or {}).items()]
     env.append(_from_config(SCRIPT_ENV, config, SCRIPT_KEY))
     env.append(_from_config(RUNTIME_ENV, config, RUNTIME_KEY))
     return Launch(command=["/bin/sh", "-c", entrypoint(), "gryvia-sbatch"], env=env)

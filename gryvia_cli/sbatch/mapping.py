@@ -191,6 +191,8 @@ def plan_import(
         comment.value if comment is not None else None,
     )
     note("no-requeue", "spec.retryLimit", "0")
+    for key in ("output", "error", "open-mode"):
+        note(key, "the batch script's output, also in the pod log (in-pod runtime)", None)
     if len(parsed.text.encode("utf-8")) > MAX_SCRIPT_BYTES:
         issues.append(
             error(
@@ -286,6 +288,7 @@ def build_jobs(
         time_limit_seconds=res.time_limit_seconds,
         user_env=user_env,
         config=runtime_config_name(plan.base_name),
+        outputs=output_env(parsed),
     )
     jobs = []
     for position, index in enumerate(elements):
@@ -320,6 +323,25 @@ def build_jobs(
             spec["suspend"] = position >= array.max_parallel
         jobs.append(_manifest(plan, parsed, name, index, namespace, spec))
     return jobs
+
+
+OUTPUT_ENV = {
+    "output": "GRYVIA_SLURM_OUTPUT", "error": "GRYVIA_SLURM_ERROR",
+    "open-mode": "GRYVIA_SLURM_OPEN_MODE",
+}  # fmt: skip
+
+
+def output_env(parsed: ParsedScript) -> dict[str, str]:
+    """--output, --error and --open-mode as the runtime's env (append/truncate spelled out)."""
+    out: dict[str, str] = {}
+    for key, name in OUTPUT_ENV.items():
+        directive = parsed.last(key)
+        if directive is not None and directive.value:
+            value = directive.value
+            if key == "open-mode":
+                value = "append" if value[:1].lower() == "a" else "truncate"
+            out[name] = value
+    return out
 
 
 def build_runtime(

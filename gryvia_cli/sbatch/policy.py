@@ -30,7 +30,7 @@ CORE: Final = frozenset(
 # Translated into other GryviaAIJob fields; `mapping` reports how.
 MAPPED: Final = frozenset(
     {"partition", "chdir", "export", "constraint", "container-image", "container-workdir",
-     "comment", "no-requeue"}
+     "comment", "no-requeue", "output", "error", "open-mode"}
 )  # fmt: skip
 
 _CLIENT = "an sbatch client option with no effect on the job itself"
@@ -39,10 +39,6 @@ _BINDING = (
     "the pod gets the CPUs and GPUs requested"
 )
 _NODES = "Gryvia does not pick nodes by name; use spec.nodeSelector or affinity in the job"
-_OUTPUT = (
-    "the job's output is the pod log: read it with `gryvia logs <job>` "
-    "(redirect inside the script to keep files)"
-)
 
 ADVICE: Final[dict[str, str]] = {
     "account": "Slurm accounts do not exist here; the namespace's GryviaQuota and the label "
@@ -82,7 +78,6 @@ ADVICE: Final[dict[str, str]] = {
     "dependency": "dependencies are not supported, so this job starts at once; submit it when "
     "the other job has ended (`gryvia submit --wait` waits for a job to end)",
     "distribution": _BINDING,
-    "error": _OUTPUT,
     "exclude": _NODES,
     "export-file": "the submitting environment is not available; use --export=NAME=value",
     "extra": "extra node constraints are not supported",
@@ -114,8 +109,6 @@ ADVICE: Final[dict[str, str]] = {
     "ntasks-per-core": _BINDING,
     "ntasks-per-socket": _BINDING,
     "ntasks-per-tres": "use --ntasks-per-gpu or --ntasks-per-node",
-    "open-mode": _OUTPUT,
-    "output": _OUTPUT,
     "overcommit": "CPU requests are as computed; overcommit is not translated",
     "oversubscribe": "pods share nodes by default",
     "parsable": _CLIENT,

@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import IO, Any
 
 try:  # imported from the gryvia package (tests, type checking)
-    from . import slurm_commands, slurm_step
+    from . import slurm_commands, slurm_output, slurm_step
     from . import slurm_common as common
 except ImportError:  # run from the pod's run directory, where the runtime files sit side by side
     import slurm_commands  # type: ignore[no-redef]
     import slurm_common as common  # type: ignore[no-redef]
+    import slurm_output  # type: ignore[no-redef]
     import slurm_step  # type: ignore[no-redef]
 
 TIME_LIMIT_EXIT = 124  # the batch step's exit code when the time limit cancelled it
@@ -254,9 +255,18 @@ def batch_main(cfg: common.Config) -> int:
     path.write_text(text, encoding="utf-8")
     path.chmod(0o700)
     try:
-        proc = subprocess.Popen([str(path)], env=env, start_new_session=True)
+        outputs = slurm_output.Outputs(env, str(Path.cwd()))
+    except OSError as exc:
+        common.log(f"error: cannot open the --output/--error file: {exc}")
+        shutdown_agents(cfg)
+        return 1
+    pipes = outputs.popen_kwargs()
+    try:
+        proc = subprocess.Popen([str(path)], env=env, start_new_session=True, **pipes)
     except OSError:
-        proc = subprocess.Popen(script_argv(str(path), text), env=env, start_new_session=True)
+        argv = script_argv(str(path), text)
+        proc = subprocess.Popen(argv, env=env, start_new_session=True, **pipes)
+    outputs.start(proc)
     stopping: list[float] = []
 
     def on_signal(number: int, frame: Any) -> None:
@@ -266,6 +276,7 @@ def batch_main(cfg: common.Config) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     code = wait_script(cfg, proc, stopping)
+    outputs.finish()
     shutdown_agents(cfg)
     return code
 

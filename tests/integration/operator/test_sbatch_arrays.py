@@ -1,5 +1,5 @@
-"""An imported array is one handle (cancel, list, logs --index) and a script can be
-submitted twice, as in Slurm; in the sandbox with the operator."""
+"""An imported array is one handle (cancel, list, logs --index), a script can be
+submitted twice, and --output tees the batch output into a file, as in Slurm; in the sandbox."""
 
 from __future__ import annotations
 
@@ -105,3 +105,27 @@ def test_an_array_is_one_handle(sandbox: SandboxHandle, namespace: str, tmp_path
         )
 
     wait_for(all_cancelled, timeout=120, what="every element of sweep Cancelled")
+
+
+def test_output_file_on_pod_0_and_in_gryvia_logs(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    script = _script(tmp_path, "teed.sh", """
+        #!/bin/bash
+        #SBATCH --job-name=teed
+        #SBATCH --nodes=2
+        #SBATCH --time=5
+        #SBATCH --output=logs/%x_%j.out
+        echo "batch line"
+        srun sh -c 'echo "task $SLURM_PROCID"'
+        sed 's/^/file: /' "logs/${SLURM_JOB_NAME}_${SLURM_JOB_ID}.out" | head -n 3
+    """)  # fmt: skip
+    submitted = _gryvia(sandbox, "submit", "--sbatch", script, "--image", "python:3.11",
+                        "-n", namespace)  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job = wait_phase(sandbox, namespace, "teed", "Succeeded", "Failed", timeout=120)
+    logs = _gryvia(sandbox, "logs", "teed", "-n", namespace, "--tail", "-1").stdout
+    assert job["status"]["phase"] == "Succeeded", logs
+    for line in ("batch line", "task 0", "task 1", "file: batch line"):
+        assert line in logs, logs
+    assert sum(line in logs for line in ("file: task 0", "file: task 1")) == 2, logs

@@ -86,7 +86,9 @@ def test_runtime_variables_come_from_the_pod() -> None:
     plain = env_of(job, conversion.runtime)
     assert plain["GRYVIA_SBATCH_SCRIPT"].startswith("#!/bin/bash\n")
     runtime = json.loads(plain["GRYVIA_SLURM_RUNTIME"])
-    assert set(runtime) == {"shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py"}
+    assert set(runtime) == {
+        "shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py", "slurm_output.py"
+    }  # fmt: skip
     assert "MASTER_ADDR" in env["GRYVIA_SLURM_SCRUB"]["value"]
 
 

@@ -30,7 +30,7 @@ UNSUPPORTED = [
     "--deadline=2030-01-01", "-H", "--reservation=r1", "-w node01", "-x node02", "-L matlab",
     "--switches=1", "--time-min=10", "--nice=5", "--priority=10", "-M other", "--wckey=k",
     "--acctg-freq=30", "--profile=All", "--gpu-freq=high", "--network=x", "--bb=y",
-    "-o out.txt", "-e err.txt", "--open-mode=append", "--hint=nomultithread", "--gpu-bind=closest",
+    "--hint=nomultithread", "--gpu-bind=closest",
     "-m block", "--threads-per-core=1", "--wait-all-nodes=1", "--gres-flags=enforce-binding",
     "--container-mounts=/a:/b", "--parsable", "--wait",
 ]  # fmt: skip
@@ -50,12 +50,19 @@ def test_each_unsupported_directive_is_reported_with_its_canonical_name(directiv
 
 
 def test_short_spellings_report_canonical_long_names() -> None:
-    report = convert(sbatch("-A proj", "-q normal", "-o x.out")).report
-    assert [item["directive"] for item in report["unsupported"]] == [
-        "--account",
-        "--qos",
-        "--output",
-    ]
+    report = convert(sbatch("-A proj", "-q normal", "-t 5")).report
+    assert [item["directive"] for item in report["unsupported"]] == ["--account", "--qos"]
+
+
+def test_output_directives_are_mapped_to_the_runtime() -> None:
+    conversion = convert(sbatch("-o logs/%x_%j.out", "-e err.txt", "--open-mode=a"))
+    assert conversion.report["unsupported"] == []
+    env = {e["name"]: e.get("value") for e in conversion.jobs[0]["spec"]["env"]}
+    assert env["GRYVIA_SLURM_OUTPUT"] == "logs/%x_%j.out"
+    assert env["GRYVIA_SLURM_ERROR"] == "err.txt"
+    assert env["GRYVIA_SLURM_OPEN_MODE"] == "append"
+    mapped = {m["directive"] for m in conversion.report["mapped"]}
+    assert {"--output", "--error", "--open-mode"} <= mapped
 
 
 def test_a_repeated_unsupported_directive_is_reported_once_at_its_last_line() -> None:

@@ -225,3 +225,45 @@ def test_an_agent_ignores_requests_without_the_job_secret(tmp_path: Path) -> Non
     finally:
         agent.kill()
         agent.wait()
+
+
+def test_output_goes_to_the_named_file_and_stays_in_the_pod_log(tmp_path: Path) -> None:
+    script = f"""#!/bin/sh
+#SBATCH -N 2
+#SBATCH -J tee
+#SBATCH --output={tmp_path}/logs/%x_%j.out
+echo "jobid $SLURM_JOB_ID"
+echo "batch on $SLURMD_NODENAME"
+srun sh -c 'echo "task $SLURM_PROCID"'
+echo "to stderr" >&2
+"""
+    pods = run_pods(script, tmp_path)
+    assert [pod.code for pod in pods] == [0, 0]
+    (written,) = (tmp_path / "logs").glob("tee_*.out")
+    assert written.name == f"tee_{_job_id(pods[0].out)}.out"
+    text = written.read_text()
+    for line in ("batch on tee-0.tee-headless", "task 0", "task 1", "to stderr"):
+        assert line in text
+    assert "task 1" in pods[0].out and "batch on" in pods[0].out  # still in the pod log
+    assert "to stderr" in pods[0].err and "to stderr" not in pods[0].out
+
+
+def _job_id(out: str) -> str:
+    return next(line.split()[-1] for line in out.splitlines() if line.startswith("jobid "))
+
+
+def test_error_file_and_append_mode(tmp_path: Path) -> None:
+    (tmp_path / "out.log").write_text("earlier\n")
+    script = f"""#!/bin/sh
+#SBATCH --output={tmp_path}/out.log
+#SBATCH --error={tmp_path}/err-%a-%u.log
+#SBATCH --open-mode=append
+echo "jobid $SLURM_JOB_ID"
+echo oops >&2
+"""
+    pods = run_pods(script, tmp_path, USER="alice")
+    assert pods[0].code == 0
+    assert (tmp_path / "out.log").read_text().startswith("earlier\njobid ")
+    errors = list(tmp_path.glob("err-*.log"))
+    assert [p.name for p in errors] == [f"err-4294967294-{errors[0].name.split('-')[2]}"]
+    assert errors[0].read_text() == "oops\n"

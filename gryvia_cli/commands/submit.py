@@ -305,9 +305,9 @@ def submit(
     created_objects = []
     created: list[tuple[str, str]] = []
     if imported is not None:
-        from gryvia_cli.views.sbatchjobs import claim_name, create_sbatch_jobs
+        from gryvia_cli.views.sbatchjobs import claim_name, create_sbatch_jobs, target_namespace
 
-        target = explicit_ns or ns
+        target = target_namespace(imported, ns)
         conversion = claim_name(state, imported, target)
         created_objects = create_sbatch_jobs(state, conversion, target)
         created = [(target, str(o.get("metadata", {}).get("name"))) for o in created_objects]

@@ -88,6 +88,8 @@ def convert_script(
                 require_image=require_image,
                 base_name=base_name,
                 name_suffix=name_suffix,
+                settings=settings,
+                namespace=namespace,
             )
             issues += found
     failed = any(issue.severity is Severity.ERROR for issue in issues)

@@ -17,13 +17,21 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gryvia_cli.sbatch import arrays
+from gryvia_cli.sbatch.directives import Extra, map_directives
 from gryvia_cli.sbatch.launcher import (
     MAX_SCRIPT_BYTES,
     build_launch,
     build_runtime_config,
     runtime_config_name,
 )
-from gryvia_cli.sbatch.model import Issue, ParsedScript, error, unsupported, warning
+from gryvia_cli.sbatch.model import (
+    ImportSettings,
+    Issue,
+    ParsedScript,
+    error,
+    unsupported,
+    warning,
+)
 from gryvia_cli.sbatch.resources import Resources
 from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
 from gryvia_cli.sbatch.values import (
@@ -62,6 +70,7 @@ class ImportPlan:
     comment: str | None = None
     export: ExportSpec | None = None
     mapped: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    extra: Extra = field(default_factory=Extra)
 
 
 def job_name(parsed: ParsedScript) -> str:
@@ -89,6 +98,8 @@ def plan_import(
     require_image: bool = True,
     base_name: str | None = None,
     name_suffix: str = "",
+    settings: ImportSettings | None = None,
+    namespace: str | None = None,
 ) -> tuple[ImportPlan, list[Issue]]:
     """Decide the non-resource fields and report how mapped directives were translated.
 
@@ -190,7 +201,10 @@ def plan_import(
         f"metadata.annotations['{ANNOTATION_SBATCH_COMMENT}']",
         comment.value if comment is not None else None,
     )
-    note("no-requeue", "spec.retryLimit", "0")
+    extra = map_directives(
+        parsed, settings or ImportSettings(), namespace, resources.time_limit_seconds, note
+    )
+    issues += extra.issues
     for key in ("output", "error", "open-mode"):
         note(key, "the batch script's output, also in the pod log (in-pod runtime)", None)
     if len(parsed.text.encode("utf-8")) > MAX_SCRIPT_BYTES:
@@ -211,6 +225,7 @@ def plan_import(
         comment=comment.value if comment is not None else None,
         export=export,
         mapped=tuple(mapped),
+        extra=extra,
     )
     return plan, issues
 
@@ -279,6 +294,7 @@ def build_jobs(
     """The GryviaAIJob manifests: one, or one per array index (throttled ones suspended)."""
     res = plan.resources
     array = res.array
+    namespace = namespace or plan.extra.namespace
     elements: list[int | None] = list(array.indices) if array else [None]
     array_id = array_job_id(plan.base_name, submission_id)
     user_env = list(plan.export.values) if plan.export else []
@@ -288,7 +304,7 @@ def build_jobs(
         time_limit_seconds=res.time_limit_seconds,
         user_env=user_env,
         config=runtime_config_name(plan.base_name),
-        outputs=output_env(parsed),
+        outputs=output_env(parsed) | plan.extra.env,
     )
     jobs = []
     for position, index in enumerate(elements):
@@ -302,6 +318,7 @@ def build_jobs(
             "env": [{"name": k, "value": v} for k, v in env.items()] + launch.env,
             "resources": _pod_resources(res),
             "retryLimit": 0,
+            **plan.extra.spec,
         }
         if res.gryvia_gpu_type:
             spec["gpuType"] = res.gryvia_gpu_type
@@ -352,7 +369,7 @@ def build_runtime(
     if plan.resources.array is not None:
         labels[LABEL_ARRAY_NAME] = plan.base_name
     name = runtime_config_name(plan.base_name)
-    return build_runtime_config(name, parsed.text, labels, namespace)
+    return build_runtime_config(name, parsed.text, labels, namespace or plan.extra.namespace)
 
 
 def _manifest(

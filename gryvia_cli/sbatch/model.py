@@ -121,3 +121,5 @@ class ImportSettings:
 
     max_array_size: int = DEFAULT_MAX_ARRAY_SIZE
     node_gpus: Mapping[str, int] = field(default_factory=dict)
+    tenants: frozenset[str] | None = None
+    """Names of the cluster's GryviaTenants (None: not read), for `--account`."""

@@ -16,7 +16,6 @@ from typing import Final
 from gryvia_cli.sbatch.model import Directive, Issue, error, unsupported
 from gryvia_cli.sbatch.options import SITE_PLUGINS
 from gryvia_cli.sbatch.values import BadValue, parse_int, parse_memory_mb, parse_time_seconds
-from gryvia_operator.api.names import LABEL_TEAM
 
 # Interpreted into resources (sbatch(1) -N, -n, -c, --gres, --gpus*, --mem*, -t, -a, -J,
 # --exclusive).
@@ -30,7 +29,8 @@ CORE: Final = frozenset(
 # Translated into other GryviaAIJob fields; `mapping` reports how.
 MAPPED: Final = frozenset(
     {"partition", "chdir", "export", "constraint", "container-image", "container-workdir",
-     "comment", "no-requeue", "output", "error", "open-mode"}
+     "comment", "no-requeue", "output", "error", "open-mode", "qos", "requeue", "signal",
+     "account"}
 )  # fmt: skip
 
 _CLIENT = "an sbatch client option with no effect on the job itself"
@@ -41,8 +41,6 @@ _BINDING = (
 _NODES = "Gryvia does not pick nodes by name; use spec.nodeSelector or affinity in the job"
 
 ADVICE: Final[dict[str, str]] = {
-    "account": "Slurm accounts do not exist here; the namespace's GryviaQuota and the label "
-    f"{LABEL_TEAM} attribute usage",
     "acctg-freq": "accounting sampling is fixed; Gryvia meters GPU time from the pods",
     "autocomplete": _CLIENT,
     "batch": "batch-host features have no equivalent; the script runs in pod 0",
@@ -116,15 +114,10 @@ ADVICE: Final[dict[str, str]] = {
     "priority": "set spec.priority (0..100) in the job",
     "profile": "profiling is not supported",
     "propagate": "resource limits (ulimits) are the container runtime's",
-    "qos": "QOS has no equivalent; use spec.priority and the namespace's GryviaQuota",
     "quiet": _CLIENT,
     "reboot": "node reboots are not supported",
-    "requeue": "retries: pods are recreated per spec.retryLimit and disruptions do not count "
-    "(set spec.retryLimit to allow failures)",
     "reservation": "use a GryviaReservation and the annotation gryvia.io/reservation=<name>",
     "segment": "segments are not supported",
-    "signal": "no signal is sent before the time limit; at the limit (or on cancel) the pod gets "
-    "SIGTERM and its termination grace period, so trap TERM to save state",
     "sockets-per-node": _BINDING,
     "spread-job": "spreading is not translated; the scheduler places the pods",
     "stepmgr": "step management is done by the in-pod runtime",

@@ -44,8 +44,9 @@ def import_sbatch(
     name: str | None = None,
 ) -> SbatchImport:
     """Convert `script`; print its findings to stderr once. With `state`, MaxArraySize comes
-    from the settings and a script whose `--exclusive` needs the GPUs per node is converted
-    again with the cluster's GPU nodes. Raises InvalidInputError when it does not convert."""
+    from the settings, a script whose `--exclusive` needs the GPUs per node is converted
+    again with the cluster's GPU nodes, and one with `--account` with the tenants' names.
+    Raises InvalidInputError when it does not convert."""
     from gryvia_cli.views.reads import read_supply
 
     path = Path(script)
@@ -69,11 +70,25 @@ def import_sbatch(
             shapes[node.gpu_type] = max(shapes.get(node.gpu_type, 0), node.gpus)
         settings = ImportSettings(settings.max_array_size, {k: v for k, v in shapes.items() if v})
         conversion = run(settings)
+    if state is not None and conversion.parsed.given("account"):
+        from dataclasses import replace
+
+        from gryvia_cli.views.reads import read_tenant_names
+
+        settings = replace(settings, tenants=frozenset(read_tenant_names(state.access())))
+        conversion = run(settings)
     for issue in conversion.issues:
         (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
     if not conversion.ok:
         raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
     return SbatchImport(script, conversion, lambda suffix: run(settings, suffix), name is not None)
+
+
+def target_namespace(imported: SbatchImport, fallback: str) -> str:
+    """Where the jobs go: their own namespace (`-n`, or `--account`'s tenant), else `fallback`."""
+    jobs = imported.conversion.jobs
+    own = (jobs[0].get("metadata") or {}).get("namespace") if jobs else None
+    return str(own or fallback)
 
 
 def _taken(state: Session, conversion: Conversion, namespace: str) -> bool:

@@ -281,6 +281,31 @@ def batch_main(cfg: common.Config) -> int:
     return code
 
 
+def signal_plan(limit: int) -> tuple[float | None, Any]:
+    """--signal (env GRYVIA_SLURM_SIGNAL `NAME@SECONDS@batch|all`): when to send it (seconds
+    after the start, None for never) and how: `batch` signals the batch script itself (`B:`),
+    `all` every other process of its group on this pod (the steps, not the shell)."""
+    spec = os.environ.get("GRYVIA_SLURM_SIGNAL", "")
+    name, _, rest = spec.partition("@")
+    seconds, _, target = rest.partition("@")
+    number = int(name) if name.isdigit() else getattr(signal, "SIG" + name, None)
+    if not limit or number is None or not seconds.isdigit():
+        return None, None
+
+    def send(pid: int) -> None:
+        if target == "batch":
+            with contextlib.suppress(OSError):
+                os.kill(pid, number)
+            return
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != pid:
+                with contextlib.suppress(OSError):
+                    if os.getpgid(int(entry.name)) == pid:
+                        os.kill(int(entry.name), number)
+
+    return max(limit - int(seconds), 0), send
+
+
 def _killpg(pid: int, number: int) -> None:
     with contextlib.suppress(OSError):
         os.killpg(pid, number)
@@ -294,6 +319,7 @@ def wait_script(cfg: common.Config, proc: subprocess.Popen[bytes], stopping: lis
     limit = common.env_int("GRYVIA_SLURM_TIME_LIMIT", 0)
     kill_wait = common.env_int("GRYVIA_SLURM_KILL_WAIT", 30)
     timed_out = False
+    warn_at, send_warning = signal_plan(limit)
     while True:
         try:
             code = proc.wait(timeout=0.2)
@@ -301,6 +327,9 @@ def wait_script(cfg: common.Config, proc: subprocess.Popen[bytes], stopping: lis
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
+        if warn_at is not None and now - start >= warn_at:
+            warn_at = None
+            send_warning(proc.pid)
         if limit and not timed_out and now - start >= limit:
             timed_out = True
             stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")

@@ -267,3 +267,19 @@ echo oops >&2
     errors = list(tmp_path.glob("err-*.log"))
     assert [p.name for p in errors] == [f"err-4294967294-{errors[0].name.split('-')[2]}"]
     assert errors[0].read_text() == "oops\n"
+
+
+def test_signal_reaches_the_batch_script_before_the_time_limit(tmp_path: Path) -> None:
+    script = """#!/bin/bash
+#SBATCH --time=1
+#SBATCH --signal=B:USR1@58
+trap 'echo "got USR1"; exit 0' USR1
+for i in $(seq 100); do sleep 0.1; done
+echo "no signal"
+"""
+    # a 3 s limit with the signal 2 s before it: sent after about 1 s
+    pods = run_pods(
+        script, tmp_path, GRYVIA_SLURM_TIME_LIMIT="3", GRYVIA_SLURM_SIGNAL="USR1@2@batch"
+    )
+    assert pods[0].code == 0
+    assert "got USR1" in pods[0].out and "no signal" not in pods[0].out

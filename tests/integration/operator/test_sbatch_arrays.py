@@ -129,3 +129,27 @@ def test_output_file_on_pod_0_and_in_gryvia_logs(
     for line in ("batch line", "task 0", "task 1", "file: batch line"):
         assert line in logs, logs
     assert sum(line in logs for line in ("file: task 0", "file: task 1")) == 2, logs
+
+
+def test_a_heterogeneous_job_is_refused_with_the_reason(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    script = _script(tmp_path, "het.sh", """
+        #!/bin/bash
+        #SBATCH --job-name=het
+        #SBATCH --nodes=1 --gres=gpu:1
+        #SBATCH hetjob
+        #SBATCH --nodes=2 --cpus-per-task=8
+        srun --het-group=0 python3 -c 'print(1)' : --het-group=1 python3 -c 'print(2)'
+    """)  # fmt: skip
+    result = _gryvia(sandbox, "submit", "--sbatch", script, "--image", "python:3.11",
+                     "-n", namespace)  # fmt: skip
+    assert result.returncode != 0
+    assert "heterogeneous jobs are not supported" in result.stderr
+    assert "submit each component as its own job" in result.stderr
+    assert "nothing was submitted" in result.stderr
+    assert kubectl_json(sandbox, "get", "gaj", "-n", namespace)["items"] == []
+    maps = kubectl_json(
+        sandbox, "get", "configmaps", "-n", namespace, "-l", "gryvia.io/imported-from=sbatch"
+    )
+    assert maps["items"] == []

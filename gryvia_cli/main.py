@@ -68,6 +68,26 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         (),
     ),
     (
+        LazyCommand(
+            "squeue",
+            _C + "squeue",
+            "Workloads",
+            "Jobs in Slurm's squeue layout: states, reasons, -o letters.",
+            "squeue",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "sacct",
+            _C + "sacct",
+            "Workloads",
+            "Jobs in Slurm's sacct layout: state, exit code, elapsed, GPU-hours.",
+            "sacct",
+        ),
+        (),
+    ),
+    (
         LazyCommand("list", _C + "listing", "Cluster", "List jobs, GPU nodes, quotas or SKUs."),
         ("ls",),
     ),
@@ -93,6 +113,16 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
             "catalog", _C + "catalog", "Cluster", "The GPU price catalog (GryviaGpuSku).", "catalog"
         ),
         ("skus",),
+    ),
+    (
+        LazyCommand(
+            "sinfo",
+            _C + "sinfo",
+            "Cluster",
+            "GPU nodes in Slurm's sinfo layout: GPU types as partitions.",
+            "sinfo",
+        ),
+        (),
     ),
     (
         LazyCommand(

@@ -171,7 +171,9 @@ def render_documents(documents: Sequence[Any]) -> None:
     strings (a batch script) become readable `|` blocks."""
     import yaml
 
-    class BlockDumper(yaml.SafeDumper):
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: ~10x faster
+
+    class BlockDumper(base):  # type: ignore[misc]
         """SafeDumper writing multi-line strings as `|` blocks."""
 
     def block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

@@ -47,6 +47,9 @@ class GryviaSettings(BaseSettings):
     """Namespace of the operator Deployment (`GRYVIA_PLATFORM_NAMESPACE`)."""
     request_timeout: float = 30.0
     """Seconds to wait for one API response (`GRYVIA_REQUEST_TIMEOUT`)."""
+    sbatch_max_array_size: int = Field(default=100_001, ge=1)
+    """The importer's MaxArraySize: array indices run 0..N-1 (`GRYVIA_SBATCH_MAX_ARRAY_SIZE`;
+    Slurm's own default is 1001)."""
 
     @classmethod
     def settings_customise_sources(

@@ -6,7 +6,7 @@
 #SBATCH --cpus-per-task=96
 #SBATCH --mem=480G
 #SBATCH --time=2-00:00:00
-#SBATCH --partition=a100             # becomes spec.queueName (Kueue LocalQueue)
+#SBATCH --partition=a100             # kept as spec.queueName
 
 set -euo pipefail
 MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)

@@ -18,7 +18,9 @@ app = typer.Typer()
 @app.command("cancel", rich_help_panel="Workloads")
 def cancel(
     ctx: typer.Context,
-    jobs: Annotated[list[str], typer.Argument(help="Job names.", show_default=False)],
+    jobs: Annotated[
+        list[str], typer.Argument(help="Job names (or job array names).", show_default=False)
+    ],
     yes: YesOpt = False,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -27,23 +29,29 @@ def cancel(
     The operator stops their pods and marks them Cancelled.
 
     Sets the annotation gryvia.io/cancel="true"; the job object stays (its record and cost
-    are kept) until `gryvia delete job`. Asks first unless --yes or stdin is not a terminal.
+    are kept) until `gryvia delete job`. A name no job has but a job array has (an imported
+    `#SBATCH --array`, label gryvia.io/array-name) cancels every element, as scancel does.
+    Asks first unless --yes or stdin is not a terminal.
     Jobs already ended are left alone. Exit 1 when any job could not be cancelled.
 
     Examples:
       gryvia cancel train-ddp
       gryvia cancel a b c --yes -n team-a
+      gryvia cancel sweep
     """
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_operator.api.names import ANNOTATION_CANCEL
 
     for job in jobs:
         check_job_name(job)
+    from gryvia_cli.views.arrays import expand_names
+
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
+    access = state.access()
+    jobs = expand_names(access, ns, jobs)
     if not confirm(f"Cancel {len(jobs)} job(s) in {ns}: {', '.join(jobs)}?", yes):
         raise typer.Exit(1)
-    access = state.access()
 
     def cancel_one(name: str) -> Outcome:
         summary = summarize_job(access.get(r.AIJOB, name, ns))

@@ -53,6 +53,10 @@ def cluster_scoped_notice(res: r.Resource, all_namespaces: bool, namespace: str 
 
 def list_jobs(
     ctx: typer.Context,
+    array: Annotated[
+        str | None,
+        typer.Argument(help="Only the elements of this job array.", show_default=False),
+    ] = None,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
     output: OutputOpt = None,
@@ -63,7 +67,8 @@ def list_jobs(
 ) -> None:
     """List jobs (GryviaAIJobs).
 
-    Columns NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE.
+    Columns NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE. ARRAY lists the elements of a
+    job array (label gryvia.io/array-name=ARRAY), as `squeue -j` does for a Slurm array.
 
     `-o wide` adds pods, ready replicas, run time, the nodes the pods are bound to, the cost
     so far (metered; `~` marks an estimate from the catalog rate) and the status message;
@@ -73,7 +78,13 @@ def list_jobs(
       gryvia list jobs
       gryvia ls jobs -A -o wide
       gryvia list jobs -o json | jq -r '.items[].metadata.name'
+      gryvia list jobs sweep
     """
+    if array:
+        from gryvia_operator.api.names import LABEL_ARRAY_NAME
+
+        array_selector = f"{LABEL_ARRAY_NAME}={array}"
+        selector = f"{selector},{array_selector}" if selector else array_selector
     state = session(ctx)
     fmt = state.fmt(output)
     access = state.access()

@@ -73,6 +73,15 @@ def logs(
             show_default=False,
         ),
     ] = None,
+    index: Annotated[
+        int | None,
+        typer.Option(
+            "--index",
+            help="Array index: JOB names a job array (gryvia.io/array-name) and this picks "
+            "its element, as Slurm's JOBID_INDEX.",
+            show_default=False,
+        ),
+    ] = None,
     namespace: NamespaceOpt = None,
 ) -> None:
     """Print or follow a job's log.
@@ -97,6 +106,7 @@ def logs(
       gryvia logs train-ddp -f --replica 1
       gryvia logs train-ddp --all-replicas --tail -1
       gryvia logs train-ddp --tail -1 --timestamps > train.log
+      gryvia logs sweep --index 3
     """
     from gryvia_cli.views import streams
 
@@ -106,6 +116,10 @@ def logs(
     state = session(ctx)
     access = state.access()
     ns = state.resolve_namespace(namespace)
+    if index is not None:
+        from gryvia_cli.views.arrays import element_name
+
+        job = element_name(access, ns, job, index)
     summary = streams.read_job(access, ns, job)  # NotFoundError when the job is missing
     pods = streams.job_pods(access, ns, job)
     if not pods and _show_saved_only(

@@ -20,6 +20,7 @@ from gryvia_cli.output import (
     section,
 )
 from gryvia_cli.sbatch.convert import convert_file
+from gryvia_cli.sbatch.model import ImportSettings
 from gryvia_cli.sbatch.report import render_text, summarize
 
 app = typer.Typer(
@@ -27,7 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-DEFAULT_PATTERNS = ("*.sh", "*.sbatch", "*.slurm", "*.job", "*.bash", "*.batch")
+SNIFF_BYTES = 64 * 1024
 JOB_COLUMNS = ("name", "type", "gpus", "image")
 SUMMARY_ROWS = (
     ("clean", "converts cleanly", "ok"),
@@ -55,12 +56,14 @@ def convert(
     namespace: Annotated[
         str | None, typer.Option("--namespace", help="Set metadata.namespace on the jobs.")
     ] = None,
+    node_gpus: NodeGpusOpt = None,
 ) -> None:
     """Print the GryviaAIJobs for SCRIPT and a migration report (exit 1, no jobs, on errors).
 
-    The report goes to stderr. -o yaml (the default) prints the jobs as a YAML stream; json
-    prints {jobs, report}; name prints gryviaaijob.gryvia.io/NAME per job; table and wide a
-    line per job (NAME, TYPE, GPUS, IMAGE).
+    The report goes to stderr. -o yaml (the default) prints the runtime ConfigMap (the batch
+    script and the in-pod runtime, once per job or array) and the jobs as a YAML stream; json
+    prints {runtime, jobs, report}; name prints configmap/NAME and gryviaaijob.gryvia.io/NAME
+    per job; table and wide a line per job (NAME, TYPE, GPUS, IMAGE).
 
     Examples:
       gryvia sbatch convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3
@@ -69,14 +72,16 @@ def convert(
     from gryvia_cli.core.jobs import gpu_text, summarize_job
 
     fmt = session(ctx).fmt(output, default=OutputFormat.yaml)
-    conversion = convert_file(script, image=image, namespace=namespace)
+    settings = import_settings(ctx, node_gpus)
+    conversion = convert_file(script, image=image, namespace=namespace, settings=settings)
     jobs = [dict(job) for job in conversion.jobs]
     if fmt is OutputFormat.json:
-        render_data({"jobs": jobs, "report": conversion.report}, fmt)
+        render_data({"runtime": conversion.runtime, "jobs": jobs, "report": conversion.report}, fmt)
     elif fmt is OutputFormat.yaml:
-        render_documents(jobs)
+        render_documents(conversion.documents)
     elif fmt is OutputFormat.name:
-        render_names(names_of(r.AIJOB, jobs))
+        runtime = [conversion.runtime] if conversion.runtime else []
+        render_names(names_of(r.CONFIG_MAP, runtime) + names_of(r.AIJOB, jobs))
     elif jobs:
         summaries = [summarize_job(job) for job in jobs]
         render_table(JOB_COLUMNS, [[s.name, s.job_type, gpu_text(s), s.image] for s in summaries])
@@ -86,15 +91,57 @@ def convert(
         raise typer.Exit(1)
 
 
-def find_scripts(directory: Path, patterns: list[str], recursive: bool) -> list[Path]:
-    """Regular files in `directory` matching any pattern, sorted."""
+def is_batch_script(path: Path) -> bool:
+    """True when the file starts with `#!` and has an `#SBATCH` line in its first 64 KiB
+    (what a batch script is, whatever its name: `.slrm`, `.sub`, `.sl`, none)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and (b"\n#SBATCH" in head or b"\n#SLURM" in head)
+
+
+def find_scripts(
+    directory: Path, patterns: list[str] | None, recursive: bool
+) -> tuple[list[Path], list[Path]]:
+    """(scripts, skipped): files matching any pattern, or, without patterns, every file that
+    `is_batch_script`; `skipped` lists the other files looked at. Both sorted."""
+    globs = patterns or ["*"]
     found = {
         path
-        for pattern in patterns
+        for pattern in globs
         for path in (directory.rglob(pattern) if recursive else directory.glob(pattern))
         if path.is_file()
     }
-    return sorted(found)
+    if patterns:
+        return sorted(found), []
+    scripts = sorted(path for path in found if is_batch_script(path))
+    return scripts, sorted(found - set(scripts))
+
+
+def import_settings(ctx: typer.Context, node_gpus: list[str] | None) -> ImportSettings:
+    """The importer's site settings: MaxArraySize from the CLI settings, `--node-gpus`."""
+    shapes: dict[str, int] = {}
+    for item in node_gpus or []:
+        name, _, count = item.partition("=")
+        if not name or not count.isdigit() or int(count) <= 0:
+            raise typer.BadParameter(
+                f"{item!r} is not TYPE=N (e.g. H100=8)", param_hint="--node-gpus"
+            )
+        shapes[name] = int(count)
+    limit = session(ctx).settings().sbatch_max_array_size
+    return ImportSettings(max_array_size=limit, node_gpus=shapes)
+
+
+NodeGpusOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--node-gpus",
+        metavar="TYPE=N",
+        help="GPUs per node of a type (repeatable), for --exclusive (whole nodes).",
+    ),
+]
 
 
 @app.command()
@@ -106,7 +153,11 @@ def check(
     output: OutputOpt = None,
     pattern: Annotated[
         list[str] | None,
-        typer.Option("--pattern", help="File name pattern (repeatable); default *.sh, *.sbatch, …"),
+        typer.Option(
+            "--pattern",
+            help="File name pattern (repeatable); default: every file that starts with #! and "
+            "has #SBATCH lines.",
+        ),
     ] = None,
     recursive: Annotated[
         bool, typer.Option("-r", "--recursive", help="Descend into folders.")
@@ -114,22 +165,29 @@ def check(
     details: Annotated[
         bool, typer.Option("--details", help="List every script (as -o wide).")
     ] = False,
+    node_gpus: NodeGpusOpt = None,
 ) -> None:
     """Try to import every script in DIRECTORY and summarise: clean, with warnings, refused.
 
-    -o table (the default) prints the counts and the most common problems; wide (or
-    --details) adds a line per script; json and yaml print the summary {total, clean,
-    warnings, refused, topUnsupported, topWarnings, topErrors, files}; name prints the
-    scripts' paths.
+    Without --pattern a batch script is any file that starts with #! and has #SBATCH lines,
+    whatever its name (.sh, .slrm, .sub, none); the other files are listed as skipped.
+    -o table (the default) prints the counts, the most common problems and the skipped
+    files; wide (or --details) adds a line per script; json and yaml print the summary
+    {total, clean, warnings, refused, topUnsupported, topWarnings, topErrors, files,
+    skipped}; name prints the scripts' paths.
 
     Examples:
       gryvia sbatch check ~/slurm-jobs
       gryvia sbatch check ~/slurm-jobs -r -o json
     """
     fmt = session(ctx).fmt(output)
-    scripts = find_scripts(directory, pattern or list(DEFAULT_PATTERNS), recursive)
-    reports = [convert_file(path, require_image=False).report for path in scripts]
+    settings = import_settings(ctx, node_gpus)
+    scripts, skipped = find_scripts(directory, pattern, recursive)
+    reports = [
+        convert_file(path, require_image=False, settings=settings).report for path in scripts
+    ]
     summary = summarize(reports)
+    summary["skipped"] = [str(path) for path in skipped]
     if fmt in (OutputFormat.json, OutputFormat.yaml):
         render_data(summary, fmt)
     elif fmt is OutputFormat.name:
@@ -152,12 +210,17 @@ def _print_summary(summary: dict[str, Any], directory: Path, details: bool) -> N
             render_table(
                 (column, "scripts"), [[row["name"], row["scripts"]] for row in summary[key]]
             )
+    if summary["skipped"]:
+        section(f"Skipped {len(summary['skipped'])} file(s): no #! line or no #SBATCH lines")
+        render_table(("file",), [[_relative(Path(path), directory)] for path in summary["skipped"]])
     if details:
         section("Scripts")
         rows = []
         for item in summary["files"]:
             notes = ", ".join(item["errors"] + item["unsupported"] + item["warnings"])
-            shown = Path(item["script"])
-            name = str(shown.relative_to(directory) if shown.is_relative_to(directory) else shown)
-            rows.append([name, item["status"], notes])
+            rows.append([_relative(Path(item["script"]), directory), item["status"], notes])
         render_table(("script", "status", "notes"), rows)
+
+
+def _relative(path: Path, directory: Path) -> str:
+    return str(path.relative_to(directory) if path.is_relative_to(directory) else path)

@@ -79,30 +79,6 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     return jobs
 
 
-def jobs_from_sbatch(script: str, image: str | None, namespace: str | None) -> list[dict[str, Any]]:
-    """Convert a Slurm batch script with `gryvia_cli.sbatch`; print its issues to stderr.
-
-    Raises InvalidInputError when the script does not exist or does not convert.
-    """
-    import secrets
-    from pathlib import Path
-
-    from gryvia_cli.sbatch.convert import convert_file
-    from gryvia_cli.sbatch.model import Severity
-
-    path = Path(script)
-    if not path.is_file():
-        raise InvalidInputError(f"batch script {script} does not exist")
-    conversion = convert_file(
-        path, image=image, namespace=namespace, submission_id=secrets.token_hex(4)
-    )
-    for issue in conversion.issues:
-        (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
-    if not conversion.ok:
-        raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
-    return [dict(job) for job in conversion.jobs]
-
-
 def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> None:
     """Print each job's GPU request, the nodes that could take it now and its cost estimate
     (stderr); jobs without a namespace of their own go to `namespace`."""
@@ -288,6 +264,15 @@ def submit(
             help="Give up --wait/--logs after this long in all (90s, 30m, 24h); exit 124.",
         ),
     ] = "24h",
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            metavar="NAME",
+            help="Kubernetes name of an --sbatch job or array (default: the Slurm job name, "
+            "with a generated suffix when taken).",
+        ),
+    ] = None,
     namespace: NamespaceOpt = None,
     output: OutputOpt = None,
 ) -> None:
@@ -314,17 +299,24 @@ def submit(
         raise UsageError(
             "pass exactly one of -f/--file and --sbatch", hint="gryvia submit -f job.yaml"
         )
-    if image and not sbatch:
-        raise UsageError("--image is only used with --sbatch")
+    if (image or name) and not sbatch:
+        raise UsageError("--image and --name are only used with --sbatch")
     try:
         timeout = parse_duration(wait_timeout, field="--wait-timeout")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     explicit_ns = namespace or state.namespace
-    jobs = jobs_from_sbatch(sbatch, image, explicit_ns) if sbatch else load_jobs(file or [])
+    imported = None
+    if sbatch:
+        from gryvia_cli.views.sbatchjobs import import_sbatch
+
+        imported = import_sbatch(sbatch, image, explicit_ns, state, name)
+        jobs = [dict(job) for job in imported.conversion.jobs]
+    else:
+        jobs = load_jobs(file or [])
     fmt = state.fmt(output, OutputFormat.name)
     if dry_run:
-        _print_dry_run(jobs, fmt)
+        _print_dry_run(jobs, fmt, imported.conversion.runtime if imported else None)
         return
     ns = state.resolve_namespace(namespace)
     for job in jobs:
@@ -336,7 +328,14 @@ def submit(
     print_plans(state, jobs, ns)
     created_objects = []
     created: list[tuple[str, str]] = []
-    for job in jobs:
+    if imported is not None:
+        from gryvia_cli.views.sbatchjobs import claim_name, create_sbatch_jobs, target_namespace
+
+        target = target_namespace(imported, ns)
+        conversion = claim_name(state, imported, target)
+        created_objects = create_sbatch_jobs(state, conversion, target)
+        created = [(target, str(o.get("metadata", {}).get("name"))) for o in created_objects]
+    for job in jobs if imported is None else []:
         target = (job.get("metadata") or {}).get("namespace") or ns
         obj = state.access().create(r.AIJOB, job, target)
         name = str(obj.get("metadata", {}).get("name"))
@@ -355,9 +354,14 @@ def submit(
     follow(state, created, wait, logs, float(timeout))
 
 
-def _print_dry_run(jobs: list[dict[str, Any]], fmt: OutputFormat) -> None:
+def _print_dry_run(
+    jobs: list[dict[str, Any]], fmt: OutputFormat, runtime: dict[str, Any] | None = None
+) -> None:
     import yaml
 
+    if runtime is not None:
+        name = runtime["metadata"]["name"]
+        info(f"dry run: the jobs read the script and runtime from ConfigMap {name}")
     if fmt is OutputFormat.json:
         render_data(
             jobs[0] if len(jobs) == 1 else {"apiVersion": "v1", "kind": "List", "items": jobs}, fmt

@@ -15,6 +15,7 @@ from gryvia_operator.api import resources as api
 from gryvia_operator.api.resources import (
     AIJOB,
     BUDGET,
+    CONFIG_MAP,
     DEPLOYMENT,
     EVENT,
     GPUNODE,
@@ -37,6 +38,7 @@ from gryvia_operator.api.resources import (
 __all__ = [
     "AIJOB",
     "BUDGET",
+    "CONFIG_MAP",
     "DEPLOYMENT",
     "EVENT",
     "GPUNODE",

@@ -171,8 +171,8 @@ def seed(box: cluster.Sandbox, progress: Progress) -> None:
     if not conversion.ok:
         raise GryviaError("the demo's sbatch script did not convert")
     progress(f"imported sbatch-ranks.sh as {len(conversion.jobs)} job(s)")
-    for job in conversion.jobs:
-        kubectl(box, "apply", "-f", "-", stdin=json.dumps(job))
+    for doc in conversion.documents:  # the runtime ConfigMap first, then the jobs
+        kubectl(box, "apply", "-f", "-", stdin=json.dumps(doc))
 
 
 def _job(box: cluster.Sandbox, namespace: str, name: str) -> dict[str, Any]:

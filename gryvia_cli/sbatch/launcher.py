@@ -1,8 +1,14 @@
 """How an imported job starts: the POSIX sh entrypoint, the shipped runtime and their env vars.
 
+The runtime (`runtime/*.py` as one JSON object) and the batch script live once per job or
+array in a ConfigMap `<name>-slurm-runtime` (keys `runtime` and `script`), owned by the jobs
+that use it (`runtime_owners`), so an array element's manifest stays a few KB. Each container
+reads both keys as env vars (`valueFrom.configMapKeyRef`): env vars from a ConfigMap work in
+every cluster and in the sandbox's pod runner alike, which runs no volumes.
+
 Every pod runs `/bin/sh -c ENTRYPOINT`. It finds a scratch directory that allows executables,
-then, when the image has python3 >= 3.7, unpacks the runtime (`runtime/*.py`, shipped as JSON
-in env GRYVIA_SLURM_RUNTIME) and execs `shim.py run`: pod 0 runs the batch script once and
+then, when the image has python3 >= 3.7, unpacks the runtime (env GRYVIA_SLURM_RUNTIME) and
+execs `shim.py run`: pod 0 runs the batch script once and
 srun fans out to agents on the other pods. Without python3 it warns and falls back to running
 the script on every pod, with an `srun` that runs its command once per pod and an `scontrol`
 that only expands host names.
@@ -20,7 +26,12 @@ from typing import Any, Final
 from gryvia_cli.sbatch.runtime.slurm_common import RUNTIME_ENV, SCRIPT_ENV
 from gryvia_cli.sbatch.runtime.slurm_step import SRUN_REQUIRED, SRUN_SHORT
 
-RUNTIME_FILES: Final = ("shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py")
+RUNTIME_FILES: Final = (
+    "shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py", "slurm_output.py",
+)  # fmt: skip
+RUNTIME_KEY: Final = "runtime"
+SCRIPT_KEY: Final = "script"
+RUNTIME_SUFFIX: Final = "-slurm-runtime"
 # One env string may hold at most 128 KiB (Linux MAX_ARG_STRLEN); keep the script well below.
 MAX_SCRIPT_BYTES: Final = 120 * 1024
 # Set by the operator for its own torchrun convention; a Slurm batch step has none of them.
@@ -151,18 +162,63 @@ def _field(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
+def _from_config(name: str, config: str, key: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"configMapKeyRef": {"name": config, "key": key}}}
+
+
+def runtime_config_name(base: str) -> str:
+    """The runtime ConfigMap of the job or array whose Kubernetes base name is `base`."""
+    return base + RUNTIME_SUFFIX
+
+
+def build_runtime_config(
+    name: str, script: str, labels: dict[str, str], namespace: str | None = None
+) -> dict[str, Any]:
+    """The ConfigMap holding the runtime bundle and the batch script (keys `runtime`,
+    `script`); its owners are set once the jobs exist (`runtime_owners`)."""
+    metadata: dict[str, Any] = {"name": name, "labels": dict(labels)}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata,
+        "data": {RUNTIME_KEY: runtime_bundle(), SCRIPT_KEY: script},
+    }
+
+
+def runtime_owners(jobs: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """A merge patch making the created `jobs` (with their uids) the ConfigMap's owners: it is
+    garbage-collected when the last of them is deleted."""
+    owners = [
+        {
+            "apiVersion": job["apiVersion"],
+            "kind": job["kind"],
+            "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"],
+        }
+        for job in jobs
+        if (job.get("metadata") or {}).get("uid")
+    ]
+    return {"metadata": {"ownerReferences": owners}}
+
+
 def build_launch(
     script: str,
     *,
     tasks_per_node: int,
     time_limit_seconds: int | None,
     user_env: Iterable[str] = (),
+    config: str,
+    outputs: dict[str, str] | None = None,
 ) -> Launch:
     """Command and env that run `script` faithfully in every pod of the job.
 
     `tasks_per_node` is srun's default task count per pod; `time_limit_seconds` is enforced by
     the runtime too (Slurm's message, SIGTERM, KillWait, SIGKILL); `user_env` names variables
-    the script's `--export` sets, which the runtime must not drop.
+    the script's `--export` sets, which the runtime must not drop; `config` names the
+    runtime ConfigMap the script and runtime are read from; `outputs` the --output/--error
+    patterns and --open-mode as env (`runtime/slurm_output.py` reads them).
     """
     keep = set(user_env)
     scrub = ",".join(name for name in OPERATOR_VARIABLES if name not in keep)
@@ -178,6 +234,7 @@ def build_launch(
     ]
     if time_limit_seconds:
         env.append({"name": "GRYVIA_SLURM_TIME_LIMIT", "value": str(time_limit_seconds)})
-    env.append({"name": SCRIPT_ENV, "value": script})
-    env.append({"name": RUNTIME_ENV, "value": runtime_bundle()})
+    env += [{"name": name, "value": value} for name, value in (outputs or {}).items()]
+    env.append(_from_config(SCRIPT_ENV, config, SCRIPT_KEY))
+    env.append(_from_config(RUNTIME_ENV, config, RUNTIME_KEY))
     return Launch(command=["/bin/sh", "-c", entrypoint(), "gryvia-sbatch"], env=env)

@@ -3,8 +3,8 @@
 Mapping (sbatch(1) options; README of the shared examples for the judgment calls):
 one pod per Slurm node (a distributed job when nodes > 1, an Indexed Job on the operator side),
 `gpus`/`gpuType` per pod, CPU and memory requests per pod, `timeout` from --time, `workingDir`
-from --chdir (or pyxis --container-workdir), `queueName` from --partition (a Kueue LocalQueue:
-the operator only uses it with its Kueue integration), `image` from --image or pyxis
+from --chdir (or pyxis --container-workdir), `queueName` from --partition (kept; nothing
+reads it yet), `image` from --image or pyxis
 --container-image, env from --export plus the SLURM_* variables Slurm sets for a batch job.
 The Slurm job name stays in SLURM_JOB_NAME; metadata.name is its RFC 1123 form.
 """
@@ -17,8 +17,21 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gryvia_cli.sbatch import arrays
-from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, build_launch
-from gryvia_cli.sbatch.model import Issue, ParsedScript, error, unsupported, warning
+from gryvia_cli.sbatch.directives import Extra, map_directives
+from gryvia_cli.sbatch.launcher import (
+    MAX_SCRIPT_BYTES,
+    build_launch,
+    build_runtime_config,
+    runtime_config_name,
+)
+from gryvia_cli.sbatch.model import (
+    ImportSettings,
+    Issue,
+    ParsedScript,
+    error,
+    unsupported,
+    warning,
+)
 from gryvia_cli.sbatch.resources import Resources
 from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
 from gryvia_cli.sbatch.values import (
@@ -57,6 +70,7 @@ class ImportPlan:
     comment: str | None = None
     export: ExportSpec | None = None
     mapped: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    extra: Extra = field(default_factory=Extra)
 
 
 def job_name(parsed: ParsedScript) -> str:
@@ -77,9 +91,20 @@ def pyxis_image(text: str) -> str:
 
 
 def plan_import(
-    parsed: ParsedScript, resources: Resources, *, image: str | None, require_image: bool = True
+    parsed: ParsedScript,
+    resources: Resources,
+    *,
+    image: str | None,
+    require_image: bool = True,
+    base_name: str | None = None,
+    name_suffix: str = "",
+    settings: ImportSettings | None = None,
+    namespace: str | None = None,
 ) -> tuple[ImportPlan, list[Issue]]:
-    """Decide the non-resource fields and report how mapped directives were translated."""
+    """Decide the non-resource fields and report how mapped directives were translated.
+
+    The Kubernetes base name is the RFC 1123 form of `base_name` (`submit --name`), else of
+    the Slurm job name, with `name_suffix` (`-3f2a`, when the name is taken) kept whole."""
     issues: list[Issue] = []
     mapped: list[dict[str, Any]] = []
 
@@ -93,7 +118,8 @@ def plan_import(
 
     name = job_name(parsed)
     suffix = arrays.suffix_length(resources.array.indices) if resources.array else 0
-    base = kubernetes_name(name, 63 - len(service_name("")) - suffix)
+    room = 63 - len(service_name("")) - suffix - len(name_suffix)
+    base = kubernetes_name(base_name or name, room) + name_suffix
 
     container = parsed.last("container-image")
     chosen = image
@@ -156,9 +182,9 @@ def plan_import(
         issues.append(
             warning(
                 "partition-as-queue",
-                f"{partition.show()}: becomes spec.queueName={queue}, a Kueue LocalQueue the "
-                "operator only uses with its Kueue integration (a partition list keeps its first "
-                "entry); Slurm partitions are not created",
+                f"{partition.show()}: kept as spec.queueName={queue}, which does not affect "
+                "placement yet (a partition list keeps its first entry); Gryvia places jobs by "
+                "GPU type (--gres=gpu:TYPE:N or --constraint)",
                 partition.line,
                 partition.directive,
             )
@@ -175,7 +201,12 @@ def plan_import(
         f"metadata.annotations['{ANNOTATION_SBATCH_COMMENT}']",
         comment.value if comment is not None else None,
     )
-    note("no-requeue", "spec.retryLimit", "0")
+    extra = map_directives(
+        parsed, settings or ImportSettings(), namespace, resources.time_limit_seconds, note
+    )
+    issues += extra.issues
+    for key in ("output", "error", "open-mode"):
+        note(key, "the batch script's output, also in the pod log (in-pod runtime)", None)
     if len(parsed.text.encode("utf-8")) > MAX_SCRIPT_BYTES:
         issues.append(
             error(
@@ -194,6 +225,7 @@ def plan_import(
         comment=comment.value if comment is not None else None,
         export=export,
         mapped=tuple(mapped),
+        extra=extra,
     )
     return plan, issues
 
@@ -262,6 +294,7 @@ def build_jobs(
     """The GryviaAIJob manifests: one, or one per array index (throttled ones suspended)."""
     res = plan.resources
     array = res.array
+    namespace = namespace or plan.extra.namespace
     elements: list[int | None] = list(array.indices) if array else [None]
     array_id = array_job_id(plan.base_name, submission_id)
     user_env = list(plan.export.values) if plan.export else []
@@ -270,6 +303,8 @@ def build_jobs(
         tasks_per_node=res.tasks_per_node,
         time_limit_seconds=res.time_limit_seconds,
         user_env=user_env,
+        config=runtime_config_name(plan.base_name),
+        outputs=output_env(parsed) | plan.extra.env,
     )
     jobs = []
     for position, index in enumerate(elements):
@@ -283,6 +318,7 @@ def build_jobs(
             "env": [{"name": k, "value": v} for k, v in env.items()] + launch.env,
             "resources": _pod_resources(res),
             "retryLimit": 0,
+            **plan.extra.spec,
         }
         if res.gryvia_gpu_type:
             spec["gpuType"] = res.gryvia_gpu_type
@@ -304,6 +340,36 @@ def build_jobs(
             spec["suspend"] = position >= array.max_parallel
         jobs.append(_manifest(plan, parsed, name, index, namespace, spec))
     return jobs
+
+
+OUTPUT_ENV = {
+    "output": "GRYVIA_SLURM_OUTPUT", "error": "GRYVIA_SLURM_ERROR",
+    "open-mode": "GRYVIA_SLURM_OPEN_MODE",
+}  # fmt: skip
+
+
+def output_env(parsed: ParsedScript) -> dict[str, str]:
+    """--output, --error and --open-mode as the runtime's env (append/truncate spelled out)."""
+    out: dict[str, str] = {}
+    for key, name in OUTPUT_ENV.items():
+        directive = parsed.last(key)
+        if directive is not None and directive.value:
+            value = directive.value
+            if key == "open-mode":
+                value = "append" if value[:1].lower() == "a" else "truncate"
+            out[name] = value
+    return out
+
+
+def build_runtime(
+    plan: ImportPlan, parsed: ParsedScript, *, namespace: str | None = None
+) -> dict[str, Any]:
+    """The one runtime ConfigMap the jobs of `plan` read their script and runtime from."""
+    labels = {LABEL_IMPORTED_FROM: "sbatch"}
+    if plan.resources.array is not None:
+        labels[LABEL_ARRAY_NAME] = plan.base_name
+    name = runtime_config_name(plan.base_name)
+    return build_runtime_config(name, parsed.text, labels, namespace or plan.extra.namespace)
 
 
 def _manifest(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+
+from gryvia_cli.sbatch.values import MAX_ARRAY_SIZE as DEFAULT_MAX_ARRAY_SIZE
 
 
 class Severity(Enum):
@@ -104,3 +107,19 @@ class ParsedScript:
     def given(self, key: str) -> bool:
         """True when the script sets option `key` at least once."""
         return any(directive.key == key for directive in self.directives)
+
+
+@dataclass(frozen=True)
+class ImportSettings:
+    """What the site decides, as slurm.conf does for Slurm.
+
+    `max_array_size` plays MaxArraySize (array indices run 0..max_array_size-1; the CLI's
+    setting `sbatch_max_array_size`, env GRYVIA_SBATCH_MAX_ARRAY_SIZE). `node_gpus` maps a
+    canonical GPU type (`H100`) to the GPUs one node of that type has; `--exclusive` needs it
+    to take whole nodes (read from the cluster by `submit`, `--node-gpus TYPE=N` offline).
+    """
+
+    max_array_size: int = DEFAULT_MAX_ARRAY_SIZE
+    node_gpus: Mapping[str, int] = field(default_factory=dict)
+    tenants: frozenset[str] | None = None
+    """Names of the cluster's GryviaTenants (None: not read), for `--account`."""

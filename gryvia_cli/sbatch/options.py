@@ -2,7 +2,8 @@
 
 Source: Slurm `src/common/slurm_opt.c` (`common_options[]`, entries with a `set_func` or a
 `set_func_sbatch`; `slurm_option_table_create` builds getopt's table from them) plus the
-options of the pyxis SPANK plugin (`--container-*`), which sites running containers install.
+options of the pyxis SPANK plugin (`--container-*`), which sites running containers install,
+and of other sites' plugins (`SITE_PLUGINS`: NERSC Shifter, CSCS).
 The man page is sbatch(1), section OPTIONS.
 """
 
@@ -181,6 +182,18 @@ _PYXIS: Final[tuple[tuple[str, ArgKind], ...]] = (
     ("container-env", _R),
 )
 
+# Other sites' SPANK plugins: NERSC Shifter (`--image`, `--module`, `--volume`) and CSCS's
+# container engine and user environments (`--environment`, `--uenv`, `--view`). They are
+# reported and ignored, like the pyxis options Gryvia does not use.
+SITE_PLUGINS: Final[dict[str, str]] = {
+    "image": "NERSC Shifter",
+    "module": "NERSC Shifter",
+    "volume": "NERSC Shifter",
+    "environment": "CSCS container engine",
+    "uenv": "CSCS uenv",
+    "view": "CSCS uenv",
+}
+
 # Aliases: same getopt value, so getopt never calls them ambiguous with each other.
 _ALIASES: Final[dict[str, str]] = {"tasks-per-node": "ntasks-per-node"}
 # Different getopt values but one meaning; reports use the canonical name.
@@ -201,6 +214,10 @@ def _build() -> tuple[OptionSpec, ...]:
     specs += [
         OptionSpec(name=name, arg=arg, key=name, canonical=name, plugin=True)
         for name, arg in _PYXIS
+    ]
+    specs += [
+        OptionSpec(name=name, arg=_R, key=name, canonical=name, plugin=True)
+        for name in SITE_PLUGINS
     ]
     return tuple(specs)
 

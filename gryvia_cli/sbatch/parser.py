@@ -26,7 +26,13 @@ from gryvia_cli.sbatch.options import SHORT, ArgKind, match_long
 BLANKS: Final = " \t\n\v\f\r"  # C isspace() in the "C" locale
 MAGIC: Final = "#SBATCH"
 LEGACY_MAGIC: Final = "#SLURM"
-_LOOKALIKE: Final = re.compile(r"^[ \t\v\f\r]*(#+)[ \t\v\f\r]*sbatch", re.IGNORECASE)
+_LOOKALIKE: Final = re.compile(
+    r"^[ \t\v\f\r]*(#+)[ \t\v\f\r]*sbatch(?P<rest>[ \t\v\f\r]+-.*|-.*)?$", re.IGNORECASE
+)
+# A word that names a script or `$0`: the comment shows a command line (`# sbatch -N 2 x.sh`).
+_SCRIPT_WORD: Final = re.compile(
+    r"(\$\{?0\}?|\S+\.(sh|bash|slurm|sbatch|slrm|sub|sl|job|batch|template))$", re.IGNORECASE
+)
 _HET: Final = re.compile(r"hetjob|packjob", re.IGNORECASE)
 
 
@@ -262,8 +268,13 @@ def _is_comment(line: str) -> bool:
 
 
 def _lookalike(line: str, number: int) -> Issue | None:
-    match = _LOOKALIKE.match(line)
-    if match is None or line.startswith((MAGIC, LEGACY_MAGIC)):
+    """A warning for `# SBATCH --opt` or `#sbatch -N 2` (options after a near-magic word), but
+    not for usage comments that show a command line (`#   sbatch -N 2 run.sh`) or prose."""
+    match = _LOOKALIKE.match(line.rstrip(BLANKS))
+    if match is None or match.group("rest") is None or line.startswith((MAGIC, LEGACY_MAGIC)):
+        return None  # `# sbatch pipeline.sbatch`, `# SBATCH file can't...`: prose, not options
+    words = match.group("rest").split("#")[0].split()
+    if any(_SCRIPT_WORD.fullmatch(word) for word in words):
         return None
     deliberate = line.startswith("##")  # `##SBATCH` is the usual way to switch one off
     if deliberate:

@@ -14,21 +14,23 @@ from collections.abc import Callable
 from typing import Final
 
 from gryvia_cli.sbatch.model import Directive, Issue, error, unsupported
+from gryvia_cli.sbatch.options import SITE_PLUGINS
 from gryvia_cli.sbatch.values import BadValue, parse_int, parse_memory_mb, parse_time_seconds
-from gryvia_operator.api.names import LABEL_TEAM
 
-# Interpreted into resources (sbatch(1) -N, -n, -c, --gres, --gpus*, --mem*, -t, -a, -J).
+# Interpreted into resources (sbatch(1) -N, -n, -c, --gres, --gpus*, --mem*, -t, -a, -J,
+# --exclusive).
 CORE: Final = frozenset(
     {
         "job-name", "nodes", "ntasks", "ntasks-per-node", "ntasks-per-gpu", "cpus-per-task",
         "cpus-per-gpu", "mincpus", "gres", "gpus", "gpus-per-node", "gpus-per-task", "mem",
-        "mem-per-cpu", "mem-per-gpu", "time", "array",
+        "mem-per-cpu", "mem-per-gpu", "time", "array", "exclusive",
     }
 )  # fmt: skip
 # Translated into other GryviaAIJob fields; `mapping` reports how.
 MAPPED: Final = frozenset(
     {"partition", "chdir", "export", "constraint", "container-image", "container-workdir",
-     "comment", "no-requeue"}
+     "comment", "no-requeue", "output", "error", "open-mode", "qos", "requeue", "signal",
+     "account"}
 )  # fmt: skip
 
 _CLIENT = "an sbatch client option with no effect on the job itself"
@@ -37,14 +39,8 @@ _BINDING = (
     "the pod gets the CPUs and GPUs requested"
 )
 _NODES = "Gryvia does not pick nodes by name; use spec.nodeSelector or affinity in the job"
-_OUTPUT = (
-    "the job's output is the pod log: read it with `gryvia logs <job>` "
-    "(redirect inside the script to keep files)"
-)
 
 ADVICE: Final[dict[str, str]] = {
-    "account": "Slurm accounts do not exist here; the namespace's GryviaQuota and the label "
-    f"{LABEL_TEAM} attribute usage",
     "acctg-freq": "accounting sampling is fixed; Gryvia meters GPU time from the pods",
     "autocomplete": _CLIENT,
     "batch": "batch-host features have no equivalent; the script runs in pod 0",
@@ -77,13 +73,10 @@ ADVICE: Final[dict[str, str]] = {
     "cpu-freq": "CPU frequency control is not supported",
     "deadline": "deadlines are not supported; the time limit (spec.timeout) still applies",
     "delay-boot": "node reboots are not supported",
-    "dependency": "Kubernetes has no Slurm job ids to depend on; chain jobs with a GryviaWorkflow "
-    "(without it this job starts at once)",
+    "dependency": "dependencies are not supported, so this job starts at once; submit it when "
+    "the other job has ended (`gryvia submit --wait` waits for a job to end)",
     "distribution": _BINDING,
-    "error": _OUTPUT,
     "exclude": _NODES,
-    "exclusive": "pods share nodes; request all of a node's GPUs/CPUs to fill it "
-    "(CPUs and memory stay as requested)",
     "export-file": "the submitting environment is not available; use --export=NAME=value",
     "extra": "extra node constraints are not supported",
     "extra-node-info": _BINDING,
@@ -101,7 +94,7 @@ ADVICE: Final[dict[str, str]] = {
     "ignore-pbs": _CLIENT,
     "input": "the batch script reads no stdin in a pod; redirect inside the script",
     "kill-on-invalid-dep": "dependencies are not supported (see --dependency)",
-    "licenses": "licenses are not tracked; use a Kueue resource flavor or quota",
+    "licenses": "licenses are not tracked",
     "mail-type": "mail notifications are not sent; subscribe with a GryviaJobHook",
     "mail-user": "mail notifications are not sent; subscribe with a GryviaJobHook",
     "mcs-label": "MCS labels are not supported",
@@ -114,8 +107,6 @@ ADVICE: Final[dict[str, str]] = {
     "ntasks-per-core": _BINDING,
     "ntasks-per-socket": _BINDING,
     "ntasks-per-tres": "use --ntasks-per-gpu or --ntasks-per-node",
-    "open-mode": _OUTPUT,
-    "output": _OUTPUT,
     "overcommit": "CPU requests are as computed; overcommit is not translated",
     "oversubscribe": "pods share nodes by default",
     "parsable": _CLIENT,
@@ -123,17 +114,12 @@ ADVICE: Final[dict[str, str]] = {
     "priority": "set spec.priority (0..100) in the job",
     "profile": "profiling is not supported",
     "propagate": "resource limits (ulimits) are the container runtime's",
-    "qos": "QOS has no equivalent; use spec.priority and the namespace's quota (Kueue)",
     "quiet": _CLIENT,
     "reboot": "node reboots are not supported",
-    "requeue": "retries: pods are recreated per spec.retryLimit and disruptions do not count "
-    "(set spec.retryLimit to allow failures)",
     "reservation": "use a GryviaReservation and the annotation gryvia.io/reservation=<name>",
     "segment": "segments are not supported",
-    "signal": "pods get SIGTERM and a grace period before the time limit kills them; use the "
-    "checkpoint annotations (gryvia.io/checkpoint-command) instead",
     "sockets-per-node": _BINDING,
-    "spread-job": "spreading is not translated; see the annotation gryvia.io/spread-workers",
+    "spread-job": "spreading is not translated; the scheduler places the pods",
     "stepmgr": "step management is done by the in-pod runtime",
     "switches": "switch counts are not translated",
     "test-only": _CLIENT,
@@ -246,6 +232,18 @@ def classify(directives: tuple[Directive, ...]) -> list[Issue]:
         if directive.key in CORE or directive.key in MAPPED or directive.key in seen:
             continue
         seen.add(directive.key)
+        site = SITE_PLUGINS.get(directive.key)
+        if site is not None:
+            issues.append(
+                unsupported(
+                    "site-plugin-option",
+                    f"{directive.show()}: a {site} plugin option, reported and ignored (pass "
+                    "the image with --image and install software in it)",
+                    directive.line,
+                    directive.directive,
+                )
+            )
+            continue
         advice = ADVICE.get(directive.key, "no Gryvia equivalent")
         issues.append(
             unsupported(

@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from gryvia_cli.sbatch.model import Directive, Issue, ParsedScript, Severity, error, warning
+from gryvia_cli.sbatch.exclusive import GpuChoice, take_whole_nodes, untranslatable_gpus
+from gryvia_cli.sbatch.model import (
+    Directive,
+    ImportSettings,
+    Issue,
+    ParsedScript,
+    Severity,
+    error,
+    warning,
+)
 from gryvia_cli.sbatch.values import (
     ArraySpec,
     BadValue,
@@ -101,8 +110,13 @@ class _Reader:
         self.issues.append(warning(code, message, line, directive.directive if directive else None))
 
 
-def resolve(parsed: ParsedScript) -> tuple[Resources | None, list[Issue]]:
-    """Size one pod from the script's directives; None (and errors) when Slurm would refuse."""
+def resolve(
+    parsed: ParsedScript, settings: ImportSettings | None = None
+) -> tuple[Resources | None, list[Issue]]:
+    """Size one pod from the script's directives; None (and errors) when Slurm would refuse.
+
+    `settings` carries the site's MaxArraySize and GPUs per node (for `--exclusive`)."""
+    settings = settings or ImportSettings()
     read = _Reader(parsed)
     node_range, nodes_dir = read.get("nodes", parse_node_count, "invalid-node-count")
     ntasks, ntasks_dir = read.get("ntasks", parse_int, "invalid-number")
@@ -112,14 +126,16 @@ def resolve(parsed: ParsedScript) -> tuple[Resources | None, list[Issue]]:
     cpg, cpg_dir = read.get("cpus-per-gpu", parse_int, "invalid-number")
     mincpus, _ = read.get("mincpus", parse_int, "invalid-number")
     time_limit, _ = read.get("time", parse_time_limit, "invalid-time")
-    array, _ = read.get("array", parse_array, "invalid-array-spec")
+    array, _ = read.get(
+        "array", lambda text: parse_array(text, settings.max_array_size), "invalid-array-spec"
+    )
     gres, gres_dir = read.get("gres", parse_gres, "invalid-gres")
     gpn, gpn_dir = read.get("gpus-per-node", parse_gpu_spec, "invalid-gpus")
     gpus_total, gpus_dir = read.get("gpus", parse_gpu_spec, "invalid-gpus")
     gpt, gpt_dir = read.get("gpus-per-task", parse_gpu_spec, "invalid-gpus")
     memory = _memory_options(read)
     _exclusive_options(read, cpt_dir, cpg_dir, per_gpu_dir, per_node_dir, gpt_dir)
-    _untranslatable_gpus(read)
+    read.issues += untranslatable_gpus(parsed)
     if gres is not None and gres.others:
         read.warn(
             "non-gpu-gres",
@@ -201,6 +217,9 @@ def resolve(parsed: ParsedScript) -> tuple[Resources | None, list[Issue]]:
                 f"using {gpu_type}",
                 constraint,
             )
+    choice, found = take_whole_nodes(parsed, GpuChoice(gpus, gpu_type, source), settings.node_gpus)
+    read.issues += found
+    gpus, gpu_type, source = choice.gpus, choice.gpu_type, choice.source
 
     if cpg is not None and gpus > 0:
         cpus = cpg * gpus
@@ -297,24 +316,6 @@ def _exclusive_options(
             )
 
 
-def _untranslatable_gpus(read: _Reader) -> None:
-    socket = read.parsed.last("gpus-per-socket")
-    if socket is not None:
-        read.fail(
-            "unsupported-gpu-option",
-            f"{socket.show()}: GPUs per socket cannot be translated (socket counts are unknown); "
-            "use --gpus-per-node",
-            socket,
-        )
-    tres = read.parsed.last("tres-per-task")
-    if tres is not None and "gpu" in (tres.value or "").lower():
-        read.fail(
-            "unsupported-gpu-option",
-            f"{tres.show()}: use --gpus-per-task for GPUs per task",
-            tres,
-        )
-
-
 def _gpus(
     read: _Reader,
     nodes: int,
@@ -330,14 +331,21 @@ def _gpus(
 ) -> tuple[int, str | None, str | None]:
     """GPUs per node, the model and where it came from; conflicts are errors."""
     if gres is not None and gres.count and gpn is not None and gpn.count:
-        read.conflict(
-            "conflicting-gpu-options",
-            "--gpus-per-node and --gres=gpu are mutually exclusive "
-            f"({gpn_dir.show() if gpn_dir else ''} vs {gres_dir.show() if gres_dir else ''})",
-            gres_dir,
+        shown = f"{gpn_dir.show() if gpn_dir else ''} vs {gres_dir.show() if gres_dir else ''}"
+        if gres.count != gpn.count:
+            read.conflict(
+                "conflicting-gpu-options",
+                f"--gpus-per-node and --gres=gpu are mutually exclusive ({shown})",
+                gres_dir,
+                gpn_dir,
+            )
+            return 0, None, None
+        read.warn(
+            "gpu-options-overlap",
+            f"--gpus-per-node and --gres=gpu both ask for {gpn.count} GPUs per node ({shown}): "
+            "Slurm 26.05 refuses the pair, earlier versions accept it; keep one of them",
             gpn_dir,
         )
-        return 0, None, None
     claims: list[tuple[int, str | None, str, Directive | None]] = []
     if gres is not None and gres.count:
         claims.append((gres.count, gres.gpu_type, "gres", gres_dir))

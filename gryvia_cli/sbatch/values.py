@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Final
 
+from gryvia_operator.api.gputype import mig_profile, normalize_gpu_type
+
 C_SPACE: Final = " \t\n\v\f\r"
-MAX_ARRAY_SIZE: Final = 1001  # slurm.conf MaxArraySize default: indices 0..1000
+MAX_ARRAY_SIZE: Final = 100_001  # Gryvia's MaxArraySize default (Slurm's is 1001): 0..100000
 INT_MAX: Final = 2**31 - 1
 
 
@@ -180,10 +182,16 @@ def parse_array(text: str, max_size: int = MAX_ARRAY_SIZE) -> ArraySpec:
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) else first
         step = int(match.group(3)) if match.group(3) else 1
-        if last < first or step <= 0 or step >= max_size or last >= max_size:
+        if last < first or step <= 0:
             raise BadValue(
                 f'"{text}": Invalid job array specification ("{token}"; indices must run '
-                f"upwards from 0 to {max_size - 1} with a positive step)"
+                "upwards with a positive step)"
+            )
+        if last >= max_size or step >= max_size:
+            raise BadValue(
+                f'"{text}": index {max(last, step)} is above this site\'s array limit: indices '
+                f"run from 0 to {max_size - 1} (MaxArraySize={max_size}; raise it with the "
+                "setting sbatch_max_array_size, env GRYVIA_SBATCH_MAX_ARRAY_SIZE)"
             )
         found.update(range(first, last + 1, step))
     if not found:
@@ -337,7 +345,10 @@ def constraint_gpu_type(text: str) -> str | None:
 
 def normalise_gpu_type(raw: str) -> str:
     """Gryvia's GPU type for a Slurm model name (H100, A100-80G, A100-40G, A100, L40, A10,
-    T4, V100); an unknown model is kept as written."""
+    T4, V100); a MIG slice through the shared rule (`nvidia_h100_80gb_hbm3_3g.40gb` ->
+    `H100-MIG-3G.40GB`); an unknown model is kept as written."""
+    if mig_profile(raw) is not None:
+        return normalize_gpu_type(raw)
     model = raw.lower().replace("_", "-")
     model = re.sub(r"^(nvidia-)?(tesla-)?", "", model)
     if model.startswith("h100"):

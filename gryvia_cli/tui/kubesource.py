@@ -179,6 +179,24 @@ class KubeSource:
         created = self.access.create(r.AIJOB, body, ns)
         return f"{ns}/{(created.get('metadata') or {}).get('name') or meta.get('name')}"
 
+    def create_config_map(self, body: dict[str, Any]) -> str:
+        """Server-side apply the ConfigMap in its namespace (or the target's, or `default`)."""
+        meta = body.setdefault("metadata", {})
+        ns = meta.get("namespace") or self._target.namespace or "default"
+        meta["namespace"] = ns
+        self.access.apply(r.CONFIG_MAP, body, ns)
+        return f"{ns}/{meta.get('name')}"
+
+    def own_config_map(self, ref: str, jobs: list[str]) -> None:
+        """Read the jobs' uids and set them as the ConfigMap's ownerReferences."""
+        from gryvia_cli.sbatch.launcher import runtime_owners
+
+        ns, _, name = ref.partition("/")
+        objects = [
+            self.access.get(r.AIJOB, job.partition("/")[2], job.partition("/")[0]) for job in jobs
+        ]
+        self.access.merge_patch(r.CONFIG_MAP, name, ns, runtime_owners(objects))
+
     def cancel_job(self, namespace: str, name: str) -> None:
         """Merge-patch the annotation `gryvia.io/cancel: "true"` onto the job."""
         patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}

@@ -135,6 +135,14 @@ class ClusterSource(Protocol):
         """Create a GryviaAIJob; return `namespace/name`."""
         ...
 
+    def create_config_map(self, body: dict[str, Any]) -> str:
+        """Create or update a ConfigMap (an imported script's runtime); return `ns/name`."""
+        ...
+
+    def own_config_map(self, ref: str, jobs: list[str]) -> None:
+        """Make the jobs (`ns/name` each) the owners of ConfigMap `ref` (`ns/name`)."""
+        ...
+
     def cancel_job(self, namespace: str, name: str) -> None:
         """Ask the operator to cancel a job (annotation `gryvia.io/cancel: "true"`)."""
         ...

@@ -16,6 +16,11 @@ import itertools
 import re
 
 _TOKEN_SPLIT = re.compile(r"[-_\s]+")
+_MIG_PROFILE = re.compile(r"(?<![0-9a-z])(\d+g\.\d+gb)(?![0-9a-z])", re.IGNORECASE)
+_MIG_WORD = re.compile(r"(?<![a-z])mig(?![a-z])", re.IGNORECASE)
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+"""NVIDIA's device plugin (MIG strategy `mixed`) exposes a slice as `nvidia.com/mig-<profile>`."""
 _SIMPLE_TYPES = {"L40S": "L40", "L40": "L40", "A10": "A10", "T4": "T4", "V100": "V100"}
 ANY_GPU_TYPE = "any"
 """The `spec.gpuType` value that places no constraint (like leaving it out)."""
@@ -40,6 +45,11 @@ def normalize_gpu_type(name: str) -> str:
     tokens = _tokens(name)
     if not tokens:
         return ""
+    profile = mig_profile(name)
+    if profile is not None:
+        rest = _MIG_WORD.sub(" ", _MIG_PROFILE.sub(" ", name))
+        parent = normalize_gpu_type(rest)
+        return f"{parent}-MIG-{profile.upper()}" if parent else f"MIG-{profile.upper()}"
     if "H100" in tokens:
         return "H100"
     if "A100" in tokens:
@@ -67,3 +77,17 @@ def same_gpu_type(a: str | None, b: str | None) -> bool:
     """True when two spellings name the same GPU type (both canonicalised; "" never matches
     a concrete type)."""
     return normalize_gpu_type(a or "") == normalize_gpu_type(b or "")
+
+
+def mig_profile(name: str | None) -> str | None:
+    """The MIG profile a GPU type names (`3g.40gb` in `nvidia_h100_80gb_hbm3_3g.40gb` or
+    `H100-MIG-3G.40GB`), lower-cased as the device plugin spells it; None for a whole GPU."""
+    match = _MIG_PROFILE.search(name or "")
+    return match.group(1).lower() if match else None
+
+
+def gpu_resource_name(gpu_type: str | None) -> str:
+    """The extended resource a pod requests for one GPU of `gpu_type`: `nvidia.com/gpu`, or
+    `nvidia.com/mig-3g.40gb` for a MIG slice (one unit is one slice, not one GPU)."""
+    profile = mig_profile(gpu_type)
+    return f"{MIG_RESOURCE_PREFIX}{profile}" if profile else GPU_RESOURCE

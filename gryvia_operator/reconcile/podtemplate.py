@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.gputype import gpu_resource_name, mig_profile
 from gryvia_operator.api.names import (
     ANNOTATION_ENV_VERSION,
     ANNOTATION_NETWORKS,
@@ -16,7 +17,6 @@ from gryvia_operator.api.names import (
     DATA_VOLUME,
     ENV_VERSION,
     FINALIZER_SAVE_LOG,
-    GPU_RESOURCE,
     LABEL_GPU,
     LABEL_JOB,
     LABEL_JOB_NAME,
@@ -84,10 +84,14 @@ def pod_annotations(job: GryviaAIJob, config: ReconcileConfig) -> dict[str, str]
 
 
 def pod_node_selector(job: GryviaAIJob) -> dict[str, str]:
-    """spec.nodeSelector plus gryvia.io/gpu (GPU job of a concrete type) and gryvia.io/rdma."""
+    """spec.nodeSelector plus gryvia.io/gpu (GPU job of a concrete type) and gryvia.io/rdma.
+
+    A MIG slice type gets no gryvia.io/gpu selector: the `nvidia.com/mig-<profile>` resource
+    it requests already places it (nodes label their parent GPU, not each slice)."""
     spec = job.spec
     selector = dict(spec.node_selector or {})
-    if not spec.cpu_only and spec.gpu_type_constrained and spec.gpu_type:
+    whole_gpu = mig_profile(spec.gpu_type) is None
+    if not spec.cpu_only and spec.gpu_type_constrained and spec.gpu_type and whole_gpu:
         selector[LABEL_GPU] = spec.gpu_type_key
     if spec.network == "rdma":
         selector[LABEL_RDMA] = "true"
@@ -118,7 +122,7 @@ def build_container(
         resources = spec.resources.model_dump(mode="json", by_alias=True, exclude_none=True)
     if spec.gpus_per_pod() > 0:
         limits = dict(resources.get("limits", {}))
-        limits[GPU_RESOURCE] = str(spec.gpus_per_pod())
+        limits[gpu_resource_name(spec.gpu_type)] = str(spec.gpus_per_pod())
         resources["limits"] = limits
     if resources:
         container["resources"] = resources

@@ -233,6 +233,17 @@ class FakeSource:
         self.emit("jobs", "ADDED", obj)
         return f"{meta['namespace']}/{meta['name']}"
 
+    def create_config_map(self, body: dict[str, Any]) -> str:
+        """Record a ConfigMap write."""
+        meta = body.get("metadata") or {}
+        ref = f"{meta.get('namespace') or self._target.namespace or 'default'}/{meta.get('name')}"
+        self.writes.append(("configmap", ref))
+        return ref
+
+    def own_config_map(self, ref: str, jobs: list[str]) -> None:
+        """Record the owners set on a ConfigMap."""
+        self.writes.append(("own", f"{ref}<-{','.join(jobs)}"))
+
     def cancel_job(self, namespace: str, name: str) -> None:
         """Set the cancel annotation."""
         obj = copy.deepcopy(self.find("jobs", namespace, name))

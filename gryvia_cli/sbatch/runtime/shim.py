@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import IO, Any
 
 try:  # imported from the gryvia package (tests, type checking)
-    from . import slurm_commands, slurm_step
+    from . import slurm_commands, slurm_output, slurm_step
     from . import slurm_common as common
 except ImportError:  # run from the pod's run directory, where the runtime files sit side by side
     import slurm_commands  # type: ignore[no-redef]
     import slurm_common as common  # type: ignore[no-redef]
+    import slurm_output  # type: ignore[no-redef]
     import slurm_step  # type: ignore[no-redef]
 
 TIME_LIMIT_EXIT = 124  # the batch step's exit code when the time limit cancelled it
@@ -254,9 +255,18 @@ def batch_main(cfg: common.Config) -> int:
     path.write_text(text, encoding="utf-8")
     path.chmod(0o700)
     try:
-        proc = subprocess.Popen([str(path)], env=env, start_new_session=True)
+        outputs = slurm_output.Outputs(env, str(Path.cwd()))
+    except OSError as exc:
+        common.log(f"error: cannot open the --output/--error file: {exc}")
+        shutdown_agents(cfg)
+        return 1
+    pipes = outputs.popen_kwargs()
+    try:
+        proc = subprocess.Popen([str(path)], env=env, start_new_session=True, **pipes)
     except OSError:
-        proc = subprocess.Popen(script_argv(str(path), text), env=env, start_new_session=True)
+        argv = script_argv(str(path), text)
+        proc = subprocess.Popen(argv, env=env, start_new_session=True, **pipes)
+    outputs.start(proc)
     stopping: list[float] = []
 
     def on_signal(number: int, frame: Any) -> None:
@@ -266,8 +276,34 @@ def batch_main(cfg: common.Config) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     code = wait_script(cfg, proc, stopping)
+    outputs.finish()
     shutdown_agents(cfg)
     return code
+
+
+def signal_plan(limit: int) -> tuple[float | None, Any]:
+    """--signal (env GRYVIA_SLURM_SIGNAL `NAME@SECONDS@batch|all`): when to send it (seconds
+    after the start, None for never) and how: `batch` signals the batch script itself (`B:`),
+    `all` every other process of its group on this pod (the steps, not the shell)."""
+    spec = os.environ.get("GRYVIA_SLURM_SIGNAL", "")
+    name, _, rest = spec.partition("@")
+    seconds, _, target = rest.partition("@")
+    number = int(name) if name.isdigit() else getattr(signal, "SIG" + name, None)
+    if not limit or number is None or not seconds.isdigit():
+        return None, None
+
+    def send(pid: int) -> None:
+        if target == "batch":
+            with contextlib.suppress(OSError):
+                os.kill(pid, number)
+            return
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != pid:
+                with contextlib.suppress(OSError):
+                    if os.getpgid(int(entry.name)) == pid:
+                        os.kill(int(entry.name), number)
+
+    return max(limit - int(seconds), 0), send
 
 
 def _killpg(pid: int, number: int) -> None:
@@ -283,6 +319,7 @@ def wait_script(cfg: common.Config, proc: subprocess.Popen[bytes], stopping: lis
     limit = common.env_int("GRYVIA_SLURM_TIME_LIMIT", 0)
     kill_wait = common.env_int("GRYVIA_SLURM_KILL_WAIT", 30)
     timed_out = False
+    warn_at, send_warning = signal_plan(limit)
     while True:
         try:
             code = proc.wait(timeout=0.2)
@@ -290,6 +327,9 @@ def wait_script(cfg: common.Config, proc: subprocess.Popen[bytes], stopping: lis
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
+        if warn_at is not None and now - start >= warn_at:
+            warn_at = None
+            send_warning(proc.pid)
         if limit and not timed_out and now - start >= limit:
             timed_out = True
             stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")

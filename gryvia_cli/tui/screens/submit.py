@@ -49,6 +49,7 @@ class SubmitScreen(ViewScreen):
     def __init__(self) -> None:
         super().__init__()
         self.jobs: list[dict[str, Any]] = []
+        self.runtime: dict[str, Any] | None = None
         self.findings: list[tuple[str, str]] = []
         self.loaded_from: str | None = None
         self.loaded_text = ""
@@ -117,7 +118,7 @@ class SubmitScreen(ViewScreen):
         """Build, validate and show the job of the form."""
         job = build_job_manifest(self._form())
         result = validate_job(job)
-        self.jobs = [job]
+        self.jobs, self.runtime = [job], None
         self.findings = [
             ("error", f"{e.field}: {e.message}" if e.field else e.message) for e in result.errors
         ]
@@ -187,8 +188,10 @@ class SubmitScreen(ViewScreen):
             reports = check_text(text, str(file))
         except GryviaError as exc:
             self.jobs, self.findings = [], [("error", exc.message)]
+            self.runtime = None
             self._show(text)
             return
+        self.runtime = None
         self.jobs = [
             r.document.content
             for r in reports
@@ -210,6 +213,7 @@ class SubmitScreen(ViewScreen):
         ns = self.query_one("#f-namespace", Input).value.strip() or None
         conversion = convert_file(file, image=image, namespace=ns)
         self.jobs = list(conversion.jobs)
+        self.runtime = conversion.runtime
         self.findings = []
         for line in render_text(conversion.report):
             kind = "error" if line.startswith("✗") else "warn" if line.startswith("⚠") else "info"
@@ -242,18 +246,32 @@ class SubmitScreen(ViewScreen):
         if not self.jobs or any(kind == "error" for kind, _ in self.findings):
             self.notify("Fix the errors first (see the list on the right).", severity="warning")
             return
-        self._submit([dict(j) for j in self.jobs])
+        runtime = dict(self.runtime) if self.runtime else None
+        self._submit([dict(j) for j in self.jobs], runtime)
 
     @work(thread=True, exclusive=True, group="submit")
-    def _submit(self, jobs: list[dict[str, Any]]) -> None:
-        """Create the jobs (thread worker)."""
-        done, failed = [], []
+    def _submit(self, jobs: list[dict[str, Any]], runtime: dict[str, Any] | None = None) -> None:
+        """Create the jobs, after the runtime ConfigMap of an imported script (thread worker)."""
+        done: list[str] = []
+        failed: list[tuple[str, str]] = []
+        ref = None
+        if runtime is not None:
+            try:
+                ref = self.source.create_config_map(runtime)
+            except GryviaError as exc:
+                self.post_message(JobsSubmitted([], [("runtime", exc.message)]))
+                return
         for job in jobs:
             name = (job.get("metadata") or {}).get("name") or "job"
             try:
                 done.append(self.source.create_job(job))
             except GryviaError as exc:
                 failed.append((name, exc.message))
+        if ref is not None and done:
+            try:
+                self.source.own_config_map(ref, done)
+            except GryviaError as exc:
+                failed.append(("runtime", exc.message))
         self.post_message(JobsSubmitted(done, failed))
 
     def on_jobs_submitted(self, message: JobsSubmitted) -> None:

@@ -178,3 +178,34 @@ def test_validate_and_dry_run_need_no_cluster(gryvia: Gryvia, tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     dry = gryvia("submit", "-f", examples[0], "--dry-run", env=offline)
     assert dry.returncode == 0 and dry.stdout.startswith("---\n")
+
+
+def test_slurm_views_of_jobs_and_nodes(
+    sandbox: SandboxHandle, namespace: str, gryvia: Gryvia
+) -> None:
+    apply(sandbox, namespace, job("wants-b200", 8, "B200", suspend=False), job("held", 8, "H100"))
+    apply(sandbox, namespace, job("finished", 1, "H100"))
+    patch_status(
+        sandbox, namespace, "finished",
+        {"phase": "Succeeded", "startTime": "2026-01-01T00:00:00Z",
+         "completionTime": "2026-01-01T01:00:00Z"},
+    )  # fmt: skip
+    queue = gryvia("squeue", "-u", namespace)
+    assert queue.returncode == 0, queue.stderr
+    lines = queue.stdout.splitlines()
+    assert lines[0].split() == [
+        "JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"
+    ]  # fmt: skip
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert set(rows) == {"wants-b200", "held"}  # squeue leaves finished jobs out
+    assert rows["wants-b200"][4:] == ["PD", "0:00", "1", "(ReqNodeNotAvail)"]
+    assert rows["held"][-1] == "(JobHeldUser)"
+    start = gryvia("squeue", "-u", namespace, "--start", "-h").stdout.splitlines()
+    assert len(start) == 2 and all(" N/A " in line for line in start)
+    acct = gryvia("sacct", "-u", namespace, "-S", "2025-12-01", "-o", "JobID%20,State,GPUHours")
+    assert acct.returncode == 0, acct.stderr
+    by_id = {line.split()[0]: line.split() for line in acct.stdout.splitlines()[2:]}
+    assert by_id["finished"] == ["finished", "COMPLETED", "1.00"]
+    nodes = gryvia("sinfo").stdout.splitlines()
+    assert nodes[0].split() == ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
+    assert any(line.startswith("H100") for line in nodes[1:])

@@ -133,6 +133,16 @@ def test_array_throttle_never_runs_more_than_two(
         time.sleep(0.3)
     assert phases == ["Succeeded"] * 4
     assert most == 2
+    # one runtime ConfigMap for the whole array, owned by its four jobs
+    maps = kubectl_json(
+        sandbox, "get", "configmaps", "-n", namespace, "-l", "gryvia.io/imported-from=sbatch"
+    )["items"]
+    assert [m["metadata"]["name"] for m in maps] == ["sweep-slurm-runtime"]
+    owners = sorted(o["name"] for o in maps[0]["metadata"]["ownerReferences"])
+    assert owners == [f"sweep-{i}" for i in range(4)]
+    jobs = kubectl_json(sandbox, "get", "gaj", "-n", namespace, "-l", "gryvia.io/array-name=sweep")
+    assert all("value" not in e for j in jobs["items"] for e in j["spec"]["env"]
+               if e["name"] in ("GRYVIA_SLURM_RUNTIME", "GRYVIA_SBATCH_SCRIPT"))  # fmt: skip
 
 
 def test_time_limit_kills_a_longer_script(

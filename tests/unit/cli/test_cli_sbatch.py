@@ -26,7 +26,8 @@ def test_convert_follows_the_global_output_format(tmp_path: Path) -> None:
     assert [job["metadata"]["name"] for job in data["jobs"]] == ["train"]
     assert data["report"]["jobName"] == "train"
     names = run(["-o", "name", "sbatch", "convert", script, "--image", "img:1"])
-    assert names.exit_code == 0 and names.stdout == "gryviaaijob.gryvia.io/train\n"
+    assert names.exit_code == 0
+    assert names.stdout == "configmap/train-slurm-runtime\ngryviaaijob.gryvia.io/train\n"
     table = run(["sbatch", "convert", script, "--image", "img:1"], GRYVIA_OUTPUT="table")
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["NAME", "TYPE", "GPUS", "IMAGE"]
@@ -34,7 +35,7 @@ def test_convert_follows_the_global_output_format(tmp_path: Path) -> None:
     assert "2 x 4 any (8 GPUs)" in lines[1]
     default = run(["sbatch", "convert", script, "--image", "img:1"])
     docs = [doc for doc in yaml.safe_load_all(default.stdout) if doc]
-    assert [doc["metadata"]["name"] for doc in docs] == ["train"]
+    assert [doc["metadata"]["name"] for doc in docs] == ["train-slurm-runtime", "train"]
     assert "✓" in default.stderr and "✓" not in default.stdout
 
 
@@ -42,7 +43,8 @@ def test_convert_local_output_wins_over_the_global_one(tmp_path: Path) -> None:
     script = str(_script(tmp_path))
     result = run(["-o", "name", "sbatch", "convert", script, "--image", "i", "-o", "yaml"])
     assert result.exit_code == 0
-    assert yaml.safe_load(result.stdout.split("---", 1)[1])["kind"] == "GryviaAIJob"
+    kinds = [doc["kind"] for doc in yaml.safe_load_all(result.stdout) if doc]
+    assert kinds == ["ConfigMap", "GryviaAIJob"]
 
 
 def test_refused_script_prints_no_jobs_in_any_format(tmp_path: Path) -> None:
@@ -56,7 +58,8 @@ def test_refused_script_prints_no_jobs_in_any_format(tmp_path: Path) -> None:
 def test_check_follows_the_global_output_format(tmp_path: Path) -> None:
     _script(tmp_path, "clean.sh", "-N 1")
     _script(tmp_path, "warn.sh", "--mail-type=END")
-    (tmp_path / "bad.sh").write_bytes(b"echo no shebang\n")
+    _script(tmp_path, "bad.sh", "--mem=1G", "--mem-per-cpu=1G")
+    (tmp_path / "notes.txt").write_bytes(b"echo no shebang\n")
     folder = str(tmp_path)
     summary = yaml.safe_load(run(["-o", "yaml", "sbatch", "check", folder]).stdout)
     assert (summary["total"], summary["clean"], summary["warnings"], summary["refused"]) == (

@@ -200,3 +200,10 @@ def test_desired_children_order() -> None:
         c["kind"] for c in desired_children(make_job().model(), ReconcileConfig(), "statefulset")
     ]
     assert kinds == ["Service", "StatefulSet"]
+
+
+def test_mig_slice_job_requests_the_mig_resource_and_no_gpu_label() -> None:
+    job = make_job("slice").gpus(1).gpu_type("H100-MIG-3G.40GB").model()
+    out = build_batch_job(job)
+    assert _container(out)["resources"] == {"limits": {"nvidia.com/mig-3g.40gb": "1"}}
+    assert "gryvia.io/gpu" not in (out["spec"]["template"]["spec"].get("nodeSelector") or {})

@@ -40,6 +40,12 @@ def values(parsed: ParsedScript) -> dict[str, str | None]:
     return {d.key: d.value for d in parsed.directives}
 
 
-def env_of(job: dict[str, Any]) -> dict[str, str]:
-    """A manifest's plain env values."""
-    return {e["name"]: e["value"] for e in job["spec"]["env"] if "value" in e}
+def env_of(job: dict[str, Any], runtime: dict[str, Any] | None = None) -> dict[str, str]:
+    """A manifest's plain env values, plus those read from the `runtime` ConfigMap."""
+    env = {e["name"]: e["value"] for e in job["spec"]["env"] if "value" in e}
+    for entry in job["spec"]["env"]:
+        ref = (entry.get("valueFrom") or {}).get("configMapKeyRef")
+        if ref and runtime is not None:
+            assert ref["name"] == runtime["metadata"]["name"]
+            env[entry["name"]] = runtime["data"][ref["key"]]
+    return env

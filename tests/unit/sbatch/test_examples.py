@@ -65,7 +65,8 @@ def _check_behaviour(expect: dict[str, Any], conversion: Conversion, script: Pat
     report = conversion.report
     if expect.get("command_runs_script"):
         for job in conversion.jobs:  # the script itself runs, via its own #! line, on pod 0
-            assert env_of(job)["GRYVIA_SBATCH_SCRIPT"] == script.read_text()
+            env = env_of(job, conversion.runtime)
+            assert env["GRYVIA_SBATCH_SCRIPT"] == script.read_text()
             assert job["spec"]["command"][:2] == ["/bin/sh", "-c"]
     handled = {use["command"] for use in report["slurmCommands"] if use["supported"]}
     reported = _directives(report["unsupported"]) | _directives(report["warnings"])

@@ -75,16 +75,20 @@ def test_slurm_variables_follow_slurms_conditions() -> None:
 
 
 def test_runtime_variables_come_from_the_pod() -> None:
-    (job,) = convert(sbatch("-N 2", "-t 90")).jobs
+    conversion = convert(sbatch("-N 2", "-t 90"))
+    (job,) = conversion.jobs
     env = {e["name"]: e for e in job["spec"]["env"]}
     assert env["GRYVIA_SLURM_TASKS_PER_NODE"]["value"] == "1"
     assert env["GRYVIA_SLURM_TIME_LIMIT"]["value"] == "5400"
     assert env["GRYVIA_JOB_UID"]["valueFrom"]["fieldRef"]["fieldPath"].endswith(
         "['batch.kubernetes.io/controller-uid']"
     )
-    assert env["GRYVIA_SBATCH_SCRIPT"]["value"].startswith("#!/bin/bash\n")
-    runtime = json.loads(env["GRYVIA_SLURM_RUNTIME"]["value"])
-    assert set(runtime) == {"shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py"}
+    plain = env_of(job, conversion.runtime)
+    assert plain["GRYVIA_SBATCH_SCRIPT"].startswith("#!/bin/bash\n")
+    runtime = json.loads(plain["GRYVIA_SLURM_RUNTIME"])
+    assert set(runtime) == {
+        "shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py", "slurm_output.py"
+    }  # fmt: skip
     assert "MASTER_ADDR" in env["GRYVIA_SLURM_SCRUB"]["value"]
 
 

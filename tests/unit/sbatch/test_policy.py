@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gryvia_cli.sbatch.options import OPTIONS, SHORT, ArgKind, match_long
+from gryvia_cli.sbatch.options import OPTIONS, SHORT, SITE_PLUGINS, ArgKind, match_long
 from gryvia_cli.sbatch.policy import ADVICE, CORE, MAPPED
 from tests.unit.sbatch.helpers import codes, convert, sbatch
 
 
 def test_every_option_has_a_class() -> None:
     keys = {spec.key for spec in OPTIONS}
-    assert keys <= CORE | MAPPED | set(ADVICE)
+    assert keys <= CORE | MAPPED | set(ADVICE) | set(SITE_PLUGINS)
     assert not (CORE & set(ADVICE)) and not (MAPPED & set(ADVICE))
     assert set(ADVICE) <= keys
 
@@ -25,12 +25,12 @@ def test_the_option_table_matches_slurm_for_well_known_options() -> None:
 
 
 UNSUPPORTED = [
-    "--mail-type=END", "--mail-user=a@b.c", "--dependency=afterok:1", "--signal=B:USR1@60",
-    "--requeue", "--account=p1", "--qos=high", "--exclusive", "--begin=now+1hour",
+    "--mail-type=END", "--mail-user=a@b.c", "--dependency=afterok:1",
+    "--account=p1", "--begin=now+1hour",
     "--deadline=2030-01-01", "-H", "--reservation=r1", "-w node01", "-x node02", "-L matlab",
     "--switches=1", "--time-min=10", "--nice=5", "--priority=10", "-M other", "--wckey=k",
     "--acctg-freq=30", "--profile=All", "--gpu-freq=high", "--network=x", "--bb=y",
-    "-o out.txt", "-e err.txt", "--open-mode=append", "--hint=nomultithread", "--gpu-bind=closest",
+    "--hint=nomultithread", "--gpu-bind=closest",
     "-m block", "--threads-per-core=1", "--wait-all-nodes=1", "--gres-flags=enforce-binding",
     "--container-mounts=/a:/b", "--parsable", "--wait",
 ]  # fmt: skip
@@ -50,12 +50,19 @@ def test_each_unsupported_directive_is_reported_with_its_canonical_name(directiv
 
 
 def test_short_spellings_report_canonical_long_names() -> None:
-    report = convert(sbatch("-A proj", "-q normal", "-o x.out")).report
-    assert [item["directive"] for item in report["unsupported"]] == [
-        "--account",
-        "--qos",
-        "--output",
-    ]
+    report = convert(sbatch("-A proj", "-M other", "-t 5")).report
+    assert [item["directive"] for item in report["unsupported"]] == ["--account", "--clusters"]
+
+
+def test_output_directives_are_mapped_to_the_runtime() -> None:
+    conversion = convert(sbatch("-o logs/%x_%j.out", "-e err.txt", "--open-mode=a"))
+    assert conversion.report["unsupported"] == []
+    env = {e["name"]: e.get("value") for e in conversion.jobs[0]["spec"]["env"]}
+    assert env["GRYVIA_SLURM_OUTPUT"] == "logs/%x_%j.out"
+    assert env["GRYVIA_SLURM_ERROR"] == "err.txt"
+    assert env["GRYVIA_SLURM_OPEN_MODE"] == "append"
+    mapped = {m["directive"] for m in conversion.report["mapped"]}
+    assert {"--output", "--error", "--open-mode"} <= mapped
 
 
 def test_a_repeated_unsupported_directive_is_reported_once_at_its_last_line() -> None:

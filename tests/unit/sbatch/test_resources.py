@@ -135,7 +135,6 @@ def test_a_gpu_total_without_nodes_warns() -> None:
 @pytest.mark.parametrize(
     "directives",
     [
-        ("--gres=gpu:4", "--gpus-per-node=4"),
         ("--gres=gpu:4", "--gpus-per-node=8"),
         ("-N 2", "--gpus=4", "--gpus-per-node=4"),
         ("--gres=gpu:a100:2", "--gpus=h100:2"),

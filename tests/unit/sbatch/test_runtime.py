@@ -48,7 +48,7 @@ def run_pods(script: str, tmp_path: Path, **extra: str) -> list[Pod]:
     nodes = spec.get("distributed", {}).get("nodes", 1)
     ports = free_ports(nodes)
     python = Path(sys.executable)
-    base = env_of(conversion.jobs[0]) | {
+    base = env_of(conversion.jobs[0], conversion.runtime) | {
         "PATH": f"{python.parent}:/usr/bin:/bin",
         "HOME": str(tmp_path),
         "GRYVIA_SLURM_PYTHON": str(python),
@@ -194,7 +194,7 @@ def test_without_python_the_script_runs_on_every_pod(tmp_path: Path) -> None:
 def test_an_agent_ignores_requests_without_the_job_secret(tmp_path: Path) -> None:
     script = "#!/bin/sh\n#SBATCH -N 2\nsleep 2\n"
     conversion = convert(script.encode(), "job.sh")
-    env = env_of(conversion.jobs[0])
+    env = env_of(conversion.jobs[0], conversion.runtime)
     (port,) = free_ports(1)
     agent_env = env | {
         "JOB_COMPLETION_INDEX": "1",
@@ -225,3 +225,61 @@ def test_an_agent_ignores_requests_without_the_job_secret(tmp_path: Path) -> Non
     finally:
         agent.kill()
         agent.wait()
+
+
+def test_output_goes_to_the_named_file_and_stays_in_the_pod_log(tmp_path: Path) -> None:
+    script = f"""#!/bin/sh
+#SBATCH -N 2
+#SBATCH -J tee
+#SBATCH --output={tmp_path}/logs/%x_%j.out
+echo "jobid $SLURM_JOB_ID"
+echo "batch on $SLURMD_NODENAME"
+srun sh -c 'echo "task $SLURM_PROCID"'
+echo "to stderr" >&2
+"""
+    pods = run_pods(script, tmp_path)
+    assert [pod.code for pod in pods] == [0, 0]
+    (written,) = (tmp_path / "logs").glob("tee_*.out")
+    assert written.name == f"tee_{_job_id(pods[0].out)}.out"
+    text = written.read_text()
+    for line in ("batch on tee-0.tee-headless", "task 0", "task 1", "to stderr"):
+        assert line in text
+    assert "task 1" in pods[0].out and "batch on" in pods[0].out  # still in the pod log
+    assert "to stderr" in pods[0].err and "to stderr" not in pods[0].out
+
+
+def _job_id(out: str) -> str:
+    return next(line.split()[-1] for line in out.splitlines() if line.startswith("jobid "))
+
+
+def test_error_file_and_append_mode(tmp_path: Path) -> None:
+    (tmp_path / "out.log").write_text("earlier\n")
+    script = f"""#!/bin/sh
+#SBATCH --output={tmp_path}/out.log
+#SBATCH --error={tmp_path}/err-%a-%u.log
+#SBATCH --open-mode=append
+echo "jobid $SLURM_JOB_ID"
+echo oops >&2
+"""
+    pods = run_pods(script, tmp_path, USER="alice")
+    assert pods[0].code == 0
+    assert (tmp_path / "out.log").read_text().startswith("earlier\njobid ")
+    errors = list(tmp_path.glob("err-*.log"))
+    assert [p.name for p in errors] == [f"err-4294967294-{errors[0].name.split('-')[2]}"]
+    assert errors[0].read_text() == "oops\n"
+
+
+def test_signal_reaches_the_batch_script_before_the_time_limit(tmp_path: Path) -> None:
+    script = """#!/bin/bash
+#SBATCH --time=1
+#SBATCH --signal=B:USR1@58
+trap 'echo "got USR1"; exit 0' USR1
+for i in $(seq 100); do sleep 0.1; done
+echo "no signal"
+"""
+    # a 3 s limit with the signal 2 s before it: sent after about 1 s
+    pods = run_pods(
+        script, tmp_path, GRYVIA_SLURM_TIME_LIMIT="3", GRYVIA_SLURM_SIGNAL="USR1@2@batch"
+    )
+    assert pods[0].code == 0
+    assert "got USR1" in pods[0].out and "no signal" not in pods[0].out

@@ -139,7 +139,7 @@ def test_array_specs(text: str, indices: list[int], limit: int | None, step: int
     assert spec.step == step
 
 
-@pytest.mark.parametrize("text", ["abc", "$IDX", "5-1", "0-9%0", "0-9%x", "0-1001", "1-5:0", ""])
+@pytest.mark.parametrize("text", ["abc", "$IDX", "5-1", "0-9%0", "0-9%x", "1-5:0", ""])
 def test_invalid_array_specs(text: str) -> None:
     with pytest.raises(BadValue, match="Invalid job array specification"):
         parse_array(text)

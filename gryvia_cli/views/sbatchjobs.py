@@ -1,0 +1,149 @@
+"""Submitting an imported Slurm script: convert it (with the cluster's GPU nodes when
+`--exclusive` needs them), claim a free name, create the runtime ConfigMap, the jobs, and make
+the jobs the ConfigMap's owners.
+
+Slurm job names need not be unique, so a name already taken gets a generated suffix
+(`train` -> `train-3f2a`); only an explicit `--name` that is taken is an error. The
+ConfigMap is created (not applied) first: it is the claim on the name, so two submissions of
+one script never share or overwrite a runtime.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gryvia_cli.cli.session import Session
+from gryvia_cli.errors import ConflictError, InvalidInputError, NotFoundError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import failure, info, success, warn
+from gryvia_cli.sbatch.convert import Conversion, convert_file
+from gryvia_cli.sbatch.model import ImportSettings, Severity
+
+ATTEMPTS = 6
+
+
+@dataclass
+class SbatchImport:
+    """A converted script and how to convert it again under another name."""
+
+    script: str
+    conversion: Conversion
+    redo: Callable[[str], Conversion]
+    explicit_name: bool
+
+
+def import_sbatch(
+    script: str,
+    image: str | None,
+    namespace: str | None,
+    state: Session | None = None,
+    name: str | None = None,
+) -> SbatchImport:
+    """Convert `script`; print its findings to stderr once. With `state`, MaxArraySize comes
+    from the settings, a script whose `--exclusive` needs the GPUs per node is converted
+    again with the cluster's GPU nodes, and one with `--account` with the tenants' names.
+    Raises InvalidInputError when it does not convert."""
+    from gryvia_cli.views.reads import read_supply
+
+    path = Path(script)
+    if not path.is_file():
+        raise InvalidInputError(f"batch script {script} does not exist")
+    settings = ImportSettings()
+    if state is not None:
+        settings = ImportSettings(max_array_size=state.settings().sbatch_max_array_size)
+    submission = secrets.token_hex(4)
+
+    def run(settings: ImportSettings, suffix: str = "") -> Conversion:
+        return convert_file(
+            path, image=image, namespace=namespace, submission_id=submission,
+            settings=settings, base_name=name, name_suffix=suffix,
+        )  # fmt: skip
+
+    conversion = run(settings)
+    if state is not None and any(i.code == "exclusive-needs-gpus" for i in conversion.issues):
+        shapes: dict[str, int] = {}
+        for node in read_supply(state.access(), warnings=[]).nodes:
+            shapes[node.gpu_type] = max(shapes.get(node.gpu_type, 0), node.gpus)
+        settings = ImportSettings(settings.max_array_size, {k: v for k, v in shapes.items() if v})
+        conversion = run(settings)
+    if state is not None and conversion.parsed.given("account"):
+        from dataclasses import replace
+
+        from gryvia_cli.views.reads import read_tenant_names
+
+        settings = replace(settings, tenants=frozenset(read_tenant_names(state.access())))
+        conversion = run(settings)
+    for issue in conversion.issues:
+        (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
+    if not conversion.ok:
+        raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
+    return SbatchImport(script, conversion, lambda suffix: run(settings, suffix), name is not None)
+
+
+def target_namespace(imported: SbatchImport, fallback: str) -> str:
+    """Where the jobs go: their own namespace (`-n`, or `--account`'s tenant), else `fallback`."""
+    jobs = imported.conversion.jobs
+    own = (jobs[0].get("metadata") or {}).get("namespace") if jobs else None
+    return str(own or fallback)
+
+
+def _taken(state: Session, conversion: Conversion, namespace: str) -> bool:
+    first = conversion.jobs[0]["metadata"]["name"]
+    try:
+        state.access().get(r.AIJOB, first, namespace)
+    except NotFoundError:
+        return False
+    return True
+
+
+def claim_name(state: Session, imported: SbatchImport, namespace: str) -> Conversion:
+    """Create the runtime ConfigMap under a free name (the script's, else with a generated
+    suffix) and return the conversion that uses it. Raises ConflictError when an explicit
+    `--name` is taken, or no free name was found."""
+    conversion = imported.conversion
+    wanted = conversion.plan.base_name if conversion.plan else "job"
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            if imported.explicit_name:
+                raise ConflictError(
+                    f"a job named {wanted} already exists in namespace {namespace}",
+                    hint="choose another --name, or leave --name out for a generated suffix",
+                )
+            conversion = imported.redo(f"-{secrets.token_hex(2)}")
+        runtime = conversion.runtime
+        if runtime is None or _taken(state, conversion, namespace):
+            continue
+        try:
+            state.access().create(r.CONFIG_MAP, runtime, namespace)
+        except ConflictError:
+            continue
+        if attempt and conversion.plan is not None:
+            info(
+                f"{wanted} is taken in namespace {namespace} (Slurm job names need not be "
+                f"unique): submitting as {conversion.plan.base_name}"
+            )
+        return conversion
+    raise ConflictError(
+        f"no free name for {wanted} in namespace {namespace} after {ATTEMPTS} tries"
+    )
+
+
+def create_sbatch_jobs(
+    state: Session, conversion: Conversion, namespace: str
+) -> list[dict[str, Any]]:
+    """Create the jobs of a claimed conversion, then give them the runtime ConfigMap."""
+    from gryvia_cli.sbatch.launcher import runtime_owners
+
+    created = []
+    for job in conversion.jobs:
+        obj = state.access().create(r.AIJOB, dict(job), namespace)
+        created.append(obj)
+        success(f"job {obj.get('metadata', {}).get('name')} submitted to namespace {namespace}")
+    if conversion.runtime is not None and created:
+        name = str(conversion.runtime["metadata"]["name"])
+        state.access().merge_patch(r.CONFIG_MAP, name, namespace, runtime_owners(created))
+    return created

@@ -84,7 +84,10 @@ class NodeView:
 
     @property
     def total_gpus(self) -> int:
-        """GPUs on the node: label gryvia.io/gpu-count when readable and > 0, else allocatable."""
+        """GPUs on the node: label gryvia.io/gpu-count when readable and > 0, else allocatable;
+        on a MIG node (slices advertised) only the allocatable whole GPUs."""
+        if self.mig_slices:
+            return self.allocatable_gpus
         labelled = _int(self.labels.get(LABEL_GPU_COUNT), 0)
         return labelled if labelled > 0 else self.allocatable_gpus
 

@@ -72,7 +72,7 @@ def with_slices(row: GpuNode, node: Mapping[str, Any] | None) -> list[GpuNode]:
     """A node row plus one row per MIG profile its Node advertises in allocatable
     (`nvidia.com/mig-3g.40gb: 2` -> an `H100-MIG-3G.40GB` row of 2, counted as slices). On a
     MIG node the whole-GPU row keeps only the unpartitioned GPUs (allocatable
-    `nvidia.com/gpu`)."""
+    `nvidia.com/gpu`), and is left out when there are none."""
     allocatable = _map(_map((node or {}).get("status")).get("allocatable"))
     slices = slices_in(allocatable)
     if not slices:
@@ -84,7 +84,7 @@ def with_slices(row: GpuNode, node: Mapping[str, Any] | None) -> list[GpuNode]:
         for name, count in sorted(slices.items())
         if (profile := parse_profile(name)) is not None
     ]
-    return [whole, *extra]
+    return [whole, *extra] if whole.gpus else extra
 
 
 def node_ready(node: Mapping[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from gryvia_cli.core.jobs import JobSummary, summarize_job
 from gryvia_cli.core.nodes import allocated_by_node, free_gpus, gpu_nodes
 from gryvia_cli.core.plan import plan_job
 from gryvia_cli.core.queue import wait_reason
+from gryvia_cli.core.slurmviews import sinfo_rows
 from gryvia_cli.sandbox.nodespec import NodeGroup, NodeSpecError, build_node, parse_node_spec
 from gryvia_operator.api.mig import (
     mig_type_matches,
@@ -106,7 +107,6 @@ def test_a_mig_node_offers_its_slices_as_rows_of_their_own() -> None:
     rows = gpu_nodes([], [MIG_NODE, WHOLE_NODE])
     assert sorted((n.name, n.gpu_type, n.gpus) for n in rows) == [
         ("h100-0", "H100", 8),
-        ("mig-0", "H100", 0),
         ("mig-0", "H100-MIG-1G.10GB", 1),
         ("mig-0", MIG, 2),
     ]
@@ -114,6 +114,24 @@ def test_a_mig_node_offers_its_slices_as_rows_of_their_own() -> None:
     assert allocated == {"mig-0/3g.40gb": 1}
     free = {(n.name, n.gpu_type): free_gpus(n, allocated) for n in rows}
     assert free[("mig-0", MIG)] == 1 and free[("mig-0", "H100-MIG-1G.10GB")] == 1
+
+
+def test_a_partly_partitioned_node_keeps_its_whole_gpus() -> None:
+    mixed = _node("mixed-0", {"nvidia.com/gpu": "4", "nvidia.com/mig-3g.40gb": "4"})
+    rows = gpu_nodes([], [mixed])
+    assert [(n.gpu_type, n.gpus, n.slot) for n in rows] == [
+        ("H100", 4, "mixed-0"),
+        (MIG, 4, "mixed-0/3g.40gb"),
+    ]
+    held = allocated_by_node(
+        [
+            _pod("a", "mixed-0", "nvidia.com/gpu", 3),
+            _pod("b", "mixed-0", "nvidia.com/mig-3g.40gb", 2),
+        ]
+    )
+    assert [free_gpus(n, held) for n in rows] == [1, 2]
+    assert sinfo_rows(rows, held)[1]["P"] == MIG
+    assert [r["t"] for r in sinfo_rows(rows, held)] == ["mix", "mix"]
 
 
 def test_plan_of_a_mig_job_counts_slices() -> None:

@@ -125,3 +125,13 @@ def type_serves(offered: str | None, wanted: str | None) -> bool:
     if parse_profile(offered) is not None:
         return False
     return gpu_type_is_any(wanted) or same_gpu_type(offered, wanted)
+
+
+def type_listed(requested: str | None, listed: str | None) -> bool:
+    """True when a type in a list (a quota's `allowedGPUTypes`, a tenant's SKU types) covers
+    the `requested` type: the same type, or the parent of a requested MIG slice (allowing or
+    pricing `H100` covers `H100-MIG-3G.40GB`, as slices are priced from their parent)."""
+    if same_gpu_type(requested, listed):
+        return True
+    parent = parent_type(requested)
+    return bool(parent) and parse_profile(listed) is None and same_gpu_type(parent, listed)

@@ -18,8 +18,7 @@ from gryvia_operator.api import (
     validate_job,
 )
 from gryvia_operator.api import messages as msg
-from gryvia_operator.api.gputype import same_gpu_type
-from gryvia_operator.api.mig import parent_type, parse_profile, slice_type
+from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
 from gryvia_operator.api.names import LABEL_GPU
 from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.reconcile.views import NodeView
@@ -69,7 +68,7 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     reasons = []
     gpu_type = job.spec.gpu_type or "any"
     allowed = sorted({t for q in policy.quotas for t in q.spec.gpu_quota.allowed_gpu_types or []})
-    if allowed and not any(same_gpu_type(gpu_type, t) for t in allowed):
+    if allowed and not any(type_listed(gpu_type, t) for t in allowed):
         reasons.append(
             f'GPU type "{gpu_type}" is not allowed for this namespace (allowed: '
             f"{', '.join(allowed)})"

@@ -22,6 +22,7 @@ from gryvia_operator.api.mig import (
     parse_profile,
     slices_in,
     slot_key,
+    type_listed,
     type_serves,
 )
 from gryvia_operator.api.pricing import default_catalog, select_rate
@@ -101,6 +102,8 @@ def test_rule_edges() -> None:
     assert not mig_type_matches("H100-MIG-1G.10GB", MIG)
     assert type_serves("H100", None) and not type_serves(MIG, None) and not type_serves(MIG, "H100")
     assert not type_serves("H100", MIG)
+    assert type_listed(MIG, "h100") and type_listed(MIG, MIG) and not type_listed("H100", MIG)
+    assert not type_listed(MIG, "A100-80G") and not type_listed(MIG, "H100-MIG-1G.10GB")
 
 
 def test_a_mig_node_offers_its_slices_as_rows_of_their_own() -> None:
@@ -222,3 +225,30 @@ def test_sandbox_mig_node_spec() -> None:
     for bad in ("1xH100-MIG-9g.90gb:2", "1xH100-MIG-3g.40gb", "1xZ9-MIG-3g.40gb:1"):
         with pytest.raises(NodeSpecError, match="--nodes"):
             parse_node_spec(bad)
+
+
+def test_quota_allows_a_slice_where_its_parent_is_allowed_and_validation_sees_slices() -> None:
+    from gryvia_operator.api import GryviaAIJob, GryviaQuota
+    from gryvia_operator.api.validation import inventory_warnings
+    from gryvia_operator.reconcile.quotas import job_view, sku_rejection, static_rejection
+
+    def quota(*allowed: str) -> GryviaQuota:
+        spec = {"team": "t", "namespaces": ["ns"], "gpuQuota": {"maxGPUs": 8}}
+        spec["gpuQuota"]["allowedGPUTypes"] = list(allowed)  # type: ignore[index]
+        return GryviaQuota.model_validate({"metadata": {"name": "q"}, "spec": spec})
+
+    obj = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAIJob",
+        "metadata": {"name": "m", "namespace": "ns"},
+        "spec": {"type": "training", "image": "x", "gpus": 1, "gpuType": MIG},
+    }
+    view = job_view(obj)
+    assert static_rejection(view, quota("H100")) is None
+    assert static_rejection(view, quota(MIG)) is None
+    assert static_rejection(view, quota("A100-80G")) is not None
+    assert sku_rejection(view, "t", ["H100"]) is None
+    assert sku_rejection(view, "t", ["L40"]) is not None
+    job = GryviaAIJob.model_validate(obj)
+    assert inventory_warnings(job, [("H100", 8), (MIG, 2)]) == []
+    assert inventory_warnings(job, [("H100", 8)])[0].field == "spec.gpuType"

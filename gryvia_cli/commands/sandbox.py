@@ -29,7 +29,11 @@ def up(
     nodes: Annotated[
         str,
         typer.Option(
-            "--nodes", help="Nodes as COUNTxTYPE[:GPUS],... e.g. 2xH100:8,2xA100-80G:8,1xcpu."
+            "--nodes",
+            help=(
+                "Nodes as COUNTxTYPE[:GPUS],... e.g. 2xH100:8,2xA100-80G:8,1xcpu; "
+                "TYPE-MIG-PROFILE:SLICES for MIG nodes, e.g. 1xH100-MIG-3g.40gb:2."
+            ),
         ),
     ] = "",
     wait: Annotated[

@@ -14,9 +14,16 @@ from typing import Any
 
 from gryvia_cli.core.cells import Marked, plural
 from gryvia_cli.core.jobs import JobSummary, job_of_pod
-from gryvia_cli.core.nodes import GpuNode, free_gpus, pod_gpus, pod_holds_node
+from gryvia_cli.core.nodes import (
+    GpuNode,
+    free_gpus,
+    pod_gpus,
+    pod_holds_node,
+    pod_slices,
+)
 from gryvia_cli.core.phases import Bucket, bucket
 from gryvia_operator.api.gputype import same_gpu_type
+from gryvia_operator.api.mig import slot_key
 
 
 @dataclass
@@ -123,7 +130,9 @@ def pending_demand(
             if not own and job.phase == "Scheduling" and not job.suspended:
                 wanted = job.total_gpus
             else:
-                wanted = sum(pod_gpus(p) for p in live if not pod_holds_node(p))
+                wanted = sum(
+                    pod_gpus(p) + sum(pod_slices(p).values()) for p in live if not pod_holds_node(p)
+                )
         else:
             continue
         if wanted:
@@ -147,7 +156,8 @@ def allocated_from_jobs(jobs: Iterable[JobSummary]) -> dict[str, int]:
     for job in jobs:
         if bucket(job.phase) is Bucket.ACTIVE and not job.cpu_only:
             for node in job.nodes_allocated:
-                out[node] = out.get(node, 0) + job.gpus_per_pod
+                key = slot_key(node, job.gpu_type)
+                out[key] = out.get(key, 0) + job.gpus_per_pod
     return out
 
 
@@ -171,7 +181,7 @@ def compute_capacity(
         if not _match(node.gpu_type, gpu_type):
             continue
         row = rows.setdefault(node.gpu_type, TypeCapacity(node.gpu_type))
-        used = allocated.get(node.name, 0)
+        used = allocated.get(node.slot, 0)
         free = free_gpus(node, allocated)
         row.nodes += 1
         row.total += node.gpus

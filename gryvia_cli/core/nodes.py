@@ -6,11 +6,12 @@ Nodes come from GryviaGpuNodes, or from GPU feature labels on Nodes not register
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in, slot_key
 from gryvia_operator.api.names import LABEL_GPU
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -51,6 +52,12 @@ class GpuNode:
     node_exists: bool
 
     @property
+    def slot(self) -> str:
+        """The key of this row's GPUs in an allocation map: the node name for whole GPUs,
+        `<node>/<profile>` for a row of MIG slices (see `slot_key`)."""
+        return slot_key(self.name, self.gpu_type)
+
+    @property
     def usable(self) -> bool:
         """True when new pods can land here: the Node exists, is Ready and not cordoned."""
         return self.node_exists and self.node_ready and self.schedulable
@@ -59,6 +66,25 @@ class GpuNode:
     def healthy(self) -> bool:
         """True when usable and the phase is Ready."""
         return self.usable and self.phase in READY_PHASES
+
+
+def with_slices(row: GpuNode, node: Mapping[str, Any] | None) -> list[GpuNode]:
+    """A node row plus one row per MIG profile its Node advertises in allocatable
+    (`nvidia.com/mig-3g.40gb: 2` -> an `H100-MIG-3G.40GB` row of 2, counted as slices). On a
+    MIG node the whole-GPU row keeps only the unpartitioned GPUs (allocatable
+    `nvidia.com/gpu`), and is left out when there are none."""
+    allocatable = _map(_map((node or {}).get("status")).get("allocatable"))
+    slices = slices_in(allocatable)
+    if not slices:
+        return [row]
+    parent = parent_type(row.gpu_type) or row.gpu_type
+    whole = replace(row, gpu_type=parent, gpus=_count(allocatable.get(GPU_RESOURCE)))
+    extra = [
+        replace(row, gpu_type=slice_type(parent, profile), gpus=count)
+        for name, count in sorted(slices.items())
+        if (profile := parse_profile(name)) is not None
+    ]
+    return [whole, *extra] if whole.gpus else extra
 
 
 def node_ready(node: Mapping[str, Any]) -> bool:
@@ -121,23 +147,22 @@ def gpu_nodes(
             if not ready:
                 phase = "NotReady"
         memory = spec.get("memoryGB")
-        out.append(
-            GpuNode(
-                name=node_name,
-                gpu_type=normalize_gpu_type(str(spec.get("gpuType") or "")) or "unknown",
-                gpus=_count(spec.get("gpuCount")),
-                memory_gb=memory if isinstance(memory, int) else (facts or {}).get("memory_gb"),
-                driver=str(status.get("driverVersion") or (facts or {}).get("driver") or ""),
-                cuda=str(status.get("cudaVersion") or (facts or {}).get("cuda") or ""),
-                rdma=spec.get("rdma") is True,
-                phase=phase,
-                message=message,
-                source="GryviaGpuNode",
-                node_ready=ready,
-                schedulable=_map((node or {}).get("spec")).get("unschedulable") is not True,
-                node_exists=node is not None or trusted,
-            )
+        row = GpuNode(
+            name=node_name,
+            gpu_type=normalize_gpu_type(str(spec.get("gpuType") or "")) or "unknown",
+            gpus=_count(spec.get("gpuCount")),
+            memory_gb=memory if isinstance(memory, int) else (facts or {}).get("memory_gb"),
+            driver=str(status.get("driverVersion") or (facts or {}).get("driver") or ""),
+            cuda=str(status.get("cudaVersion") or (facts or {}).get("cuda") or ""),
+            rdma=spec.get("rdma") is True,
+            phase=phase,
+            message=message,
+            source="GryviaGpuNode",
+            node_ready=ready,
+            schedulable=_map((node or {}).get("spec")).get("unschedulable") is not True,
+            node_exists=node is not None or trusted,
         )
+        out.extend(with_slices(row, node))
     for name, node in by_name.items():
         if name in covered:
             continue
@@ -145,18 +170,17 @@ def gpu_nodes(
         if facts is None:
             continue
         ready = node_ready(node)
-        out.append(
-            GpuNode(
-                name=name,
-                phase="Ready" if ready else "NotReady",
-                message="not registered as a GryviaGpuNode",
-                source="Node",
-                node_ready=ready,
-                schedulable=_map(node.get("spec")).get("unschedulable") is not True,
-                node_exists=True,
-                **facts,
-            )
+        row = GpuNode(
+            name=name,
+            phase="Ready" if ready else "NotReady",
+            message="not registered as a GryviaGpuNode",
+            source="Node",
+            node_ready=ready,
+            schedulable=_map(node.get("spec")).get("unschedulable") is not True,
+            node_exists=True,
+            **facts,
         )
+        out.extend(with_slices(row, node))
     return sorted(out, key=lambda n: (n.gpu_type, n.name))
 
 
@@ -184,22 +208,41 @@ def pod_holds_node(pod: Mapping[str, Any]) -> bool:
     return bool(_map(pod.get("spec")).get("nodeName")) and phase not in ("Succeeded", "Failed")
 
 
+def pod_slices(pod: Mapping[str, Any]) -> dict[str, int]:
+    """MIG slices per profile a pod asks for: its containers' `nvidia.com/mig-*` requests
+    (else limits), summed."""
+    out: dict[str, int] = {}
+    for container in _map(pod.get("spec")).get("containers") or []:
+        res = _map(_map(container).get("resources"))
+        asked = slices_in(_map(res.get("requests"))) or slices_in(_map(res.get("limits")))
+        for profile, count in asked.items():
+            out[profile] = out.get(profile, 0) + count
+    return out
+
+
 def allocated_by_node(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """GPUs held per node name by bound, unfinished pods."""
+    """GPUs held per node name by bound, unfinished pods; MIG slices per `node/profile`
+    (see `slot_key`)."""
     out: dict[str, int] = {}
     for pod in pods:
-        gpus = pod_gpus(pod)
-        if gpus and pod_holds_node(pod):
-            node = str(_map(pod.get("spec")).get("nodeName"))
-            out[node] = out.get(node, 0) + gpus
+        if not pod_holds_node(pod):
+            continue
+        node = str(_map(pod.get("spec")).get("nodeName"))
+        held = {node: pod_gpus(pod)} | {
+            slot_key(node, profile): count for profile, count in pod_slices(pod).items()
+        }
+        for key, count in held.items():
+            if count:
+                out[key] = out.get(key, 0) + count
     return out
 
 
 def free_gpus(node: GpuNode, allocated: Mapping[str, int]) -> int:
-    """GPUs a new pod could get on `node` now (0 when the node is not usable)."""
+    """GPUs (or, on a MIG row, slices) a new pod could get on `node` now (0 when the node
+    is not usable)."""
     if not node.usable:
         return 0
-    return max(node.gpus - allocated.get(node.name, 0), 0)
+    return max(node.gpus - allocated.get(node.slot, 0), 0)
 
 
 def phase_cell(node: GpuNode) -> Marked:
@@ -230,7 +273,7 @@ def node_row(node: GpuNode, allocated: Mapping[str, int] | None, *, wide: bool) 
         phase_cell(node),
     ]
     if wide:
-        used = (allocated or {}).get(node.name, 0) if allocated is not None else None
+        used = (allocated or {}).get(node.slot, 0) if allocated is not None else None
         row += [
             "-" if used is None else used,
             "-" if allocated is None else free_gpus(node, allocated),

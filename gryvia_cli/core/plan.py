@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary, gpu_text
 from gryvia_cli.core.nodes import GpuNode, free_gpus
-from gryvia_operator.api.gputype import same_gpu_type
+from gryvia_operator.api.mig import parse_profile, type_serves
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,9 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     if job.cpu_only:
         return Plan(job, (), True, None)
     per_pod = job.gpus_per_pod
-    of_type = [n for n in nodes if not job.gpu_type or same_gpu_type(n.gpu_type, job.gpu_type)]
+    of_type = [n for n in nodes if type_serves(n.gpu_type, job.gpu_type)]
     label = job.gpu_type or "GPU"
+    unit = "MIG slice" if parse_profile(job.gpu_type) else "GPU"
     if not of_type:
         types = ", ".join(sorted({n.gpu_type for n in nodes})) or "none"
         warning = (
@@ -54,7 +55,7 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     largest = max(n.gpus for n in of_type)
     if per_pod > largest:
         warning = (
-            f"each pod asks for {plural(per_pod, 'GPU')} but the largest {label} node has "
+            f"each pod asks for {plural(per_pod, unit)} but the largest {label} node has "
             f"{largest}; "
             "the job cannot start until a larger node joins (or use distributed.nodes)"
         )
@@ -70,13 +71,13 @@ def plan_job(job: JobSummary, nodes: Sequence[GpuNode], allocated: Mapping[str, 
     total_free = sum(free for _, free in room)
     if not candidates:
         warning = (
-            f"no {label} node can take a pod of {plural(per_pod, 'GPU')} now "
+            f"no {label} node can take a pod of {plural(per_pod, unit)} now "
             f"({total_free} free in total); "
             "the job will queue until GPUs free up"
         )
     else:
         warning = (
-            f"only {fitting} of {job.pods} pods fit on free {label} GPUs now; "
+            f"only {fitting} of {job.pods} pods fit on free {label} {unit}s now; "
             "the job will queue until more free up"
         )
     return Plan(job, candidates, False, warning)

@@ -17,6 +17,7 @@ from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import GpuNode, free_gpus
 from gryvia_cli.core.phases import Bucket, bucket
 from gryvia_operator.api.attribution import namespace_tenant, tenant_of_object
+from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.names import LABEL_TEAM
 
 WAITING_PHASES = ("Pending", "Queued", "Scheduling")
@@ -117,9 +118,7 @@ def wait_reason(
     if rejected:
         return f"quota: {rejected}"
     if not job.cpu_only:
-        usable = [
-            n for n in nodes if not job.gpu_type or n.gpu_type.lower() == job.gpu_type.lower()
-        ]
+        usable = [n for n in nodes if type_serves(n.gpu_type, job.gpu_type)]
         if job.gpu_type and not usable:
             types = sorted({n.gpu_type for n in nodes})
             have = f" (this cluster has: {', '.join(types)})" if types else " (no GPU nodes)"

@@ -349,7 +349,7 @@ def sinfo_rows(
     for node in nodes:
         if wanted and node.gpu_type.lower() not in wanted:
             continue
-        state = node_state(node, allocated.get(node.name, 0))
+        state = node_state(node, allocated.get(node.slot, 0))
         groups.setdefault((node.gpu_type, state), []).append(node)
     rows = []
     for (partition, state), members in sorted(groups.items()):

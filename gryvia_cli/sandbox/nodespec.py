@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_cli.errors import GryviaError
+from gryvia_operator.api.mig import DEFAULT_COMPUTE_SLICES, parse_profile
 from gryvia_operator.api.names import ANNOTATION_SANDBOX_NODE
 
 #: The default cluster: a small mixed fleet.
@@ -44,16 +45,20 @@ CPU_NODE = ("cpu", 32, 128)  # name, CPUs, GiB
 DRIVER = ("550", "127", "08")  # CUDA driver major, minor, rev
 CUDA_RUNTIME = ("12", "4")
 
-_GROUP = re.compile(r"^(?P<count>\d+)x(?P<kind>[A-Za-z0-9-]+?)(?::(?P<gpus>\d+))?$")
+_GROUP = re.compile(r"^(?P<count>\d+)x(?P<kind>[A-Za-z0-9.-]+?)(?::(?P<gpus>\d+))?$")
+_MIG_KIND = re.compile(r"^(?P<parent>[A-Za-z0-9-]+?)-MIG-(?P<profile>\d+g\.\d+gb)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class NodeGroup:
-    """`count` identical nodes of `gpu_type` with `gpus` GPUs each (gpu_type None: CPU only)."""
+    """`count` identical nodes of `gpu_type` with `gpus` GPUs each (gpu_type None: CPU only);
+    with `mig` (a profile such as `3g.40gb`) the node's GPUs are partitioned and it offers
+    `gpus` slices of that profile instead (`nvidia.com/mig-<profile>`)."""
 
     count: int
     gpu_type: str | None
     gpus: int
+    mig: str | None = None
 
 
 class NodeSpecError(GryviaError, ValueError):
@@ -65,6 +70,8 @@ def parse_node_spec(spec: str) -> list[NodeGroup]:
 
     Each comma-separated part is `<count>x<type>[:<gpus per node>]`; the type is one of
     GPU_MODELS (case-insensitive) or `cpu`. GPU groups need `:<gpus>` between 1 and 16.
+    `<type>-MIG-<profile>:<slices>` (`1xH100-MIG-3g.40gb:2`) is a node whose GPUs are
+    partitioned into that many MIG slices of the profile (1..56).
     Raises NodeSpecError naming the offending part.
     """
     groups: list[NodeGroup] = []
@@ -85,6 +92,10 @@ def parse_node_spec(spec: str) -> list[NodeGroup]:
                 raise NodeSpecError(f"--nodes: {part!r}: cpu nodes have no GPUs (drop ':{gpus}')")
             groups.append(NodeGroup(count, None, 0))
             continue
+        mig = _MIG_KIND.match(kind)
+        if mig:
+            groups.append(_mig_group(part, count, mig["parent"], mig["profile"], gpus))
+            continue
         gpu_type = next((t for t in GPU_MODELS if t.lower() == kind.lower()), None)
         if gpu_type is None:
             raise NodeSpecError(f"--nodes: {part!r}: unknown type {kind!r} (known: {known})")
@@ -92,6 +103,20 @@ def parse_node_spec(spec: str) -> list[NodeGroup]:
             raise NodeSpecError(f"--nodes: {part!r}: give 1..16 GPUs per node, e.g. {kind}:8")
         groups.append(NodeGroup(count, gpu_type, int(gpus)))
     return groups
+
+
+def _mig_group(part: str, count: int, parent: str, profile: str, slices: str | None) -> NodeGroup:
+    """The node group of a `<type>-MIG-<profile>:<slices>` part; raises NodeSpecError."""
+    gpu_type = next((t for t in GPU_MODELS if t.lower() == parent.lower()), None)
+    mig = parse_profile(profile)
+    if gpu_type is None or mig is None or mig.compute > DEFAULT_COMPUTE_SLICES:
+        raise NodeSpecError(
+            f"--nodes: {part!r}: expected <type>-MIG-<profile> with a known type and a profile "
+            "of at most 7 compute slices, e.g. 1xH100-MIG-3g.40gb:2"
+        )
+    if slices is None or not 1 <= int(slices) <= 56:
+        raise NodeSpecError(f"--nodes: {part!r}: give 1..56 MIG slices per node, e.g. :2")
+    return NodeGroup(count, gpu_type, int(slices), mig.name)
 
 
 def build_nodes(groups: list[NodeGroup], *, taken: set[str] | None = None) -> list[dict[str, Any]]:
@@ -120,10 +145,17 @@ def build_node(group: NodeGroup, index: int) -> dict[str, Any]:
         name = f"gpu-{group.gpu_type.lower()}-{index}"
         cpu, mem_gib = model.cpu, model.memory_gib
         gpu_capacity = {"nvidia.com/gpu": str(group.gpus)}
+        physical = group.gpus
+        mig = parse_profile(group.mig)
+        if mig is not None:
+            name = f"gpu-{group.gpu_type.lower()}-mig-{mig.name}-{index}"
+            gpu_capacity = {mig.resource: str(group.gpus)}
+            physical = -(-group.gpus // (DEFAULT_COMPUTE_SLICES // mig.compute))
+            labels |= {"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.capable": "true"}
         labels |= {
             "nvidia.com/gpu.present": "true",
             "nvidia.com/gpu.product": model.product,
-            "nvidia.com/gpu.count": str(group.gpus),
+            "nvidia.com/gpu.count": str(physical),
             "nvidia.com/gpu.memory": str(model.memory_mib),
             "nvidia.com/gpu.family": "simulated",
             "nvidia.com/cuda.driver.major": DRIVER[0],

@@ -160,7 +160,7 @@ NODE_FIELDS = ("gpu", "phase", "name")
 
 def node_cells(node: GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
     """Cells of a Nodes row, in NODE_COLUMNS order."""
-    used = allocated.get(node.name, 0)
+    used = allocated.get(node.slot, 0)
     free = max(node.gpus - used, 0) if node.usable else 0
     driver = f"{node.driver} / CUDA {node.cuda}" if node.driver and node.cuda else node.driver
     if node.phase == "Ready" and node.usable:

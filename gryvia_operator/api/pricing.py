@@ -3,6 +3,9 @@
 Shared by the operator (metering) and the CLI (estimates before submit, `gryvia cost`); rates are
 per GPU-hour, in the SKU's currency (USD by default). Rule: a job is priced by the first enabled
 SKU, in name order, whose GPU type is the job's (the Gryvia FAQ's "GPU price catalog").
+A MIG slice (`H100-MIG-3G.40GB`) without a SKU of its own costs its parent's rate times its
+fraction of the parent (`api.mig`: 3g.40gb of an H100 = 3/7 of the H100 rate); rates then
+count per slice-hour.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 
 from gryvia_operator.api.gpusku import DEFAULT_CURRENCY, GryviaGpuSku, GryviaGpuSkuSpec
 from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type, same_gpu_type
+from gryvia_operator.api.mig import parent_type, parse_profile
 from gryvia_operator.api.names import LABEL_DEFAULT_CATALOG
 
 #: The catalog the operator creates when the cluster has no GryviaGpuSku at all:
@@ -82,10 +86,29 @@ def select_rate(
     GPU types match by their canonical name (`api.gputype`: `h100` finds an `H100` SKU);
     `allowed_skus` (a tenant's `allowedSkus`: SKU names or GPU
     types; empty = all) restricts the candidates. Returns None when `gpu_type` is empty or `any`
-    or nothing matches; callers then bill 0 and say so.
+    or nothing matches; callers then bill 0 and say so. A MIG type without its own SKU gets
+    the parent's rate times the slice's fraction (`gpu_type` the MIG type, `sku` the parent's
+    SKU name); a MIG type that names no parent has no fallback.
     """
     if gpu_type_is_any(gpu_type):
         return None
+    skus = list(skus)
+    own = _first_rate(str(gpu_type), skus, allowed_skus)
+    profile = parse_profile(gpu_type)
+    parent = parent_type(gpu_type)
+    if own is not None or profile is None or not parent:
+        return own
+    whole = _first_rate(parent, skus, allowed_skus)
+    if whole is None:
+        return None
+    share = profile.fraction(parent)
+    per_slice = whole.per_gpu_hour * share.numerator / share.denominator
+    return Rate(whole.sku, normalize_gpu_type(str(gpu_type)), per_slice, whole.currency)
+
+
+def _first_rate(
+    gpu_type: str, skus: Sequence[GryviaGpuSku], allowed_skus: Sequence[str] | None
+) -> Rate | None:
     for sku in sorted(skus, key=lambda s: s.metadata.name or ""):
         if not sku.spec.enabled or not same_gpu_type(sku.spec.gpu_type, gpu_type):
             continue

@@ -31,7 +31,7 @@ from gryvia_operator.api.crd.fieldcheck import (
     pydantic_errors,
     unknown_fields,
 )
-from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type, same_gpu_type
+from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type
 from gryvia_operator.api.helpers import (
     MAX_TOTAL_GPUS,
     DurationError,
@@ -39,6 +39,7 @@ from gryvia_operator.api.helpers import (
     parse_duration,
     pod_count,
 )
+from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.names import LABEL_GPU
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
@@ -124,12 +125,12 @@ def inventory_warnings(
         return []
     nodes = list(inventory)
     if spec.gpu_type_constrained:
-        sizes = [count for gpu_type, count in nodes if same_gpu_type(gpu_type, spec.gpu_type)]
+        sizes = [count for gpu_type, count in nodes if type_serves(gpu_type, spec.gpu_type)]
         if not sizes:
             text = msg.WARN_NO_GPU_TYPE.format(gpu_type=spec.gpu_type)
             return [FieldError("spec.gpuType", text)]
     else:
-        sizes = [count for _, count in nodes]
+        sizes = [count for gpu_type, count in nodes if type_serves(gpu_type, None)]
     largest = max(sizes, default=0)
     if per_pod <= largest:
         return []

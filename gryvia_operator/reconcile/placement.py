@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.mig import parent_type, parse_profile, slot_key
 from gryvia_operator.api.names import (
     ANNOTATION_PLACEMENT_STRATEGY,
     LABEL_GPU,
@@ -90,18 +91,42 @@ class Placement:
 
 
 def gpu_usage(pods: Iterable[PodView]) -> dict[str, int]:
-    """GPUs requested per node by bound, non-terminal pods."""
+    """GPUs requested per node by bound, non-terminal pods; MIG slices per `node/profile`
+    (`api.mig.slot_key`)."""
     used: dict[str, int] = {}
     for pod in pods:
-        if pod.holds_gpus:
+        if not pod.node_name or pod.terminal:
+            continue
+        if pod.gpus > 0:
             used[pod.node_name] = used.get(pod.node_name, 0) + pod.gpus
+        for profile, count in pod.slices.items():
+            key = slot_key(pod.node_name, profile)
+            used[key] = used.get(key, 0) + count
     return used
 
 
+def _mig_supply(node: NodeView, gpu_type: str) -> tuple[int, bool, str]:
+    """(slices of the wanted profile on the node, type ok, problem when not) for a MIG job:
+    the node must advertise `nvidia.com/mig-<profile>` and, when the job names a parent
+    GPU, carry that parent's gryvia.io/gpu label."""
+    profile = parse_profile(gpu_type)
+    total = node.mig_slices.get(profile.name, 0) if profile else 0
+    parent, actual = parent_type(gpu_type), node.labels.get(LABEL_GPU, "")
+    if parent and actual and parent_type(actual) != parent and actual != parent:
+        return total, False, f"is {actual}, not {parent}"
+    if not total and profile is not None:
+        return 0, False, f"has no MIG {profile.name} slices ({profile.resource})"
+    return total, True, ""
+
+
 def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
-    """Check one node against the filters and score it (behaviour reference section 4)."""
+    """Check one node against the filters and score it (behaviour reference section 4).
+    A MIG job (`gpuType` naming a profile) counts the node's slices of that profile, not its
+    whole GPUs."""
     problems: list[str] = []
-    total = node.total_gpus
+    mig = parse_profile(req.gpu_type) is not None
+    slices, mig_ok, mig_problem = _mig_supply(node, req.gpu_type) if mig else (0, True, "")
+    total = slices if mig else node.total_gpus
     free = max(total - used, 0)
     labels = node.labels
     if not node.ready:
@@ -110,7 +135,10 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
         problems.append("is cordoned")
     actual_type = labels.get(LABEL_GPU, "")
     type_ok = not req.gpu_type or actual_type == req.gpu_type
-    if not type_ok:
+    if mig:
+        type_ok = mig_ok
+        problems += [mig_problem] if mig_problem else []
+    elif not type_ok:
         problems.append(
             f"is {actual_type}, not {req.gpu_type}"
             if actual_type
@@ -161,7 +189,7 @@ def select_nodes(
     req = job if isinstance(job, Requirements) else Requirements.of(job)
     node_list = list(nodes)
     used = gpu_usage(pods)
-    fits = [evaluate_node(n, req, used.get(n.name, 0)) for n in node_list]
+    fits = [evaluate_node(n, req, used.get(slot_key(n.name, req.gpu_type), 0)) for n in node_list]
     good = [f for f in fits if f.fits]
     if req.pack:
         good.sort(key=lambda f: (f.free, -f.score, f.node))

@@ -11,6 +11,9 @@ GryviaQuota whose `namespaces` hold its namespace. CPU-only jobs are never held.
 - over quota now -> Queued: the GPUs held by admitted jobs plus this job's exceed `maxGPUs`, the
   admitted jobs reach `maxRunningJobs`, or a hard monthly budget is spent;
 - else admitted.
+
+A MIG slice (`H100-MIG-3G.40GB`) is allowed where its parent type is, and counts as one GPU
+against `maxGPUs` (conservative: quotas are whole numbers).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_operator.api import GryviaQuota
-from gryvia_operator.api.gputype import gpu_type_is_any, same_gpu_type
+from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
 from gryvia_operator.api.messages import gpu_count
+from gryvia_operator.api.mig import type_listed
 from gryvia_operator.api.periods import elapsed_fraction
 from gryvia_operator.reconcile.admission import ALLOW
 from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
@@ -126,7 +130,7 @@ def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
     team, limits = quota.spec.team, quota.spec.gpu_quota
     allowed = [t for t in limits.allowed_gpu_types or [] if t]
     requested = job.gpu_type or "any"
-    if allowed and not any(same_gpu_type(requested, t) for t in allowed):
+    if allowed and not any(type_listed(requested, t) for t in allowed):
         return Decision(
             "reject",
             "GpuTypeNotAllowed",
@@ -157,7 +161,7 @@ def sku_rejection(
     job's GPU type. `enabled_types` are the GPU types with an enabled SKU the tenant may use."""
     if enabled_types is None or job.gpus == 0 or gpu_type_is_any(job.gpu_type):
         return None
-    if any(same_gpu_type(job.gpu_type, t) for t in enabled_types):
+    if any(type_listed(job.gpu_type, t) for t in enabled_types):
         return None
     return Decision(
         "reject",

@@ -125,11 +125,17 @@ def gpu_node_spec(node: NodeView) -> dict[str, Any] | None:
 
 
 def gpu_node_status(spec: Mapping[str, Any], node: NodeView) -> dict[str, Any]:
-    """Readiness from allocatable GPUs: Ready, Degraded or WaitingForDrivers."""
+    """Readiness from allocatable GPUs: Ready, Degraded or WaitingForDrivers; a node whose
+    GPUs are all MIG-partitioned is Ready when it advertises slices."""
     count = int(spec.get("gpuCount") or 0)
     allocatable = node.allocatable_gpus
     driver, cuda = versions(node.labels)
-    if allocatable > 0 and allocatable >= count:
+    slices = sum(node.mig_slices.values())
+    if allocatable == 0 and slices > 0:
+        phase = "Ready"
+        profiles = ", ".join(f"{n}x {p}" for p, n in sorted(node.mig_slices.items()))
+        message = f"{slices} MIG slice(s) allocatable ({profiles}), driver {driver or 'unknown'}"
+    elif allocatable > 0 and allocatable >= count:
         phase = "Ready"
         message = READY_MESSAGE.format(count=allocatable, driver=driver or "unknown")
     elif allocatable > 0:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api.mig import slices_in
 from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
 
@@ -56,6 +57,8 @@ class NodeView:
     allocatable_cpu: float = 0.0
     allocatable_memory_gib: float = 0.0
     uid: str = ""
+    mig_slices: Mapping[str, int] = field(default_factory=dict)
+    """Allocatable MIG slices per profile (`{"3g.40gb": 2}` from `nvidia.com/mig-3g.40gb`)."""
 
     @classmethod
     def from_node(cls, obj: Mapping[str, Any]) -> NodeView:
@@ -76,11 +79,15 @@ class NodeView:
             allocatable_cpu=float(_decimal(allocatable.get("cpu"))),
             allocatable_memory_gib=float(_decimal(allocatable.get("memory")) / 2**30),
             uid=str(meta.get("uid", "")),
+            mig_slices=slices_in(allocatable),
         )
 
     @property
     def total_gpus(self) -> int:
-        """GPUs on the node: label gryvia.io/gpu-count when readable and > 0, else allocatable."""
+        """GPUs on the node: label gryvia.io/gpu-count when readable and > 0, else allocatable;
+        on a MIG node (slices advertised) only the allocatable whole GPUs."""
+        if self.mig_slices:
+            return self.allocatable_gpus
         labelled = _int(self.labels.get(LABEL_GPU_COUNT), 0)
         return labelled if labelled > 0 else self.allocatable_gpus
 
@@ -121,6 +128,8 @@ class PodView:
     """Latest `finishedAt` of any app container's current or last state; "" when none ended."""
     running: bool = False
     """True while an app container's current state is running."""
+    slices: Mapping[str, int] = field(default_factory=dict)
+    """MIG slices requested per profile (`nvidia.com/mig-*` requests, else limits)."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
@@ -128,8 +137,12 @@ class PodView:
         the container times come from `status.containerStatuses` (not init containers)."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
         gpus = 0
+        slices: dict[str, int] = {}
         for container in spec.get("containers") or []:
             resources = _map(container, "resources")
+            asked = slices_in(_map(resources, "requests")) or slices_in(_map(resources, "limits"))
+            for profile, count in asked.items():
+                slices[profile] = slices.get(profile, 0) + count
             value = _map(resources, "requests").get(GPU_RESOURCE)
             if value is None:
                 value = _map(resources, "limits").get(GPU_RESOURCE)
@@ -147,6 +160,7 @@ class PodView:
             job=str(_map(meta, "labels").get(LABEL_JOB, "")),
             ready=ready,
             deleting=meta.get("deletionTimestamp") is not None,
+            slices=slices,
             **_container_times(status.get("containerStatuses")),
         )
 

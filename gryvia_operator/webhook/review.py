@@ -18,9 +18,9 @@ from gryvia_operator.api import (
     validate_job,
 )
 from gryvia_operator.api import messages as msg
-from gryvia_operator.api.gputype import same_gpu_type
+from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
 from gryvia_operator.api.names import LABEL_GPU
-from gryvia_operator.api.pricing import gpu_types_with_sku
+from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.reconcile.views import NodeView
 
 ADMISSION_API = "admission.k8s.io/v1"
@@ -68,7 +68,7 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     reasons = []
     gpu_type = job.spec.gpu_type or "any"
     allowed = sorted({t for q in policy.quotas for t in q.spec.gpu_quota.allowed_gpu_types or []})
-    if allowed and not any(same_gpu_type(gpu_type, t) for t in allowed):
+    if allowed and not any(type_listed(gpu_type, t) for t in allowed):
         reasons.append(
             f'GPU type "{gpu_type}" is not allowed for this namespace (allowed: '
             f"{', '.join(allowed)})"
@@ -78,23 +78,31 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     if per_job and total > per_job:
         reasons.append(f"{total} GPUs exceeds the per-job limit of {per_job}")
     tenant = policy.tenant
-    if tenant is not None and tenant.spec.allowed_skus and job.spec.gpu_type_constrained:
-        enabled = gpu_types_with_sku(policy.skus, tenant.spec.allowed_skus)
-        if not any(same_gpu_type(gpu_type, t) for t in enabled):
-            reasons.append(
-                f'tenant "{tenant.name}" has no enabled catalog SKU for GPU type "{gpu_type}" '
-                f"(allowed SKUs: {', '.join(tenant.spec.allowed_skus)})"
-            )
+    if (
+        tenant is not None
+        and tenant.spec.allowed_skus
+        and job.spec.gpu_type_constrained
+        and select_rate(gpu_type, policy.skus, tenant.spec.allowed_skus) is None
+    ):
+        reasons.append(
+            f'tenant "{tenant.name}" has no enabled catalog SKU for GPU type "{gpu_type}" '
+            f"(allowed SKUs: {', '.join(tenant.spec.allowed_skus)})"
+        )
     return reasons
 
 
 def node_inventory(nodes: Iterable[NodeView]) -> list[tuple[str, int]]:
-    """(gpuType, GPUs) of every node labelled gryvia.io/gpu; GPUs = max(allocatable, label)."""
+    """(gpuType, GPUs) of every node labelled gryvia.io/gpu; GPUs = max(allocatable, label);
+    plus (`<type>-MIG-<PROFILE>`, slices) per MIG profile the node advertises."""
     out = []
     for node in nodes:
         gpu_type = node.labels.get(LABEL_GPU)
         if gpu_type:
             out.append((gpu_type, max(node.allocatable_gpus, node.total_gpus)))
+        for name, count in sorted(node.mig_slices.items()):
+            profile = parse_profile(name)
+            if profile is not None:
+                out.append((slice_type(parent_type(gpu_type) or gpu_type or "", profile), count))
     return out
 
 

@@ -56,7 +56,7 @@ class NodesScreen(ViewScreen):
         return node_cells(node, self.allocated) if node else []
 
     def _sort_value(self, node: GpuNode) -> Any:
-        used = self.allocated.get(node.name, 0)
+        used = self.allocated.get(node.slot, 0)
         return {
             "gpu_type": (node.gpu_type, node.name),
             "gpus": (-node.gpus, node.name),
@@ -71,7 +71,7 @@ class NodesScreen(ViewScreen):
             return
         nodes = self.store.gpu_nodes()
         self.allocated = self.store.allocated()
-        self.nodes = {n.name: n for n in nodes}
+        self.nodes = {n.slot: n for n in nodes}
         shown = []
         for node in nodes:
             fields = {
@@ -90,7 +90,7 @@ class NodesScreen(ViewScreen):
         else:
             table.empty_text = "No GPU nodes." if loaded else "Loading…"
         table.invalidate(None)
-        table.set_order([n.name for n in shown])
+        table.set_order([n.slot for n in shown])
         total = sum(n.gpus for n in nodes)
         ready = sum(1 for n in nodes if n.healthy)
         unregistered = sum(1 for n in nodes if n.source == "Node")

@@ -3,6 +3,7 @@ submitted twice, and --output tees the batch output into a file, as in Slurm; in
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,10 +19,12 @@ from tests.support.wait import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
-def _gryvia(sandbox: SandboxHandle, *args: str) -> subprocess.CompletedProcess[str]:
+def _gryvia(
+    sandbox: SandboxHandle, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gryvia_cli", "--kubeconfig", str(sandbox.kubeconfig), *args],
-        capture_output=True, text=True, timeout=120, env=os.environ | {"NO_COLOR": "1"},
+        capture_output=True, text=True, timeout=timeout, env=os.environ | {"NO_COLOR": "1"},
     )  # fmt: skip
 
 
@@ -153,3 +156,51 @@ def test_a_heterogeneous_job_is_refused_with_the_reason(
         sandbox, "get", "configmaps", "-n", namespace, "-l", "gryvia.io/imported-from=sbatch"
     )
     assert maps["items"] == []
+
+
+def test_a_500_element_array_is_500_jobs_one_runtime_and_one_cancel(
+    sandbox: SandboxHandle, namespace: str, tmp_path: Path
+) -> None:
+    script = _script(tmp_path, "big.sh", """
+        #!/bin/bash
+        #SBATCH --job-name=big
+        #SBATCH --array=0-499%4
+        #SBATCH --time=10
+        sleep 600
+    """)  # fmt: skip
+    submitted = _gryvia(sandbox, "submit", "--sbatch", script, "--image", "python:3.11",
+                        "-n", namespace, timeout=600)  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    jobs = kubectl_json(sandbox, "get", "gaj", "-n", namespace)["items"]
+    names = {j["metadata"]["name"] for j in jobs}
+    assert names == {f"big-{i}" for i in range(500)}
+    maps = kubectl_json(
+        sandbox, "get", "configmaps", "-n", namespace, "-l", "gryvia.io/imported-from=sbatch"
+    )["items"]
+    assert [m["metadata"]["name"] for m in maps] == ["big-slurm-runtime"]
+    owners = {o["uid"] for o in maps[0]["metadata"].get("ownerReferences") or []}
+    assert owners == {j["metadata"]["uid"] for j in jobs}
+    assert all(len(json.dumps(j)) <= 8 * 1024 for j in jobs)
+
+    def running() -> int:
+        items = kubectl_json(sandbox, "get", "gaj", "-n", namespace)["items"]
+        return sum((j.get("status") or {}).get("phase") == "Running" for j in items)
+
+    wait_for(lambda: running() >= 1, timeout=240, what="an element of big Running")
+    cancel = _gryvia(sandbox, "cancel", "big", "--yes", "-n", namespace, timeout=600)
+    assert cancel.returncode == 0, cancel.stderr
+
+    def phases() -> dict[str, int]:
+        items = kubectl_json(
+            sandbox, "get", "gaj", "-n", namespace, "-l", "gryvia.io/array-name=big"
+        )["items"]
+        out: dict[str, int] = {}
+        for job in items:
+            phase = (job.get("status") or {}).get("phase") or "-"
+            out[phase] = out.get(phase, 0) + 1
+        return out
+
+    try:
+        wait_for(lambda: phases() == {"Cancelled": 500}, timeout=420, interval=2, what="cancel")
+    except AssertionError:
+        raise AssertionError(f"not every element of big Cancelled: {phases()}") from None

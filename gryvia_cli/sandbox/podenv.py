@@ -24,6 +24,11 @@ class PodSpecError(ValueError):
     """Raised when a container cannot start (the kubelet's CreateContainerConfigError)."""
 
 
+class MissingReferenceError(PodSpecError):
+    """A non-optional ConfigMap or Secret (or one of its keys) the container's environment
+    names does not exist (yet): the kubelet keeps such a container waiting and retries."""
+
+
 def expand(text: str, env: Mapping[str, str]) -> str:
     """Expand `$(VAR)` from `env` (unknown references stay as written) and `$$` to `$`."""
 
@@ -81,7 +86,7 @@ def container_env(
 
     `lookup("ConfigMap"|"Secret", namespace, name, key)` returns a value (key given) or the
     whole data map (key None), or None when missing. Raises PodSpecError for a missing
-    non-optional reference, naming it.
+    non-optional reference, naming it (MissingReferenceError).
     """
     namespace = pod.get("metadata", {}).get("namespace", "default")
     env: dict[str, str] = {}
@@ -95,7 +100,7 @@ def container_env(
             if data is None:
                 if ref.get("optional"):
                     continue
-                raise PodSpecError(f"{kind.lower()} {ref['name']!r} not found (envFrom)")
+                raise MissingReferenceError(f"{kind.lower()} {ref['name']!r} not found (envFrom)")
             if isinstance(data, Mapping):
                 env.update({prefix + k: str(v) for k, v in data.items()})
     for var in container.get("env") or []:
@@ -117,7 +122,7 @@ def container_env(
                 if value is None:
                     if ref.get("optional"):
                         break
-                    raise PodSpecError(
+                    raise MissingReferenceError(
                         f"env {name}: key {ref['key']!r} of {kind.lower()} "
                         f"{ref['name']!r} not found"
                     )

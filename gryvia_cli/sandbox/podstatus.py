@@ -75,7 +75,13 @@ def build_status(
         running = spec["name"] in alive and ctr.exit_code is None
         any_running |= running
         if not ctr.started_at and ctr.exit_code is None:  # not started yet, as the kubelet says
-            state: dict[str, Any] = {"waiting": {"reason": "ContainerCreating"}}
+            state: dict[str, Any] = {
+                "waiting": (
+                    {"reason": "CreateContainerConfigError", "message": ctr.message}
+                    if ctr.message  # a ConfigMap or Secret it needs is missing
+                    else {"reason": "ContainerCreating"}
+                )
+            }
         elif running or ctr.exit_code is None:
             state = {"running": {"startedAt": ctr.started_at}}
         else:

@@ -240,14 +240,29 @@ class PodRunner:
         name = spec["name"]
         ctr = run.containers.setdefault(name, Container(name))
         ctr.exit_code, ctr.finished_at, ctr.message = None, "", ""
+        delay = 0.5
+        while True:
+            try:
+                env = podenv.container_env(
+                    pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self.api.lookup
+                )
+                argv = podenv.container_argv(spec, env)
+                break
+            except podenv.MissingReferenceError as exc:
+                # As the kubelet does (CreateContainerConfigError): wait and try again
+                # until the ConfigMap or Secret exists or the pod is deleted.
+                if ctr.message != str(exc):  # say so in the pod's status once
+                    ctr.message = str(exc)
+                    started = str((pod.get("status") or {}).get("startTime") or now())
+                    self.api.patch_status(pod, self._status(pod, run, started))
+                if run.stopping.wait(delay):
+                    return fail_container(ctr, run.folder / "logs" / f"{name}.log", 128, str(exc))
+                delay = min(delay * 2, 10.0)
+            except podenv.PodSpecError as exc:
+                ctr.started_at = now()
+                return fail_container(ctr, run.folder / "logs" / f"{name}.log", 128, str(exc))
+        ctr.message = ""
         ctr.started_at = now()
-        try:
-            env = podenv.container_env(
-                pod, spec, pod_ip=run.ip, host_ip=HOST_IP, lookup=self.api.lookup
-            )
-            argv = podenv.container_argv(spec, env)
-        except podenv.PodSpecError as exc:
-            return fail_container(ctr, run.folder / "logs" / f"{name}.log", 128, str(exc))
         hostname = podenv.pod_hostname(pod)
         if self.namespaces:
             argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)

@@ -263,6 +263,33 @@ def test_env_resolution_and_working_dir(sandbox: SandboxHandle) -> None:
     assert out[1].endswith("/root/workspace/run")
 
 
+def test_a_missing_configmap_keeps_the_container_waiting_until_it_exists(
+    sandbox: SandboxHandle,
+) -> None:
+    """As the kubelet does: CreateContainerConfigError while the ConfigMap is missing, then
+    the container starts once it is created (the pod does not fail)."""
+    ns = _ns(sandbox)
+    env = [{"name": "LR", "valueFrom": {"configMapKeyRef": {"name": "late", "key": "lr"}}}]
+    _apply(sandbox, ns, _job("late", 'echo "lr=$LR"', env=env))
+
+    def waiting_reason() -> str | None:
+        pods = _get(sandbox, ns, "pods", "-l", "job-name=late")["items"]
+        for status in (pods[0].get("status") or {}).get("containerStatuses") or [] if pods else []:
+            return str((status.get("state") or {}).get("waiting", {}).get("reason") or "")
+        return None
+
+    reason = wait_for(
+        lambda: waiting_reason() == "CreateContainerConfigError", what="the config error"
+    )
+    assert reason
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late"}}
+    _apply(sandbox, ns, {**cm, "data": {"lr": "0.5"}})
+    assert wait_for(lambda: _job_condition(sandbox, ns, "late"), what="job end") == "Complete"
+    pod = _get(sandbox, ns, "pods", "-l", "job-name=late")["items"][0]
+    out = sandbox.kubectl_run("logs", "-n", ns, pod["metadata"]["name"]).stdout
+    assert out.strip() == "lr=0.5"
+
+
 def test_deleting_a_pod_kills_its_process(sandbox: SandboxHandle) -> None:
     ns = _ns(sandbox)
     token = uuid.uuid4().hex

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import pty
+import re
 import signal
 import struct
 import subprocess
@@ -73,6 +74,16 @@ class ConsoleProcess:
         """Everything the console wrote so far, decoded (escapes included)."""
         with self._lock:
             return self._out.decode("utf-8", "replace")
+
+    def tail(self, chars: int = 1500) -> str:
+        """The last `chars` characters written, escape sequences removed (for failure
+        messages), and the exit code when the process has ended."""
+        text = re.sub(
+            r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-_])", "", self.output
+        )
+        code = self.proc.poll()
+        ended = "" if code is None else f" [console exited {code}]"
+        return repr(text[-chars:]) + ended
 
     def mark(self) -> int:
         """The output length now: pass to `since` to see only what is drawn later."""

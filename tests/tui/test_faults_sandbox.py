@@ -77,6 +77,12 @@ def _set_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> None:
     )
 
 
+def _answering(text: str) -> bool:
+    """The top bar says the API server answers: live, or slow (over 2 s, as a loaded CI
+    machine may answer)."""
+    return "● live" in text or "◐ slow" in text
+
+
 def _bar(app: GryviaApp) -> str:
     return str(app.screen.query_one(TopBar).render())
 
@@ -93,11 +99,17 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
         env = {"GRYVIA_CONFIG_HOME": str(tmp_path / "home"), "KUBECONFIG": str(kubeconfig)}
         args = ["--kubeconfig", str(kubeconfig), "tui", "-n", namespace]
         with ConsoleProcess(args, env=env, columns=160) as console:
-            wait_for(
-                lambda: all(w in console.output for w in ("● live", "Queued", name)),
-                timeout=60,
-                what="the console live with the job row",
-            )
+            try:
+                wait_for(
+                    lambda: (
+                        _answering(console.output)
+                        and all(w in console.output for w in ("Queued", name))
+                    ),
+                    timeout=60,
+                    what="the console live with the job row",
+                )
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the console wrote: {console.tail()}") from None
             relay.blackhole()
             start = time.monotonic()
             stalled = console.mark()
@@ -119,7 +131,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
                 what="the end of the blackhole window",
             )
             during = console.since(marked)
-            assert "● live" not in during and "Running" not in during
+            assert not _answering(during) and "Running" not in during
             assert "unreachable (attempt" in during  # failing for more than 60 s
             relay.forward()
             resumed, mark = time.monotonic(), console.mark()
@@ -130,7 +142,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
                 what="the new phase after forwarding resumed",
             )
             converged = time.monotonic() - resumed
-            wait_for(lambda: "● live" in console.since(mark), timeout=CONVERGED_WITHIN)
+            wait_for(lambda: _answering(console.since(mark)), timeout=CONVERGED_WITHIN)
             assert converged <= CONVERGED_WITHIN
             print(f"reconnecting shown after {shown_after:.1f}s; converged {converged:.1f}s")
             console.press_and_time_exit("q")

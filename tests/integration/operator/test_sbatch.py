@@ -131,7 +131,11 @@ def test_array_throttle_never_runs_more_than_two(
         if len(phases) == 4 and all(p == "Succeeded" for p in phases):
             break
         time.sleep(0.3)
-    assert phases == ["Succeeded"] * 4
+    if phases != ["Succeeded"] * 4:  # say why before failing
+        jobs = kubectl_json(sandbox, "get", "gaj", "-n", namespace)["items"]
+        why = {j["metadata"]["name"]: (j.get("status") or {}).get("message") for j in jobs}
+        events = sandbox.kubectl_run("get", "events", "-n", namespace, check=False).stdout
+        raise AssertionError(f"phases {phases}; messages {why}; events:\n{events}")
     assert most == 2
     # one runtime ConfigMap for the whole array, owned by its four jobs
     maps = kubectl_json(

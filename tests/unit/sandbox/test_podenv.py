@@ -106,3 +106,21 @@ def test_argv_expands_and_needs_a_command() -> None:
 def test_hostname_prefers_spec_hostname() -> None:
     assert pod_hostname(POD) == "job-0"
     assert pod_hostname({"metadata": {"name": "p" * 80}, "spec": {}}) == "p" * 63
+
+
+def test_a_missing_reference_is_its_own_error_so_the_runner_waits_for_it() -> None:
+    """The kubelet keeps a container whose ConfigMap is missing waiting (and retries); a
+    missing reference is told apart from a spec that can never start."""
+    from gryvia_cli.sandbox.podenv import MissingReferenceError, container_env
+
+    pod = {"metadata": {"namespace": "ns"}, "spec": {}}
+    container = {
+        "name": "c",
+        "env": [{"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "k"}}}],
+    }
+    with pytest.raises(MissingReferenceError, match="key 'k' of configmap 'cfg' not found"):
+        container_env(pod, container, pod_ip="1.2.3.4", host_ip="1.2.3.4", lookup=lambda *a: None)
+    found = container_env(
+        pod, container, pod_ip="1.2.3.4", host_ip="1.2.3.4", lookup=lambda *a: "v"
+    )
+    assert found["X"] == "v"

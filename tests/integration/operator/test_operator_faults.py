@@ -19,6 +19,7 @@ from gryvia_operator.handlers.accounting import METERING_SECONDS
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
 from tests.support.cli import run_gryvia
+from tests.support.manifests import sh_job
 from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 
@@ -27,19 +28,7 @@ ALLOWED = "A100-80G"
 
 
 def _job(name: str, *, gpus: int = 8, gpu_type: str = ALLOWED, script: str, **spec: Any) -> Any:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name},
-        "spec": {
-            "type": "training",
-            "image": "none",
-            "gpus": gpus,
-            "gpuType": gpu_type,
-            "command": ["sh", "-c", script],
-            **spec,
-        },
-    }
+    return sh_job(name, gpus=gpus, gpu_type=gpu_type, script=script, **spec)
 
 
 @pytest.fixture

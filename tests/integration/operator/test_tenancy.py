@@ -19,6 +19,7 @@ from tests.integration.operator.conftest import (
     kubectl_json,
     wait_phase,
 )
+from tests.support.manifests import sh_job
 from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 
@@ -26,22 +27,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 CHART = Path(__file__).resolve().parents[3] / "charts" / "gryvia"
 
 
-def _job(
-    name: str, *, gpus: int = 8, gpu_type: str = "A100-80G", script: str = "sleep 1", **spec: Any
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name},
-        "spec": {
-            "type": "training",
-            "image": "none",
-            "gpus": gpus,
-            "gpuType": gpu_type,
-            "command": ["sh", "-c", script],
-            **spec,
-        },
-    }
+_job = sh_job
 
 
 def _apply(sandbox: SandboxHandle, *objs: dict[str, Any]) -> None:

@@ -2,7 +2,8 @@
 
 - A 120 s blackhole between the console and the API server (a relay that stops forwarding
   without closing sockets): the top bar says `reconnecting (attempt N, ...)` within 30 s, and
-  a job's phase changed meanwhile is on screen within 10 s of forwarding resuming.
+  a job created meanwhile is on screen within 10 s of forwarding resuming. (A job, not a
+  phase: the session's operator, when an earlier test started it, rewrites phases.)
 - A user whose RBAC is namespace-only (a ServiceAccount with a Role in one namespace): the
   cluster-wide views say "not allowed" once, quietly; no error notification, no retry storm.
 """
@@ -10,7 +11,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -62,21 +62,6 @@ def _job(name: str, ns: str) -> dict[str, Any]:
     }
 
 
-def _set_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> None:
-    """Write the job's phase straight to the API server (not through the relay)."""
-    sandbox.kubectl_run(
-        "patch",
-        "gryviaaijob",
-        name,
-        "-n",
-        ns,
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps({"status": {"phase": phase}}),
-    )
-
-
 def _answering(text: str) -> bool:
     """The top bar says the API server answers: live, or slow (over 2 s, as a loaded CI
     machine may answer)."""
@@ -92,8 +77,8 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
 ) -> None:
     """The console in a pty (a real process, as a user runs it) through the relay."""
     name = "steady"
+    later = f"later-{uuid.uuid4().hex[:6]}"
     sandbox.apply(_job(name, namespace))
-    _set_phase(sandbox, namespace, name, "Queued")
     with Relay(server_address(sandbox.kubeconfig)) as relay:
         kubeconfig = relayed_kubeconfig(sandbox.kubeconfig, tmp_path / "relayed", relay)
         env = {"GRYVIA_CONFIG_HOME": str(tmp_path / "home"), "KUBECONFIG": str(kubeconfig)}
@@ -101,10 +86,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
         with ConsoleProcess(args, env=env, columns=160) as console:
             try:
                 wait_for(
-                    lambda: (
-                        _answering(console.output)
-                        and all(w in console.output for w in ("Queued", name))
-                    ),
+                    lambda: _answering(console.output) and name in console.output,
                     timeout=60,
                     what="the console live with the job row",
                 )
@@ -121,7 +103,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
             )
             shown_after = time.monotonic() - start
             assert shown_after <= RECONNECTING_WITHIN
-            _set_phase(sandbox, namespace, name, "Running")
+            sandbox.apply(_job(later, namespace))  # straight to the API server
             marked = console.mark()
             # Hold the blackhole for its whole window, then let bytes flow again.
             wait_for(
@@ -131,15 +113,15 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
                 what="the end of the blackhole window",
             )
             during = console.since(marked)
-            assert not _answering(during) and "Running" not in during
+            assert not _answering(during) and later not in during
             assert "unreachable (attempt" in during  # failing for more than 60 s
             relay.forward()
             resumed, mark = time.monotonic(), console.mark()
             wait_for(
-                lambda: "Running" in console.since(mark),
+                lambda: later in console.since(mark),
                 timeout=CONVERGED_WITHIN,
                 interval=0.1,
-                what="the new phase after forwarding resumed",
+                what="the new job after forwarding resumed",
             )
             converged = time.monotonic() - resumed
             wait_for(lambda: _answering(console.since(mark)), timeout=CONVERGED_WITHIN)

@@ -55,6 +55,16 @@ def test_job_view(
                 lambda: log.scroll_y == log.max_scroll_y,
                 what="log scrolled to its end",
             )
+
+            def scrollbar_drawn() -> bool:  # the next layout gives the bar the new numbers
+                bar = log.vertical_scrollbar
+                return log.max_scroll_y == 0 or (
+                    bar.window_virtual_size == log.virtual_size.height
+                    and bar.window_size == log.scrollable_content_region.height
+                    and round(bar.position) == round(log.scroll_y)
+                )
+
+            await wait_until(pilot, scrollbar_drawn, what="the log's scrollbar at its end")
         else:
             await wait_until(pilot, lambda: getattr(screen, "events", None), what="events")
             await wait_until(pilot, lambda: len(getattr(screen, "pods", {})) == 2, what="pods")

@@ -89,6 +89,17 @@ class LogView(ScrollView, can_focus=True):
         # force: before the first layout has computed the scrollbars, Textual refuses to
         # scroll a view that it does not yet know overflows.
         self.scroll_end(animate=False, immediate=True, force=True)
+        self.call_after_refresh(self._sync_scrollbar)
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The bar appears: put its thumb where the view is."""
+        if shown:
+            self.call_after_refresh(self._sync_scrollbar)
+
+    def _sync_scrollbar(self) -> None:
+        # Textual moves the bar's thumb only on scrolls made while the bar is shown.
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = self.scroll_y
 
     def set_options(self, *, wrap: bool | None = None, timestamps: bool | None = None) -> None:
         """Change wrapping or timestamps and redraw."""

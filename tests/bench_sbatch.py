@@ -75,6 +75,7 @@ def main() -> None:
         f"  summary: {counts.get('clean', 0)} clean, {counts.get('with warnings', 0)} with "
         f"warnings, {counts.get('refused', 0)} refused ({total} of {written} counted)"
     )
+    array_bench()
 
 
 ARRAY_SIZE = 500
@@ -132,4 +133,3 @@ def array_bench() -> None:
 
 if __name__ == "__main__":
     main()
-    array_bench()

@@ -14,10 +14,10 @@ from textual.widgets import Label, Static
 from gryvia_cli.tui.bindings import SCOPE_TITLES, SCOPES, Key
 
 VIEW_SCOPES = {
-    "jobs": ("jobs", "table"),
-    "queue": ("queue", "table"),
-    "nodes": ("nodes", "table"),
-    "cost": ("table",),
+    "jobs": ("jobs", "lists", "table"),
+    "queue": ("queue", "lists", "table"),
+    "nodes": ("nodes", "pods", "lists", "table"),
+    "cost": ("cost", "costjobs", "lists", "table"),
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),

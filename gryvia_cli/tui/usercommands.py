@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual.app import App
+from textual.screen import ModalScreen
 
 from gryvia_cli.tui.bindings import resolve_jump
 from gryvia_cli.tui.drill import COST_JOB_COLUMNS, POD_COLUMNS
@@ -45,7 +46,8 @@ class UserCommands(App[None]):
         keys, and hotkeys are never printable); warn when the file was not used."""
         loaded = self.user_config
         for index, (key, hotkey) in enumerate(loaded.config.hotkeys.items()):
-            self.bind(key, f"hotkey({index})", description=hotkey.description or hotkey.command)
+            description = hotkey.description or hotkey.command
+            self.bind(key, f"hotkey({index})", description=description, show=False)
         if loaded.problems:
             self.notify(
                 "\n".join(loaded.problems) + "\nUsing the defaults; column changes are not saved.",
@@ -56,7 +58,9 @@ class UserCommands(App[None]):
             )
 
     def action_hotkey(self, index: int) -> None:
-        """Run the command of hotkey number `index`."""
+        """Run the command of hotkey number `index` (not over a dialog)."""
+        if isinstance(self.screen, ModalScreen):
+            return
         hotkeys = list(self.user_config.config.hotkeys.values())
         if 0 <= index < len(hotkeys):
             self.jump_to(hotkeys[index].command)
@@ -74,6 +78,12 @@ class UserCommands(App[None]):
             self.jump_to(expanded)
             return True
         return False
+
+    def user_keys(self) -> list[tuple[str, str, str]]:
+        """(key or `:alias`, command, description) of console.yaml, for the help screen."""
+        config = self.user_config.config
+        out = [(k, h.command, h.description) for k, h in config.hotkeys.items()]
+        return out + [(f":{name}", command, "") for name, command in config.aliases.items()]
 
     async def _view_with_filter(self, view: str, query: str) -> None:
         await self.switch_mode(view)

@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 import yaml
+from textual.widgets import Static
 
 from gryvia_cli.tui import make_app
 from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.screens.dialogs import PickerDialog
 from gryvia_cli.tui.screens.drill import CostJobsScreen, NodePodsScreen
+from gryvia_cli.tui.screens.help import HelpScreen
 from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
@@ -114,6 +116,11 @@ async def test_queue_nodes_and_cost_sort_by_their_columns(fake_source: FakeSourc
         assert "SPENT↓" in header(tenants)
         await pilot.press("T")
         assert tenants.order == sorted(tenants.order) and "TEAM↑" in header(tenants)
+        top = app.screen.query_one("#cost-top", RowTable)
+        top.focus()  # with two tables, the keys sort the focused one
+        await pilot.press("N")
+        assert names(top) == sorted(names(top)) and "JOB↑" in header(top)
+        assert tenants.order == sorted(tenants.order)
 
 
 async def test_column_toggles_are_saved_and_used_next_time(
@@ -168,6 +175,13 @@ async def test_aliases_and_hotkeys_from_the_config_file(
         assert app.screen.query_one("#jobs-filter").value == "phase:running"  # type: ignore[attr-defined]
         await pilot.press("colon", *"running gpu:h100", "enter")  # words after an alias add up
         await wait_until(pilot, lambda: names(table) == ["llama-pretrain"], what="1 H100 job")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "Yours (console.yaml)" in shown
+        assert (":running", "jobs phase:running", "") in app.user_keys()
+        await pilot.press("f5")  # no hotkey over a dialog
+        assert isinstance(app.screen, HelpScreen) and app.current_mode == "jobs"
 
 
 async def test_a_bad_config_file_is_reported_and_the_console_runs(

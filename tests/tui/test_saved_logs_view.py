@@ -105,6 +105,7 @@ async def test_saved_lines_shorter_than_what_was_read_leave_the_view_as_it_was(
         await wait_until(pilot, lambda: screen.log_state == "saved", what="the saved log")
         assert log.lines[0][1] == LOG_LINES[0].split(" ", 1)[1]
         assert len(log.lines) == 40
+        assert "deleted: showing the lines read (10 kept by the operator" in status(screen)
 
 
 async def test_a_job_without_pods_shows_its_saved_logs_at_once_and_p_changes_replica() -> None:

@@ -60,6 +60,8 @@ class JobLogsBase(ViewScreen):
         self.saved_shown: SavedLog | None = None
         self.saved_wanted = False
         """True while the pod shown is gone (or there is none) and no saved log is shown."""
+        self.saved_replaced = False
+        """True when the saved lines replaced the lines read (they held more)."""
 
     def _logs_shown(self) -> bool:
         tabs = self.query("#job-tabs").results(TabbedContent)
@@ -152,7 +154,8 @@ class JobLogsBase(ViewScreen):
         self.log_pod = self.log_pod or entry.pod
         self.log_state = "saved"
         view = self.query_one(LogView)
-        if len(entry.text_lines()) > len(view.lines):
+        self.saved_replaced = len(entry.text_lines()) > len(view.lines)
+        if self.saved_replaced:
             view.clear()
             view.append(entry.text_lines())
         view.empty_text = "The saved log is empty."
@@ -232,8 +235,9 @@ class JobLogsBase(ViewScreen):
         saved = self.saved_shown
         if saved is not None:
             cut = ", cut: earlier lines were not kept" if saved.cut else ""
+            shown = "showing saved lines" if self.saved_replaced else "showing the lines read"
             text = (
-                f" {saved.pod} · deleted: showing saved lines ({saved.lines} kept by the "
+                f" {saved.pod} · deleted: {shown} ({saved.lines} kept by the "
                 f"operator at {saved.saved_at}{cut}) · {len(view.lines)} lines"
             )
         elif self.log_state == "gone":

@@ -271,7 +271,7 @@ async def test_the_logs_of_a_cancelled_job_stay_readable(
     job_view: Any = await wait_until(
         pilot, lambda: isinstance(app.screen, JobScreen) and app.screen, what="the job view"
     )
-    log = job_view.query_one(LogView)
+    log = await wait_until(pilot, lambda: job_view.query_one(LogView), what="the log view")
     expected = [f"line {i}" for i in range(1, 16)]
     await wait_until(
         pilot,

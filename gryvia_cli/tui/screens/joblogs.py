@@ -106,8 +106,7 @@ class JobLogsBase(ViewScreen):
         """The pod shown was deleted: keep its lines, stop its stream, look for saved ones."""
         if self.log_state not in ("gone", "saved"):
             self._drain_logs()
-            self._stop_logs()
-            self._log_gen += 1  # lines a closing stream still delivers are not this view's
+            self._stop_logs()  # a last read of the log may still deliver lines: kept
             self.log_state = "gone"
             self.log_note = "pod deleted"
         if self._logs_shown():
@@ -156,6 +155,7 @@ class JobLogsBase(ViewScreen):
         view = self.query_one(LogView)
         self.saved_replaced = len(entry.text_lines()) > len(view.lines)
         if self.saved_replaced:
+            self._log_gen += 1  # lines a closing stream still delivers are not shown
             view.clear()
             view.append(entry.text_lines())
         view.empty_text = "The saved log is empty."

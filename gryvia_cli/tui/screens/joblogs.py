@@ -314,10 +314,10 @@ class JobLogsBase(ViewScreen):
 
     def _next_saved(self, step: int) -> None:
         """Without pods: show the next (1) or previous (-1) replica's saved log."""
-        entries = list(self.saved.values())
-        if len(entries) < 2 or self.saved_shown is None:
+        entries, shown = list(self.saved.values()), self.saved_shown
+        if len(entries) < 2 or shown is None:
             return
-        index = next(i for i, s in enumerate(entries) if s is self.saved_shown)
+        index = next((i for i, s in enumerate(entries) if s.replica == shown.replica), 0)
         entry = entries[(index + step) % len(entries)]
         self.log_pod = entry.pod
         self.query_one(LogView).clear()

@@ -28,6 +28,7 @@ from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_cli.views.usertext import user_text
 from gryvia_operator.api.names import LABEL_JOB
 
 EVENTS_EVERY = 5.0
@@ -137,6 +138,8 @@ class JobScreen(JobLogsBase):
             names = [self.job_name, *self.pods]
         with contextlib.suppress(GryviaError):  # events are best effort
             self.post_message(EventsLoaded(self.source.events(self.job_ns, names)))
+        if self.saved_wanted:  # the pod shown is gone: the operator may save its lines later
+            self.fetch_saved()
 
     def refresh_view(self, change: Change | None) -> None:
         """Redraw when this job changed."""
@@ -162,12 +165,12 @@ class JobScreen(JobLogsBase):
         except NoMatches:  # not composed yet, or being removed
             return
         if item is None:
-            title.update(f" {self.key} · not found (deleted?)")
+            title.update(user_text(f" {self.key} · not found (deleted?)"))
             return
         now = self.now()
         job = item.summary
         phase, _ = phase_cell(job)
-        title.update(f" {job.namespace}/{job.name} · {phase} · {gpu_text(job)}")
+        title.update(user_text(f" {job.namespace}/{job.name} · {phase} · {gpu_text(job)}"))
         cost = self.store.job_cost(item, now)
         reason = None
         if is_waiting(job):

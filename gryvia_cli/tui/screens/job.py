@@ -13,7 +13,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.highlight import highlight
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from gryvia_cli.core.jobs import gpu_text
 from gryvia_cli.core.queue import is_waiting, scheduling_events, wait_reason
@@ -212,14 +213,21 @@ class JobScreen(JobLogsBase):
         if not self.is_mounted or not self.query("#log-view"):
             return  # not composed yet, or being removed: TabActivated comes again
         if name == "logs":
-            self.query_one(LogView).focus()
+            self._focus_pane(LogView)
             self._check_logs()
         elif name == "yaml":
             self._render_yaml()
-            self.query_one("#job-yaml-scroll").focus()
+            self._focus_pane("#job-yaml-scroll")
         else:
-            self.query_one("#job-overview-scroll").focus()
+            self._focus_pane("#job-overview-scroll")
         self.refresh_bindings()
+
+    def _focus_pane(self, selector: str | type[Widget]) -> None:
+        """Focus the tab's pane, unless the user is typing in a line (a late TabActivated
+        must not take the focus from the search opened by a fast `/`)."""
+        if isinstance(self.focused, Input):
+            return
+        self.query_one(selector).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Log keys only on the Logs tab; writes hidden when read-only."""

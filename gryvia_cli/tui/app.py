@@ -10,7 +10,6 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App
 from textual.reactive import reactive
-from textual.widgets import Input
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
@@ -37,6 +36,7 @@ from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
+from gryvia_cli.tui.widgets.textfield import is_typing
 
 Clock = Callable[[], datetime]
 FLUSH_SECONDS = 0.25
@@ -207,21 +207,29 @@ class GryviaApp(App[None]):
             self.push_screen(PromptDialog("Jump to", ", ".join(words), words), self.jump_to)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`:` is a priority key: it types into a focused input instead."""
-        return not (action == "jump" and isinstance(self.focused, Input))
+        """`:` is a priority key: it types into a focused input (or form) instead."""
+        return not (action == "jump" and is_typing(self.focused))
 
     def jump_to(self, text: str | None) -> None:
-        """Go where `:` + `text` says: a view, ctx, ns or quit."""
-        target = resolve_jump(text or "")
+        """Go where `:` + `text` says: a view, `ctx [NAME]`, `ns [NAME|all]` or quit; with a
+        name, ctx and ns switch at once instead of opening their picker."""
+        word, _, argument = (text or "").strip().partition(" ")
+        target, argument = resolve_jump(word), argument.strip()
         actions = {"ctx": self.action_switch_context, "ns": self.action_switch_namespace}
+        chosen = {"ctx": self._context_chosen, "ns": self._namespace_chosen}
         if target in self.MODES:
             self.action_view(target)
+        elif target in chosen and argument:
+            chosen[target](argument)
         elif target in actions:
             actions[target]()
         elif target == "quit":
             self.exit()
         elif target:
-            self.notify(f"no view called “{target}”: {', '.join(VIEWS)}", severity="warning")
+            words = ", ".join(VIEWS)
+            self.notify(
+                f"no view called “{target}”: {words}; ctx NAME, ns NAME, quit", severity="warning"
+            )
 
     def action_help(self) -> None:
         """Show every key."""

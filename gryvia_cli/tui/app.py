@@ -12,7 +12,6 @@ from textual import on, work
 from textual.app import App
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
-from textual.widgets import Input
 
 from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
@@ -42,6 +41,7 @@ from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
 from gryvia_cli.tui.usercommands import TABLE_COLUMNS, UserCommands
 from gryvia_cli.tui.userconfig import LoadedConfig, load_console_config
+from gryvia_cli.tui.widgets.textfield import is_typing
 
 Clock = Callable[[], datetime]
 FLUSH_SECONDS = 0.25
@@ -241,23 +241,31 @@ class GryviaApp(UserCommands):
             self.push_screen(PromptDialog("Jump to", ", ".join(words), words), self.jump_to)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`:` is a priority key: it types into a focused input instead."""
-        return not (action == "jump" and isinstance(self.focused, Input))
+        """`:` is a priority key: it types into a focused input (or form) instead."""
+        return not (action == "jump" and is_typing(self.focused))
 
     def jump_to(self, text: str | None) -> None:
-        """Go where `:` + `text` says: a view, ctx, ns or quit (or an alias of one)."""
+        """Go where `:` + `text` says: a view, `ctx [NAME]`, `ns [NAME|all]` or quit (or an
+        alias of one); with a name, ctx and ns switch at once instead of opening their picker."""
         if self.run_user_command(text or ""):
             return
-        target = resolve_jump(text or "")
+        word, _, argument = (text or "").strip().partition(" ")
+        target, argument = resolve_jump(word), argument.strip()
         actions = {"ctx": self.action_switch_context, "ns": self.action_switch_namespace}
+        chosen = {"ctx": self._context_chosen, "ns": self._namespace_chosen}
         if target in self.MODES:
             self.action_view(target)
+        elif target in chosen and argument:
+            chosen[target](argument)
         elif target in actions:
             actions[target]()
         elif target == "quit":
             self.exit()
         elif target:
-            self.notify(f"no view called “{target}”: {', '.join(VIEWS)}", severity="warning")
+            words = ", ".join(VIEWS)
+            self.notify(
+                f"no view called “{target}”: {words}; ctx NAME, ns NAME, quit", severity="warning"
+            )
 
     def action_help(self) -> None:
         """Show every key."""

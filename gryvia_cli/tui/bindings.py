@@ -473,12 +473,25 @@ JUMP_ALIASES = {
     "exit": "quit",
 }
 
+VIEW_ALIASES = {
+    "quotas": "cost",
+    "quota": "cost",
+    "budgets": "cost",
+    "budget": "cost",
+    "tenants": "cost",
+    "tenant": "cost",
+}
+"""Words for what a view shows (the Cost view has each tenant's quota and budget); a view of
+that very name, once there is one, wins over the alias."""
+
 
 def resolve_jump(text: str) -> str:
     """What `:` + `text` means: a view name, `ctx`, `ns`, `quit`, or the unknown word
     itself ("" for nothing). Unique prefixes of view names work (`cap`, `no`)."""
     word = text.strip().lower().lstrip(":")
     word = JUMP_ALIASES.get(word, word)
+    if word not in VIEWS:
+        word = VIEW_ALIASES.get(word, word)
     if not word or word in (*VIEWS, "ctx", "ns", "quit"):
         return word
     matches = [v for v in VIEWS if v.startswith(word)]

@@ -13,6 +13,7 @@ from textual.widgets import Input, Select
 from gryvia_cli.tui import make_app
 from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.commands import GryviaCommands, run_in_view
+from gryvia_cli.tui.screens.dialogs import ConfirmDialog
 from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.widgets.logview import LogView
 from gryvia_cli.tui.widgets.rowtable import RowTable
@@ -234,6 +235,12 @@ async def test_submit_form_validates_and_creates(fake_source: FakeSource) -> Non
             pilot, lambda: not any(k == "error" for k, _ in form.findings), what="valid form"
         )
         await pilot.press("ctrl+s")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ConfirmDialog) and app.screen, what="confirm"
+        )
+        assert dialog.subjects == ("default/new-run",)  # a create is a write: it asks first
+        assert fake_source.writes == []
+        await pilot.press("y")
         await wait_until(
             pilot, lambda: fake_source.writes == [("create", "default/new-run")], what="create"
         )

@@ -144,6 +144,10 @@ async def test_submit_run_succeed_and_follow_logs(
         what="a valid preview",
     )
     await pilot.press("ctrl+s")
+    await wait_until(
+        pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="confirmation"
+    )
+    await pilot.press("y")  # a create is a write: it asks first
     key = f"{namespace}/{name}"
     await wait_until(
         pilot,

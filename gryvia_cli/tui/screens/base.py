@@ -3,9 +3,10 @@ the job write actions (cancel, delete, resubmit) with confirmation and a thread 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, cast
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Input
@@ -22,7 +23,16 @@ from gryvia_cli.tui.messages import (
 from gryvia_cli.tui.screens.dialogs import ConfirmDialog
 from gryvia_cli.tui.store import Change, ClusterStore
 from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.textfield import is_typing
 from gryvia_cli.tui.widgets.topbar import TopBar
+
+WRITE_DETAIL = {
+    "cancel": "The operator stops the pods; the job and its cost record are kept.",
+    "delete": "The job, its pods and its volume claim are removed.",
+    "resubmit": "A new job with the same spec is created for each.",
+    "create": "The job(s) are created as the preview shows them.",
+}
+"""What each write does, shown under the names in its confirmation."""
 
 PRIORITY_TYPING = frozenset({"filter", "search"})
 """Actions bound to printable keys with priority: refused while an input has the focus."""
@@ -75,7 +85,7 @@ class ViewScreen(Screen[None]):
         yield FilterInput(
             id="command-line",
             keep=False,
-            placeholder=": jobs, queue, capacity, cost, nodes, submit · ctx · ns · quit",
+            placeholder=": jobs, queue, capacity, cost, nodes, submit · ctx NAME · ns NAME · quit",
         )
         yield Footer()
 
@@ -107,8 +117,15 @@ class ViewScreen(Screen[None]):
         """Hide write actions in read-only mode; the priority `/` key acts only when no
         input has the focus."""
         if action in PRIORITY_TYPING:
-            return not isinstance(self.focused, Input)
+            return not is_typing(self.focused)
         return not (action in self.WRITE_ACTIONS and self.console.readonly)
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that reaches the screen while the user is typing (a form's select
+        did not take it, say) stops here: it never runs a one-key binding of the view or app."""
+        if event.is_printable and is_typing(self.focused):
+            event.stop()
+            event.prevent_default()
 
     def open_command_line(self) -> None:
         """Show the `:` line."""
@@ -122,22 +139,21 @@ class ViewScreen(Screen[None]):
 
     def confirm_write(self, verb: str, keys: list[str]) -> None:
         """Ask, then run `verb` (cancel, delete, resubmit) on the jobs `keys` in a worker."""
+        self.confirm_jobs(verb, keys, lambda: self.write_jobs(verb, keys))
+
+    def confirm_jobs(self, verb: str, keys: list[str], then: Callable[[], object]) -> None:
+        """Every write goes through here: a dialog naming the jobs `keys` (`namespace/name`)
+        and what `verb` (cancel, delete, resubmit, create) does; `then` runs on yes only.
+        Nothing happens without jobs or in read-only mode."""
         if not keys or self.console.readonly:
             return
-        names = ", ".join(k.split("/", 1)[-1] for k in keys[:5])
-        more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
-        detail = {
-            "cancel": "The operator stops the pods; the job and its cost record are kept.",
-            "delete": "The job, its pods and its volume claim are removed.",
-            "resubmit": "A new job with the same spec is created.",
-        }[verb]
-        question = f"{verb.capitalize()} {len(keys)} job(s): {names}{more}?"
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.write_jobs(verb, keys)
+                then()
 
-        self.app.push_screen(ConfirmDialog(question, detail), answered)
+        question = f"{verb.capitalize()} {len(keys)} job(s)?"
+        self.app.push_screen(ConfirmDialog(question, WRITE_DETAIL[verb], keys), answered)
 
     @work(thread=True, group="writes")
     def write_jobs(self, verb: str, keys: list[str]) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,21 +20,37 @@ from gryvia_cli.tui.bindings import CONFIRM, bindings
 from gryvia_cli.tui.messages import NamesLoaded
 from gryvia_cli.views.usertext import user_text
 
+NAMES_SHOWN = 8
+"""Subjects a confirmation lists by name before it says `and N more`."""
+
+
+def subject_lines(subjects: Sequence[str], shown: int = NAMES_SHOWN) -> list[str]:
+    """The first `shown` subjects (`namespace/name`), one a line, then `… and N more`."""
+    lines = [f"  {s}" for s in subjects[:shown]]
+    if len(subjects) > shown:
+        lines.append(f"  … and {len(subjects) - shown} more")
+    return lines
+
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Ask a yes/no question; dismisses with True for yes."""
+    """Ask a yes/no question about `subjects` (the jobs it names, `namespace/name`);
+    dismisses with True for yes."""
 
     BINDINGS: ClassVar = bindings(CONFIRM)
 
-    def __init__(self, question: str, detail: str = "") -> None:
+    def __init__(self, question: str, detail: str = "", subjects: Sequence[str] = ()) -> None:
         super().__init__()
         self.question = question
         self.detail = detail
+        self.subjects = tuple(subjects)
 
     def compose(self) -> ComposeResult:
-        """Question, detail and the keys."""
+        """Question, the names, detail and the keys."""
         with Vertical(classes="dialog"):
             yield Label(user_text(self.question), classes="dialog--title")
+            if self.subjects:
+                names = Text("\n".join(subject_lines(self.subjects)))
+                yield Label(names, id="confirm-subjects", classes="dialog--subjects")
             if self.detail:
                 yield Label(user_text(self.detail), classes="dialog--detail")
             yield Label("y: yes    n / esc: no", classes="dialog--keys")

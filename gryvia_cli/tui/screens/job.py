@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.highlight import highlight
 from textual.widget import Widget
-from textual.widgets import Input, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from gryvia_cli.core.jobs import gpu_text
 from gryvia_cli.core.queue import is_waiting, scheduling_events, wait_reason
@@ -29,6 +29,7 @@ from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_cli.tui.widgets.textfield import is_typing
 from gryvia_cli.views.usertext import user_text
 from gryvia_operator.api.names import LABEL_JOB
 
@@ -212,27 +213,25 @@ class JobScreen(JobLogsBase):
     def _activate(self, name: str) -> None:
         if not self.is_mounted or not self.query("#log-view"):
             return  # not composed yet, or being removed: TabActivated comes again
+        # a late TabActivated must not take the focus from a line the user is typing in (and
+        # the focus moves now: Widget.focus() would move it later, after such a line opened)
+        focus = not is_typing(self.focused)
         if name == "logs":
-            self._focus_pane(LogView)
+            target: Widget = self.query_one(LogView)
             self._check_logs()
         elif name == "yaml":
             self._render_yaml()
-            self._focus_pane("#job-yaml-scroll")
+            target = self.query_one("#job-yaml-scroll")
         else:
-            self._focus_pane("#job-overview-scroll")
+            target = self.query_one("#job-overview-scroll")
+        if focus:
+            self.set_focus(target)
         self.refresh_bindings()
-
-    def _focus_pane(self, selector: str | type[Widget]) -> None:
-        """Focus the tab's pane, unless the user is typing in a line (a late TabActivated
-        must not take the focus from the search opened by a fast `/`)."""
-        if isinstance(self.focused, Input):
-            return
-        self.query_one(selector).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Log keys only on the Logs tab; writes hidden when read-only."""
-        if action in LOG_ACTIONS:
-            return self.query_one("#job-tabs", TabbedContent).active == "logs"
+        if action in LOG_ACTIONS and self.query_one("#job-tabs", TabbedContent).active != "logs":
+            return False
         return super().check_action(action, parameters)
 
     def action_back(self) -> None:

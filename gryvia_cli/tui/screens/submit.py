@@ -26,6 +26,7 @@ from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.screens.dialogs import PromptDialog
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.findings import Findings
+from gryvia_cli.tui.widgets.textfield import FORM_CLASS, FormSelect, TextField
 from gryvia_cli.views.usertext import user_text
 from gryvia_operator.api import GryviaQuota, GryviaTenant, validate_job
 from gryvia_operator.api.aijob import JOB_TYPES
@@ -39,6 +40,13 @@ FIELDS = (
     ("command", "Command", "python train.py --epochs 3"),
     ("storage", "Storage", "StorageClass for /data (optional)"),
 )
+
+
+def job_key(job: dict[str, Any], namespace: str | None) -> str:
+    """`namespace/name` of a job about to be created (`name…` for a generateName)."""
+    meta = job.get("metadata") or {}
+    name = meta.get("name") or f"{meta.get('generateName') or 'job-'}…"
+    return f"{meta.get('namespace') or namespace or 'default'}/{name}"
 
 
 class SubmitScreen(ViewScreen):
@@ -55,14 +63,17 @@ class SubmitScreen(ViewScreen):
         self.findings: list[tuple[str, str]] = []
         self.loaded_from: str | None = None
         self.loaded_text = ""
+        self._preview_due = False
 
     def compose_body(self) -> ComposeResult:
         """Form on the left, preview and findings on the right."""
         with Horizontal(id="submit-body"):
-            with VerticalScroll(id="submit-form"):
-                with Grid(id="submit-grid"):
+            with VerticalScroll(id="submit-form", can_focus=False):
+                with Grid(id="submit-grid", classes=FORM_CLASS):
+                    # a text field first: a tab past the last field wraps to where typing lands
+                    yield from self._text_field(*FIELDS[0])
                     yield Label("Type")
-                    yield Select(
+                    yield FormSelect(
                         ((t, t) for t in JOB_TYPES),
                         value="training",
                         allow_blank=False,
@@ -70,29 +81,41 @@ class SubmitScreen(ViewScreen):
                         id="f-type",
                     )
                     yield Label("GPU type")
-                    yield Select(
+                    yield FormSelect(
                         [("any", "any")],
                         value="any",
                         allow_blank=False,
                         compact=True,
                         id="f-gpu_type",
                     )
-                    for key, label, hint in FIELDS:
-                        yield Label(label)
-                        yield Input(placeholder=hint, compact=True, id=f"f-{key}")
+                    for key, label, hint in FIELDS[1:]:
+                        yield from self._text_field(key, label, hint)
                 yield Static(id="submit-source", classes="status-line")
             with VerticalScroll(id="submit-preview"):
                 yield Findings(id="submit-findings")
                 yield Static(id="submit-yaml")
 
+    @staticmethod
+    def _text_field(key: str, label: str, hint: str) -> ComposeResult:
+        yield Label(label)
+        yield TextField(placeholder=hint, compact=True, id=f"f-{key}")
+
     def on_mount(self) -> None:
-        """Defaults from the target, first preview."""
+        """Defaults from the target, focus trapped in the form, first preview."""
         super().on_mount()
-        self.query_one("#f-namespace", Input).value = self.console.target.namespace or "default"
-        self.query_one("#f-gpus", Input).value = "1"
-        self.query_one("#f-nodes", Input).value = "1"
-        self.query_one("#f-name", Input).focus()
+        self.query_one("#submit-grid").trap_focus()
+        self._fill_defaults()
+        self.set_focus(self.query_one("#f-name", Input))
         self._preview()
+
+    def _fill_defaults(self) -> None:
+        """An empty form: the target's namespace, 1 GPU, 1 node, type training, any GPU."""
+        defaults = {"namespace": self.console.target.namespace or "default", "gpus": "1"}
+        defaults["nodes"] = "1"
+        for key, _, _ in FIELDS:
+            self.query_one(f"#f-{key}", Input).value = defaults.get(key, "")
+        self.query_one("#f-type", Select).value = "training"
+        self.query_one("#f-gpu_type", Select).value = "any"
 
     def refresh_view(self, change: Change | None) -> None:
         """Offer the GPU types the cluster has."""
@@ -113,11 +136,17 @@ class SubmitScreen(ViewScreen):
     @on(Input.Changed)
     @on(Select.Changed)
     def _changed(self) -> None:
-        if self.loaded_from is None:
-            self._preview()
+        # a burst of keys (or a reset) changes many fields: one preview after them, not one
+        # per key
+        if self.loaded_from is None and not self._preview_due:
+            self._preview_due = True
+            self.call_after_refresh(self._preview)
 
     def _preview(self) -> None:
         """Build, validate and show the job of the form."""
+        self._preview_due = False
+        if self.loaded_from is not None:
+            return
         job = build_job_manifest(self._form())
         result = validate_job(job)
         self.jobs, self.runtime = [job], None
@@ -234,13 +263,15 @@ class SubmitScreen(ViewScreen):
 
     def action_leave_form(self) -> None:
         """Focus the preview so that single-key bindings reach the app."""
-        self.query_one("#submit-preview").focus()
+        self.set_focus(self.query_one("#submit-preview"))
 
     def action_reset(self) -> None:
-        """Back to the form."""
+        """Back to an empty form (after a file too), the focus on its first field."""
         self.loaded_from, self.loaded_text = None, ""
         self.query_one("#submit-source", Static).update("")
         self.query_one("#submit-form").set_class(False, "-disabled")
+        self._fill_defaults()
+        self.set_focus(self.query_one("#f-name", Input))
         self._preview()
 
     # -- submit ----------------------------------------------------------------------------
@@ -253,7 +284,9 @@ class SubmitScreen(ViewScreen):
             self.notify("Fix the errors first (see the list on the right).", severity="warning")
             return
         runtime = dict(self.runtime) if self.runtime else None
-        self._submit([dict(j) for j in self.jobs], runtime)
+        jobs = [dict(j) for j in self.jobs]
+        keys = [job_key(j, self.console.target.namespace) for j in jobs]
+        self.confirm_jobs("create", keys, lambda: self._submit(jobs, runtime))
 
     @work(thread=True, exclusive=True, group="submit")
     def _submit(self, jobs: list[dict[str, Any]], runtime: dict[str, Any] | None = None) -> None:

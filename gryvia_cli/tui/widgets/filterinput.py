@@ -5,7 +5,8 @@ Textual routes each key to the widget focused when the key arrives, so in a fast
 as `/train⏎l` the keys after `/` must find the input focused already and the `l` after enter
 must still reach the table. The views open these inputs from priority bindings that move the
 focus synchronously; on enter the input hands the focus back synchronously, and keys it
-receives after that are not typed but bubble up to the bindings of the new focus.
+receives after that are not typed but go to the widget focused now (TextField's rule), so a
+burst such as `:submit⏎` followed by text lands in the form field the line gave the focus to.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import ClassVar
 from textual import events
 from textual.binding import Binding
 from textual.widget import Widget
-from textual.widgets import Input
+
+from gryvia_cli.tui.widgets.textfield import TextField, refocus_key
 
 
-class FilterInput(Input):
+class FilterInput(TextField):
     """An Input shown on demand; `return_to` (a selector) gets the focus back on enter;
     escape empties and closes it."""
 
@@ -69,10 +71,9 @@ class FilterInput(Input):
         self.submit_now()
 
     async def _on_key(self, event: events.Key) -> None:
-        # Runs before Input._on_key (Textual calls each class's handler unless prevented).
-        if self.screen.focused is not self:
-            event.prevent_default()  # routed here before enter moved the focus: not typed,
-            return  # it bubbles to the bindings of the widget focused now
+        # Runs before TextField's and Input's _on_key (each class's handler, unless prevented).
+        if refocus_key(self, event):  # routed here before enter moved the focus: not typed,
+            return  # the widget focused now gets it
         if event.key in ("enter", "escape"):  # handled here, not by a binding, so that keys
             event.stop()  # behind it already see the new focus
             event.prevent_default()

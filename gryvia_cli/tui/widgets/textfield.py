@@ -1,0 +1,87 @@
+"""TextField: an Input that keeps every typed key where the user meant it.
+
+Textual routes each key to the widget focused when the key *arrives*, and a burst (a fast
+typist, a paste, `tmux send-keys`) arrives before earlier keys of the same burst are handled.
+With a plain Input, `ab<tab>cd` puts `abcd` in the first field, because tab moves the focus
+only when it has bubbled up to the screen's binding, after `c` and `d` were queued for the
+first field. A TextField therefore
+
+- moves the focus on tab / shift+tab itself, synchronously (inside a container that traps the
+  focus, such as the submit form, this cycles through its fields);
+- hands a key that reaches it after the focus has moved on to the widget focused now, instead
+  of typing it (or letting it bubble to one-key bindings);
+- (FormSelect does the first two for a form's selects);
+- keeps the cursor where it was on focus (no select-all), so typing after a tab back into a
+  field appends instead of replacing what was there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events
+from textual.widget import Widget
+from textual.widgets import Input, Select, TextArea
+
+
+def refocus_key(widget: Widget, event: events.Key) -> bool:
+    """If `widget` no longer has the focus of its screen, stop `event` and send a copy to the
+    widget focused now (the screen when nothing is); True when it did."""
+    screen = widget.screen
+    if screen.focused is widget:
+        return False
+    event.prevent_default()
+    event.stop()
+    target = screen.focused or screen
+    target.post_message(events.Key(event.key, event.character))
+    return True
+
+
+def keep_keys(widget: Widget, event: events.Key) -> bool:
+    """`refocus_key`, then tab / shift+tab moving the focus now; True when it handled
+    `event` (call it first in a field's `_on_key`)."""
+    if refocus_key(widget, event):
+        return True
+    if event.key not in ("tab", "shift+tab"):
+        return False
+    event.prevent_default()
+    event.stop()
+    if event.key == "tab":
+        widget.screen.focus_next()
+    else:
+        widget.screen.focus_previous()
+    return True
+
+
+class TextField(Input):
+    """An Input for forms and prompts; see the module docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("select_on_focus", False)
+        super().__init__(*args, **kwargs)
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Runs before Input._on_key (Textual calls each class's handler unless prevented).
+        keep_keys(self, event)
+
+
+class FormSelect(Select[str]):
+    """A Select for forms: tab and keys of a burst behave as in a TextField."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        keep_keys(self, event)
+
+
+FORM_CLASS = "text-form"
+"""Class of a container whose controls (inputs and selects) all count as typing."""
+
+
+def is_typing(focused: Widget | None) -> bool:
+    """Whether keys go to text now: `focused` is an Input or TextArea, or sits in a container
+    of class `text-form` (the submit form, whose selects must not pass letters on either).
+    While this holds no printable key may run a one-key binding."""
+    if focused is None:
+        return False
+    if isinstance(focused, Input | TextArea):
+        return True
+    return any(node.has_class(FORM_CLASS) for node in focused.ancestors_with_self)

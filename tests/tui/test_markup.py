@@ -189,7 +189,8 @@ async def test_dialogs_and_notifications_show_user_text_literally() -> None:
             pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="confirm"
         )
         await pilot.pause(0.1)
-        assert_literal(screen_text(app), f"Cancel 1 job(s): {NAMED}?")
+        assert_literal(screen_text(app), "Cancel 1 job(s)?")
+        assert_literal(screen_text(app), f"{NS}/{NAMED}")  # the dialog names the job as it is
         await pilot.press("n")
         assert source.writes == []
 

@@ -84,8 +84,8 @@ class JobsScreen(ViewScreen):
             table.invalidate(None)
         else:
             keys = change.keys.get("jobs", set())
-            if not keys:
-                return
+            if not keys and "jobs" not in change.listed:
+                return  # a first list with no jobs still replaces "Loading jobs…"
             for key in keys:
                 self._search.pop(key, None)
                 self._costs.pop(key, None)

@@ -299,6 +299,8 @@ class ClusterStore:
         if names != self._attributed_with:
             self._attributed_with = names
             keys: Iterable[str] = list(jobs)
+        elif not names:
+            return  # `make_entry` attributed every put job as if no tenant existed: still true
         else:
             keys = [k for k in change.keys.get("jobs", ()) if k in jobs]
         moved = set()

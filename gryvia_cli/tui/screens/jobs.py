@@ -145,6 +145,8 @@ class JobsScreen(ViewScreen):
 
     @on(Input.Changed, "#jobs-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
+        if event.value != event.input.value:
+            return  # typed faster than filtered: the Changed of the latest key follows
         self.query_text = event.value.strip()
         self.filter = parse_query(self.query_text, JOB_FIELDS)
         self._reorder()

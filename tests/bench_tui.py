@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,14 +93,12 @@ def _populate(kubectl: list[str]) -> None:
         }
         for i in range(JOBS)
     ]
-    for start in range(0, JOBS, 500):
-        _kubectl(
-            kubectl,
-            "create",
-            "-f",
-            "-",
-            body={"apiVersion": "v1", "kind": "List", "items": jobs[start : start + 500]},
-        )
+    lists = [
+        {"apiVersion": "v1", "kind": "List", "items": jobs[start : start + 500]}
+        for start in range(0, JOBS, 500)
+    ]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda body: _kubectl(kubectl, "create", "-f", "-", body=body), lists))
 
 
 @dataclass

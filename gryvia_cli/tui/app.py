@@ -34,7 +34,7 @@ from gryvia_cli.tui.screens.nodes import NodesScreen
 from gryvia_cli.tui.screens.queue import QueueScreen
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
-from gryvia_cli.tui.store import ClusterStore
+from gryvia_cli.tui.store import ClusterStore, Kind
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
 
@@ -119,14 +119,21 @@ class GryviaApp(App[None]):
     # -- feed ------------------------------------------------------------------------------
 
     def _start_feed(self) -> None:
-        self.feed = Feed(self.source, self._on_watch_state, self._on_health)
+        first: Kind | None = "jobs" if self.start_view == "jobs" else None
+        feed = self.feed = Feed(self.source, self._on_watch_state, self._on_health, first=first)
         self._told_failed.clear()
-        runners: dict[str, Runner] = {
-            f"watch {kind}": runner for kind, runner in self.feed.runners().items()
-        }
-        runners["probe"] = self.feed.prober()
-        for name, runner in runners.items():
-            self.run_worker(runner.run, thread=True, group="watch", name=name, exit_on_error=False)
+        for kind, runner in feed.runners().items():
+
+            def run(kind: Kind = kind, runner: Runner = runner) -> None:
+                feed.wait_first(kind)  # the first view's kind loads alone, then the rest
+                runner.run()
+
+            self.run_worker(
+                run, thread=True, group="watch", name=f"watch {kind}", exit_on_error=False
+            )
+        self.run_worker(
+            feed.prober().run, thread=True, group="watch", name="probe", exit_on_error=False
+        )
 
     def _on_health(self, health: object) -> None:
         """Called from the prober's thread."""

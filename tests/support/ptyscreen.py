@@ -24,6 +24,12 @@ from pathlib import Path
 import pyte
 
 
+def _take_terminal() -> None:
+    """In the child, after `setsid`: make the pty its controlling terminal (`/dev/tty`), which
+    programs such as k9s open."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtyScreen:
     """A program running in a `columns`x`lines` pty; `screen_text()` is what it shows now.
 
@@ -57,6 +63,7 @@ class PtyScreen:
             stderr=slave,
             env=full_env,
             start_new_session=True,
+            preexec_fn=_take_terminal,
             close_fds=True,
         )
         os.close(slave)

@@ -152,7 +152,7 @@ def _k9s(kubeconfig: Path, k9s: Path) -> Program:
         "k9s",
         [*argv, "--readonly", "--splashless", "--logoless"],
         lambda n: rf"gryviaaijobs\(all\)\[{n}\]",
-        lambda n: rf"gryviaaijobs\(all\)(?:<[^>]*>)?\[{n}\]",
+        lambda n: rf"gryviaaijobs\(all\)[^\[\n]*\[{n}\]",
         "/",
         "\r",
     )

@@ -23,6 +23,10 @@ from pathlib import Path
 
 import pyte
 
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+"""CSI, OSC and two-byte escape sequences."""
+_PLAIN_TAIL = 65536
+
 
 def _take_terminal() -> None:
     """In the child, after `setsid`: make the pty its controlling terminal (`/dev/tty`), which
@@ -51,6 +55,7 @@ class PtyScreen:
         self._cond = threading.Condition()
         self._chunks = 0
         self._closed = False
+        self._plain = ""
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
         full_env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor"}
@@ -83,6 +88,8 @@ class PtyScreen:
                     self._cond.notify_all()
                     return
                 self.stream.feed(data)
+                text = _ESCAPES.sub("", data.decode("utf-8", "replace"))
+                self._plain = (self._plain + text)[-_PLAIN_TAIL:]
                 self._chunks += 1
                 self._at = time.perf_counter()
                 self._cond.notify_all()
@@ -119,10 +126,14 @@ class PtyScreen:
                 self._cond.wait(min(left, 0.5))
 
     def wait_text(self, pattern: str, *, timeout: float, what: str = "") -> float:
-        """Arrival time of the first frame where the regex `pattern` matches some row."""
+        """Arrival time of the first frame where the regex `pattern` matches some row, or the
+        text written last (escape sequences removed: a title drawn into a border, which
+        the emulator may not place, still counts once written)."""
         rx = re.compile(pattern)
         at, _ = self.wait(
-            lambda rows: any(rx.search(r) for r in rows), timeout=timeout, what=what or pattern
+            lambda rows: any(rx.search(r) for r in rows) or rx.search(self._plain[-4096:]),
+            timeout=timeout,
+            what=what or pattern,
         )
         return at
 

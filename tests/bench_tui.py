@@ -4,7 +4,7 @@ The sandbox has 500 GPU nodes and 10,000 suspended GryviaAIJobs in 20 namespaces
 Jobs view (`gryvia tui -A`) and k9s on `gryviaaijobs` (all namespaces) are measured the same
 way, one after the other, each in a 160x48 pty whose output is fed to a terminal emulator
 (tests.support.ptyscreen): the first frame that shows the whole row count after process start
-(Gryvia's status line `10000 jobs`, k9s's header `gryviaaijobs(all)[10000]`), the time from
+(Gryvia's status line `10000 jobs`, k9s's header `gryviaaijobs(all)[10,000]`), the time from
 typing a substring filter to the frame that shows the filtered count, the time from a job's
 status patch to the frame that shows its new phase (p95 of the samples), and the peak RSS of
 the process. Prints a table with the targets (first paint <= 1 s and <= k9s's, filter <= 250 ms,
@@ -151,8 +151,8 @@ def _k9s(kubeconfig: Path, k9s: Path) -> Program:
     return Program(
         "k9s",
         [*argv, "--readonly", "--splashless", "--logoless"],
-        lambda n: rf"gryviaaijobs\(all\)\[{n}\]",
-        lambda n: rf"gryviaaijobs\(all\)[^\[\n]*\[{n}\]",
+        lambda n: rf"gryviaaijobs\(all\)\[{n:,}\]",  # k9s writes counts with thousands commas
+        lambda n: rf"gryviaaijobs\(all\)\[{n:,}\]",
         "/",
         "\r",
     )

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install k8s-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help install k8s-bin k9s-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and 
 
 k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm from Go modules
 	tools/k8s/build.sh
+
+k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
+	tools/k8s/build-k9s.sh
 
 lint: install ## ruff (lint and format check), mypy, import contracts
 	$(BIN)/ruff check .
@@ -43,7 +46,7 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
 	$(BIN)/python charts/gryvia/hack/values_doc.py
 
-bench: install k8s-bin ## Benchmarks that print numbers
+bench: install k8s-bin k9s-bin ## Benchmarks that print numbers (the console's beside k9s)
 	$(BIN)/python -m tests.bench
 
 demo: install k8s-bin ## The demo: sandbox, chart, operator, tenants and jobs, then the console

@@ -11,6 +11,7 @@ Textual-free: the app runs `runners()` and `prober()` in daemon threads.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -38,9 +39,20 @@ class Feed:
     """Watchers for every kind of one source, and the buffer between them and the UI."""
 
     def __init__(
-        self, source: ClusterSource, on_state: StateCallback, on_health: HealthCallback = _ignore
+        self,
+        source: ClusterSource,
+        on_state: StateCallback,
+        on_health: HealthCallback = _ignore,
+        *,
+        first: Kind | None = None,
     ) -> None:
         self.source = source
+        self.first = first
+        """The kind the first view shows: `wait_first` holds the other watchers back until it
+        is listed (or its watch failed), so its load has the CPU to itself."""
+        self.first_done = threading.Event()
+        if first is None:
+            self.first_done.set()
         self.on_state = on_state
         self.on_health = on_health
         self.pending: deque[Update] = deque()
@@ -78,12 +90,16 @@ class Feed:
     def _make(self, kind: Kind) -> Watcher:
         def listed(items: list[dict[str, Any]], version: str) -> None:
             self.pending.append(list_update(kind, items))
+            if kind == self.first:
+                self.first_done.set()
 
         def event(ev: WatchEvent) -> None:
             self.pending.append(event_update(kind, ev.type, ev.object))
 
         def state(value: WatchState, detail: str) -> None:
             self.states[kind] = (value, detail)
+            if kind == self.first and value in ("failed", "reconnecting", "forbidden", "stopped"):
+                self.first_done.set()
             self.on_state(kind, value, detail)
 
         namespace = self.source.target.namespace if kind in NAMESPACED else None
@@ -93,6 +109,12 @@ class Feed:
             namespace=namespace,
             field_selector=LIVE_PODS if kind == "pods" else None,
         )
+
+    def wait_first(self, kind: Kind, seconds: float = 3.0) -> None:
+        """Block a watcher of `kind` (not the first kind) until the first kind is listed,
+        at most `seconds`."""
+        if kind != self.first:
+            self.first_done.wait(seconds)
 
     def drain(self) -> list[Update]:
         """Everything buffered since the last drain, in arrival order."""
@@ -120,6 +142,7 @@ class Feed:
     def stop(self) -> None:
         """Stop every watcher (their threads return soon)."""
         self.stopped = True
+        self.first_done.set()
         for runner in self._runners.values():
             runner.stop()
         if self._prober is not None:

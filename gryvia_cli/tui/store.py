@@ -154,6 +154,33 @@ def event_update(kind: Kind, event_type: str, raw: dict[str, Any]) -> Update:
     return Update(kind, "put", object_key(raw), entry)
 
 
+def same_entry(old: Any, new: Any) -> bool:
+    """True when `new` (fresh from a list) shows the same object as the stored `old`: a job by
+    its raw object (the stored one carries the attributed tenant), anything else by equality."""
+    if isinstance(old, JobItem) and isinstance(new, JobItem):
+        return old.raw == new.raw
+    return bool(old == new)
+
+
+def merge_list(current: dict[str, Any], fresh: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """Merge a (re)list into what a kind holds: `(entries, changed keys)`.
+
+    `entries` has exactly the keys of `fresh` (a relist after `410 Gone` drops what was
+    deleted meanwhile and adds what was created, each key once); an unchanged object keeps
+    its stored entry, so only added, removed and changed keys are reported and repainted.
+    """
+    merged: dict[str, Any] = {}
+    changed = set(current) - set(fresh)
+    for key, entry in fresh.items():
+        old = current.get(key)
+        if old is not None and same_entry(old, entry):
+            merged[key] = old
+        else:
+            merged[key] = entry
+            changed.add(key)
+    return merged, changed
+
+
 @dataclass
 class Change:
     """What a batch changed: keys per kind, and the kinds that were (re)listed."""
@@ -272,6 +299,8 @@ class ClusterStore:
         if names != self._attributed_with:
             self._attributed_with = names
             keys: Iterable[str] = list(jobs)
+        elif not names:
+            return  # `make_entry` attributed every put job as if no tenant existed: still true
         else:
             keys = [k for k in change.keys.get("jobs", ()) if k in jobs]
         moved = set()
@@ -313,10 +342,10 @@ class ClusterStore:
             objs = self.objects[up.kind]
             keys = change.keys.setdefault(up.kind, set())
             if up.op == "list":
-                fresh = up.entries or {}
-                keys.update(set(objs) | set(fresh))
+                merged, changed = merge_list(objs, up.entries or {})
+                keys.update(changed)
                 objs.clear()
-                objs.update(fresh)
+                objs.update(merged)
                 self.loaded.add(up.kind)
                 self.failed.discard(up.kind)
                 change.listed.add(up.kind)

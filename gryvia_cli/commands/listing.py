@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar
 
 import typer
@@ -114,18 +115,23 @@ def list_jobs(
         job_row,
         summarize_job,
     )
-    from gryvia_cli.core.spend import cost_text
-    from gryvia_cli.views.reads import Pricing, read_job_pods, read_pricing
 
     now = state.now()
     wide = fmt is OutputFormat.wide
     columns = list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS)
-    nodes = bound_nodes(read_job_pods(access, ns)) if wide else {}
-    pricing = read_pricing(access) if wide else Pricing([], [], [], [])
+    nodes: dict[tuple[str, str], Any] = {}
+    cost_of: Callable[[dict[str, Any]], str] = lambda _item: "-"  # noqa: E731
+    if wide:  # pricing pulls in the API models: only -o wide shows costs
+        from gryvia_cli.core.spend import cost_text
+        from gryvia_cli.views.reads import read_job_pods, read_pricing
+
+        nodes = bound_nodes(read_job_pods(access, ns))
+        pricing = read_pricing(access)
+        cost_of = lambda item: cost_text(pricing.job_cost(item, now))  # noqa: E731
     rows = []
     for item in items:
         job = summarize_job(item)
-        cost = cost_text(pricing.job_cost(item, now)) if wide else "-"
+        cost = cost_of(item)
         row = job_row(
             job, now, wide=wide, nodes=nodes.get((job.namespace, job.name), ()), cost=cost
         )

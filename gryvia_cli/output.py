@@ -223,6 +223,34 @@ def _plain_table(
     return _TRAILING.sub(r"\1", "".join(out))
 
 
+def _text_of(value: Any) -> tuple[str, str]:
+    """(text, marker style) of a cell as tables print it."""
+    if isinstance(value, Marked):
+        return value.text, MARKER_STYLES.get(value.marker, "")
+    return ("" if value is None else str(value)) or EMPTY, ""
+
+
+def column_widths(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[int]:
+    """The width of each column of `render_table` when nothing is shortened."""
+    texts = [[_text_of(v)[0] for v in row] for row in rows]
+    return [
+        max([len(name), *(len(line[i]) for line in texts if i < len(line))])
+        for i, name in enumerate(columns)
+    ]
+
+
+def render_rows(rows: Sequence[Sequence[Any]], widths: Sequence[int]) -> None:
+    """Print table rows without a header, aligned to `widths` (a watch's later rows line up
+    with the table it printed first; longer cells push the line out)."""
+    color = color_enabled(sys.stdout)
+    text = "".join(
+        _line([(t, st if color and st in SGR else "") for t, st in map(_text_of, row)], widths, "")
+        for row in rows
+    )
+    sys.stdout.write(_TRAILING.sub(r"\1", text))
+    sys.stdout.flush()
+
+
 def _line(cells: Sequence[tuple[str, str]], widths: Sequence[int], gap_style: str) -> str:
     parts = []
     last = len(widths) - 1

@@ -3,6 +3,7 @@ the running watch within seconds (well before the N-second refresh), and Ctrl-C 
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -32,6 +33,20 @@ def suspended_job(name: str, gpu_type: str = "T4", gpus: int = 2) -> dict[str, A
             "suspend": True,
         },
     }
+
+
+def frames(text: str) -> list[dict[str, Any]]:
+    """The JSON documents printed one after another (the last one may be incomplete)."""
+    decoder, found, index = json.JSONDecoder(), [], 0
+    while True:
+        start = text.find("{", index)
+        if start < 0:
+            return found
+        try:
+            doc, index = decoder.raw_decode(text, start)
+        except ValueError:
+            return found
+        found.append(doc)
 
 
 class Watch:
@@ -116,13 +131,15 @@ def test_queue_and_capacity_watch_redraw_on_a_change(
             suspended_job("waits", gpu_type="L4", gpus=3), namespace=namespace, verb="create"
         )
         wait_for(lambda: "waits" in queue.stdout, timeout=DEADLINE, what="the job in the queue")
-        wait_for(
-            lambda: (
-                cap.stdout.count('"kind": "Capacity"') >= 2
-                and '"pending": 3' in cap.stdout.rsplit('"kind": "Capacity"', 1)[1]
-            ),
-            timeout=DEADLINE,
-            what="a capacity redraw with 3 GPUs pending",
-        )
+        try:
+            wait_for(
+                lambda: '"suspended": 3' in cap.stdout,  # the first frame had no job
+                timeout=DEADLINE,
+                what="a capacity redraw with the 3 suspended GPUs",
+            )
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}\nstdout: {cap.stdout[-1500:]}\nstderr: {cap.err}"
+            ) from None
         assert queue.interrupt() == 0, "".join(queue.err)
         assert cap.interrupt() == 0, "".join(cap.err)

@@ -122,12 +122,29 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Print rows as a borderless table with upper-case headers, kubectl style (three spaces
     between columns, no rule, no trailing blanks).
 
-    Cells are strings, numbers, None (empty) or `Marked` (coloured by marker).
+    Cells are strings, numbers, None (empty) or `Marked` (coloured by marker). A table of
+    one-line ASCII cells that fits the width is laid out here (Rich's layout, byte for byte,
+    at a fraction of the cost: 1000 rows in milliseconds); anything else goes to Rich, which
+    shortens long columns with an ellipsis on a narrow terminal.
     """
+    stream = sys.stdout
+    color = color_enabled(stream)
+    fast = _plain_table(columns, rows, color, _width(stream))
+    if fast is not None:
+        stream.write(fast)
+        stream.flush()
+        return
+    console = _console()
+    console.file.write(_rich_table(console, columns, rows, color))
+    console.file.flush()
+
+
+def _rich_table(
+    console: Any, columns: Sequence[str], rows: Sequence[Sequence[Any]], color: bool
+) -> str:
+    """The table laid out by Rich on `console` (shortening long columns to fit its width)."""
     from rich.table import Table
 
-    console = _console()
-    color = color_enabled(console.file)
     table = Table(
         box=None,
         padding=(0, 3, 0, 0),
@@ -149,9 +166,107 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         table.add_row(*row)
     with console.capture() as captured:
         console.print(table)
-    text = _TRAILING.sub(r"\1", captured.get())
-    console.file.write(text)
-    console.file.flush()
+    return _TRAILING.sub(r"\1", captured.get())
+
+
+SGR = {"bold": "1", "green": "32", "yellow": "33", "red": "31", "dim": "2", "cyan": "36"}
+"""The escape codes Rich writes for the styles tables use."""
+GAP = " " * 3
+
+
+def _width(stream: Any) -> int | None:
+    """The width Rich lays a table out in: unbounded off a terminal, else $COLUMNS or the
+    terminal's; None when unknown (Rich then decides)."""
+    if not stream.isatty():
+        return UNBOUNDED_WIDTH
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], color: bool, width: int | None
+) -> str | None:
+    """The table as Rich prints it when nothing needs shortening, or None when a cell is not
+    one line of printable ASCII or the table is wider than `width` (Rich's job then)."""
+    if width is None or (color and os.environ.get("TERM") in ("dumb", "unknown")):
+        return None
+    header = [(c.upper(), "bold" if color else "") for c in columns]
+    body: list[list[tuple[str, str]]] = []
+    for row in rows:
+        if len(row) > len(columns):
+            return None
+        line = []
+        for value in row:
+            if isinstance(value, Marked):
+                text, style = value.text, MARKER_STYLES.get(value.marker, "")
+            else:
+                text, style = ("" if value is None else str(value)) or EMPTY, ""
+            if not (text.isascii() and text.isprintable()):
+                return None
+            if style not in SGR and style:
+                return None
+            line.append((text, style if color else ""))
+        body.append(line)
+    widths = [
+        max([len(name), *(len(line[i][0]) for line in body if i < len(line))])
+        for i, (name, _) in enumerate(header)
+    ]
+    if not all(name.isascii() and name.isprintable() for name, _ in header):
+        return None
+    if sum(widths) + len(GAP) * (len(widths) - 1) > width:
+        return None
+    out = [_line(header, widths, "bold" if color else "")]
+    out.extend(_line(line, widths, "") for line in body)
+    return _TRAILING.sub(r"\1", "".join(out))
+
+
+def _text_of(value: Any) -> tuple[str, str]:
+    """(text, marker style) of a cell as tables print it."""
+    if isinstance(value, Marked):
+        return value.text, MARKER_STYLES.get(value.marker, "")
+    return ("" if value is None else str(value)) or EMPTY, ""
+
+
+def column_widths(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[int]:
+    """The width of each column of `render_table` when nothing is shortened."""
+    texts = [[_text_of(v)[0] for v in row] for row in rows]
+    return [
+        max([len(name), *(len(line[i]) for line in texts if i < len(line))])
+        for i, name in enumerate(columns)
+    ]
+
+
+def render_rows(rows: Sequence[Sequence[Any]], widths: Sequence[int]) -> None:
+    """Print table rows without a header, aligned to `widths` (a watch's later rows line up
+    with the table it printed first; longer cells push the line out)."""
+    color = color_enabled(sys.stdout)
+    text = "".join(
+        _line([(t, st if color and st in SGR else "") for t, st in map(_text_of, row)], widths, "")
+        for row in rows
+    )
+    sys.stdout.write(_TRAILING.sub(r"\1", text))
+    sys.stdout.flush()
+
+
+def _line(cells: Sequence[tuple[str, str]], widths: Sequence[int], gap_style: str) -> str:
+    parts = []
+    last = len(widths) - 1
+    for index, width in enumerate(widths):
+        text, style = cells[index] if index < len(cells) else ("", "")
+        parts.append(_styled(text.ljust(width), style))
+        if index < last:
+            parts.append(_styled(GAP, gap_style))
+    parts.append("\n")
+    return "".join(parts)
+
+
+def _styled(text: str, style: str) -> str:
+    return f"\x1b[{SGR[style]}m{text}\x1b[0m" if style else text
 
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
@@ -194,11 +309,32 @@ def render_json_bytes(raw: bytes) -> None:
     """Print JSON the API server sent: indented on a terminal, as received when piped
     (compact, like `gh api`; `jq .` indents it)."""
     if sys.stdout.isatty():
-        render_data(json.loads(raw), OutputFormat.json)
-        return
+        indented = _indent_json(raw)
+        if indented is None:
+            render_data(json.loads(raw), OutputFormat.json)
+            return
+        raw = indented
     sys.stdout.flush()
     sys.stdout.buffer.write(raw.rstrip() + b"\n")
     sys.stdout.buffer.flush()
+
+
+def _indent_json(raw: bytes) -> bytes | None:
+    """`raw` indented by orjson (1000 jobs: ~2 ms against ~60 ms for `json.dumps(indent=2)`),
+    the same bytes as `render_data` prints; None where the two could differ: non-ASCII text
+    (json escapes it as \\uXXXX), integers of 19 digits or more (orjson reads them as floats)
+    and tiny floats (json writes 1e-05, orjson 0.00001)."""
+    if not raw.isascii() or _ORJSON_DIFFERS.search(raw):
+        return None
+    import orjson
+
+    try:
+        return bytes(orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None
+
+
+_ORJSON_DIFFERS = re.compile(rb"\d{19}|[eE]-|0\.0000")
 
 
 def render_names(names: Sequence[str]) -> None:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import typer
 from typer.core import TyperGroup
 
+from gryvia_cli.cli.coercion import light_coercion
 from gryvia_cli.errors import EXIT_INTERRUPTED, GryviaError
 
 SECTIONS = ("Workloads", "Cluster", "Utilities")
@@ -128,6 +129,7 @@ class GryviaGroup(AliasGroup):
         if entry.pick and isinstance(command, TyperGroup):
             command = command.commands[entry.pick]
         _keep_examples(command)
+        light_coercion(command, ctx)
         command.name = name
         setattr(command, "rich_help_panel", entry.panel)  # noqa: B010 - read by format_commands
         self.add_command(command, name)
@@ -135,6 +137,7 @@ class GryviaGroup(AliasGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Hoist global options (see hoist_global_options), then parse as usual."""
+        light_coercion(self, ctx, recurse=False)
         return super().parse_args(ctx, hoist_global_options(list(args)))
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:

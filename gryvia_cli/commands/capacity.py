@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.options import OutputOpt
-from gryvia_cli.cli.session import session
+from gryvia_cli.cli.session import Session, session
 from gryvia_cli.core.cells import plural
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -38,6 +38,17 @@ def capacity(
         ),
     ] = None,
     output: OutputOpt = None,
+    watch: Annotated[
+        int | None,
+        typer.Option(
+            "-w",
+            "--watch",
+            metavar="N",
+            help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
+            "(Ctrl-C ends it).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """GPUs per type: total, allocated, free, pending, shortfall.
 
@@ -51,18 +62,35 @@ def capacity(
       gryvia capacity
       gryvia capacity --gpu-type H100 -o wide
       gryvia capacity -o json | jq '.totals'
+      gryvia capacity -w 10
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
     allocated, free, pending, shortfall, headroom, unavailable, suspended, notes}], totals,
     unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase, usable}],
     warnings}.
     """
+    state = session(ctx)
+    fmt = state.fmt(output)
+    if not watch:
+        _show(state, fmt, gpu_type)
+        return
+    from gryvia_cli.kube import resources as r
+    from gryvia_cli.views.streams import new_link
+    from gryvia_cli.views.watching import redraw_on_changes
+
+    link = new_link(state.access())  # waits out a stalled or cut connection (until Ctrl-C)
+    watched = [(r.AIJOB, None), (r.POD, None), (r.NODE, None)]
+    redraw_on_changes(
+        state.access(), watched, lambda: link.call(lambda: _show(state, fmt, gpu_type)), watch
+    )
+
+
+def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
+    """Read the supply and demand and print the report in `fmt`."""
     from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows, compute_capacity
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.views.reads import read_jobs, read_supply
 
-    state = session(ctx)
-    fmt = state.fmt(output)
     access = state.access()
     raw, _ = read_jobs(access, None, state.resolve_namespace(None))
     jobs = [summarize_job(j) for j in raw]

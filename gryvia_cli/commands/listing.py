@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar
 
 import typer
@@ -14,10 +15,13 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
+    column_widths,
     info,
     render_data,
+    render_documents,
     render_json_bytes,
     render_names,
+    render_rows,
     render_table,
     warn,
 )
@@ -64,6 +68,15 @@ def list_jobs(
     phase: Annotated[
         str | None, typer.Option("--phase", help="Only jobs in this phase, e.g. Running.")
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "-w",
+            "--watch",
+            help="After the list, print a line (or object) for every job that changes, like "
+            "kubectl get -w (Ctrl-C ends it).",
+        ),
+    ] = False,
 ) -> None:
     """List jobs (GryviaAIJobs).
 
@@ -79,6 +92,7 @@ def list_jobs(
       gryvia ls jobs -A -o wide
       gryvia list jobs -o json | jq -r '.items[].metadata.name'
       gryvia list jobs sweep
+      gryvia list jobs -A -w
     """
     if array:
         from gryvia_operator.api.names import LABEL_ARRAY_NAME
@@ -90,23 +104,35 @@ def list_jobs(
     access = state.access()
     wanted = _wanted_phase(phase)
     ns = None if all_namespaces else state.resolve_namespace(namespace)
-    if fmt is OutputFormat.json and not phase:
+    if fmt is OutputFormat.json and not phase and not watch:
         render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
         return
     data = access.list_objects(r.AIJOB, ns, label_selector=selector)
-    items = data.get("items") or []
-    if wanted:
-        from gryvia_cli.core.phases import normalize_phase
-
-        items = [
-            i for i in items if normalize_phase((i.get("status") or {}).get("phase")) == wanted
-        ]
-        data = {**data, "items": items}
-    if render_raw(data, r.AIJOB, fmt):
+    items = [i for i in data.get("items") or [] if _in_phase(i, wanted)]
+    if watch:
+        _watch_jobs(state, fmt, ns, selector, wanted, data)
+        return
+    if render_raw({**data, "items": items}, r.AIJOB, fmt):
         return
     if not items:
         info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}.")
         return
+    columns, rows = _job_table(state, fmt, ns, items)
+    render_table(columns, rows)
+
+
+def _in_phase(item: dict[str, Any], wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    from gryvia_cli.core.phases import normalize_phase
+
+    return normalize_phase((item.get("status") or {}).get("phase")) == wanted
+
+
+def _job_table(
+    state: Any, fmt: OutputFormat, ns: str | None, items: list[dict[str, Any]]
+) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows of the jobs table (`-o wide` reads pods and prices too)."""
     from gryvia_cli.core.jobs import (
         JOB_COLUMNS,
         JOB_WIDE_COLUMNS,
@@ -114,23 +140,79 @@ def list_jobs(
         job_row,
         summarize_job,
     )
-    from gryvia_cli.core.spend import cost_text
-    from gryvia_cli.views.reads import Pricing, read_job_pods, read_pricing
 
+    access = state.access()
     now = state.now()
     wide = fmt is OutputFormat.wide
     columns = list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS)
-    nodes = bound_nodes(read_job_pods(access, ns)) if wide else {}
-    pricing = read_pricing(access) if wide else Pricing([], [], [], [])
+    nodes: dict[tuple[str, str], Any] = {}
+    cost_of: Callable[[dict[str, Any]], str] = lambda _item: "-"  # noqa: E731
+    if wide:  # pricing pulls in the API models: only -o wide shows costs
+        from gryvia_cli.core.spend import cost_text
+        from gryvia_cli.views.reads import read_job_pods, read_pricing
+
+        nodes = bound_nodes(read_job_pods(access, ns))
+        pricing = read_pricing(access)
+        cost_of = lambda item: cost_text(pricing.job_cost(item, now))  # noqa: E731
     rows = []
     for item in items:
         job = summarize_job(item)
-        cost = cost_text(pricing.job_cost(item, now)) if wide else "-"
         row = job_row(
-            job, now, wide=wide, nodes=nodes.get((job.namespace, job.name), ()), cost=cost
+            job, now, wide=wide, nodes=nodes.get((job.namespace, job.name), ()), cost=cost_of(item)
         )
         rows.append([job.namespace, *row] if ns is None else row)
-    render_table(["namespace", *columns] if ns is None else columns, rows)
+    return (["namespace", *columns] if ns is None else columns), rows
+
+
+def _watch_jobs(
+    state: Any,
+    fmt: OutputFormat,
+    ns: str | None,
+    selector: str | None,
+    wanted: str | None,
+    data: dict[str, Any],
+) -> None:
+    """`list jobs -w`: the table (or each object), then one more line (or object) per change,
+    aligned with the table (`-o wide` reads the pods and prices again for each change)."""
+    from gryvia_cli.views.watching import follow_changes
+
+    items = [i for i in data.get("items") or [] if _in_phase(i, wanted)]
+    columns, rows = _job_table(state, fmt, ns, items)
+    widths = column_widths(columns, rows)
+    show: Callable[[list[dict[str, Any]]], None]
+    if fmt in MACHINE_FORMATS or fmt is OutputFormat.name:
+
+        def show(objects: list[dict[str, Any]]) -> None:
+            for obj in objects:
+                obj.setdefault("kind", r.AIJOB.kind)
+                obj.setdefault("apiVersion", r.AIJOB.api_version)
+                if fmt is OutputFormat.name:
+                    render_names(names_of(r.AIJOB, [obj]))
+                elif fmt is OutputFormat.yaml:
+                    render_documents([obj])
+                else:
+                    render_data(obj, fmt)
+
+        show(items)
+    else:
+
+        def show(objects: list[dict[str, Any]]) -> None:
+            render_rows(_job_table(state, fmt, ns, objects)[1], widths)
+
+        if rows:
+            render_table(columns, rows)
+        else:
+            info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}; watching.")
+            render_table(columns, [])
+    version = str((data.get("metadata") or {}).get("resourceVersion") or "")
+    follow_changes(
+        state.access(),
+        r.AIJOB,
+        ns,
+        (list(data.get("items") or []), version),
+        lambda obj: show([obj]) if _in_phase(obj, wanted) else None,
+        label_selector=selector,
+    )
 
 
 def _wanted_phase(phase: str | None) -> str | None:

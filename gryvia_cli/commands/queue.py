@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -80,7 +79,14 @@ def queue(
     ] = None,
     watch: Annotated[
         int | None,
-        typer.Option("-w", "--watch", help="Refresh every N seconds.", show_default=False),
+        typer.Option(
+            "-w",
+            "--watch",
+            metavar="N",
+            help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
+            "(Ctrl-C ends it).",
+            show_default=False,
+        ),
     ] = None,
     output: OutputOpt = None,
 ) -> None:
@@ -107,21 +113,20 @@ def queue(
     fmt = state.fmt(output)
     current = state.resolve_namespace(namespace)
     show_ns = None if all_namespaces else current
-    link = None
-    if watch:  # -w waits out a stalled or cut connection (until Ctrl-C)
-        from gryvia_cli.views.streams import new_link
+    if not watch:
+        _render(read_queue(state, show_ns, gpu_type, current), fmt, show_ns is None, show_ns)
+        return
+    from gryvia_cli.views.streams import new_link
+    from gryvia_cli.views.watching import redraw_on_changes
 
-        link = new_link(state.access())
-    while True:
-        if link is None:
-            entries = read_queue(state, show_ns, gpu_type, current)
-        else:
-            entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current))
+    link = new_link(state.access())  # waits out a stalled or cut connection (until Ctrl-C)
+
+    def draw() -> None:
+        entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current))
         _render(entries, fmt, show_ns is None, show_ns)
-        if not watch:
-            return
-        time.sleep(max(watch, 1))
-        info("")
+
+    watched = [(r.AIJOB, None), (r.POD, None), (r.NODE, None)]
+    redraw_on_changes(state.access(), watched, draw, watch)
 
 
 def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str | None) -> None:

@@ -2,8 +2,9 @@
 
 Sources, first match wins: `--kubeconfig FILE`, `$KUBECONFIG` (several files joined with `:`
 are merged as kubectl does), `~/.kube/config`, then the pod's service account when running
-inside a cluster. Credentials (token, client certificate, exec plugin, OIDC) are loaded by the
-official `kubernetes` client, which is imported only when a command needs the cluster.
+inside a cluster. Files are read and merged here (`merge_kubeconfig`); static credentials (a
+token, a client certificate) are sent by `kube.transport` without the official `kubernetes`
+client, which loads everything else (exec plugins, OIDC, in-cluster) when a command needs it.
 """
 
 from __future__ import annotations
@@ -116,23 +117,49 @@ def effective_namespace(
     return "default", "default"
 
 
-def _merged(source: str) -> dict[str, Any]:
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.kube_config import KubeConfigMerger
+def merge_kubeconfig(source: str) -> dict[str, Any]:
+    """Read and merge the `:`-joined kubeconfig files of `source` as the official client's
+    KubeConfigMerger does: the first file is the base, a cluster, context or user comes from
+    the first file that names it, `current-context` from the last file that sets one. Each
+    merged entry records its file as `_source` (relative paths start at its folder).
 
-    try:
-        merged = KubeConfigMerger(source).config
-    except (ConfigException, OSError, ValueError) as exc:
-        raise KubeconfigError(f"cannot read kubeconfig {source}: {exc}") from exc
+    Raises KubeconfigError for unreadable, empty or malformed files.
+    """
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    merged: dict[str, Any] | None = None
+    for path in (Path(p).expanduser() for p in source.split(os.pathsep) if p):
+        if not path.exists():
+            continue
+        try:
+            with path.open() as handle:
+                config = yaml.load(handle, Loader=loader)
+        except (OSError, yaml.YAMLError) as exc:
+            raise KubeconfigError(f"cannot read kubeconfig {source}: {exc}") from exc
+        if config is None:
+            raise KubeconfigError(
+                f"cannot read kubeconfig {source}: Invalid kube-config. {path} file is empty"
+            )
+        if not isinstance(config, dict):
+            raise KubeconfigError(f"cannot read kubeconfig {source}: {path} is not a mapping")
+        if merged is None:
+            merged = {**config, "clusters": [], "contexts": [], "users": []}
+        for item in ("clusters", "contexts", "users"):
+            have = {e.get("name") for e in merged[item]}
+            for entry in config.get(item) or []:
+                if isinstance(entry, dict) and entry.get("name") not in have:
+                    merged[item].append({**entry, "_source": str(path)})
+                    have.add(entry.get("name"))
+        if "current-context" in config:
+            merged["current-context"] = config["current-context"]
     if merged is None:
         raise KubeconfigError(f"kubeconfig {source} holds no configuration")
-    value = merged.value if hasattr(merged, "value") else merged
-    return value if isinstance(value, dict) else {}
+    return merged
 
 
 def _named(entries: Any, name: str) -> dict[str, Any]:
     for entry in entries or []:
-        entry = entry.value if hasattr(entry, "value") else entry
         if isinstance(entry, dict) and entry.get("name") == name:
             return entry
     return {}
@@ -149,8 +176,8 @@ def describe_context(explicit: Path | None, context: str | None) -> ContextInfo:
         if in_cluster_available():
             return _in_cluster_info()
         raise KubeconfigError(no_kubeconfig_message())
-    config = _merged(source)
-    contexts = [c.value if hasattr(c, "value") else c for c in config.get("contexts") or []]
+    config = merge_kubeconfig(source)
+    contexts = list(config.get("contexts") or [])
     names = [str(c.get("name")) for c in contexts if isinstance(c, dict)]
     chosen = context or config.get("current-context") or ""
     if not chosen:
@@ -165,10 +192,8 @@ def describe_context(explicit: Path | None, context: str | None) -> ContextInfo:
             hint=f"pass --context with one of: {', '.join(names) or 'none defined'}",
         )
     body = entry.get("context") or {}
-    body = body.value if hasattr(body, "value") else body
     cluster_name = str(body.get("cluster") or "")
     cluster = _named(config.get("clusters"), cluster_name).get("cluster") or {}
-    cluster = cluster.value if hasattr(cluster, "value") else cluster
     return ContextInfo(
         name=chosen,
         cluster=cluster_name,

@@ -20,7 +20,8 @@ LITERALS = [
     re.compile(r"""["']gryvia\.io/[a-z]"""),  # labels, annotations, finalizers, apiVersions
     re.compile(r"""["']tenant-["'{]"""),  # the tenant namespace prefix
     re.compile(r"""["']usage-["'{]"""),  # the usage record prefix
-    re.compile(r"""-(headless|training|data)["']"""),  # child name suffixes
+    # child name suffixes (not the kubeconfig's certificate-authority-data, client-key-data ...)
+    re.compile(r"""(?<!authority)(?<!certificate)(?<!key)-(headless|training|data)["']"""),
 ]
 
 

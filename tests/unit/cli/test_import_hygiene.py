@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,49 @@ def test_every_command_module_is_in_the_independence_contract() -> None:
     on_disk = sorted(f"gryvia_cli.commands.{p.stem}" for p in commands.glob("[!_]*.py"))
     assert sorted(independent) == on_disk
     assert not [p for p in commands.iterdir() if p.is_dir() and p.name != "__pycache__"]
+
+
+READ_PROBE = """
+import json, sys
+sys.argv = ["gryvia", "list", "jobs", "-A", "-o", "json"]
+from gryvia_cli.main import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
+
+
+def test_a_read_with_static_credentials_imports_neither_the_client_nor_pydantic(
+    tmp_path: Path,
+) -> None:
+    """A token kubeconfig takes the light client (`kube.transport`); Typer's Pydantic-based
+    option conversion is skipped for plain values (`cli.coercion`), settings are plain."""
+    from tests.support.ports import free_port
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "clusters": [
+                    {"name": "c", "cluster": {"server": f"https://127.0.0.1:{free_port()}"}}
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env.update(GRYVIA_CONFIG_HOME=str(tmp_path / "config"), KUBECONFIG=str(kubeconfig))
+    proc = subprocess.run(
+        [sys.executable, "-c", READ_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert "cannot reach the API server" in proc.stderr, proc.stderr
+    loaded = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    assert not loaded & {"kubernetes", "pydantic", "pydantic_settings", "rich"}, loaded

@@ -67,7 +67,7 @@ def test_status_watch_reconnects_and_goes_on(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_queue_watch_reconnects_between_refreshes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gryvia_cli.commands import queue as queue_command
+    from gryvia_cli.views import watching
 
     fake = FakeAccess(make_job("wait").gpus(8).gpu_type("B200").obj())
     failing(fake, "list_objects", [lost()], after=3)
@@ -77,7 +77,7 @@ def test_queue_watch_reconnects_between_refreshes(monkeypatch: pytest.MonkeyPatc
         if next(ticks, "stop") == "stop":
             raise SystemExit(0)
 
-    monkeypatch.setattr(queue_command.time, "sleep", tick)
+    monkeypatch.setattr(watching.time, "sleep", tick)
     result = run(["queue", "-w", "2"], fake)
     assert result.stdout.count("wait") >= 3, result.output
     assert "reconnecting to the API server (attempt 1" in result.stderr

@@ -1,0 +1,40 @@
+"""`-o json` on a terminal: orjson indents the server's bytes exactly as `json.dumps(indent=2)`
+would, and leaves non-ASCII text (escaped by json) to json."""
+
+from __future__ import annotations
+
+import json
+
+from gryvia_cli import output
+
+LIST = {
+    "apiVersion": "gryvia.io/v1alpha1",
+    "kind": "GryviaAIJobList",
+    "items": [
+        {"metadata": {"name": f"j{i}", "labels": {}}, "spec": {"gpus": i, "command": []}}
+        for i in range(3)
+    ],
+    "metadata": {"resourceVersion": "7", "continue": "", "remainingItemCount": None},
+}
+
+
+def test_orjson_indents_like_json() -> None:
+    raw = json.dumps(LIST, separators=(",", ":")).encode()
+    assert output._indent_json(raw) == json.dumps(LIST, indent=2).encode()
+
+
+def test_non_ascii_and_huge_numbers_are_left_to_json() -> None:
+    assert output._indent_json(json.dumps({"name": "naïve"}, ensure_ascii=False).encode()) is None
+    assert output._indent_json(b'{"n": 123456789012345678901234567890}') is None
+
+
+def test_tiny_floats_are_left_to_json() -> None:
+    assert output._indent_json(b'{"rate": 0.00001}') is None
+    assert output._indent_json(b'{"rate": 1e-05}') is None
+
+
+def test_replies_with_long_numbers_parse_exactly() -> None:
+    from gryvia_cli.kube.access import _loads
+
+    assert _loads(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
+    assert _loads(b'{"n": 12, "s": "x"}') == {"n": 12, "s": "x"}

@@ -13,7 +13,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
+from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
 from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
@@ -32,6 +32,7 @@ from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.screens.jobs import JobsScreen
 from gryvia_cli.tui.screens.nodes import NodesScreen
 from gryvia_cli.tui.screens.queue import QueueScreen
+from gryvia_cli.tui.screens.registry import registry_modes
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore
@@ -56,6 +57,7 @@ class GryviaApp(App[None]):
         "cost": CostScreen,
         "nodes": NodesScreen,
         "submit": SubmitScreen,
+        **registry_modes(REGISTRY_VIEWS),
     }
 
     target: reactive[Target] = reactive(Target("", None), always_update=True)
@@ -221,7 +223,10 @@ class GryviaApp(App[None]):
         elif target == "quit":
             self.exit()
         elif target:
-            self.notify(f"no view called “{target}”: {', '.join(VIEWS)}", severity="warning")
+            self.notify(
+                f"no view called “{target}”: {', '.join((*VIEWS, *REGISTRY_VIEWS))}",
+                severity="warning",
+            )
 
     def action_help(self) -> None:
         """Show every key."""

@@ -21,6 +21,9 @@ VIEW_SCOPES = {
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),
+    "events": ("list", "table"),
+    "tenants": ("list", "table"),
+    "pods": ("list", "table"),
 }
 
 

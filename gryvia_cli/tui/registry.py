@@ -4,7 +4,7 @@ console builds its list view and its detail (describe) view, instead of a screen
 A spec says where the rows come from (the store's kinds, or a poll of the source), their
 columns and cells, the text the `/` filter matches, which object a row stands for (`ObjectRef`,
 what `d` describes and `e` shows the events of), and the extra detail sections the kind adds
-to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py`;
+to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py` and `kind_tenants.py`;
 `screens/registry.py` turns them into screens. Add a kind: write a spec, `register` it, add
 its name to `bindings.REGISTRY_VIEWS`.
 """

@@ -132,7 +132,17 @@ class ListScreen(ViewScreen):
         self.query_one(RowTable).focus()
         if self.poll is not None:
             self._poll_now()
-            self.set_interval(self.spec.poll_every, self._poll_now)
+            self.set_interval(self.spec.poll_every, self._tick)
+
+    def _tick(self) -> None:
+        if self.is_current:  # a view mode left behind, or covered, reads nothing
+            self._poll_now()
+
+    def on_screen_resume(self) -> None:
+        """Shown again: catch up with the store, and poll at once."""
+        super().on_screen_resume()
+        if self.poll is not None and self.polls:
+            self._poll_now()
 
     def ctx(self) -> Ctx:
         """What the spec's functions see."""
@@ -276,7 +286,11 @@ class DescribeScreen(ViewScreen):
         super().on_mount()
         self.query_one("#describe-scroll").focus()
         self._load()
-        self.set_interval(self.REFRESH_EVERY, self._load)
+        self.set_interval(self.REFRESH_EVERY, self._tick)
+
+    def _tick(self) -> None:
+        if self.is_current:
+            self._load()
 
     @work(thread=True, exclusive=True, group="describe")
     def _load(self) -> None:

@@ -53,7 +53,7 @@ class Key:
 
 VIEWS = ("jobs", "queue", "capacity", "cost", "nodes", "submit")
 """View names, in the order of their number keys and of the view bar."""
-REGISTRY_VIEWS = ("events", "tenants", "pods")
+REGISTRY_VIEWS = ("events", "tenants", "pods", "reservations")
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 
 APP = (
@@ -334,7 +334,7 @@ LIST = (
     Key("list", "e", "events", "Events", "Events of the object of the row, newest first"),
     Key("list", "escape", "back", "Back", "Close this view (or clear the filter)", show=False),
 )
-"""Keys of the views built from the view registry (events, tenants, pods)."""
+"""Keys of the views built from the view registry (events, tenants, pods, reservations)."""
 
 DESCRIBE = (
     Key("describe", "escape", "back", "Back", "Back to where it was opened"),
@@ -371,7 +371,7 @@ SCOPE_TITLES = {
     "nodes": "Nodes view",
     "submit": "Submit view",
     "confirm": "Confirmation dialogs",
-    "list": "Events, Tenants and Pods views (the view registry)",
+    "list": "Events, Tenants, Pods and Reservations views (the view registry)",
     "describe": "Describe view",
 }
 
@@ -394,6 +394,8 @@ JUMP_ALIASES = {
     "budgets": "tenants",
     "pod": "pods",
     "po": "pods",
+    "reservation": "reservations",
+    "rsv": "reservations",
 }
 
 

@@ -21,11 +21,13 @@ from gryvia_cli.tui.kind_tenants import (
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_operator.api import GryviaReservation
 from gryvia_operator.api.names import LABEL_JOB
 
 __all__ = [
     "EVENTS",
     "PODS",
+    "RESERVATIONS",
     "TENANTS",
     "TenantRow",
     "budget_cell",
@@ -46,6 +48,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaTenant": "tenants",
     "GryviaQuota": "quotas",
     "GryviaBudget": "budgets",
+    "GryviaReservation": "reservations",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 
@@ -132,6 +135,7 @@ EVENTS = register(
         ref=event_ref,
         poll=_all_events,
         empty="No events.",
+        order="newest first",
         noun="event",
         placeholder="filter: words, e.g. warning backoff pod/llama",
     )
@@ -192,4 +196,83 @@ PODS = register(
         placeholder="filter: namespace, pod or node",
     ),
     "pods",
+)
+
+# -- reservations -----------------------------------------------------------------------------
+
+
+def _reservations(source: ClusterSource, _: str | None) -> list[dict[str, Any]]:
+    return source.list_objects("reservations")
+
+
+def _reservation_rows(ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, GryviaReservation] = {}
+    for raw in ctx.polled:
+        try:
+            item = GryviaReservation.model_validate(raw)
+        except ValueError:
+            continue  # the list view shows what validates; describe shows the raw object
+        out[item.name] = item
+    return {name: out[name] for name in sorted(out)}
+
+
+def _when(value: Any) -> str:
+    return f"{value:%m-%d %H:%M}" if value is not None else "-"
+
+
+_STATES = {"active": "ok", "pending": "info", "expired": "dim"}
+
+
+def _reservation_cells(item: GryviaReservation, ctx: Ctx) -> list[Cell]:
+    spec, status = item.spec, item.status
+    wanted = spec.resources.gpu_count
+    held = status.allocated_gpus if status else None
+    state = (status.state if status else None) or "-"
+    start = (status.actual_start_time if status else None) or spec.schedule.start_time
+    return [
+        (item.name, ""),
+        (f"{spec.owner.type} {spec.owner.name}", ""),
+        (f"{held if held is not None else '-'}/{wanted if wanted else '-'}", ""),
+        (spec.resources.gpu_type or "any", ""),
+        (spec.schedule.type, ""),
+        (_when(start), ""),
+        (_when(spec.schedule.end_time), ""),
+        (str(state), _STATES.get(str(state), "")),
+    ]
+
+
+def _reservation_search(item: GryviaReservation) -> str:
+    spec = item.spec
+    return f"{item.name} {spec.owner.name} {spec.resources.gpu_type or ''}".lower()
+
+
+def _reservation_ref(item: GryviaReservation) -> ObjectRef:
+    return ObjectRef("reservations", None, item.name)
+
+
+RESERVATIONS = register(
+    ViewSpec(
+        name="reservations",
+        title="Reservations",
+        columns=(
+            Column("name", "RESERVATION", 18, 0, flex=True, max_width=32),
+            Column("owner", "OWNER", 16, 1),
+            Column("gpus", "GPUS", 6, 1, justify="right"),
+            Column("gpu_type", "GPU TYPE", 9, 2),
+            Column("schedule", "SCHEDULE", 9, 4),
+            Column("start", "START", 11, 3),
+            Column("end", "END", 11, 3),
+            Column("state", "STATE", 9, 0),
+        ),
+        rows=_reservation_rows,
+        cells=_reservation_cells,
+        search=_reservation_search,
+        ref=_reservation_ref,
+        poll=_reservations,
+        poll_every=10.0,
+        empty="No GryviaReservations.",
+        noun="reservation",
+        placeholder="filter: reservation, owner or GPU type",
+    ),
+    "reservations",
 )

@@ -38,7 +38,11 @@ _RESOURCES: dict[ObjectKind, r.Resource] = {
     "quotas": r.QUOTA,
     "usage": r.USAGE_RECORD,
 }
-_OBJECTS: dict[ObjectKind, r.Resource] = {**_RESOURCES, "budgets": r.BUDGET}
+_OBJECTS: dict[ObjectKind, r.Resource] = {
+    **_RESOURCES,
+    "budgets": r.BUDGET,
+    "reservations": r.RESERVATION,
+}
 
 
 class KubeSource:

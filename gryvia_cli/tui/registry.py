@@ -4,9 +4,10 @@ console builds its list view and its detail (describe) view, instead of a screen
 A spec says where the rows come from (the store's kinds, or a poll of the source), their
 columns and cells, the text the `/` filter matches, which object a row stands for (`ObjectRef`,
 what `d` describes and `e` shows the events of), and the extra detail sections the kind adds
-to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py` and `kind_tenants.py`;
-`screens/registry.py` turns them into screens. Add a kind: write a spec, `register` it, add
-its name to `bindings.REGISTRY_VIEWS`.
+to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py` and
+`kind_tenants.py`; `screens/registry.py` turns them into screens. Add a kind: write a spec,
+`register` it, add its name to `bindings.REGISTRY_VIEWS` (and its resource to kubesource's
+`_OBJECTS` when it is read on demand).
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ class ViewSpec:
     empty: str = "Nothing here."
     noun: str = "row"
     placeholder: str = "filter: words"
+    order: str = ""
+    """How rows are ordered, for the status line (`newest first`); "" says nothing."""
 
 
 REGISTRY: dict[str, ViewSpec] = {}

@@ -17,7 +17,16 @@ from gryvia_cli.core.watching import WatchEvent, WatchState
 
 WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
 ObjectKind = Literal[
-    "jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage", "budgets"
+    "jobs",
+    "gpunodes",
+    "nodes",
+    "pods",
+    "skus",
+    "tenants",
+    "quotas",
+    "usage",
+    "budgets",
+    "reservations",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, budgets."""
 

@@ -191,6 +191,38 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
             },
         },
     ]
+    reservations = [
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaReservation",
+            "metadata": {"name": "acme-h100-weekly"},
+            "spec": {
+                "owner": {"type": "tenant", "name": "acme"},
+                "resources": {"gpuType": "H100", "gpuCount": 8},
+                "schedule": {
+                    "type": "scheduled",
+                    "startTime": "2026-11-20T08:00:00Z",
+                    "endTime": "2026-11-20T20:00:00Z",
+                },
+            },
+            "status": {"state": "active", "allocatedGPUs": 8, "allocatedNodes": ["gpu-h100-1"]},
+        },
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaReservation",
+            "metadata": {"name": "globex-demo"},
+            "spec": {
+                "owner": {"type": "tenant", "name": "globex"},
+                "resources": {"gpuType": "L40", "gpuCount": 2},
+                "schedule": {
+                    "type": "scheduled",
+                    "startTime": "2026-11-21T09:00:00Z",
+                    "endTime": "2026-11-21T17:00:00Z",
+                },
+            },
+            "status": {"state": "pending"},
+        },
+    ]
     skus = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in default_catalog()]
     return {
         "jobs": jobs,
@@ -202,6 +234,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         "quotas": quotas,
         "skus": skus,
         "budgets": budgets,
+        "reservations": reservations,
         "events": EVENTS,
     }
 

@@ -100,6 +100,8 @@ async def test_kube_source_reads_events_objects_and_budgets(
     assert tenant["spec"]["members"] == [{"username": "ann", "role": "admin"}]
     budgets = await asyncio.to_thread(source.list_objects, "budgets")
     assert f"{name}-b" in {b["metadata"]["name"] for b in budgets}
+    reservations = await asyncio.to_thread(source.list_objects, "reservations")
+    assert all(r["kind"] == "GryviaReservation" for r in reservations)
 
 
 async def test_tenants_view_and_describe_on_the_sandbox(

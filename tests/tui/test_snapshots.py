@@ -89,11 +89,12 @@ def test_help(snap_compare: Any, fake_source: FakeSource) -> None:
 
 
 @SIZES
-@pytest.mark.parametrize("view", ["events", "tenants", "pods"])
+@pytest.mark.parametrize("view", ["events", "tenants", "pods", "reservations"])
 def test_registry_view(
     snap_compare: Any, fake_source: FakeSource, view: str, size: tuple[int, int]
 ) -> None:
-    """The views built from the view registry: Events (newest first), Tenants, Pods."""
+    """The views built from the view registry: Events (newest first), Tenants, Pods,
+    Reservations."""
     app = make_app(fake_source, clock=lambda: NOW, view=view)
 
     async def rows_shown(pilot: Pilot[Any]) -> None:

@@ -177,3 +177,19 @@ async def test_previous_log_of_a_restarted_pod(fake_source: FakeSource) -> None:
             what="the current log again",
         )
         assert not screen.log_previous
+
+
+async def test_reservations_view_and_describe(fake_source: FakeSource) -> None:
+    app = app_for(fake_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await jump(pilot, "rsv")
+        screen = await wait_until(pilot, lambda: list_screen(app, "reservations"), what="rsv")
+        table = screen.query_one(RowTable)
+        assert table.order == ["acme-h100-weekly", "globex-demo"]
+        assert table.cells("acme-h100-weekly")[2] == ("8/8", "")
+        await pilot.press("slash", *"l40", "enter")
+        await wait_until(pilot, lambda: table.order == ["globex-demo"], what="the L40 one")
+        await pilot.press("d")
+        text = await wait_until(pilot, lambda: described(app), what="reservation described")
+        assert "GryviaReservation" in text and re.search(r"resources\.gpuType\s+L40", text)

@@ -24,6 +24,7 @@ VIEW_SCOPES = {
     "events": ("list", "table"),
     "tenants": ("list", "table"),
     "pods": ("list", "table"),
+    "reservations": ("list", "table"),
 }
 
 

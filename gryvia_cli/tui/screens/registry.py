@@ -190,8 +190,10 @@ class ListScreen(ViewScreen):
         status = plural(len(items), self.spec.noun)
         if len(shown) != len(items):
             status = f"{len(shown)} of {status} match “{self.query_text}”"
+        if self.spec.order:
+            status += f" · {self.spec.order}"
         if self.poll is not None:
-            status += f" · newest first · every {self.spec.poll_every:g}s"
+            status += f" · every {self.spec.poll_every:g}s"
         refused = self.store.not_allowed(*sorted(self.spec.kinds))
         if refused:
             status += f" · {refused}"

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.highlight import highlight
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from gryvia_cli.core.jobs import gpu_text
 from gryvia_cli.core.queue import is_waiting, scheduling_events, wait_reason
@@ -208,14 +208,19 @@ class JobScreen(JobLogsBase):
     def _activate(self, name: str) -> None:
         if not self.is_mounted or not self.query("#log-view"):
             return  # not composed yet, or being removed: TabActivated comes again
+        # Focus now (Widget.focus would defer it), and never take it from an input: this runs
+        # again after a refresh, when `/` may already have opened the log search.
+        typing = isinstance(self.focused, Input)
         if name == "logs":
-            self.query_one(LogView).focus()
+            if not typing:
+                self.set_focus(self.query_one(LogView))
             self._check_logs()
         elif name == "yaml":
             self._render_yaml()
-            self.query_one("#job-yaml-scroll").focus()
-        else:
-            self.query_one("#job-overview-scroll").focus()
+            if not typing:
+                self.set_focus(self.query_one("#job-yaml-scroll"))
+        elif not typing:
+            self.set_focus(self.query_one("#job-overview-scroll"))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -10,6 +10,7 @@ SUITES = [
     "tests.bench_operator",
     "tests.bench_cli",
     "tests.bench_tui",
+    "tests.bench_quit",
     "tests.bench_sbatch",
     "tests.bench_tenancy",
 ]

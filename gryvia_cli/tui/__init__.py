@@ -39,6 +39,7 @@ def run(
 
     from gryvia_cli.settings import load_settings
     from gryvia_cli.tui.kubesource import KubeSource
+    from gryvia_cli.tui.userconfig import console_config_path
 
     settings = load_settings()
     source = KubeSource.open(
@@ -49,7 +50,7 @@ def run(
         saved_namespaces=dict(settings.namespaces),
         timeout=settings.request_timeout,
     )
-    app = make_app(source, readonly=readonly)
+    app = make_app(source, readonly=readonly, config_file=console_config_path())
     app.run()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
@@ -38,12 +39,14 @@ from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
+from gryvia_cli.tui.usercommands import TABLE_COLUMNS, UserCommands
+from gryvia_cli.tui.userconfig import LoadedConfig, load_console_config
 
 Clock = Callable[[], datetime]
 FLUSH_SECONDS = 0.25
 
 
-class GryviaApp(App[None]):
+class GryviaApp(UserCommands):
     """The console. Build it with `make_app`."""
 
     CSS_PATH = "gryvia.tcss"
@@ -65,8 +68,17 @@ class GryviaApp(App[None]):
     """live | slow | connecting | reconnecting | unreachable | failed; `connection_detail`
     holds the top bar's words for it (set before it)."""
 
-    def __init__(self, source: ClusterSource, *, readonly: bool, clock: Clock, view: str) -> None:
+    def __init__(
+        self,
+        source: ClusterSource,
+        *,
+        readonly: bool,
+        clock: Clock,
+        view: str,
+        user_config: LoadedConfig | None = None,
+    ) -> None:
         super().__init__(driver_class=quick_driver(App.get_driver_class(self)))
+        self.user_config = user_config or LoadedConfig()
         self.source = source
         self.readonly = readonly
         self.clock = clock
@@ -90,6 +102,7 @@ class GryviaApp(App[None]):
         self._start_feed()
         self.set_interval(FLUSH_SECONDS, self.flush)
         self.switch_mode(self.start_view)
+        self.bind_hotkeys()
 
     def on_unmount(self) -> None:
         """Stop every watch and stream so the worker threads end."""
@@ -213,7 +226,9 @@ class GryviaApp(App[None]):
         return not (action == "jump" and isinstance(self.focused, Input))
 
     def jump_to(self, text: str | None) -> None:
-        """Go where `:` + `text` says: a view, ctx, ns or quit."""
+        """Go where `:` + `text` says: a view, ctx, ns or quit (or an alias of one)."""
+        if self.run_user_command(text or ""):
+            return
         target = resolve_jump(text or "")
         actions = {"ctx": self.action_switch_context, "ns": self.action_switch_namespace}
         if target in self.MODES:
@@ -289,9 +304,15 @@ def make_app(
     readonly: bool = False,
     clock: Clock | None = None,
     view: str = "jobs",
+    config_file: Path | None = None,
 ) -> GryviaApp:
     """The console over `source` (KubeSource for real use, a fake for rendering tests);
-    `clock` freezes time in tests; `view` is the first view shown."""
+    `clock` freezes time in tests; `view` is the first view shown; `config_file` the
+    console's config (None: defaults, nothing saved; a bad file is reported, never raised)."""
     return GryviaApp(
-        source, readonly=readonly, clock=clock or (lambda: datetime.now(UTC)), view=view
+        source,
+        readonly=readonly,
+        clock=clock or (lambda: datetime.now(UTC)),
+        view=view,
+        user_config=load_console_config(config_file, TABLE_COLUMNS),
     )

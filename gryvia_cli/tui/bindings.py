@@ -108,7 +108,7 @@ APP = (
     Key("app", "q", "quit", "Quit", "Leave the console", "app: Quit", show=False),
     Key(
         "app",
-        "E",
+        "ctrl+e",
         "view('events')",
         "Events",
         "Every event of the namespace (or of all namespaces), newest first; also :events",
@@ -128,7 +128,7 @@ TABLE = (
     Key("table", "enter", "activate", "Open", "Open the row under the cursor", show=False),
 )
 
-JOBS = (
+JOBS: tuple[Key, ...] = (
     Key(
         "jobs",
         "slash",
@@ -268,7 +268,7 @@ LOGS = (
     ),
 )
 
-QUEUE = (
+QUEUE: tuple[Key, ...] = (
     Key("queue", "d", "describe", "Describe", "Open the job under the cursor"),
     Key(
         "queue",
@@ -282,7 +282,7 @@ QUEUE = (
     Key("queue", "c", "cancel", "Cancel", "Cancel the job under the cursor", write=True),
 )
 
-NODES = (
+NODES: tuple[Key, ...] = (
     Key(
         "nodes",
         "slash",
@@ -346,6 +346,157 @@ CONFIRM = (
     Key("confirm", "n,escape", "dismiss_dialog", "No", "Keep things as they are"),
 )
 
+# -- sort by any column, column toggles, drill-downs -----------------------------------------
+
+
+def sort_keys(scope: str, columns: tuple[tuple[str, str, str], ...]) -> tuple[Key, ...]:
+    """`shift+<letter>` keys (k9s style) of `scope`: (letter, column key, header) each; the
+    action sorts the focused table by the column, again reverses."""
+    return tuple(
+        Key(
+            scope,
+            letter,
+            f"sort_by('{column}')",
+            f"Sort {label}",
+            f"Sort by {label}; again: reverse",
+            f"{scope}: Sort by {label}",
+            show=False,
+            key_display=f"shift+{letter.lower()}",
+            ident=f"sort_{column}",
+        )
+        for letter, column, label in columns
+    )
+
+
+LISTS = (
+    Key(
+        "lists",
+        "ctrl+o",
+        "sort_menu",
+        "Sort by…",
+        "Pick the column of the focused table to sort by (the sorted one again: reverse)",
+        "table: Sort by column…",
+        show=False,
+    ),
+    Key(
+        "lists",
+        "ctrl+t",
+        "columns",
+        "Columns",
+        "Show or hide a column of the focused table (saved in console.yaml)",
+        "table: Show or hide columns…",
+        show=False,
+    ),
+)
+
+JOBS = (
+    *JOBS,
+    *sort_keys(
+        "jobs",
+        (
+            ("N", "name", "NAME"),
+            ("E", "namespace", "NAMESPACE"),
+            ("T", "tenant", "TENANT"),
+            ("Y", "type", "TYPE"),
+            ("U", "gpus", "GPUS"),
+            ("S", "phase", "PHASE"),
+            ("A", "age", "AGE"),
+            ("D", "duration", "DURATION"),
+            ("C", "cost", "COST"),
+        ),
+    ),
+)
+
+QUEUE = (
+    *QUEUE,
+    *sort_keys(
+        "queue",
+        (
+            ("I", "position", "#"),
+            ("N", "name", "NAME"),
+            ("E", "namespace", "NAMESPACE"),
+            ("U", "gpus", "GPUS"),
+            ("S", "phase", "PHASE"),
+            ("W", "waited", "WAITED"),
+            ("R", "reason", "REASON"),
+        ),
+    ),
+)
+
+NODES = (
+    *NODES,
+    Key("nodes", "p", "pods", "Pods", "The pods on the node under the cursor (enter too)"),
+    *sort_keys(
+        "nodes",
+        (
+            ("N", "name", "NODE"),
+            ("Y", "gpu_type", "GPU TYPE"),
+            ("U", "gpus", "GPUS"),
+            ("L", "allocated", "ALLOC"),
+            ("F", "free", "FREE"),
+            ("M", "memory", "MEMORY"),
+            ("D", "driver", "DRIVER"),
+            ("R", "rdma", "RDMA"),
+            ("S", "phase", "PHASE"),
+        ),
+    ),
+)
+
+COST = (
+    Key(
+        "cost",
+        "j",
+        "jobs",
+        "Jobs",
+        "The jobs behind the team or job under the cursor, with their share (enter too)",
+    ),
+    *sort_keys(
+        "cost",
+        (
+            ("T", "tenant", "TEAM / TENANT"),
+            ("P", "spent", "SPENT"),
+            ("B", "budget", "BUDGET"),
+            ("U", "used", "USED"),
+            ("F", "projected", "PROJECTED"),
+            ("H", "hours", "GPU-H"),
+            ("J", "jobs", "JOBS"),
+            ("N", "job", "JOB"),
+            ("E", "namespace", "NAMESPACE"),
+            ("Y", "gpu", "GPU"),
+            ("C", "cost", "COST"),
+        ),
+    ),
+)
+
+PODS = (
+    Key("pods", "escape", "back", "Back", "Back to the nodes"),
+    *sort_keys(
+        "pods",
+        (
+            ("N", "name", "POD"),
+            ("E", "namespace", "NAMESPACE"),
+            ("J", "job", "JOB"),
+            ("S", "phase", "PHASE"),
+            ("U", "gpus", "GPUS"),
+        ),
+    ),
+)
+
+COST_JOBS = (
+    Key("costjobs", "escape", "back", "Back", "Back to the cost view"),
+    *sort_keys(
+        "costjobs",
+        (
+            ("N", "job", "JOB"),
+            ("E", "namespace", "NAMESPACE"),
+            ("T", "tenant", "TENANT"),
+            ("Y", "gpu", "GPU"),
+            ("H", "hours", "GPU-H"),
+            ("C", "cost", "COST"),
+        ),
+    ),
+)
+
 SCOPES: dict[str, tuple[Key, ...]] = {
     "app": APP,
     "table": TABLE,
@@ -358,6 +509,10 @@ SCOPES: dict[str, tuple[Key, ...]] = {
     "confirm": CONFIRM,
     "list": LIST,
     "describe": DESCRIBE,
+    "lists": LISTS,
+    "cost": COST,
+    "pods": PODS,
+    "costjobs": COST_JOBS,
 }
 """Every scope, in the order help and docs list them."""
 
@@ -373,6 +528,10 @@ SCOPE_TITLES = {
     "confirm": "Confirmation dialogs",
     "list": "Events, Tenants, Pods and Reservations views (the view registry)",
     "describe": "Describe view",
+    "lists": "Lists (jobs, queue, nodes, cost, pods)",
+    "cost": "Cost view",
+    "pods": "Pods of a node (enter on a node)",
+    "costjobs": "Jobs behind a cost figure (enter on a cost row)",
 }
 
 

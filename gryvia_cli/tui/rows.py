@@ -208,3 +208,35 @@ def queue_cells(entry: QueueEntry) -> list[Cell]:
         (waited, "warn" if (entry.waited or 0) > 3600 else ""),
         (entry.reason, "warn" if entry.reason.startswith("no node") else ""),
     ]
+
+
+def queue_sort_value(column: str, entry: QueueEntry, index: int) -> Any:
+    """Sort value of a Queue row for `column`; `position` keeps the queue's own order
+    (`index`: the row's place in core.queue.build_queue's list)."""
+    job = entry.job
+    values: Mapping[str, Any] = {
+        "position": index,
+        "name": job.name,
+        "namespace": job.namespace,
+        "gpus": job.total_gpus,
+        "phase": PHASE_ORDER.get(job.phase, 99),
+        "waited": entry.waited,
+        "reason": entry.reason,
+    }
+    return values.get(column, index)
+
+
+def node_sort_value(column: str, node: GpuNode, allocated: Mapping[str, int]) -> Any:
+    """Sort value of a Nodes row for `column` (NODE_COLUMNS keys; others: the name)."""
+    used = allocated.get(node.slot, 0)
+    values: Mapping[str, Any] = {
+        "gpu_type": node.gpu_type,
+        "gpus": node.gpus,
+        "allocated": used,
+        "free": max(node.gpus - used, 0) if node.usable else 0,
+        "memory": node.memory_gb,
+        "driver": node.driver,
+        "rdma": node.rdma,
+        "phase": node.phase,
+    }
+    return values.get(column, node.name)

@@ -1,6 +1,6 @@
 """The registry views against the sandbox: KubeSource reads events, single objects and
 GryviaBudgets through gryvia_cli/kube; `:tenants` shows a tenant with its quota and `d`
-describes it; `E` lists a real event; `p` asks the API server for a previous log."""
+describes it; `ctrl+e` lists a real event; `p` asks the API server for a previous log."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ async def test_tenants_view_and_describe_on_the_sandbox(
         body = await wait_until(pilot, text, timeout=30, what="the tenant described")
         assert f"Quota {name}-q" in body and f"Budget {name}-b" in body
         assert re.search(r"ann\s+admin", body)
-        await pilot.press("escape", "E")
+        await pilot.press("escape", "ctrl+e")
         events = await wait_until(
             pilot,
             lambda: (

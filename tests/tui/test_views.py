@@ -65,8 +65,8 @@ async def test_events_view_lists_every_event_newest_first(fake_source: FakeSourc
     app2 = app_for(fake_source)
     async with app2.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("E")
-        await wait_until(pilot, lambda: list_screen(app2, "events"), what="events by E")
+        await pilot.press("ctrl+e")
+        await wait_until(pilot, lambda: list_screen(app2, "events"), what="events by ctrl+e")
 
 
 async def test_events_of_a_job_from_the_jobs_view_and_the_job_view(

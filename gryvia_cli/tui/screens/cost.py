@@ -3,14 +3,20 @@ sparkline, and the top jobs by cost (from GryviaUsageRecords via core.billing)."
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
+from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Sparkline, Static
 
-from gryvia_cli.core.cost import TeamCost, team_costs, team_scopes
+from gryvia_cli.core.cost import TeamCost, TeamScope, team_costs, team_scopes
 from gryvia_cli.core.quota import percent_marker
 from gryvia_cli.core.spend import JobSpend, daily_spend, top_jobs
+from gryvia_cli.tui.bindings import COST, bindings
 from gryvia_cli.tui.rows import money
-from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.screens.drill import CostJobsScreen
+from gryvia_cli.tui.screens.tables import TableView
+from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.rowtable import Cell, Column, RowTable
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
@@ -50,14 +56,43 @@ def over_budget(cost: TeamCost) -> bool:
     return cost.budget is not None and cost.projected > cost.budget
 
 
-class CostScreen(ViewScreen):
-    """Month-to-date spend."""
+def tenant_sort_value(column: str, cost: TeamCost) -> Any:
+    """Sort value of a team row for `column` (TENANT_COLUMNS keys)."""
+    return {
+        "spent": cost.spent,
+        "budget": cost.budget,
+        "used": cost.percent,
+        "projected": cost.projected,
+        "hours": cost.gpu_hours,
+        "jobs": cost.jobs,
+    }.get(column, cost.team)
+
+
+def top_sort_value(column: str, spend: JobSpend) -> Any:
+    """Sort value of a top-jobs row for `column` (TOP_COLUMNS keys)."""
+    return {
+        "namespace": spend.namespace,
+        "tenant": spend.tenant,
+        "gpu": spend.gpu_type,
+        "hours": spend.gpu_hours,
+        "cost": spend.cost,
+    }.get(column, spend.job)
+
+
+class CostScreen(TableView):
+    """Month-to-date spend; enter on a team lists the jobs behind its figure."""
 
     VIEW = "cost"
+    BINDINGS: ClassVar = bindings(COST)
+    SORTS: ClassVar = {
+        "cost-tenants": SortState("spent", reverse=True),
+        "cost-top": SortState("cost", reverse=True),
+    }
 
     def __init__(self) -> None:
         super().__init__()
         self.spend: dict[str, TeamCost] = {}
+        self.scopes: dict[str, TeamScope] = {}
         self.top: dict[str, JobSpend] = {}
 
     def compose_body(self) -> ComposeResult:
@@ -114,7 +149,8 @@ class CostScreen(ViewScreen):
         scopes = team_scopes(
             store.models("quotas", GryviaQuota), store.models("tenants", GryviaTenant)
         )
-        spend = sorted(team_costs(scopes, records, "month", now), key=lambda c: (-c.spent, c.team))
+        spend = team_costs(scopes, records, "month", now)
+        self.scopes = {s.team: s for s in scopes}
         self.spend = {s.team: s for s in spend}
         month, fraction = f"{now:%Y-%m}", elapsed_fraction("month", now)
         total = sum(s.spent for s in spend)
@@ -124,7 +160,11 @@ class CostScreen(ViewScreen):
         )
         tenants = self.query_one("#cost-tenants", RowTable)
         tenants.invalidate(None)
-        tenants.set_order([s.team for s in spend])
+        tenants.set_order(
+            self.ordered_keys(
+                "cost-tenants", list(self.spend), lambda c, k: tenant_sort_value(c, self.spend[k])
+            )
+        )
         daily = daily_spend(records, now)
         self.query_one("#cost-daily", Sparkline).data = daily or [0.0]
         peak = max(daily, default=0.0)
@@ -136,5 +176,27 @@ class CostScreen(ViewScreen):
         self.top = {f"{j.namespace}/{j.job}": j for j in top}
         table = self.query_one("#cost-top", RowTable)
         table.invalidate(None)
-        table.set_order(list(self.top))
+        table.set_order(
+            self.ordered_keys(
+                "cost-top", list(self.top), lambda c, k: top_sort_value(c, self.top[k])
+            )
+        )
         self.set_class(any(over_budget(s) for s in spend), "-over-budget")
+
+    # -- drill-down ------------------------------------------------------------------------
+
+    def action_jobs(self) -> None:
+        """The jobs behind the row under the cursor: a team's jobs, or the job itself."""
+        table = self.sort_table()
+        if table is not None and table.cursor_key is not None:
+            self._open(table, table.cursor_key)
+
+    @on(RowTable.Activated)
+    def _activated(self, event: RowTable.Activated) -> None:
+        self._open(event.table, event.key)
+
+    def _open(self, table: RowTable, key: str) -> None:
+        if table.id == "cost-top":
+            self.console.open_job(key, "overview")
+        elif key in self.scopes:
+            self.app.push_screen(CostJobsScreen(self.scopes[key]))

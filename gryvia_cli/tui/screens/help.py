@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -14,10 +15,10 @@ from textual.widgets import Label, Static
 from gryvia_cli.tui.bindings import SCOPE_TITLES, SCOPES, Key
 
 VIEW_SCOPES = {
-    "jobs": ("jobs", "table"),
-    "queue": ("queue", "table"),
-    "nodes": ("nodes", "table"),
-    "cost": ("table",),
+    "jobs": ("jobs", "lists", "table"),
+    "queue": ("queue", "lists", "table"),
+    "nodes": ("nodes", "pods", "lists", "table"),
+    "cost": ("cost", "costjobs", "lists", "table"),
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),
@@ -69,3 +70,16 @@ class HelpScreen(ModalScreen[None]):
                         table.add_row(key_label(key), key.description, key.tooltip)
                     yield Static(SCOPE_TITLES[scope], classes="section-title")
                     yield Static(table)
+                yield from self._user_keys()
+
+    def _user_keys(self) -> ComposeResult:
+        """Hotkeys and aliases of console.yaml, when it has any."""
+        mine: list[tuple[str, str, str]] = getattr(self.app, "user_keys", list)()
+        if mine:
+            table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+            table.add_column(width=12, style="bold")
+            table.add_column(ratio=1)
+            for key, command, description in mine:
+                table.add_row(Text(key), Text(f"{command}  {description}".strip()))
+            yield Static("Yours (console.yaml)", classes="section-title")
+            yield Static(table)

@@ -12,7 +12,8 @@ from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import JOB_COLUMNS, JOB_FIELDS, job_cells, job_search, job_sort_value
-from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.screens.tables import TableView
+from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change, JobItem
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
@@ -21,19 +22,18 @@ TICK_SECONDS = 2.0
 TIME_COLUMNS = frozenset({"age", "duration", "cost"})
 
 
-class JobsScreen(ViewScreen):
+class JobsScreen(TableView):
     """Jobs table with filter and sort; opens the Job view."""
 
     VIEW = "jobs"
     BINDINGS: ClassVar = bindings(JOBS)
     WRITE_ACTIONS: ClassVar = write_actions(JOBS)
+    SORTS: ClassVar = {"jobs-table": SortState("age")}
 
     def __init__(self) -> None:
         super().__init__()
         self.query_text = ""
         self.filter: Query = Query()
-        self.sort_column = "age"
-        self.sort_reverse = False
         self._search: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
         self._costs: dict[str, JobCost] = {}
 
@@ -48,6 +48,16 @@ class JobsScreen(ViewScreen):
         yield Static(id="jobs-status", classes="status-line")
 
     @property
+    def sort_column(self) -> str:
+        """The column the jobs are sorted by."""
+        return self.sorts["jobs-table"].column
+
+    @property
+    def sort_reverse(self) -> bool:
+        """True when the order is reversed."""
+        return self.sorts["jobs-table"].reverse
+
+    @property
     def table(self) -> RowTable:
         """The jobs table."""
         return self.query_one("#jobs-table", RowTable)
@@ -55,7 +65,6 @@ class JobsScreen(ViewScreen):
     def on_mount(self) -> None:
         """First paint, clock tick, focus the table."""
         super().on_mount()
-        self.table.set_sort(self.sort_column, self.sort_reverse)
         self.set_interval(TICK_SECONDS, self._tick)
         self.table.focus()
 
@@ -111,9 +120,10 @@ class JobsScreen(ViewScreen):
         keys = (
             [k for k, item in jobs.items() if self._matches(k, item)] if self.filter else list(jobs)
         )
-        now, column = self.now(), self.sort_column
-        values = {k: job_sort_value(column, jobs[k], now, self.cost_of) for k in keys}
-        keys.sort(key=lambda k: (values[k], k), reverse=self.sort_reverse)
+        now = self.now()
+        keys = self.ordered_keys(
+            "jobs-table", keys, lambda col, k: job_sort_value(col, jobs[k], now, self.cost_of)
+        )
         table = self.table
         if "jobs" not in self.store.loaded:
             table.empty_text = "Loading jobs…"
@@ -157,18 +167,8 @@ class JobsScreen(ViewScreen):
         self.table.set_marks(())
         self._reorder()
 
-    def action_sort(self) -> None:
-        """Sort by the next visible column."""
-        shown = self.table.visible_columns() or [c.key for c in JOB_COLUMNS]
-        index = shown.index(self.sort_column) if self.sort_column in shown else -1
-        self.sort_column = shown[(index + 1) % len(shown)]
-        self.table.set_sort(self.sort_column, self.sort_reverse)
-        self._reorder()
-
-    def action_reverse(self) -> None:
-        """Reverse the order."""
-        self.sort_reverse = not self.sort_reverse
-        self.table.set_sort(self.sort_column, self.sort_reverse)
+    def resort(self, table: RowTable) -> None:
+        """Order the rows again (sort changed)."""
         self._reorder()
 
     # -- marks and actions -----------------------------------------------------------------

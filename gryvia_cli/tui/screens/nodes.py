@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,28 +13,29 @@ from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.tui.bindings import NODES, bindings
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.registry import ObjectRef
-from gryvia_cli.tui.rows import NODE_COLUMNS, NODE_FIELDS, node_cells
-from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.rows import NODE_COLUMNS, NODE_FIELDS, node_cells, node_sort_value
+from gryvia_cli.tui.screens.drill import NodePodsScreen
+from gryvia_cli.tui.screens.tables import TableView
+from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
 
 RELEVANT = frozenset({"gpunodes", "nodes", "pods", "jobs"})
-SORTS = ("name", "gpu_type", "gpus", "allocated", "free", "phase")
 
 
-class NodesScreen(ViewScreen):
+class NodesScreen(TableView):
     """GPU nodes from core.nodes.gpu_nodes (GryviaGpuNodes joined with Nodes)."""
 
     VIEW = "nodes"
     BINDINGS: ClassVar = bindings(NODES)
+    SORTS: ClassVar = {"nodes-table": SortState("name")}
 
     def __init__(self) -> None:
         super().__init__()
         self.nodes: dict[str, GpuNode] = {}
         self.allocated: dict[str, int] = {}
         self.filter = Query()
-        self.sort_column = "name"
 
     def compose_body(self) -> ComposeResult:
         """Filter line, table, status line."""
@@ -49,22 +50,11 @@ class NodesScreen(ViewScreen):
     def on_mount(self) -> None:
         """First paint and focus."""
         super().on_mount()
-        self.query_one(RowTable).set_sort(self.sort_column, False)
         self.query_one(RowTable).focus()
 
     def _cells(self, key: str) -> list[Cell]:
         node = self.nodes.get(key)
         return node_cells(node, self.allocated) if node else []
-
-    def _sort_value(self, node: GpuNode) -> Any:
-        used = self.allocated.get(node.slot, 0)
-        return {
-            "gpu_type": (node.gpu_type, node.name),
-            "gpus": (-node.gpus, node.name),
-            "allocated": (-used, node.name),
-            "free": (-(node.gpus - used), node.name),
-            "phase": (node.phase, node.name),
-        }.get(self.sort_column, (node.name,))
 
     def refresh_view(self, change: Change | None) -> None:
         """Recompute when nodes or allocation changed."""
@@ -82,7 +72,6 @@ class NodesScreen(ViewScreen):
             }
             if matches(self.filter, f"{node.name} {node.gpu_type}".lower(), fields):
                 shown.append(node)
-        shown.sort(key=self._sort_value)
         table = self.query_one(RowTable)
         loaded = {"gpunodes", "nodes"} & self.store.loaded
         refused = self.store.not_allowed("gpunodes", "nodes")
@@ -91,7 +80,13 @@ class NodesScreen(ViewScreen):
         else:
             table.empty_text = "No GPU nodes." if loaded else "Loading…"
         table.invalidate(None)
-        table.set_order([n.slot for n in shown])
+        table.set_order(
+            self.ordered_keys(
+                "nodes-table",
+                [n.slot for n in shown],
+                lambda col, k: node_sort_value(col, self.nodes[k], self.allocated),
+            )
+        )
         total = sum(n.gpus for n in nodes)
         ready = sum(1 for n in nodes if n.healthy)
         unregistered = sum(1 for n in nodes if n.source == "Node")
@@ -111,11 +106,16 @@ class NodesScreen(ViewScreen):
         self.filter = parse_query(event.value, NODE_FIELDS)
         self.refresh_view(None)
 
-    def action_sort(self) -> None:
-        """Sort by the next column."""
-        self.sort_column = SORTS[(SORTS.index(self.sort_column) + 1) % len(SORTS)]
-        self.query_one(RowTable).set_sort(self.sort_column, False)
-        self.refresh_view(None)
+    def action_pods(self) -> None:
+        """The pods on the node under the cursor."""
+        key = self.query_one(RowTable).cursor_key
+        node = self.nodes.get(key) if key else None
+        if node is not None:
+            self.app.push_screen(NodePodsScreen(node.name))
+
+    @on(RowTable.Activated, "#nodes-table")
+    def _activated(self, event: RowTable.Activated) -> None:
+        self.action_pods()
 
     def _node_ref(self) -> ObjectRef | None:
         node = self.nodes.get(self.query_one(RowTable).cursor_key or "")

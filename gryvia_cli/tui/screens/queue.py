@@ -11,8 +11,9 @@ from textual.widgets import Input, Static
 from gryvia_cli.core.queue import QueueEntry, build_queue
 from gryvia_cli.tui.bindings import QUEUE, bindings, write_actions
 from gryvia_cli.tui.query import Query, matches, parse_query
-from gryvia_cli.tui.rows import QUEUE_COLUMNS, queue_cells
-from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.rows import QUEUE_COLUMNS, queue_cells, queue_sort_value
+from gryvia_cli.tui.screens.tables import TableView
+from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
@@ -21,12 +22,13 @@ QUEUE_FIELDS = ("gpu", "phase", "ns", "name")
 RELEVANT = frozenset({"jobs", "gpunodes", "nodes", "pods"})
 
 
-class QueueScreen(ViewScreen):
+class QueueScreen(TableView):
     """Waiting jobs in queue order (core.queue)."""
 
     VIEW = "queue"
     BINDINGS: ClassVar = bindings(QUEUE)
     WRITE_ACTIONS: ClassVar = write_actions(QUEUE)
+    SORTS: ClassVar = {"queue-table": SortState("position")}
 
     def __init__(self) -> None:
         super().__init__()
@@ -71,9 +73,11 @@ class QueueScreen(ViewScreen):
         )
         self.entries = {}
         order = []
-        for entry in queue:
+        index: dict[str, int] = {}
+        for place, entry in enumerate(queue):
             key = f"{entry.job.namespace}/{entry.job.name}"
             self.entries[key] = entry
+            index[key] = place
             text = f"{entry.job.name} {entry.job.namespace} {entry.reason}".lower()
             fields = {
                 "gpu": (entry.job.type_key.lower(),),
@@ -88,7 +92,13 @@ class QueueScreen(ViewScreen):
             "Loading…" if "jobs" not in store.loaded else "Nothing waiting: every job is placed"
         )
         table.invalidate(None)
-        table.set_order(order)
+        table.set_order(
+            self.ordered_keys(
+                "queue-table",
+                order,
+                lambda col, k: queue_sort_value(col, self.entries[k], index[k]),
+            )
+        )
         by_type: dict[str, int] = {}
         for entry in queue:
             by_type[entry.job.type_key] = by_type.get(entry.job.type_key, 0) + 1

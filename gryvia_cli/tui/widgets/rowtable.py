@@ -138,6 +138,8 @@ class RowTable(ScrollView, can_focus=True):
         self.marks: set[str] = set()
         self.sort_key: str | None = None
         self.sort_reverse = False
+        self.hidden: frozenset[str] = frozenset()
+        """Column keys the user hid (column toggles)."""
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
         self._lines: dict[tuple[str, bool, bool], Strip] = {}
@@ -183,6 +185,18 @@ class RowTable(ScrollView, can_focus=True):
         """Show the sort indicator on column `key`."""
         self.sort_key, self.sort_reverse = key, reverse
         self.refresh_line(int(self.scroll_offset.y))
+
+    def set_hidden(self, keys: Iterable[str]) -> None:
+        """Hide the columns `keys` (the others show as the width allows)."""
+        self.hidden = frozenset(keys)
+        self._layout_width = -1
+        self._lines.clear()
+        self.refresh()
+
+    @property
+    def column_keys(self) -> list[str]:
+        """Keys of every column, hidden or not, in their order."""
+        return [col.key for col in self.columns]
 
     def toggle_mark(self) -> None:
         """Mark or unmark the row under the cursor, then move down."""
@@ -279,7 +293,8 @@ class RowTable(ScrollView, can_focus=True):
     def _columns(self) -> list[tuple[Column, int]]:
         width = self.scrollable_content_region.width
         if width != self._layout_width:
-            self._layout = layout(self.columns, max(width - GUTTER, 0))
+            shown = [c for c in self.columns if c.key not in self.hidden]
+            self._layout = layout(shown, max(width - GUTTER, 0))
             self._layout_width = width
             self._lines.clear()
         return self._layout

@@ -1,8 +1,9 @@
 """One output module: data to stdout as a table, JSON, YAML or names; chatter to stderr.
 
 Tables are Rich tables; colour is off with NO_COLOR, `--no-color` or when the stream is not a
-terminal (CLICOLOR_FORCE=1 keeps it). Cluster data is never read as Rich markup: every cell is
-a plain `Text`. Messages carry the glyphs ✓ (success), ⚠ (warning), ✗ (error) and an
+terminal (CLICOLOR_FORCE=1 keeps it). Cluster data is never read as Rich markup and never
+sends a terminal escape: every cell is `views.usertext.user_text`, every line passes
+`core.plaintext.visible`. Messages carry the glyphs ✓ (success), ⚠ (warning), ✗ (error) and an
 information sign (notes).
 """
 
@@ -19,6 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 
 
@@ -108,12 +110,12 @@ EMPTY = "<none>"
 
 
 def _cell(value: Any) -> Any:
-    from rich.text import Text
+    from gryvia_cli.views.usertext import user_text
 
     if isinstance(value, Marked):
-        return Text(value.text, style=MARKER_STYLES.get(value.marker, ""))
+        return user_text(value.text, MARKER_STYLES.get(value.marker, ""), multiline=True)
     text = "" if value is None else str(value)
-    return Text(text or EMPTY)
+    return user_text(text or EMPTY, multiline=True)
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -206,8 +208,9 @@ def render_names(names: Sequence[str]) -> None:
 
 
 def emit(line: str = "") -> None:
-    """Print one line of a human report to stdout (never parsed as markup)."""
-    sys.stdout.write(line + "\n")
+    """Print one line of a human report to stdout (never parsed as markup; controls shown
+    as glyphs, line breaks and tabs kept)."""
+    sys.stdout.write(visible(line, multiline=True) + "\n")
 
 
 def emit_marked(parts: Sequence[Any]) -> None:
@@ -227,14 +230,16 @@ def section(title: str) -> None:
 
 def info(message: str) -> None:
     """Print a progress or status line to stderr (never mixed into data)."""
-    _console(stderr=True).print(message)
+    from gryvia_cli.views.usertext import user_text
+
+    _console(stderr=True).print(user_text(message, multiline=True))
 
 
 def _glyph_line(glyph: str, marker: str, message: str) -> None:
     from rich.text import Text
 
     line = Text(f"{glyph} ", style=MARKER_STYLES[marker])
-    line.append(message)
+    line.append(visible(message, multiline=True))
     _console(stderr=True).print(line)
 
 
@@ -262,7 +267,7 @@ def report_error(exc: GryviaError, *, verbose: bool | None = None) -> None:
     """Print a GryviaError: `error: <message>`, up to two `caused by:` lines, `hint: <hint>`,
     and with `-v` the raw details."""
     verbose = state.verbose if verbose is None else verbose
-    sys.stderr.write(f"error: {exc.message}\n")
+    sys.stderr.write(f"error: {visible(exc.message, multiline=True)}\n")
     seen = {exc.message}
     shown = 0
     for cause in exc.causes:
@@ -271,12 +276,12 @@ def report_error(exc: GryviaError, *, verbose: bool | None = None) -> None:
             continue
         seen.add(text)
         shown += 1
-        sys.stderr.write(f"caused by: {text}\n")
+        sys.stderr.write(f"caused by: {visible(text, multiline=True)}\n")
     if exc.hint:
-        sys.stderr.write(f"hint: {exc.hint}\n")
+        sys.stderr.write(f"hint: {visible(exc.hint, multiline=True)}\n")
     if verbose:
         for detail in exc.details:
-            sys.stderr.write(f"detail: {detail}\n")
+            sys.stderr.write(f"detail: {visible(str(detail), multiline=True)}\n")
 
 
 @contextmanager

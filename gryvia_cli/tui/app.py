@@ -10,9 +10,11 @@ from typing import ClassVar
 
 from textual import on, work
 from textual.app import App
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.widgets import Input
 
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
@@ -93,6 +95,25 @@ class GryviaApp(UserCommands):
     def now(self) -> datetime:
         """The clock every view uses."""
         return self.clock()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification of the console is plain text: its messages carry user data
+        (job names, API errors), so `markup` is ignored and control characters shown."""
+        super().notify(
+            visible(str(message), multiline=True),
+            title=visible(str(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def on_mount(self) -> None:
         """Theme, threads for the watches, the feed, the first view."""

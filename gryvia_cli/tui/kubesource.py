@@ -27,6 +27,7 @@ from gryvia_cli.tui.source import (
     WatchKind,
 )
 from gryvia_operator.api.names import ANNOTATION_CANCEL
+from gryvia_operator.api.savedlogs import SavedLog
 
 _RESOURCES: dict[ObjectKind, r.Resource] = {
     "jobs": r.AIJOB,
@@ -201,6 +202,12 @@ class KubeSource:
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """Follow a container's log with timestamps."""
         return LineFollower(self.access, pod, namespace, container=container, timestamps=True)
+
+    def saved_logs(self, namespace: str, job: str) -> dict[int, SavedLog]:
+        """The job's saved-logs ConfigMap, parsed (`views.savedlogs.fetch_saved_logs`)."""
+        from gryvia_cli.views.savedlogs import fetch_saved_logs
+
+        return fetch_saved_logs(self.access, namespace, job)
 
     def create_job(self, body: dict[str, Any]) -> str:
         """Create a GryviaAIJob in its namespace (or the target's, or `default`)."""

@@ -66,6 +66,16 @@ class LogsEnded(Message):
         self.reason = reason
 
 
+class SavedLogsLoaded(Message):
+    """The saved-logs ConfigMap of the job shown was read: replica -> SavedLog ({} when there
+    is none), or `error` when it could not be read."""
+
+    def __init__(self, saved: dict[int, Any], error: str = "") -> None:
+        super().__init__()
+        self.saved = saved
+        self.error = error
+
+
 class NamesLoaded(Message):
     """Context or namespace names for a picker were read."""
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
+from gryvia_operator.api.savedlogs import SavedLog
 
 WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
 ObjectKind = Literal[
@@ -159,6 +160,12 @@ class ClusterSource(Protocol):
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """Follow a container's log (timestamped lines) from its start."""
+        ...
+
+    def saved_logs(self, namespace: str, job: str) -> dict[int, SavedLog]:
+        """Replica -> the last lines the operator saved from the job's deleted pods (its
+        `<job>-logs` ConfigMap); {} when there is none. Raises GryviaError when it cannot
+        be read (ForbiddenError without the right to read ConfigMaps)."""
         ...
 
     def create_job(self, body: dict[str, Any]) -> str:

@@ -13,22 +13,30 @@ from gryvia_operator.api.resources import CONFIG_MAP
 from gryvia_operator.api.savedlogs import SavedLog, parse_saved_logs
 
 
-def read_saved_logs(access: Any, namespace: str, job: str) -> dict[int, SavedLog]:
-    """Replica -> saved log from the job's `<job>-logs` ConfigMap; {} when there is none, it
-    is not a saved-logs ConfigMap, or the user may not read ConfigMaps (said on stderr)."""
+def fetch_saved_logs(access: Any, namespace: str, job: str) -> dict[int, SavedLog]:
+    """Replica -> saved log from the job's `<job>-logs` ConfigMap; {} when there is none or it
+    is not a saved-logs ConfigMap. Raises ForbiddenError (and other GryviaErrors) as
+    `access.get` does; prints nothing (the console uses it)."""
     try:
         obj = access.get(CONFIG_MAP, saved_logs_name(job), namespace)
     except NotFoundError:
-        return {}
-    except ForbiddenError:
-        warn(
-            f"cannot read the saved logs of job {job} (ConfigMap {saved_logs_name(job)}): forbidden"
-        )
         return {}
     labels = (obj.get("metadata") or {}).get("labels") or {}
     if labels.get(LABEL_SAVED_LOGS) != "true":
         return {}
     return parse_saved_logs(obj)
+
+
+def read_saved_logs(access: Any, namespace: str, job: str) -> dict[int, SavedLog]:
+    """Replica -> saved log from the job's `<job>-logs` ConfigMap; {} when there is none, it
+    is not a saved-logs ConfigMap, or the user may not read ConfigMaps (said on stderr)."""
+    try:
+        return fetch_saved_logs(access, namespace, job)
+    except ForbiddenError:
+        warn(
+            f"cannot read the saved logs of job {job} (ConfigMap {saved_logs_name(job)}): forbidden"
+        )
+        return {}
 
 
 def print_saved(

@@ -16,6 +16,7 @@ from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.errors import GryviaError, NotFoundError
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
+from gryvia_operator.api.savedlogs import SavedLog
 
 
 class _Watcher:
@@ -117,6 +118,10 @@ class FakeSource:
         """Kinds whose watchers report `forbidden` (a user without cluster-wide rights)."""
         self.kicks = 0
         self.probers: list[_Prober] = []
+        self.saved: dict[tuple[str, str], dict[int, SavedLog]] = {}
+        """(namespace, job) -> the saved-logs ConfigMap's entries `saved_logs` returns."""
+        self.more_events: list[dict[str, Any]] = []
+        """Events `events` returns for the objects they name, besides llama-pretrain's."""
         self._target = Target(context, namespace, "https://fake:6443")
 
     @property
@@ -140,6 +145,7 @@ class FakeSource:
         )
         clone.writes = self.writes
         clone.forbidden = self.forbidden
+        clone.saved, clone.more_events = self.saved, self.more_events
         return clone
 
     def switch_context(self, context: str) -> FakeSource:
@@ -198,10 +204,11 @@ class FakeSource:
         raise NotFoundError(f'job "{name}" not found')
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
-        """Events of the fake: two fixed ones for llama-pretrain, else the `events` objects
-        about `names` in `namespace`."""
+        """Events of the fake: llama-pretrain's, and `more_events` about `names`; for other
+        names the `events` objects about them in `namespace`."""
+        more = [e for e in self.more_events if e["involvedObject"]["name"] in names]
         if "llama-pretrain" not in names:
-            return [
+            return more + [
                 e
                 for e in self.list_events(namespace)
                 if (e.get("involvedObject") or {}).get("name") in names
@@ -221,7 +228,13 @@ class FakeSource:
                 "lastTimestamp": "2026-11-20T10:15:00Z",
                 "involvedObject": {"kind": "Pod", "name": "llama-pretrain-1"},
             },
+            *more,
         ]
+
+    def saved_logs(self, namespace: str, job: str) -> dict[int, SavedLog]:
+        """What the test put in `saved` for the job ({} when nothing)."""
+        with self.lock:
+            return dict(self.saved.get((namespace, job), {}))
 
     def read_log(
         self, namespace: str, pod: str, container: str, *, previous: bool = False

@@ -253,3 +253,41 @@ async def test_queue_reason_for_an_absent_gpu_type(
     await wait_until(pilot, lambda: key in table.order, timeout=30, what="the job in the queue")
     reason = table.cells(key)[-1][0]
     assert 'no node has GPU type "B200"' in reason, reason
+
+
+async def test_the_logs_of_a_cancelled_job_stay_readable(
+    console: tuple[GryviaApp, Any], gryvia_sandbox: dict[str, Any], namespace: str
+) -> None:
+    """Issue 22: after a cancel the Logs tab said "no pods yet" and kept 2 of 15 lines. The
+    pod's lines stay when the operator deletes it, and the saved-logs ConfigMap backs them."""
+    app, pilot = console
+    sandbox: SandboxHandle = gryvia_sandbox["sandbox"]
+    script = "for i in $(seq 1 15); do echo line $i; done; sleep 600"
+    job = _job("to-save", namespace, command=["sh", "-c", script])
+    await asyncio.to_thread(_apply, sandbox, job)
+    key = f"{namespace}/to-save"
+    await wait_until(pilot, lambda: key in app.store.jobs, timeout=30, what="the job in the store")
+    app.open_job(key, "logs")
+    job_view: Any = await wait_until(
+        pilot, lambda: isinstance(app.screen, JobScreen) and app.screen, what="the job view"
+    )
+    log = await wait_until(pilot, lambda: job_view.query_one(LogView), what="the log view")
+    expected = [f"line {i}" for i in range(1, 16)]
+    await wait_until(
+        pilot,
+        lambda: [t for _, t in log.lines if t.startswith("line")] == expected,
+        timeout=120,
+        what="the 15 lines followed",
+    )
+    await pilot.press("c")
+    await wait_until(
+        pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="confirmation"
+    )
+    await pilot.press("y")
+    await wait_until(
+        pilot, lambda: job_view.log_state == "saved", timeout=120, what="the saved log found"
+    )
+    assert [t for _, t in log.lines if t.startswith("line")] == expected
+    assert job_view.saved_shown is not None and job_view.saved_shown.lines >= 15
+    status = str(job_view.query_one("#log-status").render())
+    assert "deleted:" in status and "kept by the operator" in status

@@ -11,6 +11,7 @@ from gryvia_cli.core.capacity import compute_capacity
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.capacity import CapacityBars, NodeGrid
+from gryvia_cli.views.usertext import user_text
 
 RELEVANT = frozenset({"jobs", "gpunodes", "nodes", "pods"})
 
@@ -59,5 +60,5 @@ class CapacityScreen(ViewScreen):
         refused = store.not_allowed("gpunodes", "nodes")
         if refused:
             status += f" · {refused}"
-        self.query_one("#capacity-status", Static).update(status)
+        self.query_one("#capacity-status", Static).update(user_text(status))
         self.set_class(bool(short), "-shortfall")

@@ -13,9 +13,11 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import CONFIRM, bindings
 from gryvia_cli.tui.messages import NamesLoaded
+from gryvia_cli.views.usertext import user_text
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -31,9 +33,9 @@ class ConfirmDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Question, detail and the keys."""
         with Vertical(classes="dialog"):
-            yield Label(self.question, classes="dialog--title")
+            yield Label(user_text(self.question), classes="dialog--title")
             if self.detail:
-                yield Label(self.detail, classes="dialog--detail")
+                yield Label(user_text(self.detail), classes="dialog--detail")
             yield Label("y: yes    n / esc: no", classes="dialog--keys")
 
     def action_confirm(self) -> None:
@@ -61,7 +63,7 @@ class PickerDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Title, filter input and the list."""
         with Vertical(classes="dialog -picker"):
-            yield Label(self.title_text, classes="dialog--title")
+            yield Label(user_text(self.title_text), classes="dialog--title")
             yield Input(placeholder="loading…", id="picker-filter")
             yield OptionList(id="picker-list")
 
@@ -81,7 +83,7 @@ class PickerDialog(ModalScreen[str | None]):
     def on_names_loaded(self, message: NamesLoaded) -> None:
         """Show the names, or why there are none."""
         box = self.query_one("#picker-filter", Input)
-        box.placeholder = message.error or "type to filter, enter to choose"
+        box.placeholder = visible(message.error) or "type to filter, enter to choose"
         self.names = message.names
         self._fill(box.value)
 
@@ -91,7 +93,7 @@ class PickerDialog(ModalScreen[str | None]):
         wanted = text.lower()
         shown = [n for n in self.names if wanted in n.lower()]
         options.add_options(
-            Option(f"{n}  (current)" if n == self.current else n, id=n) for n in shown
+            Option(user_text(f"{n}  (current)" if n == self.current else n), id=n) for n in shown
         )
         if shown:
             options.highlighted = 0
@@ -139,7 +141,7 @@ class PromptDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Title and input."""
         with Vertical(classes="dialog -prompt"):
-            yield Label(self.title_text, classes="dialog--title")
+            yield Label(user_text(self.title_text), classes="dialog--title")
             suggester = SuggestFromList(self.suggestions, case_sensitive=False)
             yield Input(placeholder=self.placeholder, suggester=suggester, id="prompt-input")
 

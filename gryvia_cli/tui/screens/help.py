@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from gryvia_cli.tui.bindings import SCOPE_TITLES, SCOPES, Key
+from gryvia_cli.views.usertext import user_text
 
 VIEW_SCOPES = {
     "jobs": ("jobs", "lists", "table"),
@@ -67,7 +68,8 @@ class HelpScreen(ModalScreen[None]):
                     table.add_column(width=12)
                     table.add_column(ratio=1)
                     for key in keys:
-                        table.add_row(key_label(key), key.description, key.tooltip)
+                        cells = (key_label(key), key.description, key.tooltip)
+                        table.add_row(*(user_text(c) for c in cells))  # `[` is no markup
                     yield Static(SCOPE_TITLES[scope], classes="section-title")
                     yield Static(table)
                 yield from self._user_keys()

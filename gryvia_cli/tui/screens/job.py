@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.highlight import highlight
+from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from gryvia_cli.core.jobs import gpu_text
@@ -28,6 +29,7 @@ from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_cli.views.usertext import user_text
 from gryvia_operator.api.names import LABEL_JOB
 
 EVENTS_EVERY = 5.0
@@ -137,6 +139,8 @@ class JobScreen(JobLogsBase):
             names = [self.job_name, *self.pods]
         with contextlib.suppress(GryviaError):  # events are best effort
             self.post_message(EventsLoaded(self.source.events(self.job_ns, names)))
+        if self.saved_wanted:  # the pod shown is gone: the operator may save its lines later
+            self.fetch_saved()
 
     def refresh_view(self, change: Change | None) -> None:
         """Redraw when this job changed."""
@@ -162,12 +166,12 @@ class JobScreen(JobLogsBase):
         except NoMatches:  # not composed yet, or being removed
             return
         if item is None:
-            title.update(f" {self.key} · not found (deleted?)")
+            title.update(user_text(f" {self.key} · not found (deleted?)"))
             return
         now = self.now()
         job = item.summary
         phase, _ = phase_cell(job)
-        title.update(f" {job.namespace}/{job.name} · {phase} · {gpu_text(job)}")
+        title.update(user_text(f" {job.namespace}/{job.name} · {phase} · {gpu_text(job)}"))
         cost = self.store.job_cost(item, now)
         reason = None
         if is_waiting(job):
@@ -208,20 +212,22 @@ class JobScreen(JobLogsBase):
     def _activate(self, name: str) -> None:
         if not self.is_mounted or not self.query("#log-view"):
             return  # not composed yet, or being removed: TabActivated comes again
-        # Focus now (Widget.focus would defer it), and never take it from an input: this runs
-        # again after a refresh, when `/` may already have opened the log search.
-        typing = isinstance(self.focused, Input)
         if name == "logs":
-            if not typing:
-                self.set_focus(self.query_one(LogView))
+            self._focus_pane(LogView)
             self._check_logs()
         elif name == "yaml":
             self._render_yaml()
-            if not typing:
-                self.set_focus(self.query_one("#job-yaml-scroll"))
-        elif not typing:
-            self.set_focus(self.query_one("#job-overview-scroll"))
+            self._focus_pane("#job-yaml-scroll")
+        else:
+            self._focus_pane("#job-overview-scroll")
         self.refresh_bindings()
+
+    def _focus_pane(self, selector: str | type[Widget]) -> None:
+        """Focus the tab's pane, unless the user is typing in a line (a late TabActivated
+        must not take the focus from the search opened by a fast `/`)."""
+        if isinstance(self.focused, Input):
+            return
+        self.set_focus(self.query_one(selector))  # now: Widget.focus would defer it past a `/`
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Log keys only on the Logs tab; writes hidden when read-only."""

@@ -4,6 +4,12 @@ A thread worker follows the chosen container and appends lines to a buffer that 
 timer moves into the LogView. kwok (the sandbox) never ends a follow of a finished container,
 so the pod watch decides: when the container terminates, the follow is stopped and the whole
 log is read once more for any lines the follow had not delivered.
+
+When the pod shown is deleted (a cancel, a preemption, a failed sibling), its lines stay and
+the view does not jump to another pod; it reads the job's saved-logs ConfigMap (`<job>-logs`,
+which the operator writes when it deletes pods, like `gryvia logs` does) and shows the saved
+lines when they hold more than the view had, saying so in the status line. A job with no pod
+left shows its saved logs at once.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from gryvia_cli.core.jobs import sort_pods
 from gryvia_cli.core.pods import container_state, first_container
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import LOGS
-from gryvia_cli.tui.messages import LogsEnded
+from gryvia_cli.tui.messages import LogsEnded, SavedLogsLoaded
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.source import LogStream
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_cli.views.usertext import user_text
+from gryvia_operator.api.savedlogs import SavedLog
 
 LOG_DRAIN_EVERY = 0.1
 LOG_ACTIONS = frozenset(k.action.split("(")[0] for k in LOGS)
@@ -33,6 +41,7 @@ class JobLogsBase(ViewScreen):
     """Log following for the Job view (which supplies `pods`, `namespace` and the tabs)."""
 
     job_ns: str
+    job_name: str
     pods: dict[str, dict[str, Any]]
     _lock: threading.Lock
     LOG_ACTIONS: ClassVar[frozenset[str]] = LOG_ACTIONS
@@ -49,6 +58,12 @@ class JobLogsBase(ViewScreen):
         self._ending = False
         self.log_previous = False
         """Showing the log of the container's instance before its last restart (`p`)."""
+        self.saved: dict[int, SavedLog] = {}
+        self.saved_shown: SavedLog | None = None
+        self.saved_wanted = False
+        """True while the pod shown is gone (or there is none) and no saved log is shown."""
+        self.saved_replaced = False
+        """True when the saved lines replaced the lines read (they held more)."""
 
     def _logs_shown(self) -> bool:
         tabs = self.query("#job-tabs").results(TabbedContent)
@@ -67,15 +82,20 @@ class JobLogsBase(ViewScreen):
             return
         with self._lock:
             pod = self.pods.get(self.log_pod or "")
-        if self.log_pod is None or pod is None:
+        if self.log_pod is None:
             names = self._pod_names()
             if not names or not self._logs_shown():
+                if not names and self._logs_shown():
+                    self._want_saved()
                 self._update_log_status()
                 return
             self.log_pod = names[0]
             with self._lock:
                 pod = self.pods[self.log_pod]
             self.log_state = "idle"
+        if pod is None:  # the pod shown was deleted
+            self._pod_gone()
+            return
         state, _ = container_state(pod, first_container(pod))
         if self.log_state == "idle" and state != "waiting":
             self._start_logs(pod, finished=state == "terminated")
@@ -85,8 +105,70 @@ class JobLogsBase(ViewScreen):
                 self._log_stream.stop()
         self._update_log_status()
 
+    # -- saved logs ------------------------------------------------------------------------
+
+    def _pod_gone(self) -> None:
+        """The pod shown was deleted: keep its lines, stop its stream, look for saved ones."""
+        if self.log_state not in ("gone", "saved"):
+            self._drain_logs()
+            self._stop_logs()  # a last read of the log may still deliver lines: kept
+            self.log_state = "gone"
+            self.log_note = "pod deleted"
+        if self._logs_shown():
+            self._want_saved()
+        self._update_log_status()
+
+    def _want_saved(self) -> None:
+        if self.saved_shown is None and not self.saved_wanted:
+            self.saved_wanted = True
+            self._read_saved()
+
+    @work(thread=True, exclusive=True, group="saved-logs")
+    def _read_saved(self) -> None:
+        """Read the saved-logs ConfigMap (thread worker; the events poll repeats it)."""
+        self.fetch_saved()
+
+    def fetch_saved(self) -> None:
+        """Read the saved logs now and post SavedLogsLoaded (any thread; blocks)."""
+        try:
+            self.post_message(SavedLogsLoaded(self.source.saved_logs(self.job_ns, self.job_name)))
+        except GryviaError as exc:
+            self.post_message(SavedLogsLoaded({}, exc.message))
+
+    def on_saved_logs_loaded(self, message: SavedLogsLoaded) -> None:
+        """Show the saved lines of the pod shown (or of the lowest replica without pods)."""
+        self.saved = message.saved
+        if not self.saved_wanted:
+            return
+        if message.error:
+            self.log_note = f"saved logs unreadable: {message.error}"
+        entry = self._saved_for(self.log_pod)
+        if entry is not None:
+            self._show_saved(entry)
+        self._update_log_status()
+
+    def _saved_for(self, pod: str | None) -> SavedLog | None:
+        if pod is None:
+            return self.saved[min(self.saved)] if self.saved else None
+        return next((s for s in self.saved.values() if s.pod == pod), None)
+
+    def _show_saved(self, entry: SavedLog) -> None:
+        self.saved_wanted = False
+        self.saved_shown = entry
+        self.log_pod = self.log_pod or entry.pod
+        self.log_state = "saved"
+        view = self.query_one(LogView)
+        self.saved_replaced = len(entry.text_lines()) > len(view.lines)
+        if self.saved_replaced:
+            self._log_gen += 1  # lines a closing stream still delivers are not shown
+            view.clear()
+            view.append(entry.text_lines())
+        view.empty_text = "The saved log is empty."
+
     def _start_logs(self, pod: dict[str, Any], *, finished: bool) -> None:
         self._stop_logs()
+        self.saved_shown = None
+        self.saved_wanted = False
         self._log_gen += 1
         self._ending = finished
         self.log_container = first_container(pod)
@@ -175,7 +257,7 @@ class JobLogsBase(ViewScreen):
 
     def on_logs_ended(self, message: LogsEnded) -> None:
         """A stream ended: say why."""
-        if message.pod != self.log_pod:
+        if message.pod != self.log_pod or self.log_state in ("gone", "saved"):
             return
         self._drain_logs()
         self.log_state = "ended"
@@ -185,7 +267,22 @@ class JobLogsBase(ViewScreen):
     def _update_log_status(self) -> None:
         view = self.query_one(LogView)
         names = self._pod_names()
-        if not names:
+        saved = self.saved_shown
+        if saved is not None:
+            cut = ", cut: earlier lines were not kept" if saved.cut else ""
+            shown = "showing saved lines" if self.saved_replaced else "showing the lines read"
+            text = (
+                f" {saved.pod} · deleted: {shown} ({saved.lines} kept by the "
+                f"operator at {saved.saved_at}{cut}) · {len(view.lines)} lines"
+            )
+        elif self.log_state == "gone":
+            looking = "looking for saved lines" if self.saved_wanted else "no saved lines"
+            note = f" · {self.log_note}" if self.log_note.startswith("saved") else ""
+            text = (
+                f" {self.log_pod} · deleted: showing the {len(view.lines)} lines read before"
+                f" · {looking}{note}"
+            )
+        elif not names:
             text = " no pods yet: logs appear when the job's first pod starts"
         else:
             where = (
@@ -213,7 +310,9 @@ class JobLogsBase(ViewScreen):
                 state = f"previous container, {state}"
             note = f": {self.log_note}" if self.log_note and self.log_state == "ended" else ""
             text = f" {where} · {state}{note} · {len(view.lines)} lines · {flags}"
-        self.query_one("#log-status", Static).update(text)
+        if (saved is not None or self.log_state == "gone") and names:
+            text += " · ]: next pod"
+        self.query_one("#log-status", Static).update(user_text(text))
 
     # -- keys ------------------------------------------------------------------------------
 
@@ -241,6 +340,7 @@ class JobLogsBase(ViewScreen):
         """Show the next (1) or previous (-1) pod's log."""
         names = self._pod_names()
         if not names:
+            self._next_saved(step)
             return
         index = names.index(self.log_pod) if self.log_pod in names else -step
         self.log_pod = names[(index + step) % len(names)]
@@ -264,6 +364,18 @@ class JobLogsBase(ViewScreen):
         else:
             self.query_one(LogView).empty_text = "No log lines yet."
             self._check_logs()
+
+    def _next_saved(self, step: int) -> None:
+        """Without pods: show the next (1) or previous (-1) replica's saved log."""
+        entries, shown = list(self.saved.values()), self.saved_shown
+        if len(entries) < 2 or shown is None:
+            return
+        index = next((i for i, s in enumerate(entries) if s.replica == shown.replica), 0)
+        entry = entries[(index + step) % len(entries)]
+        self.log_pod = entry.pod
+        self.query_one(LogView).clear()
+        self._show_saved(entry)
+        self._update_log_status()
 
     def action_search(self) -> None:
         """Open the search line."""

@@ -17,6 +17,7 @@ from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change, JobItem
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
+from gryvia_cli.views.usertext import user_text
 
 TICK_SECONDS = 2.0
 TIME_COLUMNS = frozenset({"age", "duration", "cost"})
@@ -145,7 +146,7 @@ class JobsScreen(TableView):
         if self.filter.unknown:
             known = " ".join(f"{f}:" for f in JOB_FIELDS)
             parts.append(f"unknown field {', '.join(self.filter.unknown)} (use {known})")
-        self.query_one("#jobs-status", Static).update(" · ".join(parts))
+        self.query_one("#jobs-status", Static).update(user_text(" · ".join(parts)))
 
     # -- filter and sort -------------------------------------------------------------------
 

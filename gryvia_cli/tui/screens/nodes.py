@@ -20,6 +20,7 @@ from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
+from gryvia_cli.views.usertext import user_text
 
 RELEVANT = frozenset({"gpunodes", "nodes", "pods", "jobs"})
 
@@ -95,7 +96,7 @@ class NodesScreen(TableView):
             status += f" · {unregistered} not registered as GryviaGpuNode (from labels)"
         if refused:
             status += f" · {refused}"
-        self.query_one("#nodes-status", Static).update(status)
+        self.query_one("#nodes-status", Static).update(user_text(status))
 
     def action_filter(self) -> None:
         """Show and focus the filter line."""

@@ -17,6 +17,7 @@ from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
+from gryvia_cli.views.usertext import user_text
 
 QUEUE_FIELDS = ("gpu", "phase", "ns", "name")
 RELEVANT = frozenset({"jobs", "gpunodes", "nodes", "pods"})
@@ -104,7 +105,7 @@ class QueueScreen(TableView):
             by_type[entry.job.type_key] = by_type.get(entry.job.type_key, 0) + 1
         summary = ", ".join(f"{t} {n}" for t, n in sorted(by_type.items())) or "none"
         self.query_one("#queue-status", Static).update(
-            f"{len(queue)} waiting · by GPU type: {summary}"
+            user_text(f"{len(queue)} waiting · by GPU type: {summary}")
         )
 
     def action_filter(self) -> None:

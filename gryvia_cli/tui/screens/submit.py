@@ -16,6 +16,7 @@ from textual.widgets import Input, Label, Select, Static
 from gryvia_cli.core.estimate import estimate_cost
 from gryvia_cli.core.jobs import summarize_job
 from gryvia_cli.core.manifests import JobForm, build_job_manifest, check_text
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.core.plan import plan_job
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sbatch import convert_file, render_text
@@ -25,6 +26,7 @@ from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.screens.dialogs import PromptDialog
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.findings import Findings
+from gryvia_cli.views.usertext import user_text
 from gryvia_operator.api import GryviaQuota, GryviaTenant, validate_job
 from gryvia_operator.api.aijob import JOB_TYPES
 
@@ -99,7 +101,7 @@ class SubmitScreen(ViewScreen):
         types = sorted({n.gpu_type for n in self.store.gpu_nodes()})
         select = self.query_one("#f-gpu_type", Select)
         current = select.value
-        select.set_options([("any", "any"), *((t, t) for t in types)])
+        select.set_options([("any", "any"), *((user_text(t), t) for t in types)])
         select.value = current if current in ("any", *types) else "any"
 
     def _form(self) -> JobForm:
@@ -146,7 +148,9 @@ class SubmitScreen(ViewScreen):
         if self.console.readonly:
             ready = "valid; this console is read-only, so it cannot submit"
         self.query_one(Findings).show(self.findings, ready)
-        self.query_one("#submit-yaml", Static).update(highlight(text, language="yaml"))
+        self.query_one("#submit-yaml", Static).update(
+            highlight(visible(text, multiline=True), language="yaml")
+        )
         self.set_class(bool(errors), "-invalid")
 
     # -- files -----------------------------------------------------------------------------
@@ -180,7 +184,9 @@ class SubmitScreen(ViewScreen):
             self._load_manifest(file, text)
         else:
             self._load_sbatch(file)
-        self.query_one("#submit-source", Static).update(f"from {file} · ctrl+r: back to the form")
+        self.query_one("#submit-source", Static).update(
+            user_text(f"from {file} · ctrl+r: back to the form")
+        )
         self.query_one("#submit-form").set_class(True, "-disabled")
 
     def _load_manifest(self, file: Path, text: str) -> None:

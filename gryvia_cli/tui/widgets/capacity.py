@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from gryvia_cli.core.capacity import CapacityReport, TypeCapacity
 from gryvia_cli.core.cells import plural
+from gryvia_cli.core.plaintext import visible
 
 ALLOC, FREE, PENDING, SHORT = "█", "░", "▒", "▓"
 STATS_WIDTH = 48
@@ -85,7 +86,7 @@ class CapacityBars(Static):
 
     def _line(self, row: TypeCapacity, label_w: int, bar_w: int, scale: int) -> Text:
         alloc, free, pend, short = bar_cells(row, bar_w, scale)
-        text = Text(f"{row.gpu_type:<{label_w}}", style=self._style("capacity--label"))
+        text = Text(f"{visible(row.gpu_type):<{label_w}}", style=self._style("capacity--label"))
         for glyph, count, cls in (
             (ALLOC, alloc, "allocated"),
             (PENDING, pend, "pending"),
@@ -100,7 +101,7 @@ class CapacityBars(Static):
         if row.shortfall:
             text.append(f" ⚠ short {row.shortfall}", style=self._style("capacity--shortfall"))
         for note in row.notes:
-            text.append(f"\n{'':<{label_w}}↳ {note}", style=self._style("capacity--label"))
+            text.append(f"\n{'':<{label_w}}↳ {visible(note)}", style=self._style("capacity--label"))
         return text
 
 
@@ -131,7 +132,8 @@ class NodeGrid(Static):
             if i and i % per_line == 0:
                 lines.append(line)
                 line = Text()
-            name = node.name if len(node.name) <= name_w else node.name[: name_w - 1] + "…"
+            shown = visible(node.name)
+            name = shown if len(shown) <= name_w else shown[: name_w - 1] + "…"
             line.append(f"{name:<{name_w}} ", style=self._style("capacity--label"))
             if not node.usable:
                 line.append(

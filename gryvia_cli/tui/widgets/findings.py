@@ -8,6 +8,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
+from gryvia_cli.core.plaintext import visible
+
 GLYPHS = {"error": "✗", "warn": "⚠", "info": "→", "ok": "✓"}
 
 
@@ -25,5 +27,5 @@ class Findings(Static):
             )
         for kind, message in findings:
             style = self.get_component_rich_style(f"finding--{kind}")
-            text.append(f"{GLYPHS[kind]} {message}\n", style=style)
+            text.append(f"{GLYPHS[kind]} {visible(message)}\n", style=style)
         self.update(text)

@@ -1,4 +1,7 @@
-"""JobOverview: one job's spec, status, cost, waiting reason, conditions, pods and events."""
+"""JobOverview: one job's spec, status, cost, waiting reason, conditions, pods and events.
+
+Every value is user data: string cells go through `views.usertext.user_text` (Rich would
+read a `str` cell as markup and drop `[print(i) for i in x]` from a command)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from gryvia_cli.core.spend import JobCost
 from gryvia_cli.core.timefmt import age, format_seconds
 from gryvia_cli.tui.rows import money, phase_cell
 from gryvia_cli.tui.store import JobItem
+from gryvia_cli.views.usertext import user_text
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ def pod_facts(pod: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
         f"{ready}/{total}",
         restarts,
     )
+
+
+def plain(cell: RenderableType) -> RenderableType:
+    """A string cell as plain Text (never markup); other renderables as they are."""
+    return user_text(cell) if isinstance(cell, str) else cell
 
 
 class JobOverview(Static):
@@ -79,7 +88,7 @@ class JobOverview(Static):
         grid.add_column(style=self._style("overview--label"), no_wrap=True)
         grid.add_column(overflow="fold")
         for label, value in rows:
-            grid.add_row(label, value)
+            grid.add_row(label, plain(value))
         return grid
 
     def _render_facts(self, f: JobFacts) -> RenderableType:
@@ -108,7 +117,7 @@ class JobOverview(Static):
         )
         right = self._pairs(
             [
-                ("phase", Text(phase_text, style=self._style(f"marker--{marker}"))),
+                ("phase", user_text(phase_text, self._style(f"marker--{marker}"))),
                 ("message", job.message or "-"),
                 ("created", f"{age(job.created, f.now)} ago"),
                 ("waited", format_seconds(times["waiting"])),
@@ -137,7 +146,7 @@ class JobOverview(Static):
         if f.reason:
             parts += [
                 Text(""),
-                Text(f"⏳ waiting: {f.reason}", style=self._style("overview--reason")),
+                user_text(f"⏳ waiting: {f.reason}", self._style("overview--reason")),
             ]
         parts += [Text(""), self._heading("Conditions"), self._conditions(job, f.now)]
         parts += [Text(""), self._heading(f"Pods ({len(f.pods)})"), self._pods(f)]
@@ -150,6 +159,10 @@ class JobOverview(Static):
             table.add_column(name, header_style=self._style("overview--label"), overflow="fold")
         return table
 
+    @staticmethod
+    def _add(table: Table, *cells: RenderableType) -> None:
+        table.add_row(*(plain(cell) for cell in cells))
+
     def _conditions(self, job: JobSummary, now: datetime) -> RenderableType:
         if not job.conditions:
             return Text("none yet", style=self._style("marker--dim"))
@@ -158,9 +171,10 @@ class JobOverview(Static):
             ok = cond.get("status") == "True"
             bad = cond.get("type") == "Rejected" and ok
             marker = "error" if bad else ("ok" if ok else "warn")
-            table.add_row(
+            self._add(
+                table,
                 str(cond.get("type") or ""),
-                Text(str(cond.get("status") or ""), style=self._style(f"marker--{marker}")),
+                user_text(cond.get("status"), self._style(f"marker--{marker}")),
                 str(cond.get("reason") or ""),
                 age(cond.get("lastTransitionTime"), now),
                 str(cond.get("message") or ""),
@@ -175,10 +189,11 @@ class JobOverview(Static):
             name, node, phase, ready, restarts = pod_facts(pod)
             marker = {"Running": "ok", "Succeeded": "ok", "Failed": "error"}.get(phase, "warn")
             created = (pod.get("metadata") or {}).get("creationTimestamp")
-            table.add_row(
+            self._add(
+                table,
                 name,
                 node,
-                Text(phase, style=self._style(f"marker--{marker}")),
+                user_text(phase, self._style(f"marker--{marker}")),
                 ready,
                 Text(str(restarts), style=self._style("marker--warn") if restarts else ""),
                 age(created, f.now),
@@ -193,9 +208,10 @@ class JobOverview(Static):
             when = event_time(ev)
             kind = str(ev.get("type") or "")
             target = ev.get("involvedObject") or {}
-            table.add_row(
+            self._add(
+                table,
                 age(when, f.now),
-                Text(kind, style=self._style("marker--warn") if kind == "Warning" else ""),
+                user_text(kind, self._style("marker--warn") if kind == "Warning" else ""),
                 str(ev.get("reason") or ""),
                 f"{str(target.get('kind') or '').lower()}/{target.get('name') or ''}",
                 str(ev.get("message") or ""),

@@ -17,17 +17,18 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-_COLOURS = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_ANSI = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+from gryvia_cli.core.plaintext import log_text
+
 _TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 
 
 def split_timestamp(line: str) -> tuple[str, str]:
-    """(timestamp, text) of a `--timestamps` log line; ("", line) without one. Control
-    characters and ANSI colour codes are dropped from the text."""
+    """(timestamp, text) of a `--timestamps` log line; ("", line) without one. The text is
+    user data made safe by `core.plaintext.log_text`: escapes (colours, titles) dropped,
+    other control characters shown as glyphs."""
     match = _TS.match(line)
     stamp, text = (match.group(1), line[match.end() :]) if match else ("", line)
-    return stamp, _ANSI.sub("", _COLOURS.sub("", text).expandtabs(4))
+    return stamp, log_text(text)
 
 
 def short_time(stamp: str) -> str:

@@ -4,7 +4,8 @@ The owner (a screen) gives the row order and a function returning a row's cells;
 caches rendered lines per row and redraws only rows it is told changed. Columns drop out by
 priority when the table is narrow. Cells carry a marker (ok, warn, error, ...) styled by the
 `marker--*` component classes of the stylesheet; cursor and marks also show as glyphs, so the
-table reads without colour.
+table reads without colour. Cell text is user data: it is drawn as plain segments (never
+markup) with control characters made visible (`core.plaintext.visible`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.tui.bindings import TABLE, bindings
 
 Cell = tuple[str, str]
@@ -334,7 +336,7 @@ class RowTable(ScrollView, can_focus=True):
             style = base
             if marker:
                 style = base + self.get_component_rich_style(f"marker--{marker}", partial=True)
-            segments += [Segment(fit(text, w, col.justify), style), Segment(" ", base)]
+            segments += [Segment(fit(visible(text), w, col.justify), style), Segment(" ", base)]
         line = Strip(segments).adjust_cell_length(width, base)
         if len(self._lines) > 4000:
             self._lines.clear()
@@ -351,5 +353,5 @@ class RowTable(ScrollView, can_focus=True):
             return self._row(self.order[index], width)
         if not self.order and y == 2:
             style = self.get_component_rich_style("row-table--empty")
-            return Strip([Segment(fit("  " + self.empty_text, width), style)])
+            return Strip([Segment(fit("  " + visible(self.empty_text), width), style)])
         return Strip.blank(width, self.rich_style)

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.tui.bindings import VIEWS
 
 CONNECTION_GLYPHS = {
@@ -55,11 +56,11 @@ class TopBar(Widget):
         self.readonly = bool(getattr(self.app, "readonly", False))
 
     def _target_changed(self, target: object) -> None:
-        self.context = str(getattr(target, "context", ""))
-        self.namespace = str(getattr(target, "namespace_label", ""))
+        self.context = visible(str(getattr(target, "context", "")))
+        self.namespace = visible(str(getattr(target, "namespace_label", "")))
 
     def _connection_changed(self, value: str) -> None:
-        self.detail = str(getattr(self.app, "connection_detail", ""))
+        self.detail = visible(str(getattr(self.app, "connection_detail", "")))
         self.connection = value
 
     def render(self) -> Text:

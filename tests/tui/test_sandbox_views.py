@@ -171,10 +171,14 @@ async def test_previous_log_of_a_restarted_pod(seeded: tuple[SandboxHandle, str,
         KubeSource.open, sandbox.kubeconfig, None, ns, all_namespaces=False
     )
     sandbox.kubectl_run("apply", "-f", "-", input=json.dumps(pod))
-    await wait_in_thread(
-        lambda: any("run at" in line for line in source.read_log(ns, f"{name}-run", "main")),
-        what="the first run's log",
-    )
+
+    def first_run_logged() -> bool:
+        try:  # until the container has written, the API server says "no logs found"
+            return any("run at" in line for line in source.read_log(ns, f"{name}-run", "main"))
+        except GryviaError:
+            return False
+
+    await wait_in_thread(first_run_logged, what="the first run's log")
     with pytest.raises(GryviaError):
         await asyncio.to_thread(source.read_log, ns, f"{name}-run", "main", previous=True)
 

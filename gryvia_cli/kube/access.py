@@ -311,13 +311,18 @@ class KubeAccess:
         timestamps: bool = False,
         follow: bool = False,
         since_time: str | None = None,
+        previous: bool = False,
     ) -> Any:
         """Open a pod's log; returns the streaming urllib3 response (`stream_lines` reads it,
         `stop_stream` ends it from any thread). `since_time` (RFC 3339) starts at the lines
-        written at or after it, instead of `tail`."""
+        written at or after it, instead of `tail`. `previous` reads the log of the container's
+        previous instance (before its last restart; the API server answers 400 when there is
+        none)."""
         query: list[tuple[str, Any]] = []
         if container:
             query.append(("container", container))
+        if previous:
+            query.append(("previous", "true"))
         if since_time:
             query.append(("sinceTime", since_time))
         elif tail is not None and tail >= 0:

@@ -7,6 +7,7 @@ Each line is `<RFC3339Nano time> <stream> <tag> <text>` with tag `F` (full line)
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import threading
 from pathlib import Path
 from typing import IO
@@ -52,3 +53,18 @@ class CriLogWriter:
         """Close the file."""
         with self._lock:
             self._file.close()
+
+
+def previous_log(logs_dir: Path, container: str) -> Path:
+    """The file kwok serves to `kubectl logs --previous`: the container's log as it was when
+    the container last restarted (absent until then, so the request fails as a kubelet's)."""
+    return logs_dir / f"{container}.previous.log"
+
+
+def keep_previous_log(logs_dir: Path, container: str) -> None:
+    """Copy the container's log to `previous_log` before the container starts again. The log
+    file itself keeps growing across restarts (as before), so the copy holds every earlier
+    instance's lines, the last one's at the end."""
+    source = logs_dir / f"{container}.log"
+    if source.exists():
+        shutil.copyfile(source, previous_log(logs_dir, container))

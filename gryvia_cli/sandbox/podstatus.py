@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gryvia_cli.sandbox.crilog import previous_log
+
 KWOK_GROUP, KWOK_VERSION = "kwok.x-k8s.io", "v1alpha1"
 
 
@@ -141,7 +143,8 @@ def container_names(pod: Mapping[str, Any]) -> list[str]:
 
 def build_logs_object(pod: Mapping[str, Any], logs_dir: Path) -> dict[str, Any]:
     """Return the kwok `Logs` object that serves `<logs_dir>/<container>.log` to `kubectl logs`
-    for every container of `pod`, owned by the pod (deleted with it)."""
+    (and `<container>.previous.log` to `--previous`) for every container of `pod`, owned by
+    the pod (deleted with it)."""
     meta = pod["metadata"]
     return {
         "apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}",
@@ -155,7 +158,12 @@ def build_logs_object(pod: Mapping[str, Any], logs_dir: Path) -> dict[str, Any]:
         },
         "spec": {
             "logs": [
-                {"containers": [n], "follow": True, "logsFile": str(logs_dir / f"{n}.log")}
+                {
+                    "containers": [n],
+                    "follow": True,
+                    "logsFile": str(logs_dir / f"{n}.log"),
+                    "previousLogsFile": str(previous_log(logs_dir, n)),
+                }
                 for n in container_names(pod)
             ]
         },

@@ -28,7 +28,7 @@ from typing import Any
 
 from kubernetes import client, config
 
-from gryvia_cli.sandbox import hosts, netplan, podenv, podnet, podstatus
+from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podnet, podstatus
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podstatus import now
@@ -224,6 +224,7 @@ class PodRunner:
                         if run.stopping.wait(min(10.0, 0.5 * 2 ** min(ctr.restarts, 5))):
                             break
                         ctr.restarts += 1
+                        crilog.keep_previous_log(run.folder / "logs", name)
                         self._run_once(pod, run, pending[name], wait=False)
                         self.api.patch_status(pod, self._status(pod, run, started))
                     else:

@@ -15,7 +15,7 @@ from textual.reactive import reactive
 
 from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.tui.bindings import APP, VIEWS, bindings, resolve_jump
+from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
 from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
@@ -34,6 +34,7 @@ from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.screens.jobs import JobsScreen
 from gryvia_cli.tui.screens.nodes import NodesScreen
 from gryvia_cli.tui.screens.queue import QueueScreen
+from gryvia_cli.tui.screens.registry import registry_modes
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore, Kind
@@ -63,6 +64,7 @@ class GryviaApp(UserCommands):
         "cost": CostScreen,
         "nodes": NodesScreen,
         "submit": SubmitScreen,
+        **registry_modes(REGISTRY_VIEWS),
     }
 
     target: reactive[Target] = reactive(Target("", None), always_update=True)
@@ -269,7 +271,7 @@ class GryviaApp(UserCommands):
         elif target == "quit":
             self.exit()
         elif target:
-            words = ", ".join(VIEWS)
+            words = ", ".join((*VIEWS, *REGISTRY_VIEWS))
             self.notify(
                 f"no view called “{target}”: {words}; ctx NAME, ns NAME, quit", severity="warning"
             )

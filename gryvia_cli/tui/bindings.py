@@ -53,6 +53,8 @@ class Key:
 
 VIEWS = ("jobs", "queue", "capacity", "cost", "nodes", "submit")
 """View names, in the order of their number keys and of the view bar."""
+REGISTRY_VIEWS = ("events", "tenants", "pods", "reservations")
+"""Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 
 APP = (
     Key(
@@ -104,6 +106,16 @@ APP = (
         "namespace: Switch",
     ),
     Key("app", "q", "quit", "Quit", "Leave the console", "app: Quit", show=False),
+    Key(
+        "app",
+        "ctrl+e",
+        "view('events')",
+        "Events",
+        "Every event of the namespace (or of all namespaces), newest first; also :events",
+        "view: Events",
+        show=False,
+        ident="view_events",
+    ),
 )
 
 TABLE = (
@@ -167,6 +179,14 @@ JOBS: tuple[Key, ...] = (
         write=True,
     ),
     Key("jobs", "s", "submit", "Submit", "Open the submit form", write=True),
+    Key(
+        "jobs",
+        "e",
+        "events",
+        "Events",
+        "Events of the job under the cursor and of its pods, newest first",
+        show=False,
+    ),
 )
 
 JOB = (
@@ -184,20 +204,39 @@ JOB = (
     Key("job", "c", "cancel", "Cancel", "Cancel this job", write=True),
     Key("job", "ctrl+d", "delete", "Delete", "Delete this job", show=False, write=True),
     Key("job", "R", "resubmit", "Resubmit", "Submit a copy of this job", show=False, write=True),
+    Key(
+        "job", "e", "events", "Events", "Events of this job and its pods, newest first", show=False
+    ),
 )
 
 LOGS = (
     Key("logs", "f", "follow", "Follow", "Follow new lines, or stop following"),
     Key("logs", "w", "wrap", "Wrap", "Wrap long lines"),
     Key("logs", "t", "timestamps", "Times", "Show or hide timestamps"),
-    Key("logs", "p", "pod(1)", "Next pod", "Show the next pod (replica)", ident="next_pod"),
     Key(
         "logs",
-        "P",
+        "p",
+        "previous",
+        "Previous",
+        "Show the log of the container before its last restart, or the current one again",
+    ),
+    Key(
+        "logs",
+        "right_square_bracket",
+        "pod(1)",
+        "Next pod",
+        "Show the next pod (replica)",
+        key_display="]",
+        ident="next_pod",
+    ),
+    Key(
+        "logs",
+        "left_square_bracket",
         "pod(-1)",
         "Prev pod",
         "Show the previous pod (replica)",
         show=False,
+        key_display="[",
         ident="prev_pod",
     ),
     Key(
@@ -254,6 +293,15 @@ NODES: tuple[Key, ...] = (
         priority=True,
     ),
     Key("nodes", "o", "sort", "Sort", "Sort by the next column"),
+    Key(
+        "nodes",
+        "d",
+        "describe",
+        "Describe",
+        "Describe the node under the cursor: fields, status, conditions, events",
+        show=False,
+    ),
+    Key("nodes", "e", "events", "Events", "Events of the node under the cursor", show=False),
 )
 
 SUBMIT = (
@@ -270,6 +318,27 @@ SUBMIT = (
         "Leave the form so that view keys (1-6, :, ?) work again; tab goes back in",
         show=False,
     ),
+)
+
+LIST = (
+    Key(
+        "list",
+        "slash",
+        "filter",
+        "Filter",
+        "Filter the rows by words (all must match)",
+        key_display="/",
+        priority=True,
+    ),
+    Key("list", "d", "describe", "Describe", "Describe the object of the row (also enter)"),
+    Key("list", "e", "events", "Events", "Events of the object of the row, newest first"),
+    Key("list", "escape", "back", "Back", "Close this view (or clear the filter)", show=False),
+)
+"""Keys of the views built from the view registry (events, tenants, pods, reservations)."""
+
+DESCRIBE = (
+    Key("describe", "escape", "back", "Back", "Back to where it was opened"),
+    Key("describe", "e", "events", "Events", "Events of this object, newest first"),
 )
 
 CONFIRM = (
@@ -438,6 +507,8 @@ SCOPES: dict[str, tuple[Key, ...]] = {
     "nodes": NODES,
     "submit": SUBMIT,
     "confirm": CONFIRM,
+    "list": LIST,
+    "describe": DESCRIBE,
     "lists": LISTS,
     "cost": COST,
     "pods": PODS,
@@ -455,6 +526,8 @@ SCOPE_TITLES = {
     "nodes": "Nodes view",
     "submit": "Submit view",
     "confirm": "Confirmation dialogs",
+    "list": "Events, Tenants, Pods and Reservations views (the view registry)",
+    "describe": "Describe view",
     "lists": "Lists (jobs, queue, nodes, cost, pods)",
     "cost": "Cost view",
     "pods": "Pods of a node (enter on a node)",
@@ -471,18 +544,18 @@ JUMP_ALIASES = {
     "namespace": "ns",
     "q": "quit",
     "exit": "quit",
+    "event": "events",
+    "ev": "events",
+    "tenant": "tenants",
+    "quota": "tenants",
+    "quotas": "tenants",
+    "budget": "tenants",
+    "budgets": "tenants",
+    "pod": "pods",
+    "po": "pods",
+    "reservation": "reservations",
+    "rsv": "reservations",
 }
-
-VIEW_ALIASES = {
-    "quotas": "cost",
-    "quota": "cost",
-    "budgets": "cost",
-    "budget": "cost",
-    "tenants": "cost",
-    "tenant": "cost",
-}
-"""Words for what a view shows (the Cost view has each tenant's quota and budget); a view of
-that very name, once there is one, wins over the alias."""
 
 
 def resolve_jump(text: str) -> str:
@@ -490,11 +563,9 @@ def resolve_jump(text: str) -> str:
     itself ("" for nothing). Unique prefixes of view names work (`cap`, `no`)."""
     word = text.strip().lower().lstrip(":")
     word = JUMP_ALIASES.get(word, word)
-    if word not in VIEWS:
-        word = VIEW_ALIASES.get(word, word)
-    if not word or word in (*VIEWS, "ctx", "ns", "quit"):
+    if not word or word in (*VIEWS, *REGISTRY_VIEWS, "ctx", "ns", "quit"):
         return word
-    matches = [v for v in VIEWS if v.startswith(word)]
+    matches = [v for v in (*VIEWS, *REGISTRY_VIEWS) if v.startswith(word)]
     return matches[0] if len(matches) == 1 else word
 
 

@@ -13,7 +13,7 @@ from gryvia_cli.tui.bindings import SCOPES, Key
 if TYPE_CHECKING:
     from gryvia_cli.tui.app import GryviaApp
 
-SKIP_SCOPES = frozenset({"table", "confirm", "pods", "costjobs"})
+SKIP_SCOPES = frozenset({"table", "confirm", "pods", "costjobs", "list", "describe"})
 SCREEN_SCOPES = frozenset({"job", "logs"})
 
 

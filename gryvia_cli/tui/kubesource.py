@@ -17,11 +17,19 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess, connect
 from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
-from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, Watcher, WatchKind
+from gryvia_cli.tui.source import (
+    LogStream,
+    ObjectKind,
+    Runner,
+    Target,
+    WatchCallbacks,
+    Watcher,
+    WatchKind,
+)
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.savedlogs import SavedLog
 
-_RESOURCES: dict[WatchKind, r.Resource] = {
+_RESOURCES: dict[ObjectKind, r.Resource] = {
     "jobs": r.AIJOB,
     "gpunodes": r.GPUNODE,
     "nodes": r.NODE,
@@ -30,6 +38,11 @@ _RESOURCES: dict[WatchKind, r.Resource] = {
     "tenants": r.TENANT,
     "quotas": r.QUOTA,
     "usage": r.USAGE_RECORD,
+}
+_OBJECTS: dict[ObjectKind, r.Resource] = {
+    **_RESOURCES,
+    "budgets": r.BUDGET,
+    "reservations": r.RESERVATION,
 }
 
 
@@ -159,14 +172,32 @@ class KubeSource:
 
         return [dict(e) for e in sort_events(out)]
 
-    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
-        """A container's whole log, lines with timestamps."""
-        response = self.access.pod_log(pod, namespace, container=container, timestamps=True)
+    def read_log(
+        self, namespace: str, pod: str, container: str, *, previous: bool = False
+    ) -> list[str]:
+        """A container's whole log, lines with timestamps (`previous`: before its restart)."""
+        response = self.access.pod_log(
+            pod, namespace, container=container, timestamps=True, previous=previous
+        )
         try:
             data = response.read()
         finally:
             response.release_conn()
         return bytes(data).decode("utf-8", "replace").splitlines()
+
+    def list_events(self, namespace: str | None) -> list[dict[str, Any]]:
+        """Every event in `namespace` (None = all), oldest first."""
+        return [dict(e) for e in sort_events(self.access.items(r.EVENT, namespace))]
+
+    def get_object(self, kind: ObjectKind, namespace: str | None, name: str) -> dict[str, Any]:
+        """One object of `kind` (NotFoundError when missing)."""
+        res = _OBJECTS[kind]
+        return self.access.get(res, name, namespace if res.namespaced else None)
+
+    def list_objects(self, kind: ObjectKind, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every object of `kind` (in `namespace` for namespaced kinds, None = all)."""
+        res = _OBJECTS[kind]
+        return self.access.items(res, namespace if res.namespaced else None)
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """Follow a container's log with timestamps."""

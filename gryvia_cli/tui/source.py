@@ -17,6 +17,19 @@ from gryvia_cli.core.watching import WatchEvent, WatchState
 from gryvia_operator.api.savedlogs import SavedLog
 
 WatchKind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
+ObjectKind = Literal[
+    "jobs",
+    "gpunodes",
+    "nodes",
+    "pods",
+    "skus",
+    "tenants",
+    "quotas",
+    "usage",
+    "budgets",
+    "reservations",
+]
+"""Kinds the console reads one object (or a list) of on demand: describe, budgets."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +137,25 @@ class ClusterSource(Protocol):
         """Events about the objects `names` in `namespace`, oldest first."""
         ...
 
-    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
-        """The whole log of a container, each line with its timestamp."""
+    def read_log(
+        self, namespace: str, pod: str, container: str, *, previous: bool = False
+    ) -> list[str]:
+        """The whole log of a container, each line with its timestamp; `previous`: the log
+        of the container's instance before its last restart (GryviaError when none)."""
+        ...
+
+    def list_events(self, namespace: str | None) -> list[dict[str, Any]]:
+        """Every event in `namespace` (None = all namespaces), oldest first."""
+        ...
+
+    def get_object(self, kind: ObjectKind, namespace: str | None, name: str) -> dict[str, Any]:
+        """One object as the API server stores it (`namespace` None for cluster-scoped
+        kinds); NotFoundError when it does not exist."""
+        ...
+
+    def list_objects(self, kind: ObjectKind, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every object of `kind` (namespaced kinds: in `namespace`, None = all); raises
+        GryviaError (NotInstalledError when the kind's CRD is not installed)."""
         ...
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:

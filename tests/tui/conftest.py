@@ -14,7 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import SandboxHandle
 from tests.support.operator import OperatorProcess
 from tests.tui.fake import FakeSource
-from tests.tui.fixed import LOG_LINES, fixed_cluster
+from tests.tui.fixed import LOG_LINES, PREVIOUS_LOG_LINES, fixed_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT_DIR = REPO / "snapshots"
@@ -47,7 +47,11 @@ def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 @pytest.fixture
 def fake_source() -> FakeSource:
     """The fixed cluster of builders.fixed_cluster, all namespaces."""
-    return FakeSource(fixed_cluster(), logs={"llama-pretrain-0": LOG_LINES})
+    return FakeSource(
+        fixed_cluster(),
+        logs={"llama-pretrain-0": LOG_LINES},
+        previous_logs={"llama-pretrain-1": PREVIOUS_LOG_LINES},
+    )
 
 
 # -- sandbox with CRDs and (maybe) the operator ----------------------------------------------

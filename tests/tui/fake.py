@@ -11,9 +11,10 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from gryvia_cli.core.events import sort_events
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent
-from gryvia_cli.errors import NotFoundError
+from gryvia_cli.errors import GryviaError, NotFoundError
 from gryvia_cli.tui.source import LogStream, Runner, Target, WatchCallbacks, WatchKind
 from gryvia_operator.api.savedlogs import SavedLog
 
@@ -102,11 +103,14 @@ class FakeSource:
         logs: dict[str, list[str]] | None = None,
         context: str = "fake-cluster",
         context_namespaces: dict[str, str] | None = None,
+        previous_logs: dict[str, list[str]] | None = None,
     ) -> None:
         self.context_namespaces = dict(context_namespaces or {})
         """Each context's own namespace (its kubeconfig namespace); `default` when absent."""
         self.objects = {k: [copy.deepcopy(o) for o in v] for k, v in objects.items()}
         self.logs = {pod: list(lines) for pod, lines in (logs or {}).items()}
+        self.previous_logs = {pod: list(lines) for pod, lines in (previous_logs or {}).items()}
+        """Logs of the containers' instances before their last restart, by pod."""
         self.lock = threading.Lock()
         self.watchers: list[_Watcher] = []
         self.writes: list[tuple[str, str]] = []
@@ -137,6 +141,7 @@ class FakeSource:
             logs=self.logs,
             context=context or self._target.context,
             context_namespaces=self.context_namespaces,
+            previous_logs=self.previous_logs,
         )
         clone.writes = self.writes
         clone.forbidden = self.forbidden
@@ -199,10 +204,15 @@ class FakeSource:
         raise NotFoundError(f'job "{name}" not found')
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
-        """Events of the fake: llama-pretrain's, and `more_events` about `names`."""
+        """Events of the fake: llama-pretrain's, and `more_events` about `names`; for other
+        names the `events` objects about them in `namespace`."""
         more = [e for e in self.more_events if e["involvedObject"]["name"] in names]
         if "llama-pretrain" not in names:
-            return more
+            return more + [
+                e
+                for e in self.list_events(namespace)
+                if (e.get("involvedObject") or {}).get("name") in names
+            ]
         return [
             {
                 "type": "Normal",
@@ -226,9 +236,42 @@ class FakeSource:
         with self.lock:
             return dict(self.saved.get((namespace, job), {}))
 
-    def read_log(self, namespace: str, pod: str, container: str) -> list[str]:
-        """A whole fake log."""
+    def read_log(
+        self, namespace: str, pod: str, container: str, *, previous: bool = False
+    ) -> list[str]:
+        """A whole fake log; the previous one raises like the API server when there is none."""
+        if previous:
+            if pod not in self.previous_logs:
+                raise GryviaError(
+                    f'previous terminated container "{container}" in pod "{pod}" not found'
+                )
+            return list(self.previous_logs[pod])
         return list(self.logs.get(pod, []))
+
+    def list_events(self, namespace: str | None) -> list[dict[str, Any]]:
+        """The `events` objects in `namespace` (None = all), oldest first."""
+        items = [
+            copy.deepcopy(e)
+            for e in self.objects.get("events", [])
+            if namespace is None or e["metadata"].get("namespace") == namespace
+        ]
+        return [dict(e) for e in sort_events(items)]
+
+    def get_object(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        """A stored object (NotFoundError when missing)."""
+        for obj in self.objects.get(kind, []):
+            meta = obj["metadata"]
+            if meta["name"] == name and (namespace is None or meta.get("namespace") == namespace):
+                return copy.deepcopy(obj)
+        raise NotFoundError(f'{kind} "{name}" not found')
+
+    def list_objects(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The stored objects of `kind` (in `namespace`, None = all)."""
+        return [
+            copy.deepcopy(o)
+            for o in self.objects.get(kind, [])
+            if namespace is None or o["metadata"].get("namespace") in (None, namespace)
+        ]
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """A fake log that stays open until stopped."""

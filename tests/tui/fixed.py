@@ -144,7 +144,14 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
             "apiVersion": "gryvia.io/v1alpha1",
             "kind": "GryviaTenant",
             "metadata": {"name": "acme"},
-            "spec": {"displayName": "ACME", "quotas": {"costUSD": {"monthly": 20000}}},
+            "spec": {
+                "displayName": "ACME",
+                "quotas": {"costUSD": {"monthly": 20000}},
+                "members": [
+                    {"username": "alice@acme.example", "role": "admin"},
+                    {"username": "bob@acme.example", "role": "member"},
+                ],
+            },
         },
         {
             "apiVersion": "gryvia.io/v1alpha1",
@@ -166,6 +173,56 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
             },
         },
     ]
+    budgets = [
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaBudget",
+            "metadata": {"name": "globex-monthly"},
+            "spec": {
+                "scope": {"type": "tenant", "name": "globex"},
+                "period": {"type": "monthly"},
+                "limits": {"costUSD": 1500},
+                "enforcement": {"enabled": True, "action": "block"},
+            },
+            "status": {
+                "usage": {"costUSD": 71.42},
+                "utilization": {"costPercent": 4.8},
+                "state": "active",
+            },
+        },
+    ]
+    reservations = [
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaReservation",
+            "metadata": {"name": "acme-h100-weekly"},
+            "spec": {
+                "owner": {"type": "tenant", "name": "acme"},
+                "resources": {"gpuType": "H100", "gpuCount": 8},
+                "schedule": {
+                    "type": "scheduled",
+                    "startTime": "2026-11-20T08:00:00Z",
+                    "endTime": "2026-11-20T20:00:00Z",
+                },
+            },
+            "status": {"state": "active", "allocatedGPUs": 8, "allocatedNodes": ["gpu-h100-1"]},
+        },
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaReservation",
+            "metadata": {"name": "globex-demo"},
+            "spec": {
+                "owner": {"type": "tenant", "name": "globex"},
+                "resources": {"gpuType": "L40", "gpuCount": 2},
+                "schedule": {
+                    "type": "scheduled",
+                    "startTime": "2026-11-21T09:00:00Z",
+                    "endTime": "2026-11-21T17:00:00Z",
+                },
+            },
+            "status": {"state": "pending"},
+        },
+    ]
     skus = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in default_catalog()]
     return {
         "jobs": jobs,
@@ -176,10 +233,97 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         "tenants": tenants,
         "quotas": quotas,
         "skus": skus,
+        "budgets": budgets,
+        "reservations": reservations,
+        "events": EVENTS,
     }
+
+
+def _event(
+    name: str, ns: str, kind: str, obj: str, reason: str, message: str, ago: Any, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}"},
+        "involvedObject": {"kind": kind, "name": obj, "namespace": ns},
+        "reason": reason,
+        "message": message,
+        "type": extra.pop("type", "Normal"),
+        "lastTimestamp": ts(ago),
+        **extra,
+    }
+
+
+EVENTS = [
+    _event(
+        "e1",
+        "tenant-acme",
+        "GryviaAIJob",
+        "llama-pretrain",
+        "Scheduled",
+        "Job scheduled on gpu-h100-0, gpu-h100-1",
+        3 * H,
+    ),
+    _event(
+        "e2",
+        "tenant-acme",
+        "Pod",
+        "llama-pretrain-1",
+        "BackOff",
+        "Back-off restarting failed container trainer",
+        45 * M,
+        type="Warning",
+        count=3,
+    ),
+    _event(
+        "e3",
+        "tenant-globex",
+        "GryviaAIJob",
+        "crashy",
+        "Failed",
+        "BackoffLimitExceeded: [exit 1] see `gryvia logs crashy`",
+        H + 50 * M,
+        type="Warning",
+    ),
+    _event(
+        "e4",
+        "tenant-acme",
+        "GryviaAIJob",
+        "big-sweep",
+        "Queued",
+        "quota acme: 16 of 16 GPUs held by running jobs",
+        25 * M,
+    ),
+    _event(
+        "e5",
+        "default",
+        "Node",
+        "gpu-l40-1",
+        "NodeNotReady",
+        "Node gpu-l40-1 status is now: NodeNotReady",
+        2 * M,
+        type="Warning",
+    ),
+    _event(
+        "e6",
+        "tenant-globex",
+        "Pod",
+        "sd-inference-0",
+        "Pulled",
+        'Container image "vllm:0.6" already present on machine',
+        2 * D,
+    ),
+]
+"""Events of the fixed cluster (the Events view lists them newest first)."""
 
 
 LOG_LINES = [
     f"{ts(3 * H - i * M)} step {i * 100:>5}  loss {2.5 - i * 0.01:.3f}  lr 3e-4" for i in range(40)
 ]
 """The log of llama-pretrain-0 in the fake cluster."""
+
+PREVIOUS_LOG_LINES = [
+    f"{ts(3 * H - i * M)} step {i * 100:>5}  loss {2.6 - i * 0.01:.3f}" for i in range(5)
+] + [f"{ts(2 * H)} RuntimeError: CUDA error: an illegal memory access was encountered"]
+"""The log of llama-pretrain-1's trainer before its restart."""

@@ -294,7 +294,7 @@ async def test_logs_search_wrap_and_the_end_of_a_container(fake_source: FakeSour
         await wait_until(pilot, lambda: screen.log_state == "ended", what="the follow to stop")
         assert screen.log_note == "container finished"
         assert log.lines[-1][1] == "done"
-        await pilot.press("p")
+        await pilot.press("right_square_bracket")
         await wait_until(pilot, lambda: screen.log_pod == "llama-pretrain-1", what="next pod")
 
 

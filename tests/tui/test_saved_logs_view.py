@@ -75,7 +75,7 @@ async def test_a_deleted_pod_keeps_its_lines_then_shows_the_saved_ones(
         await wait_until(
             pilot, lambda: "showing the 40 lines read before" in status(screen), what="status"
         )
-        assert "p: next pod" in status(screen)
+        assert "]: next pod" in status(screen)
         fake_source.emit("pods", "DELETED", pod_obj("llama-pretrain-1"))
         await pilot.pause(0.2)
         assert len(log.lines) == 40 and "no pods yet" not in status(screen)
@@ -124,7 +124,7 @@ async def test_a_job_without_pods_shows_its_saved_logs_at_once_and_p_changes_rep
         text = status(screen)
         assert "llama-pretrain-0 · deleted: showing saved lines (5 kept" in text
         assert "cut: earlier lines were not kept" in text
-        await pilot.press("p")
+        await pilot.press("right_square_bracket")
         await wait_until(pilot, lambda: len(log.lines) == 3, what="replica 1's saved log")
         assert screen.log_pod == "llama-pretrain-1"
         assert "llama-pretrain-1 · deleted" in status(screen)

@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from gryvia_cli.tui import make_app
 from gryvia_cli.tui.widgets.logview import LogView
+from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
 from tests.tui.fake import FakeSource
 from tests.tui.waits import settle, wait_until
@@ -85,3 +86,39 @@ def test_help(snap_compare: Any, fake_source: FakeSource) -> None:
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen", what="help")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=open_help)
+
+
+@SIZES
+@pytest.mark.parametrize("view", ["events", "tenants", "pods", "reservations"])
+def test_registry_view(
+    snap_compare: Any, fake_source: FakeSource, view: str, size: tuple[int, int]
+) -> None:
+    """The views built from the view registry: Events (newest first), Tenants, Pods,
+    Reservations."""
+    app = make_app(fake_source, clock=lambda: NOW, view=view)
+
+    async def rows_shown(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await wait_until(pilot, lambda: getattr(app.screen, "items", None), what="rows")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=rows_shown)
+
+
+@SIZES
+@pytest.mark.parametrize("row", ["acme", "globex"])
+def test_describe_tenant(
+    snap_compare: Any, fake_source: FakeSource, row: str, size: tuple[int, int]
+) -> None:
+    """`d` on a tenant: its details, members, quota with budget, GryviaBudget, fields."""
+    app = make_app(fake_source, clock=lambda: NOW, view="tenants")
+
+    async def describe(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await wait_until(pilot, lambda: getattr(app.screen, "items", None), what="tenants")
+        app.screen.query_one(RowTable).move_to_key(row)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: getattr(app.screen, "loads", 0), what="described")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=describe)

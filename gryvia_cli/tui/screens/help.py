@@ -23,6 +23,10 @@ VIEW_SCOPES = {
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),
+    "events": ("list", "table"),
+    "tenants": ("list", "table"),
+    "pods": ("list", "table"),
+    "reservations": ("list", "table"),
 }
 
 

@@ -249,3 +249,11 @@ class JobScreen(JobLogsBase):
     def action_resubmit(self) -> None:
         """Submit a copy of this job."""
         self.confirm_write("resubmit", [self.key])
+
+    def action_events(self) -> None:
+        """Events of this job and its pods."""
+        from gryvia_cli.tui.screens.registry import open_job_events
+
+        with self._lock:
+            pods = list(self.pods)
+        open_job_events(self.console, self.key, pods)

@@ -56,6 +56,8 @@ class JobLogsBase(ViewScreen):
         self._log_gen = 0
         self._log_stream: LogStream | None = None
         self._ending = False
+        self.log_previous = False
+        """Showing the log of the container's instance before its last restart (`p`)."""
         self.saved: dict[int, SavedLog] = {}
         self.saved_shown: SavedLog | None = None
         self.saved_wanted = False
@@ -75,6 +77,9 @@ class JobLogsBase(ViewScreen):
     def _check_logs(self) -> None:
         """Start following when the logs are shown and a pod has started; stop following
         when the followed container has terminated."""
+        if self.log_previous:
+            self._update_log_status()
+            return
         with self._lock:
             pod = self.pods.get(self.log_pod or "")
         if self.log_pod is None:
@@ -203,6 +208,36 @@ class JobLogsBase(ViewScreen):
             reason = (str(exc) or type(exc).__name__).splitlines()[0]
             self.post_message(LogsEnded(pod, reason))
 
+    def _read_previous(self) -> None:
+        """Read the previous container's log of the shown pod (the first pod if none)."""
+        names = self._pod_names()
+        if self.log_pod not in names:
+            self.log_pod = names[0] if names else None
+        with self._lock:
+            pod = self.pods.get(self.log_pod or "")
+        if pod is None:
+            self._update_log_status()
+            return
+        self._log_gen += 1
+        self.log_container = first_container(pod)
+        self.log_state = "reading"
+        self.log_note = ""
+        view = self.query_one(LogView)
+        view.clear()
+        view.empty_text = "No lines in the previous container's log."
+        self._read_previous_log(self._log_gen, self.job_ns, self.log_pod or "", self.log_container)
+
+    @work(thread=True, exclusive=True, group="logs")
+    def _read_previous_log(self, gen: int, ns: str, pod: str, container: str) -> None:
+        """Read the log of `container` before its last restart into the buffer (thread)."""
+        try:
+            for line in self.source.read_log(ns, pod, container, previous=True):
+                self._log_lines.append((gen, line))
+        except GryviaError as exc:
+            self.post_message(LogsEnded(pod, exc.message))
+            return
+        self.post_message(LogsEnded(pod, "the container's log before its last restart"))
+
     def _stop_logs(self) -> None:
         stream, self._log_stream = self._log_stream, None
         if stream is not None:
@@ -271,10 +306,12 @@ class JobLogsBase(ViewScreen):
             )
             if view.search:
                 flags += f" · “{view.search}”"
+            if self.log_previous:
+                state = f"previous container, {state}"
             note = f": {self.log_note}" if self.log_note and self.log_state == "ended" else ""
             text = f" {where} · {state}{note} · {len(view.lines)} lines · {flags}"
         if (saved is not None or self.log_state == "gone") and names:
-            text += " · p: next pod"
+            text += " · ]: next pod"
         self.query_one("#log-status", Static).update(user_text(text))
 
     # -- keys ------------------------------------------------------------------------------
@@ -310,7 +347,23 @@ class JobLogsBase(ViewScreen):
         self._stop_logs()
         self.log_state = "idle"
         self.query_one(LogView).clear()
-        self._check_logs()
+        if self.log_previous:
+            self._read_previous()
+        else:
+            self._check_logs()
+
+    def action_previous(self) -> None:
+        """Show the log of the container before its last restart, or go back to the
+        current container's log."""
+        self.log_previous = not self.log_previous
+        self._stop_logs()
+        self.log_state = "idle"
+        self.query_one(LogView).clear()
+        if self.log_previous:
+            self._read_previous()
+        else:
+            self.query_one(LogView).empty_text = "No log lines yet."
+            self._check_logs()
 
     def _next_saved(self, step: int) -> None:
         """Without pods: show the next (1) or previous (-1) replica's saved log."""

@@ -228,3 +228,9 @@ class JobsScreen(TableView):
     def action_submit(self) -> None:
         """Go to the submit form."""
         self.console.action_view("submit")
+
+    def action_events(self) -> None:
+        """Events of the job under the cursor and of its pods."""
+        from gryvia_cli.tui.screens.registry import open_job_events
+
+        open_job_events(self.console, self.table.cursor_key)

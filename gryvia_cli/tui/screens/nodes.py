@@ -12,6 +12,7 @@ from gryvia_cli.core.cells import plural
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.tui.bindings import NODES, bindings
 from gryvia_cli.tui.query import Query, matches, parse_query
+from gryvia_cli.tui.registry import ObjectRef
 from gryvia_cli.tui.rows import NODE_COLUMNS, NODE_FIELDS, node_cells, node_sort_value
 from gryvia_cli.tui.screens.drill import NodePodsScreen
 from gryvia_cli.tui.screens.tables import TableView
@@ -116,3 +117,25 @@ class NodesScreen(TableView):
     @on(RowTable.Activated, "#nodes-table")
     def _activated(self, event: RowTable.Activated) -> None:
         self.action_pods()
+
+    def _node_ref(self) -> ObjectRef | None:
+        node = self.nodes.get(self.query_one(RowTable).cursor_key or "")
+        if node is None:
+            return None
+        return ObjectRef("nodes" if node.source == "Node" else "gpunodes", None, node.name)
+
+    def action_describe(self) -> None:
+        """Describe the node under the cursor (its GryviaGpuNode, else its Node)."""
+        from gryvia_cli.tui.screens.registry import open_object
+
+        open_object(self.console, self._node_ref())
+
+    def action_events(self) -> None:
+        """Events of the node under the cursor."""
+        from gryvia_cli.tui.screens.registry import open_events
+
+        ref = self._node_ref()
+        if ref is not None:
+            open_events(
+                self.console, ref.events_namespace, [ref.name], f"Events of node {ref.name}"
+            )

@@ -97,3 +97,4 @@ def test_logs_object_serves_every_container_file_and_is_owned_by_the_pod() -> No
         (["b"], "/s/pods/p/logs/b.log"),
         (["init"], "/s/pods/p/logs/init.log"),
     ]
+    assert body["spec"]["logs"][0]["previousLogsFile"] == "/s/pods/p/logs/a.previous.log"

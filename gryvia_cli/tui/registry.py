@@ -1,0 +1,111 @@
+"""The view registry: one declarative `ViewSpec` per kind a person looks at, from which the
+console builds its list view and its detail (describe) view, instead of a screen per kind.
+
+A spec says where the rows come from (the store's kinds, or a poll of the source), their
+columns and cells, the text the `/` filter matches, which object a row stands for (`ObjectRef`,
+what `d` describes and `e` shows the events of), and the extra detail sections the kind adds
+to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py` and
+`kind_tenants.py`; `screens/registry.py` turns them into screens. Add a kind: write a spec,
+`register` it, add its name to `bindings.REGISTRY_VIEWS` (and its resource to kubesource's
+`_OBJECTS` when it is read on demand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gryvia_cli.core.describe import Section
+from gryvia_cli.tui.source import ClusterSource, ObjectKind
+from gryvia_cli.tui.store import ClusterStore, Kind
+from gryvia_cli.tui.widgets.rowtable import Cell, Column
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """One API object: its kind, namespace (None for cluster-scoped kinds) and name."""
+
+    kind: ObjectKind
+    namespace: str | None
+    name: str
+
+    @property
+    def label(self) -> str:
+        """`pods tenant-acme/llama-0`, `tenants acme`."""
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.kind} {where}"
+
+    @property
+    def events_namespace(self) -> str:
+        """Where its events are: its namespace, `default` for cluster-scoped objects."""
+        return self.namespace or "default"
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a spec's functions see: the store, the clock, what the view polled (rows of
+    polled views), and what the detail view fetched (`ViewSpec.fetch`)."""
+
+    store: ClusterStore
+    now: datetime
+    polled: list[dict[str, Any]] = field(default_factory=list)
+    extra: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+Poll = Callable[[ClusterSource, str | None], list[dict[str, Any]]]
+"""Read rows from the source (thread worker): (source, namespace or None for all)."""
+
+
+def _no_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
+    return []
+
+
+def _no_fetch(source: ClusterSource, raw: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """A list view and a detail view of one kind; see the module docstring.
+
+    `rows(ctx)` returns items by row key, in display order; `cells(item, ctx)` their cells
+    (one per column, in column order); `search(item)` the lower-case text `/` matches;
+    `ref(item)` the object a row stands for (None: nothing to describe); `kinds` the store
+    kinds whose changes redraw the view, `poll` (with `poll_every` seconds) for rows that are
+    not in the store; `sections(raw, ctx)` detail sections shown before the generic ones and
+    `fetch(source, raw)` what they need read first (thread worker, by name into `ctx.extra`).
+    """
+
+    name: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: Callable[[Ctx], dict[str, Any]]
+    cells: Callable[[Any, Ctx], list[Cell]]
+    search: Callable[[Any], str]
+    ref: Callable[[Any], ObjectRef | None]
+    kinds: frozenset[Kind] = frozenset()
+    poll: Poll | None = None
+    poll_every: float = 5.0
+    sections: Callable[[dict[str, Any], Ctx], list[Section]] = _no_sections
+    fetch: Callable[[ClusterSource, dict[str, Any]], dict[str, list[dict[str, Any]]]] = _no_fetch
+    empty: str = "Nothing here."
+    noun: str = "row"
+    placeholder: str = "filter: words"
+    order: str = ""
+    """How rows are ordered, for the status line (`newest first`); "" says nothing."""
+
+
+REGISTRY: dict[str, ViewSpec] = {}
+"""Specs by view name."""
+BY_KIND: dict[str, ViewSpec] = {}
+"""The spec whose detail view describes objects of an `ObjectKind` (tenants, pods)."""
+
+
+def register(spec: ViewSpec, *kinds: ObjectKind) -> ViewSpec:
+    """Add `spec` to the registry (and as the describer of `kinds`); returns it."""
+    REGISTRY[spec.name] = spec
+    for kind in kinds:
+        BY_KIND[kind] = spec
+    return spec

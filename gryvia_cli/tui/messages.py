@@ -58,12 +58,15 @@ class EventsLoaded(Message):
 
 
 class LogsEnded(Message):
-    """A log stream ended (container finished, stream closed or failed)."""
+    """A log stream ended (container finished, stream closed or failed); `gen` is the
+    generation of the read that ended (None: whatever is shown), so that the end of a stream
+    already replaced never overwrites the newer read's note."""
 
-    def __init__(self, pod: str, reason: str) -> None:
+    def __init__(self, pod: str, reason: str, gen: int | None = None) -> None:
         super().__init__()
         self.pod = pod
         self.reason = reason
+        self.gen = gen
 
 
 class SavedLogsLoaded(Message):

@@ -88,14 +88,14 @@ async def test_ctrl_r_clears_the_form(fake_source: FakeSource) -> None:
     [
         ("ns tenant-acme", lambda app: app.target.namespace == "tenant-acme"),
         ("ns all", lambda app: app.target.namespace is None),
-        ("quotas", lambda app: app.current_mode == "cost"),
-        ("tenants", lambda app: app.current_mode == "cost"),
+        ("quotas", lambda app: app.current_mode == "tenants"),
+        ("tenants", lambda app: app.current_mode == "tenants"),
         ("ctx other-cluster", lambda app: app.target.context == "other-cluster"),
     ],
 )
 async def test_command_line_words(fake_source: FakeSource, line: str, check: Any) -> None:
     """`:ns NAME`, `:ctx NAME` switch at once; `:quotas`, `:tenants` open the view with the
-    tenants' quotas and budgets (Cost)."""
+    tenants' quotas, budgets and members (Tenants)."""
     app = make_app(fake_source.retarget(context=None, namespace="research"), clock=lambda: NOW)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)

@@ -197,16 +197,16 @@ class JobLogsBase(ViewScreen):
                 finally:
                     self.console.untrack(stream)
                 if not self._ending:
-                    self.post_message(LogsEnded(pod, "log stream closed"))
+                    self.post_message(LogsEnded(pod, "log stream closed", gen))
                     return
             for line in self.source.read_log(ns, pod, container)[count:]:
                 self._log_lines.append((gen, line))
-            self.post_message(LogsEnded(pod, "container finished"))
+            self.post_message(LogsEnded(pod, "container finished", gen))
         except GryviaError as exc:
-            self.post_message(LogsEnded(pod, exc.message))
+            self.post_message(LogsEnded(pod, exc.message, gen))
         except Exception as exc:
             reason = (str(exc) or type(exc).__name__).splitlines()[0]
-            self.post_message(LogsEnded(pod, reason))
+            self.post_message(LogsEnded(pod, reason, gen))
 
     def _read_previous(self) -> None:
         """Read the previous container's log of the shown pod (the first pod if none)."""
@@ -234,9 +234,9 @@ class JobLogsBase(ViewScreen):
             for line in self.source.read_log(ns, pod, container, previous=True):
                 self._log_lines.append((gen, line))
         except GryviaError as exc:
-            self.post_message(LogsEnded(pod, exc.message))
+            self.post_message(LogsEnded(pod, exc.message, gen))
             return
-        self.post_message(LogsEnded(pod, "the container's log before its last restart"))
+        self.post_message(LogsEnded(pod, "the container's log before its last restart", gen))
 
     def _stop_logs(self) -> None:
         stream, self._log_stream = self._log_stream, None
@@ -259,6 +259,8 @@ class JobLogsBase(ViewScreen):
         """A stream ended: say why."""
         if message.pod != self.log_pod or self.log_state in ("gone", "saved"):
             return
+        if message.gen is not None and message.gen != self._log_gen:
+            return  # a read already replaced (its lines were dropped too)
         self._drain_logs()
         self.log_state = "ended"
         self.log_note = message.reason

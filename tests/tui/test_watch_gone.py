@@ -13,6 +13,8 @@ import threading
 from collections import deque
 from typing import Any
 
+import pytest
+
 from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import connect
@@ -20,6 +22,8 @@ from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.store import ClusterStore, Update, event_update, list_update
 from tests.conftest import SandboxHandle
 from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.tui, pytest.mark.integration, pytest.mark.sandbox]
 
 
 def _job(name: str, namespace: str) -> dict[str, Any]:

@@ -32,12 +32,16 @@ def run(
     When the console closes, the process ends at once (`os._exit` with the app's return
     code, after flushing stdout and stderr): worker threads may still wait on a stalled
     network, and neither they nor the interpreter's teardown of a large heap may delay `q`.
+    A closed terminal (the window, tmux pane or ssh session: SIGHUP, or a hung-up tty) ends it
+    the same way with code 129 (128 + SIGHUP): there is no terminal left to restore or draw on.
     """
     import os
+    import signal
     import sys
     from pathlib import Path
 
     from gryvia_cli.settings import load_settings
+    from gryvia_cli.tui.driver import HANGUP_EXIT_CODE, exit_on_hangup
     from gryvia_cli.tui.kubesource import KubeSource
     from gryvia_cli.tui.userconfig import console_config_path
 
@@ -51,6 +55,8 @@ def run(
         timeout=settings.request_timeout,
     )
     app = make_app(source, readonly=readonly, config_file=console_config_path())
+    signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
+    exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)
     app.run()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -48,3 +48,34 @@ def quick_driver(default: type[Driver]) -> type[Driver]:
                     termios.tcflush(self.fileno, termios.TCIFLUSH)
 
     return QuickExitDriver
+
+
+HANGUP_EXIT_CODE = 129
+"""128 + SIGHUP, the code a shell reports for a process its closed terminal hung up."""
+
+
+def exit_on_hangup(fd: int) -> None:
+    """End the process (code 129) as soon as terminal `fd` hangs up, from a daemon thread.
+
+    A closed terminal window, tmux pane or pty master does not always send SIGHUP (not when
+    the terminal is not the process's controlling one), and Textual's input thread then spins
+    on end-of-file forever at full CPU. `poll` with an empty event mask wakes only for
+    POLLHUP/POLLERR/POLLNVAL, so this reads nothing the console's input needs. Does nothing
+    when `fd` is not a terminal (tests, pipes).
+    """
+    import os
+    import select
+    import threading
+
+    if not os.isatty(fd):
+        return
+
+    def wait_for_hangup() -> None:
+        poller = select.poll()
+        poller.register(fd, 0)
+        while True:
+            for _, event in poller.poll():
+                if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    os._exit(HANGUP_EXIT_CODE)
+
+    threading.Thread(target=wait_for_hangup, name="tty-hangup", daemon=True).start()

@@ -88,3 +88,17 @@ def render_raw(data: dict[str, Any], res: Resource, fmt: OutputFormat) -> bool:
         render_names(names_of(res, list(data.get("items") or [])))
         return True
     return False
+
+
+RedrawEveryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "-w",
+        "--watch",
+        metavar="N",
+        help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
+        "(Ctrl-C ends it).",
+        show_default=False,
+    ),
+]
+"""`-w N` of the redrawn views (queue, capacity): seconds between redraws at the latest."""

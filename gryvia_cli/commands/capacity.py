@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt
+from gryvia_cli.cli.options import OutputOpt, RedrawEveryOpt
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.core.cells import plural
 from gryvia_cli.output import (
@@ -38,17 +38,7 @@ def capacity(
         ),
     ] = None,
     output: OutputOpt = None,
-    watch: Annotated[
-        int | None,
-        typer.Option(
-            "-w",
-            "--watch",
-            metavar="N",
-            help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
-            "(Ctrl-C ends it).",
-            show_default=False,
-        ),
-    ] = None,
+    watch: RedrawEveryOpt = None,
 ) -> None:
     """GPUs per type: total, allocated, free, pending, shortfall.
 

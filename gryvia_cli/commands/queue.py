@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, RedrawEveryOpt
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -77,17 +77,7 @@ def queue(
     gpu_type: Annotated[
         str | None, typer.Option("--gpu-type", help="Only jobs asking for this GPU type.")
     ] = None,
-    watch: Annotated[
-        int | None,
-        typer.Option(
-            "-w",
-            "--watch",
-            metavar="N",
-            help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
-            "(Ctrl-C ends it).",
-            show_default=False,
-        ),
-    ] = None,
+    watch: RedrawEveryOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Waiting jobs, oldest first, and why each one waits.

@@ -27,6 +27,7 @@ from gryvia_cli.tui.widgets.rowtable import RowTable
 from gryvia_cli.tui.widgets.topbar import TopBar
 from tests.conftest import SandboxHandle
 from tests.support.console import ConsoleProcess
+from tests.support.manifests import sh_job
 from tests.support.relay import Relay, relayed_kubeconfig, server_address
 from tests.support.wait import wait_for
 from tests.tui.waits import wait_until
@@ -46,20 +47,8 @@ def namespace(sandbox: SandboxHandle, crds: None) -> Iterator[str]:
     sandbox.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
 
 
-def _job(name: str, ns: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "type": "training",
-            "gpus": 1,
-            "gpuType": "H100",
-            "image": "busybox",
-            "suspend": True,
-            "command": ["true"],
-        },
-    }
+def _suspended(name: str, namespace: str) -> dict[str, Any]:
+    return sh_job(name, gpus=1, gpu_type="H100", script="true", namespace=namespace, suspend=True)
 
 
 def _answering(text: str) -> bool:
@@ -78,7 +67,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
     """The console in a pty (a real process, as a user runs it) through the relay."""
     name = "steady"
     later = f"later-{uuid.uuid4().hex[:6]}"
-    sandbox.apply(_job(name, namespace))
+    sandbox.apply(_suspended(name, namespace))
     with Relay(server_address(sandbox.kubeconfig)) as relay:
         kubeconfig = relayed_kubeconfig(sandbox.kubeconfig, tmp_path / "relayed", relay)
         env = {"GRYVIA_CONFIG_HOME": str(tmp_path / "home"), "KUBECONFIG": str(kubeconfig)}
@@ -103,7 +92,7 @@ def test_a_blackhole_shows_reconnecting_and_the_rows_converge_after_it(
             )
             shown_after = time.monotonic() - start
             assert shown_after <= RECONNECTING_WITHIN
-            sandbox.apply(_job(later, namespace))  # straight to the API server
+            sandbox.apply(_suspended(later, namespace))  # straight to the API server
             marked = console.mark()
             # Hold the blackhole for its whole window, then let bytes flow again.
             wait_for(
@@ -180,7 +169,7 @@ def _namespace_only_kubeconfig(sandbox: SandboxHandle, ns: str, out: Path) -> Pa
 async def test_a_namespace_only_user_sees_not_allowed_once_and_no_errors(
     sandbox: SandboxHandle, namespace: str, tmp_path: Path
 ) -> None:
-    sandbox.apply(_job("mine", namespace))
+    sandbox.apply(_suspended("mine", namespace))
     kubeconfig = await asyncio.to_thread(
         _namespace_only_kubeconfig, sandbox, namespace, tmp_path / "dev.yaml"
     )

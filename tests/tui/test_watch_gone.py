@@ -21,29 +21,18 @@ from gryvia_cli.kube.access import connect
 from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.store import ClusterStore, Update, event_update, list_update
 from tests.conftest import SandboxHandle
+from tests.support.manifests import sh_job
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.tui, pytest.mark.integration, pytest.mark.sandbox]
 
 
-def _job(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "type": "training",
-            "gpus": 1,
-            "gpuType": "H100",
-            "image": "busybox",
-            "suspend": True,
-            "command": ["sleep", "1"],
-        },
-    }
+def _suspended(name: str, namespace: str) -> dict[str, Any]:
+    return sh_job(name, gpus=1, gpu_type="H100", script="true", namespace=namespace, suspend=True)
 
 
 def _create(sandbox: SandboxHandle, namespace: str, names: list[str]) -> None:
-    body = {"apiVersion": "v1", "kind": "List", "items": [_job(n, namespace) for n in names]}
+    body = {"apiVersion": "v1", "kind": "List", "items": [_suspended(n, namespace) for n in names]}
     sandbox.kubectl_run("create", "-f", "-", input=json.dumps(body))
 
 

@@ -3,6 +3,8 @@ docs/keybindings.md are generated from here (the base tables are in `keytables.p
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from textual.binding import BindingType
 
 from gryvia_cli.tui.keytables import (
@@ -230,11 +232,53 @@ SCOPE_TITLES = {
     "confirm": "Confirmation dialogs",
     "list": "Events, Tenants, Pods and Reservations views (the view registry)",
     "describe": "Describe view",
-    "lists": "Lists (jobs, queue, nodes, cost, pods)",
+    "lists": "Lists (jobs, queue, nodes, cost, pods, and the registry views)",
     "cost": "Cost view",
     "pods": "Pods of a node (enter on a node)",
     "costjobs": "Jobs behind a cost figure (enter on a cost row)",
 }
+
+# -- sort keys of the registry views (derived from each spec's columns) ----------------------
+
+
+def sort_letters(
+    columns: Sequence[tuple[str, str]], taken: Iterable[str]
+) -> tuple[tuple[str, str, str], ...]:
+    """(letter, column key, header) for each of `columns` ((key, header) each): the first
+    letter of the key, else of the header, that is no key in `taken` nor an earlier column's
+    (`seen` -> `S`, `object` -> `B` when `O` is taken); a column whose letters are all taken
+    gets none."""
+    used = set(taken)
+    out = []
+    for key, label in columns:
+        for letter in (key + label).upper():
+            if "A" <= letter <= "Z" and letter not in used:
+                used.add(letter)
+                out.append((letter, key, label))
+                break
+    return tuple(out)
+
+
+LIST_SORTS: dict[str, tuple[Key, ...]] = {}
+"""The `shift+<letter>` keys of each registry view, by view name (see `list_sort_keys`)."""
+
+
+def list_sort_keys(view: str, columns: Sequence[tuple[str, str]]) -> tuple[Key, ...]:
+    """The sort keys of registry view `view` (scope `<view>-list`), derived from its
+    (key, header) `columns` around every key its screen has (app, table, list and lists
+    keys); recorded in `LIST_SORTS` and `SCOPES` so help, palette and docs list them."""
+    taken = {
+        name.strip()
+        for key in (*APP, *TABLE, *LIST, *LISTS)
+        for name in key.key.split(",")
+        if len(name.strip()) == 1
+    }
+    scope = f"{view}-list"
+    keys = sort_keys(scope, sort_letters(columns, taken))
+    LIST_SORTS[view] = keys
+    SCOPES[scope] = keys
+    SCOPE_TITLES[scope] = f"{view.capitalize()} view: sort keys"
+    return keys
 
 
 JUMP_ALIASES = {
@@ -289,7 +333,10 @@ def _keys_text(key: Key) -> str:
 
 
 def render_markdown() -> str:
-    """docs/keybindings.md: one table per scope, generated from the bindings."""
+    """docs/keybindings.md: one table per scope, generated from the bindings (the registry
+    views' sort keys too: their specs are loaded first)."""
+    import gryvia_cli.tui.kinds  # noqa: F401  (registers the specs and their sort keys)
+
     out = [
         "# Keys of `gryvia tui`",
         "",

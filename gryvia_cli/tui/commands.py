@@ -31,7 +31,9 @@ class GryviaCommands(Provider):
         app = cast("GryviaApp", self.app)
         on_job = self.screen.__class__.__name__ == "JobScreen"
         for scope, keys in SCOPES.items():
-            if scope in SKIP_SCOPES or (scope in SCREEN_SCOPES and not on_job):
+            if scope in SKIP_SCOPES or scope.endswith("-list"):
+                continue  # registry views' sort keys: only on their own view
+            if scope in SCREEN_SCOPES and not on_job:
                 continue
             for key in keys:
                 if key.write and app.readonly:

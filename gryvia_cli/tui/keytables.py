@@ -333,6 +333,8 @@ LIST = (
     Key("list", "d", "describe", "Describe", "Describe the object of the row (also enter)"),
     Key("list", "e", "events", "Events", "Events of the object of the row, newest first"),
     Key("list", "escape", "back", "Back", "Close this view (or clear the filter)", show=False),
+    Key("list", "o", "sort", "Sort", "Sort by the next column", show=False),
+    Key("list", "O", "reverse", "Reverse", "Reverse the sort order", show=False),
 )
 """Keys of the views built from the view registry (events, tenants, pods, reservations)."""
 

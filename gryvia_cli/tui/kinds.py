@@ -95,6 +95,12 @@ def _event_search(event: dict[str, Any]) -> str:
     return " ".join(str(p or "") for p in (*parts, event.get("message"))).lower()
 
 
+def _event_age(event: dict[str, Any]) -> float | None:
+    """Minus the event's time in epoch seconds (ascending: newest first); None: unknown."""
+    when = event_time(event)
+    return -when.timestamp() if when is not None else None
+
+
 def event_ref(event: dict[str, Any]) -> ObjectRef | None:
     """The object the event is about, when the console can open that kind."""
     target = _target(event)
@@ -122,7 +128,7 @@ EVENTS = register(
         name="events",
         title="Events",
         columns=(
-            Column("seen", "LAST SEEN", 9, 0),
+            Column("seen", "LAST SEEN", 10, 0),
             Column("type", "TYPE", 7, 1),
             Column("reason", "REASON", 16, 0),
             Column("object", "OBJECT", 26, 0),
@@ -136,6 +142,7 @@ EVENTS = register(
         poll=_all_events,
         empty="No events.",
         order="newest first",
+        sort_values={"seen": _event_age},
         noun="event",
         placeholder="filter: words, e.g. warning backoff pod/llama",
     )
@@ -192,6 +199,7 @@ PODS = register(
         ref=_pod_ref,
         kinds=frozenset({"pods"}),
         empty="No live pods.",
+        table="live-pods",
         noun="pod",
         placeholder="filter: namespace, pod or node",
     ),

@@ -12,12 +12,13 @@ to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `k
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core.describe import Section
+from gryvia_cli.tui.bindings import list_sort_keys
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.store import ClusterStore, Kind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -95,6 +96,17 @@ class ViewSpec:
     placeholder: str = "filter: words"
     order: str = ""
     """How rows are ordered, for the status line (`newest first`); "" says nothing."""
+    sort_values: Mapping[str, Callable[[Any], Hashable | None]] = field(default_factory=dict)
+    """Sort value of an item per column key (`seen`: the event's age); a column not listed
+    sorts by its cell's text (a leading number by value). The first column's order must be
+    the order of `rows` (the view starts sorted by it, ties in `rows` order)."""
+    table: str = ""
+    """Its table's name in console.yaml (`columns:`); "" means `name`."""
+
+    @property
+    def table_name(self) -> str:
+        """The name its hidden columns are saved under in console.yaml."""
+        return self.table or self.name
 
 
 REGISTRY: dict[str, ViewSpec] = {}
@@ -104,8 +116,10 @@ BY_KIND: dict[str, ViewSpec] = {}
 
 
 def register(spec: ViewSpec, *kinds: ObjectKind) -> ViewSpec:
-    """Add `spec` to the registry (and as the describer of `kinds`); returns it."""
+    """Add `spec` to the registry (and as the describer of `kinds`), derive its sort keys
+    (`bindings.list_sort_keys`); returns it."""
     REGISTRY[spec.name] = spec
+    list_sort_keys(spec.name, [(c.key, c.label) for c in spec.columns])
     for kind in kinds:
         BY_KIND[kind] = spec
     return spec

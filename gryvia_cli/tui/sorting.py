@@ -7,6 +7,7 @@ None sorts after every value (before them when reversed), ties by row key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -58,3 +59,18 @@ def ordered(
     """`keys` sorted by `value(key)` as `state` says; ties by key (same direction)."""
     values = {k: sortable(value(k)) for k in keys}
     return sorted(keys, key=lambda k: (values[k], k), reverse=state.reverse)
+
+
+_NUMBER = re.compile(r"[$€£]?(-?\d[\d,]*(?:\.\d+)?)")
+
+
+def text_value(text: str) -> tuple[int, float | str] | None:
+    """The sort value of a cell's text: a leading number (`$1,200.50 / $5,000` -> 1200.5,
+    `2/4` -> 2) by value, before any other text (by its lower case); None for "" and "-"."""
+    text = text.strip()
+    if text in ("", "-"):
+        return None
+    match = _NUMBER.match(text)
+    if match:
+        return (0, float(match.group(1).replace(",", "")))
+    return (1, text.lower())

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.screen import ModalScreen
 
+import gryvia_cli.tui.kinds  # noqa: F401  (registers the view specs)
 from gryvia_cli.tui.bindings import resolve_jump
 from gryvia_cli.tui.drill import COST_JOB_COLUMNS, POD_COLUMNS
+from gryvia_cli.tui.registry import REGISTRY
 from gryvia_cli.tui.rows import JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS
 from gryvia_cli.tui.screens.cost import TENANT_COLUMNS, TOP_COLUMNS
 from gryvia_cli.tui.screens.tables import TableView
@@ -28,9 +30,10 @@ TABLE_COLUMNS = {
         "cost-top": TOP_COLUMNS,
         "pods": POD_COLUMNS,
         "costjobs": COST_JOB_COLUMNS,
+        **{spec.table_name: spec.columns for spec in REGISTRY.values()},
     }.items()
 }
-"""Table name in console.yaml (`columns:`) -> its column keys."""
+"""Table name in console.yaml (`columns:`) -> its column keys (the registry views' too)."""
 
 
 class UserCommands(App[None]):

@@ -23,10 +23,10 @@ VIEW_SCOPES = {
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),
-    "events": ("list", "table"),
-    "tenants": ("list", "table"),
-    "pods": ("list", "table"),
-    "reservations": ("list", "table"),
+    "events": ("list", "events-list", "lists", "table"),
+    "tenants": ("list", "tenants-list", "lists", "table"),
+    "pods": ("list", "pods-list", "lists", "table"),
+    "reservations": ("list", "reservations-list", "lists", "table"),
 }
 
 
@@ -40,7 +40,7 @@ def key_label(key: Key) -> str:
 
 def scope_order(current: str) -> list[str]:
     """Scopes of the current view first, then the app's, then the rest."""
-    first = list(VIEW_SCOPES.get(current, ()))
+    first = [s for s in VIEW_SCOPES.get(current, ()) if s in SCOPES]
     return [*first, "app", *(s for s in SCOPES if s not in first and s != "app")]
 
 

@@ -23,10 +23,12 @@ from textual.widgets import Input, Static
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.describe import Section, describe
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.tui.bindings import DESCRIBE, LIST, bindings
+from gryvia_cli.tui.bindings import DESCRIBE, LIST, LIST_SORTS, bindings
 from gryvia_cli.tui.kinds import events_of
 from gryvia_cli.tui.registry import BY_KIND, REGISTRY, Ctx, ObjectRef, Poll, ViewSpec
 from gryvia_cli.tui.screens.base import ViewScreen
+from gryvia_cli.tui.screens.tables import TableView
+from gryvia_cli.tui.sorting import SortState, text_value
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
@@ -94,14 +96,21 @@ def open_object(app: GryviaApp, ref: ObjectRef | None) -> None:
         app.push_screen(DescribeScreen(ref))
 
 
-class ListScreen(ViewScreen):
-    """Rows of one spec: filter, table, status line; `d`/enter describe, `e` events."""
+class ListScreen(TableView):
+    """Rows of one spec: filter, table, status line; `d`/enter describe, `e` events. Sorts
+    by any column (the spec's `shift+<letter>` keys, `ctrl+o`, `o`, `O`; first: the first
+    column, in the order of the spec's rows) and hides columns (`ctrl+t`, saved in
+    console.yaml under `spec.table_name`), as every TableView does."""
 
     BINDINGS: ClassVar = bindings(LIST)
 
     def __init__(self, spec: ViewSpec, *, poll: Poll | None = None, title: str = "") -> None:
         super().__init__()
         self.spec = spec
+        self.default_sort = SortState(spec.columns[0].key)
+        self.sorts = {"list-table": self.default_sort}
+        for key in LIST_SORTS.get(spec.name, ()):  # this spec's own shift+<letter> keys
+            self._bindings.key_to_bindings.setdefault(key.key, []).append(key.binding)
         self.poll = poll or spec.poll
         self.title_text = title
         self.pushed = bool(title)
@@ -148,9 +157,28 @@ class ListScreen(ViewScreen):
         """What the spec's functions see."""
         return Ctx(self.store, self.now(), self.polled)
 
+    def config_name(self, table: RowTable) -> str:
+        """The spec's table name (`events`, `live-pods`)."""
+        return self.spec.table_name
+
     def _cells(self, key: str) -> list[Cell]:
         item = self.items.get(key)
         return self.spec.cells(item, self.ctx()) if item is not None else []
+
+    def _sorted(self, keys: list[str], ctx: Ctx) -> list[str]:
+        """`keys` (in the spec's row order) in the order of the table's sort; ties keep the
+        row order."""
+        column = self.sorts["list-table"].column
+        index = [c.key for c in self.spec.columns].index(column)
+        own = self.spec.sort_values.get(column)
+        position = {k: i for i, k in enumerate(keys)}
+
+        def value(_: str, key: str) -> tuple[tuple[int, Any], int]:
+            item = self.items[key]
+            raw = own(item) if own else text_value(self.spec.cells(item, ctx)[index][0])
+            return ((1, 0) if raw is None else (0, raw)), position[key]
+
+        return self.ordered_keys("list-table", keys, value)
 
     @work(thread=True, exclusive=True, group="list-poll")
     def _poll_now(self) -> None:
@@ -186,11 +214,14 @@ class ListScreen(ViewScreen):
         if self.poll_error:
             table.empty_text = f"Cannot read: {self.poll_error}"
         table.invalidate(None)
-        table.set_order(shown)
+        table.set_order(self._sorted(shown, ctx))
         status = plural(len(items), self.spec.noun)
         if len(shown) != len(items):
             status = f"{len(shown)} of {status} match “{self.query_text}”"
-        if self.spec.order:
+        state = self.sorts["list-table"]
+        if state != self.default_sort:
+            status += f" · sorted by {state.label}"
+        elif self.spec.order:
             status += f" · {self.spec.order}"
         if self.poll is not None:
             status += f" · every {self.spec.poll_every:g}s"

@@ -44,10 +44,14 @@ class TableView(ViewScreen):
     def _tables_mounted(self) -> None:
         config = self.console.user_config.config
         for table in self.query(RowTable):
-            table.set_hidden(config.hidden(table_name(table)))
+            table.set_hidden(config.hidden(self.config_name(table)))
             state = self.sorts.get(table.id or "")
             if state is not None:
                 table.set_sort(state.column, state.reverse)
+
+    def config_name(self, table: RowTable) -> str:
+        """The name `table`'s hidden columns are saved under in console.yaml."""
+        return table_name(table)
 
     # -- ordering --------------------------------------------------------------------------
 
@@ -142,7 +146,7 @@ class TableView(ViewScreen):
             return
         loaded = self.console.user_config
         try:
-            save_hidden(loaded, table_name(table), sorted(hidden))
+            save_hidden(loaded, self.config_name(table), sorted(hidden))
         except OSError as exc:
             self.notify(f"{loaded.path}: {exc}", title="Columns not saved", severity="error")
         if loaded.problems:

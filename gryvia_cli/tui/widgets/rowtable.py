@@ -310,8 +310,10 @@ class RowTable(ScrollView, can_focus=True):
         segments = [Segment(" " * GUTTER, style)]
         for col, w in self._columns():
             label = col.label
-            if col.key == self.sort_key:
-                label += "↓" if self.sort_reverse else "↑"
+            if col.key == self.sort_key:  # the arrow stays when the label is cut
+                arrow = "↓" if self.sort_reverse else "↑"
+                fits = cell_len(label) + 1 <= w
+                label = (label if fits else fit(label, max(w - 1, 1)).rstrip()) + arrow
             segments += [Segment(fit(label, w, col.justify), style), Segment(" ", style)]
         return Strip(segments).adjust_cell_length(width, style)
 

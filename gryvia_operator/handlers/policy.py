@@ -83,6 +83,22 @@ def spend(
     return spend_in_window(runs, start, end)
 
 
+def known_jobs(rt: Runtime) -> list[Mapping[str, Any]]:
+    """Every GryviaAIJob body the watch holds, each replaced by this operator's own later
+    write while the watch has not delivered it yet (`rt.recent_jobs`).
+
+    Quota status and admission both count from this view: a job the operator has just admitted
+    counts as holding its GPUs at once, not as queued until its watch event arrives (a status of
+    "1 queued, 0 GPUs allocated" while the job already held 8 was issue 13's wrong output).
+    """
+    bodies = []
+    for body in rt.indices.all_values(AIJOBS):
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        bodies.append(rt.recent_jobs.get(key) or body)
+    return bodies
+
+
 def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list[QuotaState]:
     """The current state of each quota (all, or `only`) from the jobs and usage the watches
     hold."""
@@ -93,9 +109,7 @@ def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list
     records = rt.indices.all_values(USAGE)
     wanted = {ns for q in selected for ns in q.spec.namespaces}
     views = [
-        job_view(b)
-        for b in rt.indices.all_values(AIJOBS)
-        if (b.get("metadata") or {}).get("namespace") in wanted
+        job_view(b) for b in known_jobs(rt) if (b.get("metadata") or {}).get("namespace") in wanted
     ]
     return [quota_state(q, views, spend(records, q.spec.namespaces, now)[1]) for q in selected]
 

@@ -148,17 +148,18 @@ def test_second_job_over_quota_waits_and_starts_by_itself(
     assert any(
         c["type"] == "Admitted" and c["status"] == "False" for c in queued["status"]["conditions"]
     )
-    quota = wait_for(
-        lambda: (
-            (kubectl_json(sandbox, "get", "gryviaquota", team).get("status") or {})
-            .get("currentUsage", {})
-            .get("queuedJobs")
-            == 1
-            and kubectl_json(sandbox, "get", "gryviaquota", team)
-        ),
-        what="quota status",
-    )
-    assert quota["status"]["currentUsage"]["allocatedGPUs"] == 8
+
+    def usage_of_both() -> dict[str, Any] | None:
+        """The quota's usage once one status counts both jobs: the first running, the second
+        queued (an earlier status may still count the first as queued: it was, when written)."""
+        usage = (kubectl_json(sandbox, "get", "gryviaquota", team).get("status") or {}).get(
+            "currentUsage"
+        ) or {}
+        both = usage.get("runningJobs") == 1 and usage.get("queuedJobs") == 1
+        return usage if both else None
+
+    usage = wait_for(usage_of_both, what="a quota status counting both jobs")
+    assert usage["allocatedGPUs"] == 8, usage  # the same status: the running job's 8 GPUs
     gate.touch()
     wait_phase(sandbox, ns, "first", "Succeeded", timeout=60)
     done = wait_phase(sandbox, ns, "second", "Succeeded", timeout=60)

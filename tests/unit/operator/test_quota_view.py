@@ -1,0 +1,55 @@
+"""Quota status and admission count from one view of the jobs: the watch's copies with this
+operator's own newer writes laid over them (issue 13: a status said "1 queued, 0 GPUs
+allocated" while the job it had just admitted already held 8)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from gryvia_operator.api import GryviaQuota
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, USAGE
+from gryvia_operator.handlers import policy
+from tests.builders import make_job
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+QUOTA = GryviaQuota.model_validate(
+    {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaQuota",
+        "metadata": {"name": "vision"},
+        "spec": {"team": "vision", "namespaces": ["ml"], "gpuQuota": {"maxGPUs": 8}},
+    }
+)
+
+
+def _runtime(*bodies: dict[str, Any]) -> Runtime:
+    rt = Runtime(api=cast(Any, None), clock=lambda: NOW)
+    jobs = {(b["metadata"]["namespace"], b["metadata"]["name"]): [b] for b in bodies}
+    rt.indices.attach({AIJOBS: jobs, USAGE: {}})
+    return rt
+
+
+def _job(name: str) -> dict[str, Any]:
+    body = make_job(name).gpus(8).gpu_type("H100").obj()
+    body["metadata"]["namespace"] = "ml"
+    body["metadata"]["resourceVersion"] = "10"
+    return body
+
+
+def test_a_job_just_admitted_counts_as_holding_before_its_watch_event() -> None:
+    watched = _job("first")  # what the watch holds: created, not yet admitted
+    rt = _runtime(watched)
+    [before] = policy.quota_states(rt, [QUOTA])
+    assert (before.allocated_gpus, before.queued_jobs) == (0, 1)
+
+    admitted = make_job("first").gpus(8).gpu_type("H100").phase("Scheduling")
+    admitted = admitted.condition("Admitted", "True", "QuotaReserved").obj()
+    admitted["metadata"].update(namespace="ml", resourceVersion="11")
+    rt.recent_jobs.note(("ml", "first"), "11", admitted)  # the operator's own status write
+    [after] = policy.quota_states(rt, [QUOTA])
+    assert (after.allocated_gpus, after.running_jobs, after.queued_jobs) == (8, 1, 0)
+
+    rt.recent_jobs.seen(("ml", "first"), "11")  # the watch caught up: its copy is used again
+    assert policy.known_jobs(rt) == [watched]

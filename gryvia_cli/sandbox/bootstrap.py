@@ -5,9 +5,11 @@ Everything here goes through the sandbox's own kubectl and kubeconfig.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from gryvia_cli.sandbox import binaries
@@ -64,7 +66,23 @@ def wait_nodes_ready(box: Sandbox, names: list[str], timeout: float = 120.0) -> 
         if not pending:
             return
         time.sleep(0.3)
-    raise SandboxError(f"nodes not Ready after {timeout:.0f}s: {', '.join(sorted(pending))}")
+    raise SandboxError(
+        f"nodes not Ready after {timeout:.0f}s: {', '.join(sorted(pending))}"
+        + log_tails(box.workdir / "logs")
+    )
+
+
+def log_tails(folder: Path, lines: int = 15) -> str:
+    """The last `lines` lines of each `*.log` in `folder` (the sandbox's components), as text
+    to append to an error ("" when there are none): the sandbox is removed after a failed
+    `up`, so what its components said must travel with the error."""
+    parts = []
+    for log in sorted(folder.glob("*.log")) if folder.is_dir() else []:
+        with contextlib.suppress(OSError):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            if tail:
+                parts.append(f"\n--- {log.name} (last {len(tail)} lines)\n" + "\n".join(tail))
+    return "".join(parts)
 
 
 def probe_pod_logs(box: Sandbox, timeout: float = 120.0) -> None:

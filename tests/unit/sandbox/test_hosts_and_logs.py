@@ -61,3 +61,15 @@ def test_names_relative_to_a_namespace_resolve_only_there() -> None:
         line.startswith("127.244.0.2\t") and line.endswith(" j-0.j-headless") for line in in_a
     )
     assert any("j-0.j-headless.b.svc.cluster.local" in line for line in in_a)
+
+
+def test_a_failed_wait_carries_the_tails_of_the_component_logs(tmp_path: Path) -> None:
+    from gryvia_cli.sandbox.bootstrap import log_tails
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "kwok-controller.log").write_text("".join(f"line {i}\n" for i in range(40)))
+    (logs / "empty.log").write_text("")
+    text = log_tails(logs, lines=3)
+    assert text == "\n--- kwok-controller.log (last 3 lines)\nline 37\nline 38\nline 39"
+    assert log_tails(tmp_path / "missing") == ""

@@ -34,6 +34,7 @@ from gryvia_operator.api.helpers import (
 )
 from gryvia_operator.api.helpers import gpus_per_pod as _gpus_per_pod
 from gryvia_operator.api.helpers import pod_count as _pod_count
+from gryvia_operator.api.pending import EstimatedStart, PendingStatus
 from gryvia_operator.api.quantity import Quantity
 
 JobType = Literal["training", "inference", "fine-tuning", "evaluation"]
@@ -255,6 +256,10 @@ class GryviaAIJobStatus(GryviaModel):
     """Failed pods so far (batch Job status.failed)."""
     replicas_ready: Int32 | None = None
     """Ready pods (Job status.ready or StatefulSet readyReplicas)."""
+    pending: PendingStatus | None = None
+    """Why the job waits, with numbers (only while Pending, Queued or suspended)."""
+    estimated_start: EstimatedStart | None = None
+    """When it should start: a range, or unknown with the reason (only while it waits)."""
 
 
 class GryviaAIJob(GryviaResource):
@@ -286,6 +291,8 @@ AIJOB_KIND = KindInfo(
         PrinterColumn("Priority", ".spec.priority", "integer", priority=1),
         PrinterColumn("Timeout", ".spec.timeout", priority=1),
         PrinterColumn("Message", ".status.message", priority=1),
+        PrinterColumn("Waiting-For", ".status.pending.kind", priority=1),
+        PrinterColumn("Likely-Start", ".status.estimatedStart.likely", "date", priority=1),
     ),
     omitted=(
         "status.metrics: never populated by a controller",

@@ -19,6 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
+from gryvia_operator.handlers import pending
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -132,6 +133,8 @@ async def _write_status(
     event = phase_event(before.get("phase"), status)
     if event is not None:
         rt.post_event(result, event)
+    if "phase" in patch:  # a job started or ended: estimates of waiting jobs move
+        pending.requeue_waiting(rt, result)
 
 
 async def reconcile_key(rt: Runtime, key: JobKey) -> None:
@@ -190,7 +193,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         rt.waiting.add(key)
     else:
         rt.waiting.discard(key)
-    await _write_status(rt, body, current_status(job), outcome.status)
+    status = pending.with_wait_status(rt, job, observed, outcome.status)
+    await _write_status(rt, body, current_status(job), status)
     if outcome.requeue_after is not None:
         rt.jobs.add_after(key, outcome.requeue_after)
 

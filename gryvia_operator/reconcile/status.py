@@ -21,6 +21,8 @@ OWNED_STATUS_KEYS = (
     "gpusAllocated",
     "retries",
     "replicasReady",
+    "pending",
+    "estimatedStart",
 )
 """status keys the AIJob reconciler writes; every other key belongs to someone else."""
 

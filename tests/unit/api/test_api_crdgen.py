@@ -66,9 +66,18 @@ def test_aijob_printer_columns_short_names_and_status() -> None:
         ("PRIORITY", ".spec.priority"),
         ("TIMEOUT", ".spec.timeout"),
         ("MESSAGE", ".status.message"),
+        ("WAITING-FOR", ".status.pending.kind"),
+        ("LIKELY-START", ".status.estimatedStart.likely"),
     ]
     wide = [c["name"] for c in _version(crd)["additionalPrinterColumns"] if c.get("priority")]
-    assert wide == ["Nodes", "Priority", "Timeout", "Message"]  # shown by -o wide only
+    assert wide == [
+        "Nodes",
+        "Priority",
+        "Timeout",
+        "Message",
+        "Waiting-For",
+        "Likely-Start",
+    ]  # shown by -o wide only
     assert _version(crd)["subresources"] == {"status": {}}
     assert _schema(crd)["required"] == ["spec"]
 

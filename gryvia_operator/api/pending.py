@@ -1,0 +1,226 @@
+"""Why a job waits and when it should start: `status.pending`, `status.estimatedStart`, the
+fail-fast rule ("this job can never run") and the one-line summary users read.
+
+Shared by the operator (which writes the status) and the CLI (`gryvia submit --explain`,
+`gryvia queue`, `gryvia status`), so both say the same thing. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, get_args
+
+from gryvia_operator.api.base import GryviaModel, Int32, NonNegativeInt32, Str253, Str1024
+from gryvia_operator.api.gputype import gpu_type_is_any
+from gryvia_operator.api.messages import gpu_count
+from gryvia_operator.api.mig import type_serves
+
+PendingKind = Literal[
+    "Resources",
+    "Quota",
+    "Budget",
+    "Reservation",
+    "Priority",
+    "NoSuchGPUType",
+    "TooLarge",
+    "Kueue",
+    "Suspended",
+    "DependencyWaiting",
+]
+PENDING_KINDS: tuple[str, ...] = get_args(PendingKind)
+NEVER_KINDS = frozenset({"NoSuchGPUType", "TooLarge"})
+"""Blockers no amount of waiting removes: `gryvia submit` exits 3 for them (unless --force)."""
+EndBasis = Literal["timeout", "history", "unknown"]
+MAX_LISTED = 5
+"""Names listed in `ahead.names` and `holders` (the counts stay exact)."""
+
+
+class JobsAhead(GryviaModel):
+    """Jobs that go before this one for the same GPUs or quota."""
+
+    count: NonNegativeInt32 = 0
+    """How many (exact)."""
+    names: list[Str253] | None = None
+    """The first few (at most 5), in queue order."""
+
+
+class PendingHolder(GryviaModel):
+    """A running job whose end frees GPUs (or quota) this job needs."""
+
+    name: Str253
+    """Job name (`namespace/name` when in another namespace)."""
+    gpus: NonNegativeInt32 | None = None
+    """GPUs it holds that this job could use."""
+    expected_end: datetime | None = None
+    """When it should end (UTC); unset when unknown."""
+    basis: EndBasis | None = None
+    """Where `expectedEnd` comes from: its timeout, the history of similar jobs, or unknown."""
+
+
+class PendingStatus(GryviaModel):
+    """The structured blocker of a waiting job (set only while it waits)."""
+
+    kind: PendingKind
+    """Resources, Quota, Budget, Reservation, Priority, NoSuchGPUType, TooLarge, Kueue,
+    Suspended or DependencyWaiting."""
+    resource: Str253 | None = None
+    """What it waits for, e.g. `H100` (GPUs of that type), `quota team-a`, `budget team-a`."""
+    needed: NonNegativeInt32 | None = None
+    """GPUs the job needs in all."""
+    free_now: NonNegativeInt32 | None = None
+    """GPUs of its type free now on nodes that could take its pods."""
+    free_in_quota: Int32 | None = None
+    """GPUs its quota still allows (smallest over its quotas); unset without a quota."""
+    ahead: JobsAhead | None = None
+    """Jobs before it in the same queue."""
+    holders: list[PendingHolder] | None = None
+    """The few running jobs whose end would free enough, earliest end first (at most 5)."""
+    message: Str1024 | None = None
+    """The blocker in words."""
+
+
+class EstimatedStart(GryviaModel):
+    """When the job should start: a range, or unknown with the reason."""
+
+    earliest: datetime | None = None
+    """Start if no job ahead of it took the GPUs first (UTC)."""
+    likely: datetime | None = None
+    """Start after the jobs ahead of it, in queue order (UTC)."""
+    unknown_reason: Str1024 | None = None
+    """Why no start can be given (a holder without timeout or history, a job that never fits)."""
+
+
+@dataclass(frozen=True)
+class NeverFits:
+    """Why a job can never run as asked: its kind (NoSuchGPUType/TooLarge) and the text."""
+
+    kind: PendingKind
+    resource: str
+    message: str
+
+
+def never_fits(
+    gpu_type: str | None,
+    per_pod: int,
+    pods: int,
+    inventory: Iterable[tuple[str, int]],
+    sku_types: Iterable[str] = (),
+    quota_max: int | None = None,
+) -> NeverFits | None:
+    """The fail-fast rule: None when the job could run some day, else why it never can.
+
+    `inventory` is (GPU type label, GPUs or MIG slices per node) of every known GPU node
+    (Ready or not: a node that is down may come back); `sku_types` the GPU types the catalog
+    prices; `quota_max` the smallest `maxGPUs` of the job's quotas (None: no quota).
+    Never: a GPU type no node and no SKU has (NoSuchGPUType); more GPUs per pod than any node
+    of its type has, more pods than nodes of its type big enough, or more GPUs than the whole
+    quota (TooLarge). A type no node has but an SKU prices may still join: not never.
+    CPU-only jobs (`per_pod` 0) always fit.
+    """
+    if per_pod <= 0:
+        return None
+    total = per_pod * max(pods, 1)
+    if quota_max is not None and total > quota_max:
+        return NeverFits(
+            "TooLarge",
+            "quota",
+            f"needs {gpu_count(total)}, more than its quota's whole {quota_max}",
+        )
+    shown = gpu_type if not gpu_type_is_any(gpu_type) else "GPU"
+    sizes = [n for t, n in inventory if type_serves(t, gpu_type)]
+    if not sizes:
+        if gpu_type_is_any(gpu_type):
+            return None  # no GPU node at all yet: any type may join
+        if any(type_serves(t, gpu_type) or _same(t, gpu_type) for t in sku_types):
+            return None
+        return NeverFits(
+            "NoSuchGPUType",
+            str(gpu_type),
+            f'no node has GPU type "{gpu_type}" and no catalog SKU prices it',
+        )
+    largest = max(sizes)
+    if per_pod > largest:
+        return NeverFits(
+            "TooLarge",
+            str(shown),
+            f"each pod needs {per_pod} {shown}, the largest {shown} node has {largest}",
+        )
+    big_enough = sum(1 for n in sizes if n >= per_pod)
+    if pods > big_enough:
+        return NeverFits(
+            "TooLarge",
+            str(shown),
+            f"needs {pods} nodes with {per_pod} {shown} each, only {big_enough} exist",
+        )
+    return None
+
+
+def _same(listed: str, wanted: str | None) -> bool:
+    return bool(wanted) and listed.strip().lower() == str(wanted).strip().lower()
+
+
+def _clock(when: datetime | None) -> str:
+    return when.strftime("%H:%M") if when is not None else "?"
+
+
+def _names(names: Sequence[str], count: int) -> str:
+    shown = ", ".join(names)
+    return shown + (f", +{count - len(names)} more" if count > len(names) else "")
+
+
+def waiting_line(pending: PendingStatus | None, estimate: EstimatedStart | None) -> str:
+    """One line for people, e.g. `waiting: needs 16 H100, 8 free; 2 jobs ahead (a, b); likely
+    start 14:20-15:05 UTC, when job c (ends 14:20) and d (ends 15:05) finish`. "" when the
+    job does not wait."""
+    if pending is None:
+        return ""
+    parts: list[str] = []
+    what = pending.resource or "GPUs"
+    if pending.kind in NEVER_KINDS:
+        parts.append(f"never starts: {pending.message or pending.kind}")
+    elif pending.kind in ("Resources", "Priority") and pending.needed is not None:
+        free = f", {pending.free_now} free" if pending.free_now is not None else ""
+        parts.append(f"needs {pending.needed} {what}{free}")
+    elif pending.kind in ("Quota", "Budget") and pending.message:
+        parts.append(pending.message)
+    else:
+        parts.append(pending.message or pending.kind)
+    ahead = pending.ahead
+    if ahead is not None and ahead.count:
+        noun = "job" if ahead.count == 1 else "jobs"
+        parts.append(f"{ahead.count} {noun} ahead ({_names(ahead.names or [], ahead.count)})")
+    if estimate is not None and pending.kind not in NEVER_KINDS:
+        parts.append(start_text(estimate, pending.holders or []))
+    return "waiting: " + "; ".join(p for p in parts if p)
+
+
+def start_text(estimate: EstimatedStart, holders: Sequence[PendingHolder] = ()) -> str:
+    """`likely start 14:20-15:05 UTC, when job c (ends 14:20) and d (ends 15:05) finish`, or
+    `start unknown: <reason>`."""
+    if estimate.likely is None:
+        return f"start unknown: {estimate.unknown_reason or 'no estimate'}"
+    likely = _clock(estimate.likely)
+    earliest = _clock(estimate.earliest) if estimate.earliest is not None else likely
+    span = likely if earliest == likely else f"{earliest}-{likely}"
+    text = f"likely start {span} UTC"
+    known = [h for h in holders if h.expected_end is not None]
+    if known:
+        listed = [f"{h.name} (ends {_clock(h.expected_end)})" for h in known[:MAX_LISTED]]
+        joined = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+        text += f", when job {joined} finish" + ("es" if len(listed) == 1 else "")
+    return text
+
+
+def start_cell(estimate: EstimatedStart | None, pending: PendingStatus | None) -> str:
+    """The START column of `gryvia queue`: `14:20-15:05`, `never`, `unknown` or ``."""
+    if pending is not None and pending.kind in NEVER_KINDS:
+        return "never"
+    if estimate is None:
+        return ""
+    if estimate.likely is None:
+        return "unknown"
+    likely = _clock(estimate.likely)
+    earliest = _clock(estimate.earliest) if estimate.earliest is not None else likely
+    return likely if earliest == likely else f"{earliest}-{likely}"

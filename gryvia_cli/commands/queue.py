@@ -77,6 +77,14 @@ def queue(
     gpu_type: Annotated[
         str | None, typer.Option("--gpu-type", help="Only jobs asking for this GPU type.")
     ] = None,
+    start: Annotated[
+        bool,
+        typer.Option(
+            "--start",
+            help="Show the operator's start estimates (earliest, likely, what the start "
+            "waits for), soonest first, like squeue --start.",
+        ),
+    ] = False,
     watch: RedrawEveryOpt = None,
     output: OutputOpt = None,
 ) -> None:
@@ -91,20 +99,30 @@ def queue(
     tenant-NAME of an existing GryviaTenant, else the job's gryvia.io/team label, else its
     namespace's gryvia.io/tenant or gryvia.io/team label, else the namespace).
 
+    START is the operator's estimate (status.estimatedStart, UTC): `14:20-15:05` (earliest,
+    if no job ahead took the GPUs first, to likely), `unknown` (a job it waits for has no
+    timeout and no history) or `never` (it can never fit). REASON uses the operator's
+    structured blocker (status.pending) when there is one. --start lists the estimates with
+    full dates and what each start waits for.
+
     Examples:
       gryvia queue
       gryvia queue -A --gpu-type H100
+      gryvia queue --start
       gryvia queue -o json | jq '.items[] | {name, reason}'
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
-    tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason}]}.
+    tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason,
+    blocker, estimatedStart, start}]}; blocker and estimatedStart are the job's
+    status.pending and status.estimatedStart as the operator wrote them (docs/pending.md).
     """
     state = session(ctx)
     fmt = state.fmt(output)
     current = state.resolve_namespace(namespace)
     show_ns = None if all_namespaces else current
     if not watch:
-        _render(read_queue(state, show_ns, gpu_type, current), fmt, show_ns is None, show_ns)
+        entries = read_queue(state, show_ns, gpu_type, current)
+        _render(entries, fmt, show_ns is None, show_ns, start)
         return
     from gryvia_cli.views.streams import new_link
     from gryvia_cli.views.watching import redraw_on_changes
@@ -113,14 +131,23 @@ def queue(
 
     def draw() -> None:
         entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current))
-        _render(entries, fmt, show_ns is None, show_ns)
+        _render(entries, fmt, show_ns is None, show_ns, start)
 
     watched = [(r.AIJOB, None), (r.POD, None), (r.NODE, None)]
     redraw_on_changes(state.access(), watched, draw, watch)
 
 
-def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str | None) -> None:
-    from gryvia_cli.core.queue import QUEUE_COLUMNS, QUEUE_WIDE_COLUMNS, queue_row
+def _render(
+    entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str | None, start: bool
+) -> None:
+    from gryvia_cli.core.queue import (
+        QUEUE_COLUMNS,
+        QUEUE_WIDE_COLUMNS,
+        START_COLUMNS,
+        queue_row,
+        start_order,
+        start_row,
+    )
 
     if fmt in MACHINE_FORMATS:
         render_data(
@@ -137,6 +164,13 @@ def _render(entries: list[QueueEntry], fmt: OutputFormat, all_ns: bool, ns: str 
         return
     if not entries:
         info("No jobs waiting" + ("" if all_ns else f" in namespace {ns}") + ".")
+        return
+    if start:
+        columns = list(START_COLUMNS)
+        if all_ns:
+            columns.insert(1, "namespace")
+        rows = [start_row(e, all_namespaces=all_ns) for e in start_order(entries)]
+        render_table(columns, rows)
         return
     wide = fmt is OutputFormat.wide
     columns = list(QUEUE_WIDE_COLUMNS if wide else QUEUE_COLUMNS)

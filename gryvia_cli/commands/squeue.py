@@ -52,9 +52,11 @@ def squeue(
     PARTITION the GPU type it asks for, USER the tenant of its
     namespace (the submitter is not recorded yet). States: PD, CF, R (CD, F, TO, CA, PR with
     -t). Reasons of pending jobs: JobArrayTaskLimit, JobHeldUser, QOSGrpGRES (quota),
-    ReqNodeNotAvail (no node of the GPU type), Resources, None. -o takes squeue's field
-    letters: i j P u t T M l L D C b R r N S V Q a A Y, plus n (namespace). --start shows
-    START_TIME N/A: Gryvia has no start estimate yet.
+    ReqNodeNotAvail (no node of the GPU type), Resources, None; with the operator's blocker
+    (status.pending) also Priority, Reservation, BadConstraints (never fits) and
+    AssocGrpBillingMinutes (budget spent). -o takes squeue's field letters: i j P u t T M l
+    L D C b R r N S V Q a A Y, plus n (namespace). --start shows pending jobs with
+    START_TIME the operator's likely start (status.estimatedStart, UTC), N/A when unknown.
 
     Examples:
       gryvia squeue

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked, plural
@@ -22,6 +24,9 @@ from gryvia_operator.api.names import (
     JOB_POD_LABELS,
     POD_INDEX_LABEL,
 )
+from gryvia_operator.api.pending import EstimatedStart, PendingStatus
+
+M = TypeVar("M", PendingStatus, EstimatedStart)
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -64,6 +69,10 @@ class JobSummary:
     timeout: str
     conditions: tuple[Mapping[str, Any], ...] = field(default=())
     nodes_allocated: tuple[str, ...] = field(default=())
+    pending: PendingStatus | None = None
+    """The operator's structured blocker (`status.pending`), None when absent or unreadable."""
+    estimated_start: EstimatedStart | None = None
+    """The operator's start estimate (`status.estimatedStart`)."""
 
     @property
     def total_gpus(self) -> int:
@@ -127,7 +136,19 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         timeout=str(spec.get("timeout") or ""),
         conditions=conditions,
         nodes_allocated=tuple(str(n) for n in status.get("nodesAllocated") or []),
+        pending=_model(PendingStatus, status.get("pending")),
+        estimated_start=_model(EstimatedStart, status.get("estimatedStart")),
     )
+
+
+def _model(model: type[M], value: Any) -> M | None:
+    """`value` validated as `model`, None when absent or not valid (another version)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError:
+        return None
 
 
 def gpu_text(job: JobSummary) -> str:

@@ -19,6 +19,7 @@ from gryvia_cli.core.phases import Bucket, bucket
 from gryvia_operator.api.attribution import namespace_tenant, tenant_of_object
 from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.names import LABEL_TEAM
+from gryvia_operator.api.pending import EstimatedStart, PendingStatus, start_cell, waiting_line
 
 WAITING_PHASES = ("Pending", "Queued", "Scheduling")
 
@@ -51,7 +52,17 @@ class QueueEntry:
             "createdAt": self.job.created.isoformat() if self.job.created else None,
             "waitingSeconds": None if self.waited is None else int(self.waited),
             "reason": self.reason,
+            "blocker": pending_json(self.job.pending),
+            "estimatedStart": pending_json(self.job.estimated_start),
+            "start": start_cell(self.job.estimated_start, self.job.pending) or None,
         }
+
+
+def pending_json(model: PendingStatus | EstimatedStart | None) -> dict[str, Any] | None:
+    """The operator's `status.pending` / `status.estimatedStart` as stored (camelCase)."""
+    if model is None:
+        return None
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def is_waiting(job: JobSummary) -> bool:
@@ -106,7 +117,10 @@ def wait_reason(
     """Why `job` is not running, in one line. First match wins: suspended, quota hold,
     no node of the type, pods too big for any node, the operator's SchedulingFailed
     condition, Kueue, the pods' FailedScheduling event, not enough free GPUs, not yet seen by
-    the operator, else the status message."""
+    the operator, else the status message. The operator's structured blocker
+    (`status.pending`), when there is one, wins: the same words `gryvia status` prints."""
+    if job.pending is not None:
+        return waiting_line(job.pending, None).removeprefix("waiting: ")
     if job.suspended:
         return "suspended (spec.suspend is true): clear it to let the job start"
     if job.phase == "Queued":
@@ -217,8 +231,18 @@ def with_tenants(
     return out
 
 
-QUEUE_COLUMNS = ("#", "name", "gpu type", "gpus", "phase", "waiting", "reason")
-QUEUE_WIDE_COLUMNS = ("#", "name", "tenant", "gpu type", "gpus", "phase", "waiting", "reason")
+QUEUE_COLUMNS = ("#", "name", "gpu type", "gpus", "phase", "waiting", "start", "reason")
+QUEUE_WIDE_COLUMNS = (
+    "#",
+    "name",
+    "tenant",
+    "gpu type",
+    "gpus",
+    "phase",
+    "waiting",
+    "start",
+    "reason",
+)
 """Columns of `queue -o wide`: the table's with TENANT after NAME (NAMESPACE goes after #)."""
 
 
@@ -238,6 +262,47 @@ def queue_row(entry: QueueEntry, *, all_namespaces: bool, wide: bool = False) ->
         gpus,
         job.phase,
         timefmt.human_duration(entry.waited or 0),
+        start_cell(job.estimated_start, job.pending) or "-",
         entry.reason,
     ]
     return row
+
+
+START_COLUMNS = ("#", "name", "gpu type", "gpus", "earliest", "likely", "waits for")
+"""Columns of `queue --start` (like `squeue --start`): the estimate range in UTC."""
+
+
+def start_order(entries: Iterable[QueueEntry]) -> list[QueueEntry]:
+    """Entries by likely start, soonest first; unknown and never last (oldest first)."""
+
+    def key(entry: QueueEntry) -> tuple[bool, str, int]:
+        likely = entry.job.estimated_start.likely if entry.job.estimated_start else None
+        return (likely is None, likely.isoformat() if likely else "", entry.position)
+
+    return sorted(entries, key=key)
+
+
+def start_row(entry: QueueEntry, *, all_namespaces: bool) -> list[Any]:
+    """One `queue --start` row: the earliest and likely start (UTC, `YYYY-MM-DD HH:MM`),
+    `unknown`/`never`, and what the start waits for (the holders' ends, or the reason)."""
+    job = entry.job
+    estimate, pending = job.estimated_start, job.pending
+    row: list[Any] = [entry.position]
+    if all_namespaces:
+        row.append(job.namespace)
+    gpus = job.total_gpus if job.pods == 1 else f"{job.pods}x{job.gpus_per_pod}"
+    cell = start_cell(estimate, pending)
+    earliest = _stamp(estimate.earliest) if estimate and estimate.earliest else cell or "-"
+    likely = _stamp(estimate.likely) if estimate and estimate.likely else cell or "-"
+    holders = [h for h in (pending.holders if pending else None) or [] if h.expected_end]
+    if estimate is not None and estimate.likely is None:
+        because = estimate.unknown_reason or "-"
+    elif holders:
+        because = ", ".join(f"{h.name} (ends {_stamp(h.expected_end)})" for h in holders)
+    else:
+        because = entry.reason
+    return [*row, job.name, job.type_key, gpus, earliest, likely, because]
+
+
+def _stamp(when: datetime | None) -> str:
+    return when.strftime("%Y-%m-%d %H:%M") if when else "-"

@@ -156,9 +156,27 @@ def state_of(job: JobSummary) -> tuple[str, str]:
     return code, name
 
 
+PENDING_REASON_CODES = {
+    "Resources": "Resources",
+    "Quota": "QOSGrpGRES",
+    "Budget": "AssocGrpBillingMinutes",
+    "Priority": "Priority",
+    "Reservation": "Reservation",
+    "NoSuchGPUType": "ReqNodeNotAvail",
+    "TooLarge": "BadConstraints",
+    "Kueue": "QOSGrpGRES",
+    "Suspended": "JobHeldUser",
+    "DependencyWaiting": "Dependency",
+}
+"""squeue's reason code per `status.pending.kind`."""
+
+
 def reason_code(item: SlurmJob) -> str:
-    """Slurm's reason code for a pending job (see the module docstring)."""
+    """Slurm's reason code for a pending job (see the module docstring); the operator's
+    structured blocker (status.pending) decides when there is one."""
     job, text = item.job, item.reason.lower()
+    if job.pending is not None and not job.suspended:
+        return PENDING_REASON_CODES.get(job.pending.kind, "Resources")
     if job.suspended:
         return "JobArrayTaskLimit" if item.throttled else "JobHeldUser"
     if text.startswith(("queued", "waiting for quota", "quota:")):
@@ -172,6 +190,14 @@ def reason_code(item: SlurmJob) -> str:
 
 def _partition(job: JobSummary) -> str:
     return job.type_key
+
+
+def _start(job: JobSummary) -> str:
+    """START_TIME: when it started, else the operator's likely start, else N/A."""
+    if job.started:
+        return slurm_timestamp(job.started)
+    likely = job.estimated_start.likely if job.estimated_start else None
+    return slurm_timestamp(likely) if likely else "N/A"
 
 
 def squeue_row(item: SlurmJob, now: datetime) -> dict[str, str]:
@@ -194,7 +220,7 @@ def squeue_row(item: SlurmJob, now: datetime) -> dict[str, str]:
         "M": slurm_duration(used), "l": slurm_limit(item.limit_seconds), "L": left,
         "D": str(job.pods), "C": str(item.cpus_per_pod * job.pods), "b": per_node,
         "R": nodelist if code != "PD" and nodelist else f"({reason})", "r": reason,
-        "N": nodelist, "S": slurm_timestamp(job.started) if job.started else "N/A",
+        "N": nodelist, "S": _start(job),
         "V": slurm_timestamp(job.created), "Q": str(job.priority), "Y": "(null)",
         "n": job.namespace,
     }  # fmt: skip

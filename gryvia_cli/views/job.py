@@ -137,6 +137,10 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
     _line("Phase", Marked(status, phase_marker(s.phase)))
     if s.message:
         _line("Message", s.message)
+    if s.pending is not None and not s.terminal:
+        from gryvia_operator.api.pending import waiting_line
+
+        _line("Waiting", waiting_line(s.pending, s.estimated_start).removeprefix("waiting: "))
     times = durations(s, now)
     _line("Created", f"{timefmt.age(s.created, now)} ago")
     waited = timefmt.format_seconds(times["waiting"])

@@ -208,7 +208,17 @@ def test_platform_status_exit_codes_and_brief() -> None:
 def test_queue_explains_an_absent_gpu_type() -> None:
     fake = cluster().add(make_pod("x-0").job("wait").phase("Pending").obj())
     out = run(["queue"], fake).output.splitlines()
-    assert out[0].split() == ["#", "NAME", "GPU", "TYPE", "GPUS", "PHASE", "WAITING", "REASON"]
+    assert out[0].split() == [
+        "#",
+        "NAME",
+        "GPU",
+        "TYPE",
+        "GPUS",
+        "PHASE",
+        "WAITING",
+        "START",
+        "REASON",
+    ]
     assert out[1].startswith("1   wait   B200") and 'no node has GPU type "B200"' in out[1]
     data = json.loads(run(["queue", "-o", "json"], fake).output)
     assert data["kind"] == "Queue" and data["items"][0]["reason"].startswith("no node has GPU type")

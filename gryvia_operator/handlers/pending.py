@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, JobPhase
+from gryvia_operator.api.jobfacts import job_facts
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.aijob import Observed
-from gryvia_operator.reconcile.jobfacts import job_facts
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.quotas import governing
 

@@ -10,31 +10,26 @@ The decisions and texts come from `gryvia_operator.api.pending` / `api.startesti
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, JobPhase
-from gryvia_operator.api.messages import gpu_count
+from gryvia_operator.api.blockers import (
+    Found,
+    QuotaFacts,
+    clean,
+    never_blocker,
+    node_blocker,
+    quota_blocker,
+)
+from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.mig import parse_profile, slot_key
 from gryvia_operator.api.names import ANNOTATION_RESERVATION
-from gryvia_operator.api.pending import MAX_LISTED, never_fits
-from gryvia_operator.api.periods import period_window
-from gryvia_operator.api.startestimate import (
-    Forecast,
-    Running,
-    Waiting,
-    expected_end,
-    forecast,
-)
-from gryvia_operator.reconcile.jobfacts import JobFacts, history, job_facts
 from gryvia_operator.reconcile.placement import Requirements, evaluate_node, gpu_usage
-from gryvia_operator.reconcile.quotas import QuotaState, queue_order
-from gryvia_operator.reconcile.status import timestamp
+from gryvia_operator.reconcile.quotas import QuotaState
 from gryvia_operator.reconcile.views import NodeView, PodView
 from gryvia_operator.webhook.review import node_inventory
-
-QUOTA_SLOT = "quota"
 
 
 @dataclass(frozen=True)
@@ -50,151 +45,22 @@ class WaitContext:
     reservations: Mapping[str, str] | None = None
 
 
-def _shown(job: JobFacts, other: JobFacts) -> str:
-    return other.name if other.namespace == job.namespace else other.key
-
-
-def _running(
-    me: JobFacts,
-    other: JobFacts,
-    held: Mapping[str, int],
-    jobs: Sequence[JobFacts],
-    now: dt.datetime,
-) -> Running:
-    past = history(jobs, other.namespace, other.gpu_type)
-    end, basis, why = expected_end(_shown(me, other), other.start, other.timeout_seconds, past, now)
-    return Running(_shown(me, other), dict(held), end, basis, why)
-
-
-def _waiting(
-    me: JobFacts, other: JobFacts, per_pod: int, pods: int, jobs: Sequence[JobFacts]
-) -> Waiting:
-    name = _shown(me, other)
-    if other.timeout_seconds:
-        return Waiting(name, per_pod, pods, dt.timedelta(seconds=other.timeout_seconds))
-    past = history(jobs, other.namespace, other.gpu_type)
-    why = f"job {name} ahead has no timeout and no finished job like it"
-    return Waiting(name, per_pod, pods, past, "" if past else why)
-
-
-def _ahead(me: JobFacts, candidates: Iterable[JobFacts]) -> list[JobFacts]:
-    """Jobs before `me` in queue order (priority, then age, then name)."""
-    order = queue_order([_as_view(j) for j in (*candidates, me)])
-    keys = [v.key for v in order]
-    index = {j.key: j for j in candidates}
-    before = keys[: keys.index(me.key)]
-    return [index[k] for k in before if k in index]
-
-
-def _as_view(job: JobFacts) -> Any:
-    from gryvia_operator.reconcile.quotas import JobView
-
-    return JobView(job.namespace, job.name, job.created, job.priority, job.phase, job.total, None)
-
-
-def _estimate(result: Forecast) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if result.earliest is not None:
-        out["earliest"] = timestamp(result.earliest)
-    if result.likely is not None:
-        out["likely"] = timestamp(result.likely)
-    if result.likely is None:
-        out["unknownReason"] = result.unknown_reason or "no estimate"
-    return out
-
-
-def _holders(result: Forecast) -> list[dict[str, Any]]:
-    out = []
-    for run in result.holders[:MAX_LISTED]:
-        item: dict[str, Any] = {"name": run.name, "gpus": sum(run.held.values())}
-        if run.end is not None:
-            item["expectedEnd"] = timestamp(run.end)
-        item["basis"] = run.basis
-        out.append(item)
-    return out
-
-
-def _ahead_block(me: JobFacts, ahead: Sequence[JobFacts]) -> dict[str, Any]:
-    block: dict[str, Any] = {"count": len(ahead)}
-    if ahead:
-        block["names"] = [_shown(me, j) for j in ahead[:MAX_LISTED]]
-    return block
-
-
-def _free_in_quota(states: Sequence[QuotaState]) -> int | None:
-    if not states:
-        return None
-    return min(s.quota.spec.gpu_quota.max_gpus - s.allocated_gpus for s in states)
-
-
-def _budget_spent(state: QuotaState) -> bool:
-    budget = state.quota.spec.budget
-    return bool(
-        budget
-        and budget.hard_limit
-        and budget.monthly_budget is not None
-        and state.spent >= budget.monthly_budget
+def quota_facts(state: QuotaState) -> QuotaFacts:
+    """The blocker's view of one quota's state."""
+    quota = state.quota
+    budget, limits = quota.spec.budget, quota.spec.gpu_quota
+    return QuotaFacts(
+        team=state.team,
+        namespaces=frozenset(quota.spec.namespaces),
+        max_gpus=limits.max_gpus,
+        allocated_gpus=state.allocated_gpus,
+        running_jobs=state.running_jobs,
+        max_running_jobs=limits.max_running_jobs or 0,
+        spent=state.spent,
+        monthly_budget=budget.monthly_budget if budget else None,
+        hard_limit=bool(budget and budget.hard_limit),
+        held=frozenset(v.key for v in state.held),
     )
-
-
-def _quota_wait(
-    me: JobFacts, ctx: WaitContext, now: dt.datetime
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The blocker of a job its quota holds: Budget (a hard monthly budget is spent; the
-    estimate is the month's renewal), Quota (over maxGPUs or maxRunningJobs) or Priority
-    (the quota has room, but earlier jobs of the team wait first: no backfill)."""
-    for state in ctx.quotas:
-        team, limits = state.team, state.quota.spec.gpu_quota
-        base: dict[str, Any] = {"needed": me.total, "freeInQuota": _free_in_quota(ctx.quotas)}
-        if _budget_spent(state):
-            renews = period_window("month", now)[1]
-            text = (
-                f"the monthly budget of team {team} is spent ({state.spent:.2f} USD, hard "
-                f"limit); it renews {renews:%Y-%m-%d}"
-            )
-            pending = {"kind": "Budget", "resource": f"budget {team}", **base, "message": text}
-            return pending, {"earliest": timestamp(renews), "likely": timestamp(renews)}
-        mine = [j for j in ctx.jobs if j.namespace in state.quota.spec.namespaces and j.total]
-        held = {v.key for v in state.held}
-        ahead = _ahead(me, [j for j in mine if j.key in held and j.key != me.key])
-        free = max(limits.max_gpus - state.allocated_gpus, 0)
-        over_gpus = me.total > free
-        max_jobs = limits.max_running_jobs or 0
-        over_jobs = max_jobs > 0 and state.running_jobs >= max_jobs
-        if not (over_gpus or over_jobs or ahead):
-            continue
-        running = [
-            _running(me, j, {QUOTA_SLOT: j.total}, ctx.jobs, now)
-            for j in mine
-            if j.holds and j.key != me.key
-        ]
-        queue = [_waiting(me, j, j.total, 1, ctx.jobs) for j in ahead]
-        ask = Waiting(me.name, me.total, 1)
-        result = forecast({QUOTA_SLOT: free}, ask, running, queue, now=now, strict=True)
-        if over_gpus:
-            kind = "Quota"
-            text = (
-                f"team {team} uses {state.allocated_gpus} of {gpu_count(limits.max_gpus)}, "
-                f"this job needs {me.total}"
-            )
-        elif over_jobs:
-            kind = "Quota"
-            text = (
-                f"team {team} runs {state.running_jobs} of {limits.max_running_jobs} jobs "
-                "allowed at once"
-            )
-        else:
-            kind, text = "Priority", f"behind earlier jobs of team {team}"
-        pending = {
-            "kind": kind,
-            "resource": f"quota {team}",
-            **base,
-            "ahead": _ahead_block(me, ahead),
-            "holders": _holders(result),
-            "message": text,
-        }
-        return pending, _estimate(result)
-    return None
 
 
 def _node_wait(
@@ -204,17 +70,16 @@ def _node_wait(
     pods: Sequence[PodView],
     ctx: WaitContext,
     now: dt.datetime,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The blocker of a job no set of nodes takes now (Resources): GPUs needed and free on the
-    nodes that could take its pods, the unplaced jobs ahead for the same GPU type, and the
-    running jobs on those nodes whose end frees enough."""
+) -> Found:
+    """Resources, from the nodes that pass every placement filter but free GPUs (they could
+    take a pod once GPUs free up) and the pods bound to them."""
     req = Requirements.of(job)
     used = gpu_usage(pods)
     free: dict[str, int] = {}
     for node in nodes:
-        if evaluate_node(node, req, 0).fits:  # could take a pod once its GPUs are free
-            total = evaluate_node(node, req, 0).total
-            free[node.name] = max(total - used.get(slot_key(node.name, req.gpu_type), 0), 0)
+        fit = evaluate_node(node, req, 0)
+        if fit.fits:
+            free[node.name] = max(fit.total - used.get(slot_key(node.name, req.gpu_type), 0), 0)
     profile = parse_profile(req.gpu_type)
     held: dict[tuple[str, str], dict[str, int]] = {}
     for pod in pods:
@@ -224,57 +89,9 @@ def _node_wait(
         if count:
             slots = held.setdefault((pod.namespace, pod.job), {})
             slots[pod.node_name] = slots.get(pod.node_name, 0) + count
-    facts = {(j.namespace, j.name): j for j in ctx.jobs}
-    running = [
-        _running(me, facts[k], slots, ctx.jobs, now) for k, slots in held.items() if k in facts
-    ]
-    rivals = [
-        j
-        for j in ctx.jobs
-        if j.key != me.key
-        and j.phase == JobPhase.PENDING
-        and not j.placed
-        and j.total
-        and j.gpu_type == me.gpu_type
-    ]
-    ahead = _ahead(me, rivals)
-    queue = [_waiting(me, j, j.per_pod, j.pods, ctx.jobs) for j in ahead]
-    ask = Waiting(me.name, me.per_pod, me.pods)
-    result = forecast(free, ask, running, queue, now=now)
-    shown = job.spec.gpu_type if job.spec.gpu_type_constrained else "GPUs"
-    pending = {
-        "kind": "Resources",
-        "resource": shown,
-        "needed": me.total,
-        "freeNow": sum(free.values()),
-        "ahead": _ahead_block(me, ahead),
-        "holders": _holders(result),
-        "message": f"needs {me.total} {shown} on {me.pods} node(s), "
-        f"{sum(free.values())} free on nodes that could take its pods",
-    }
-    if ctx.quotas:
-        pending["freeInQuota"] = _free_in_quota(ctx.quotas)
-    if not free and not result.holders:
-        return pending, {"unknownReason": f"no usable node can take its pods ({shown})"}
-    return pending, _estimate(result)
-
-
-def _never(
-    job: GryviaAIJob, me: JobFacts, nodes: Sequence[NodeView], ctx: WaitContext
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    quota_max = min((s.quota.spec.gpu_quota.max_gpus for s in ctx.quotas), default=None)
-    found = never_fits(
-        job.spec.gpu_type, me.per_pod, me.pods, node_inventory(nodes), ctx.sku_types, quota_max
-    )
-    if found is None:
-        return None
-    pending = {
-        "kind": found.kind,
-        "resource": found.resource,
-        "needed": me.total,
-        "message": found.message,
-    }
-    return pending, {"unknownReason": f"never: {found.message}"}
+    shown = str(job.spec.gpu_type) if job.spec.gpu_type_constrained else "GPUs"
+    quotas = [quota_facts(s) for s in ctx.quotas]
+    return node_blocker(me, shown, free, held, ctx.jobs, now, quotas)
 
 
 def wait_status(
@@ -299,7 +116,7 @@ def wait_status(
     out.pop("estimatedStart", None)
     phase = out.get("phase") or JobPhase.PENDING.value
     me = job_facts(job.model_dump(mode="json", by_alias=True, exclude_none=True))
-    found: tuple[dict[str, Any], dict[str, Any]] | None = None
+    found: Found | None = None
     if job.spec.suspend and phase == JobPhase.SCHEDULING.value and not out.get("startTime"):
         kind = "Kueue" if job.spec.queue_name else "Suspended"
         text = (
@@ -309,7 +126,7 @@ def wait_status(
         )
         found = ({"kind": kind, "needed": me.total, "message": text}, {"unknownReason": text})
     elif phase == JobPhase.QUEUED.value:
-        found = _quota_wait(me, ctx, now)
+        found = quota_blocker(me, [quota_facts(q) for q in ctx.quotas], ctx.jobs, now)
         if found is None:
             text = str(out.get("message") or "held by its quota")
             found = (
@@ -317,26 +134,18 @@ def wait_status(
                 {"unknownReason": text},
             )
     elif phase == JobPhase.PENDING.value and me.total:
-        found = _never(job, me, nodes, ctx) or _reservation(job, me, ctx)
+        quotas = [quota_facts(q) for q in ctx.quotas]
+        inventory = node_inventory(nodes)
+        never = never_blocker(me, job.spec.gpu_type, inventory, ctx.sku_types, quotas)
+        found = never or _reservation(job, me, ctx)
         if found is None:
             found = _node_wait(job, me, nodes, pods, ctx, now)
     if found is not None:
-        out["pending"], out["estimatedStart"] = (_clean(part) for part in found)
+        out["pending"], out["estimatedStart"] = (clean(part) for part in found)
     return out
 
 
-def _clean(value: Any) -> Any:
-    """Drop None values (the stored status never holds nulls), recursively."""
-    if isinstance(value, Mapping):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _reservation(
-    job: GryviaAIJob, me: JobFacts, ctx: WaitContext
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _reservation(job: GryviaAIJob, me: JobFacts, ctx: WaitContext) -> Found | None:
     """A job that opts into a reservation (annotation gryvia.io/reservation) which is not
     active (missing, pending or expired). Reservations have no controller yet (issue 18): the
     operator passes `WaitContext.reservations=None` until one exists, and nothing is reported."""

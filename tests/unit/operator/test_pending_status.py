@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from gryvia_operator.api import GryviaQuota
-from gryvia_operator.reconcile.jobfacts import JobFacts, history, job_facts
+from gryvia_operator.api.jobfacts import JobFacts, history, job_facts
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.quotas import job_view, quota_state
 from tests.builders import gpu_node, make_job, make_pod

@@ -5,6 +5,8 @@
 | 0 | success |
 | 1 | the command failed (a GryviaError, a failed job with --wait, invalid input files) |
 | 2 | usage error (bad flag or argument; Typer/Click) |
+| 3 | `submit`: a job would never run (fail fast; `--force` creates it anyway); `--explain` |
+| 4 | `submit --explain`/`--dry-run=server`: a job would wait (the estimate is printed) |
 | 124 | a wait (`submit --wait/--logs`) passed its `--wait-timeout` before the job ended |
 | 130 | interrupted (Ctrl-C) |
 """
@@ -14,6 +16,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_NEVER_RUNS = 3
+EXIT_WOULD_WAIT = 4
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 
@@ -26,6 +30,17 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         "with --wait, a broken required platform part in `status`)",
     ),
     (EXIT_USAGE, "usage error: unknown flag, bad argument or value"),
+    (
+        EXIT_NEVER_RUNS,
+        "would never run: `submit` refuses a job that can never fit (a GPU type no node and "
+        "no SKU has, more GPUs per pod than any node of its type, more nodes than exist, more "
+        "GPUs than its quota) unless --force; `submit --explain` found such a job",
+    ),
+    (
+        EXIT_WOULD_WAIT,
+        "would wait: `submit --explain`/`--dry-run=server` found a job that cannot start now "
+        "(the reason and the start estimate are printed)",
+    ),
     (
         EXIT_TIMEOUT,
         "a wait gave up: `submit --wait/--logs` passed its --wait-timeout before the job "
@@ -81,6 +96,12 @@ class GryviaError(Exception):
         self.hint = hint
         self.causes = causes
         self.details = details
+
+
+class NeverRunsError(GryviaError):
+    """`gryvia submit`: a job can never fit (fail fast); nothing was created."""
+
+    exit_code = EXIT_NEVER_RUNS
 
 
 class UsageError(GryviaError):

@@ -122,13 +122,17 @@ class GryviaGroup(AliasGroup):
         import importlib
 
         entry = self.lazy[name]
-        app = importlib.import_module(entry.module).app
+        module = importlib.import_module(entry.module)
+        app = module.app
         app.rich_markup_mode = None  # plain, fast help everywhere
         command = typer.main.get_command(app)
         command.params = [p for p in command.params if p.name not in _COMPLETION_PARAMS]
         if entry.pick and isinstance(command, TyperGroup):
             command = command.commands[entry.pick]
         _keep_examples(command)
+        tune = getattr(module, "tune_command", None)  # Click settings Typer cannot express
+        if tune is not None:
+            tune(command)
         light_coercion(command, ctx)
         command.name = name
         setattr(command, "rich_help_panel", entry.panel)  # noqa: B010 - read by format_commands

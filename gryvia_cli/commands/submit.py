@@ -16,6 +16,7 @@ from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import (
     InvalidInputError,
     JobEndedError,
+    NeverRunsError,
     UsageError,
     job_failure_hint,
 )
@@ -79,12 +80,14 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     return jobs
 
 
-def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> None:
+def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> list[str]:
     """Print each job's GPU request, the nodes that could take it now and its cost estimate
-    (stderr); jobs without a namespace of their own go to `namespace`."""
+    (stderr); jobs without a namespace of their own go to `namespace`. Return why each job
+    that can never fit never would (`api.pending.never_fits`: `name: reason`)."""
     from gryvia_cli.core.estimate import estimate_cost
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.plan import plan_job
+    from gryvia_operator.api.pending import never_fits
 
     notes: list[str] = []
     supply = read_supply(state.access(), warnings=notes)
@@ -92,8 +95,23 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> N
     pricing = read_pricing(state, targets, notes)
     for text in notes:
         warn(f"plan may be incomplete: {text}")
+    skus, _, quotas = pricing
+    inventory = [(n.gpu_type, n.gpus) for n in supply.nodes]
+    priced = [s.spec.gpu_type for s in skus if s.spec.enabled]
+    never: list[str] = []
     for obj, target in zip(jobs, targets, strict=True):
         summary = summarize_job(obj)
+        limits = [q.spec.gpu_quota.max_gpus for q in quotas if target in q.spec.namespaces]
+        found = never_fits(
+            summary.gpu_type or None,
+            summary.gpus_per_pod,
+            summary.pods,
+            inventory,
+            priced,
+            min(limits, default=None),
+        )
+        if found is not None:
+            never.append(f"{summary.name or 'job'}: {found.message} ({found.kind})")
         plan = plan_job(summary, supply.nodes, supply.allocated)
         for line in plan.lines():
             info(line)
@@ -105,6 +123,7 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> N
                 info(line)
             for text in estimate.warnings:
                 warn(text)
+    return never
 
 
 def read_pricing(
@@ -217,6 +236,32 @@ def _write_line(line: str) -> None:
     sys.stdout.flush()
 
 
+DRY_RUN_MODES = ("client", "server")
+
+
+def dry_run_args(args: list[str]) -> list[str]:
+    """`--dry-run` without a value means `--dry-run=client` (as kubectl's): rewrite a bare
+    `--dry-run` (not followed by client or server) before parsing; stops at `--`."""
+    out: list[str] = []
+    for index, token in enumerate(args):
+        if token == "--":
+            return out + args[index:]
+        following = args[index + 1] if index + 1 < len(args) else ""
+        bare = token == "--dry-run" and following not in DRY_RUN_MODES
+        out.append("--dry-run=client" if bare else token)
+    return out
+
+
+def tune_command(command: Any) -> None:
+    """Let `--dry-run` go without a value (Typer's parser has no optional values)."""
+    parse = command.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> list[str]:
+        return list(parse(ctx, dry_run_args(list(args))))
+
+    command.parse_args = parse_args
+
+
 @app.command("submit", rich_help_panel="Workloads")
 def submit(
     ctx: typer.Context,
@@ -241,10 +286,26 @@ def submit(
         str | None, typer.Option("--image", metavar="IMAGE", help="Container image for --sbatch.")
     ] = None,
     dry_run: Annotated[
-        bool,
+        str | None,
         typer.Option(
             "--dry-run",
-            help="Validate and print the jobs as YAML; create nothing, no cluster needed.",
+            metavar="[client|server]",
+            help="client (the default): validate and print the jobs as YAML, no cluster "
+            "needed. server: the same as --explain.",
+        ),
+    ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Create nothing: the server's dry run, placement now, quota and budget after "
+            "the job, the start estimate and cost; exit 0 start now, 3 never, 4 would wait.",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Create jobs that can never fit anyway (they wait as Pending)."
         ),
     ] = False,
     wait: Annotated[
@@ -287,8 +348,19 @@ def submit(
     its timeout, with a warning when that would cross the team's monthly budget. Created
     names go to stdout (`-o json`: objects).
 
+    Fail fast: a job that can never fit (a GPU type no node and no catalog SKU has, more
+    GPUs per pod than any node of its type, more nodes than exist, more GPUs than its quota)
+    is not created: exit 3, unless --force.
+
+    --explain (or --dry-run=server) creates nothing and says what would happen: the API
+    server's dry run (schema and webhook), the nodes that could take it now, the quota and
+    budget after it, the blocker and start estimate the operator would write, the cost per
+    hour and for its timeout. Exit 0 when every job would start now, 3 when one would never
+    run, 4 when one would wait. -o json: the document in docs/explain.md.
+
     Examples:
       gryvia submit -f examples/train-ddp.yaml --wait --logs
+      gryvia submit -f job.yaml --explain -o json
       gryvia submit -f jobs.yaml -n team-a
       gryvia submit --sbatch train.sh --image nvcr.io/nvidia/pytorch:24.05-py3 --dry-run
     """
@@ -315,7 +387,9 @@ def submit(
     else:
         jobs = load_jobs(file or [])
     fmt = state.fmt(output, OutputFormat.name)
-    if dry_run:
+    if dry_run not in (None, "client", "server"):
+        raise UsageError(f"--dry-run: expected client or server, not {dry_run!r}")
+    if dry_run == "client":
         _print_dry_run(jobs, fmt, imported.conversion.runtime if imported else None)
         return
     ns = state.resolve_namespace(namespace)
@@ -325,7 +399,21 @@ def submit(
             raise UsageError(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
-    print_plans(state, jobs, ns)
+    if explain or dry_run == "server":
+        from gryvia_cli.views.explain import explain_jobs, render_explanations
+
+        targets = [(obj.get("metadata") or {}).get("namespace") or ns for obj in jobs]
+        pricing = read_pricing(state, targets, [])
+        items = explain_jobs(state, jobs, ns, pricing)
+        raise typer.Exit(render_explanations(items, state.fmt(output)))
+    never = print_plans(state, jobs, ns)
+    if never and not force:
+        for line in never:
+            failure(f"would never run: {line}")
+        raise NeverRunsError(
+            f"{len(never)} job(s) can never fit this cluster; nothing was submitted",
+            hint="fix the GPU type or size, or pass --force to create them anyway",
+        )
     created_objects = []
     created: list[tuple[str, str]] = []
     if imported is not None:

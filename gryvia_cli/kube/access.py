@@ -242,6 +242,34 @@ class KubeAccess:
         )
         return data if isinstance(data, dict) else {}
 
+    def dry_run_create(
+        self, res: r.Resource, body: Mapping[str, Any], namespace: str | None
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Create with `dryRun=All` (schema, CEL and admission webhooks run; nothing is kept):
+        the object the server would store and the admission warnings it sent (`Warning`
+        headers, code 299). A refusal raises like `create`."""
+        import re
+
+        name = (body.get("metadata") or {}).get("name")
+        response = self._call(
+            "POST",
+            res.path(namespace),
+            query=[("dryRun", "All")],
+            body=dict(body),
+            resource=res,
+            name=name,
+            namespace=namespace,
+            verb="create",
+        )
+        response.read()
+        headers = response.headers.getlist("Warning") if response.headers else []
+        found = []
+        for header in headers:
+            for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
+                found.append(match.group(1).replace('\\"', '"'))
+        data = _loads(response.data) if response.data else {}
+        return (data if isinstance(data, dict) else {}), found
+
     def merge_patch(
         self, res: r.Resource, name: str, namespace: str | None, patch: Mapping[str, Any]
     ) -> dict[str, Any]:

@@ -85,6 +85,7 @@ class FakeAccess:
         self.server = self.context.server
         self.logs: dict[str, list[str]] = {}
         self.forbidden: set[str] = set()
+        self.dry_run_warnings: list[str] = []
         self.missing: set[str] = set()
         self.calls: list[tuple[str, str]] = []
 
@@ -170,6 +171,11 @@ class FakeAccess:
         if not dry_run:
             self.objects.append(obj)
         return copy.deepcopy(obj)
+
+    def dry_run_create(
+        self, res: r.Resource, body: dict[str, Any], namespace: str | None
+    ) -> tuple[dict[str, Any], list[str]]:
+        return self.create(res, body, namespace, dry_run=True), list(self.dry_run_warnings)
 
     def merge_patch(
         self, res: r.Resource, name: str, namespace: str | None, patch: dict[str, Any]

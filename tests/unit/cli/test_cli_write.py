@@ -90,7 +90,7 @@ def test_submit_refuses_invalid_input_and_creates_nothing(tmp_path: Path) -> Non
 def test_submit_prints_a_plan_and_creates(tmp_path: Path) -> None:
     fake = FakeAccess(h100("h0"), h100("h1"), make_pod("hog").gpus(6).on("h0").obj())
     path = write(tmp_path, "a", extra="---\n" + job_yaml("b", gpus=8, gpu_type="B200"))
-    result = run(["submit", "-f", str(path)], fake)
+    result = run(["submit", "-f", str(path), "--force"], fake)  # b never fits: fail fast
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["gryviaaijob.gryvia.io/a", "gryviaaijob.gryvia.io/b"]
     assert "plan for a: 4 x H100" in result.output

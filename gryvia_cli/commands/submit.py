@@ -356,7 +356,7 @@ def submit(
     server's dry run (schema and webhook), the nodes that could take it now, the quota and
     budget after it, the blocker and start estimate the operator would write, the cost per
     hour and for its timeout. Exit 0 when every job would start now, 3 when one would never
-    run, 4 when one would wait. -o json: the document in docs/explain.md.
+    run, 4 when one would wait. -o json: the document in docs/pending.md.
 
     Examples:
       gryvia submit -f examples/train-ddp.yaml --wait --logs

@@ -4,7 +4,7 @@ and why, before anything is created (pure).
 The blocker and the estimate come from `gryvia_operator.api.blockers`, the functions the
 operator writes `status.pending` / `status.estimatedStart` with, fed with what the CLI reads
 (nodes, pods, jobs, quotas, catalog), so the words match what the operator later writes. The
-JSON shape is documented in docs/explain.md.
+JSON shape is documented in docs/pending.md.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Explanation:
         return EXIT_OF[self.verdict]
 
     def as_dict(self) -> dict[str, Any]:
-        """One item of the documented JSON (docs/explain.md)."""
+        """One item of the documented JSON (docs/pending.md)."""
         server = self.server
         return {
             "name": self.name,

@@ -20,6 +20,7 @@ from gryvia_operator.api import (
 from gryvia_operator.api import messages as msg
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
 from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.pending import never_fits
 from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.reconcile.views import NodeView
 
@@ -161,7 +162,30 @@ def admit_aijob(
                 return Verdict(
                     False, "not allowed by quota policy: " + "; ".join(reasons), tuple(warnings)
                 )
+    if inventory is not None and judged and policy is not None and policy.ready:
+        warnings += never_warning(job, inventory, policy)
     return Verdict(True, msg.ALLOWED, tuple(warnings))
+
+
+def never_warning(
+    job: GryviaAIJob, inventory: Iterable[tuple[str, int]], policy: PolicyContext
+) -> list[str]:
+    """The fail-fast warning (`api.pending.never_fits`, with the catalog and quotas of
+    `policy`) for a job that can never fit: it is admitted, and waits as Pending with
+    status.pending.kind NoSuchGPUType or TooLarge."""
+    spec = job.spec
+    skus, limits = policy.skus, [q.spec.gpu_quota.max_gpus for q in policy.quotas]
+    found = never_fits(
+        spec.gpu_type,
+        spec.gpus_per_pod(),
+        spec.pod_count(),
+        inventory,
+        [s.spec.gpu_type for s in skus if s.spec.enabled],
+        min(limits, default=None),
+    )
+    if found is None:
+        return []
+    return [f"this job can never run ({found.kind}): {found.message}"]
 
 
 RUN_CONTROLS = frozenset({"suspend"})

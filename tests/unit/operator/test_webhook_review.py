@@ -181,3 +181,18 @@ def test_update_that_only_changes_suspend_or_metadata_skips_the_policy() -> None
     labelled = {**t4, "metadata": {**t4["metadata"], "labels": {"a": "b"}}}
     request = {"operation": "UPDATE", "object": labelled, "oldObject": t4}
     assert admit_aijob(request, None, policy).allowed
+
+
+def test_a_job_that_can_never_run_gets_the_fail_fast_warning() -> None:
+
+    three = make_job().gpus(8).gpu_type("H100").distributed(3).obj()
+    verdict = admit_aijob(
+        {"operation": "CREATE", "object": three}, [("H100", 8), ("H100", 8)], PolicyContext()
+    )
+    assert verdict.allowed
+    assert "this job can never run (TooLarge): needs 3 nodes with 8 H100 each, only 2 exist" in (
+        verdict.warnings
+    )
+    fits = make_job().gpus(8).gpu_type("H100").obj()
+    ok = admit_aijob({"operation": "CREATE", "object": fits}, [("H100", 8)], PolicyContext())
+    assert not any("never run" in w for w in ok.warnings)

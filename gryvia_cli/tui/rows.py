@@ -191,6 +191,7 @@ QUEUE_COLUMNS = (
     Column("gpus", "GPUS", 12, 2),
     Column("phase", "PHASE", 12, 4),
     Column("waited", "WAITED", 6, 1, "right"),
+    Column("start", "START", 11, 3),
     Column("reason", "REASON", 24, 0, flex=True, max_width=200),
 )
 
@@ -206,8 +207,17 @@ def queue_cells(entry: QueueEntry) -> list[Cell]:
         (gpus_text(job), ""),
         phase_cell(job),
         (waited, "warn" if (entry.waited or 0) > 3600 else ""),
+        _start_cell(job),
         (entry.reason, "warn" if entry.reason.startswith("no node") else ""),
     ]
+
+
+def _start_cell(job: Any) -> Cell:
+    """The operator's start estimate: `14:20-15:05`, `unknown`, `never` (warn) or `-`."""
+    from gryvia_operator.api.pending import start_cell
+
+    text = start_cell(job.estimated_start, job.pending) or "-"
+    return (text, "warn" if text == "never" else "dim" if text in ("-", "unknown") else "")
 
 
 def queue_sort_value(column: str, entry: QueueEntry, index: int) -> Any:
@@ -221,6 +231,9 @@ def queue_sort_value(column: str, entry: QueueEntry, index: int) -> Any:
         "gpus": job.total_gpus,
         "phase": PHASE_ORDER.get(job.phase, 99),
         "waited": entry.waited,
+        "start": job.estimated_start.likely.isoformat()
+        if job.estimated_start and job.estimated_start.likely
+        else "~",
         "reason": entry.reason,
     }
     return values.get(column, index)

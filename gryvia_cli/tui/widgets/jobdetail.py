@@ -53,6 +53,16 @@ def pod_facts(pod: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
     )
 
 
+def _waiting_rows(job: JobSummary) -> list[tuple[str, RenderableType]]:
+    """`waiting` (the operator's blocker, as `gryvia status` says it) while the job waits."""
+    from gryvia_operator.api.pending import waiting_line
+
+    if job.pending is None or job.terminal:
+        return []
+    line = waiting_line(job.pending, job.estimated_start).removeprefix("waiting: ")
+    return [("waiting", user_text(line))]
+
+
 def plain(cell: RenderableType) -> RenderableType:
     """A string cell as plain Text (never markup); other renderables as they are."""
     return user_text(cell) if isinstance(cell, str) else cell
@@ -119,6 +129,7 @@ class JobOverview(Static):
             [
                 ("phase", user_text(phase_text, self._style(f"marker--{marker}"))),
                 ("message", job.message or "-"),
+                *_waiting_rows(job),
                 ("created", f"{age(job.created, f.now)} ago"),
                 ("waited", format_seconds(times["waiting"])),
                 ("ran", format_seconds(times["running"])),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.optional import optional_value
 from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import (
@@ -85,9 +86,9 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> l
     (stderr); jobs without a namespace of their own go to `namespace`. Return why each job
     that can never fit never would (`api.pending.never_fits`: `name: reason`)."""
     from gryvia_cli.core.estimate import estimate_cost
+    from gryvia_cli.core.explain import never_reason
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.plan import plan_job
-    from gryvia_operator.api.pending import never_fits
 
     notes: list[str] = []
     supply = read_supply(state.access(), warnings=notes)
@@ -95,23 +96,11 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> l
     pricing = read_pricing(state, targets, notes)
     for text in notes:
         warn(f"plan may be incomplete: {text}")
-    skus, _, quotas = pricing
-    inventory = [(n.gpu_type, n.gpus) for n in supply.nodes]
-    priced = [s.spec.gpu_type for s in skus if s.spec.enabled]
     never: list[str] = []
     for obj, target in zip(jobs, targets, strict=True):
         summary = summarize_job(obj)
-        limits = [q.spec.gpu_quota.max_gpus for q in quotas if target in q.spec.namespaces]
-        found = never_fits(
-            summary.gpu_type or None,
-            summary.gpus_per_pod,
-            summary.pods,
-            inventory,
-            priced,
-            min(limits, default=None),
-        )
-        if found is not None:
-            never.append(f"{summary.name or 'job'}: {found.message} ({found.kind})")
+        reason = never_reason(summary, target, supply.nodes, pricing[0], pricing[2])
+        never += [reason] if reason else []
         plan = plan_job(summary, supply.nodes, supply.allocated)
         for line in plan.lines():
             info(line)
@@ -236,30 +225,8 @@ def _write_line(line: str) -> None:
     sys.stdout.flush()
 
 
-DRY_RUN_MODES = ("client", "server")
-
-
-def dry_run_args(args: list[str]) -> list[str]:
-    """`--dry-run` without a value means `--dry-run=client` (as kubectl's): rewrite a bare
-    `--dry-run` (not followed by client or server) before parsing; stops at `--`."""
-    out: list[str] = []
-    for index, token in enumerate(args):
-        if token == "--":
-            return out + args[index:]
-        following = args[index + 1] if index + 1 < len(args) else ""
-        bare = token == "--dry-run" and following not in DRY_RUN_MODES
-        out.append("--dry-run=client" if bare else token)
-    return out
-
-
-def tune_command(command: Any) -> None:
-    """Let `--dry-run` go without a value (Typer's parser has no optional values)."""
-    parse = command.parse_args
-
-    def parse_args(ctx: Any, args: list[str]) -> list[str]:
-        return list(parse(ctx, dry_run_args(list(args))))
-
-    command.parse_args = parse_args
+tune_command = optional_value("--dry-run", "client", ("client", "server"))
+"""`--dry-run` alone means `--dry-run=client` (read by the root group when it loads submit)."""
 
 
 @app.command("submit", rich_help_panel="Workloads")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gryvia_cli.core.estimate import CostEstimate
+from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.nodes import GpuNode, free_gpus, pod_gpus, pod_holds_node, pod_slices
 from gryvia_cli.errors import EXIT_NEVER_RUNS, EXIT_OK, EXIT_WOULD_WAIT
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota
@@ -31,7 +32,7 @@ from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.mig import parse_profile, type_serves
 from gryvia_operator.api.names import CLI_API_VERSION
-from gryvia_operator.api.pending import EstimatedStart, PendingStatus, waiting_line
+from gryvia_operator.api.pending import EstimatedStart, PendingStatus, never_fits, waiting_line
 
 Verdict = Literal["start-now", "wait", "never"]
 EXIT_OF: dict[str, int] = {"start-now": EXIT_OK, "wait": EXIT_WOULD_WAIT, "never": EXIT_NEVER_RUNS}
@@ -137,6 +138,30 @@ class Explanation:
             )
         out += [f"  warning: {w}" for w in self.warnings]
         return out
+
+
+def never_reason(
+    job: JobSummary,
+    namespace: str,
+    nodes: Sequence[GpuNode],
+    skus: Sequence[GryviaGpuSku],
+    quotas: Sequence[GryviaQuota],
+) -> str | None:
+    """`name: why (Kind)` when the job can never fit (`api.pending.never_fits` with the
+    nodes, the enabled SKUs and the smallest `maxGPUs` of the quotas covering `namespace`),
+    else None: `gryvia submit`'s fail-fast check."""
+    limits = [q.spec.gpu_quota.max_gpus for q in quotas if namespace in q.spec.namespaces]
+    found = never_fits(
+        job.gpu_type or None,
+        job.gpus_per_pod,
+        job.pods,
+        [(n.gpu_type, n.gpus) for n in nodes],
+        [s.spec.gpu_type for s in skus if s.spec.enabled],
+        min(limits, default=None),
+    )
+    if found is None:
+        return None
+    return f"{job.name or 'job'}: {found.message} ({found.kind})"
 
 
 def quota_facts_of(quota: GryviaQuota, jobs: Sequence[JobFacts]) -> QuotaFacts:
@@ -259,7 +284,8 @@ def explain_job(
     profile = parse_profile(gpu_type)
     held = _held_by_job(pods, set(free), profile.name if profile else None)
     shown = "GPUs" if gpu_type_is_any(gpu_type) else str(gpu_type)
-    found = node_blocker(me, shown, free, held, facts, now, qfacts)
+    totals = {n.name: n.gpus for n in usable}
+    found = node_blocker(me, shown, free, held, facts, now, qfacts, totals)
     return made("wait", found, now_nodes)
 
 

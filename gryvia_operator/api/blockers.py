@@ -17,7 +17,14 @@ from gryvia_operator.api.jobfacts import JobFacts, history
 from gryvia_operator.api.messages import gpu_count
 from gryvia_operator.api.pending import MAX_LISTED, never_fits
 from gryvia_operator.api.periods import period_window
-from gryvia_operator.api.startestimate import Forecast, Running, Waiting, expected_end, forecast
+from gryvia_operator.api.startestimate import (
+    Forecast,
+    Running,
+    Waiting,
+    expected_end,
+    fits,
+    forecast,
+)
 
 QUOTA_SLOT = "quota"
 Found = tuple[dict[str, Any], dict[str, Any]]
@@ -81,7 +88,7 @@ def waiting_of(
         return Waiting(name, per_pod, pods, dt.timedelta(seconds=other.timeout_seconds))
     past = history(jobs, other.namespace, other.gpu_type)
     why = f"job {name} ahead has no timeout and no finished job like it"
-    return Waiting(name, per_pod, pods, past, "" if past else why)
+    return Waiting(name, per_pod, pods, past, "" if past else why, "history")
 
 
 def queue_key(job: JobFacts) -> tuple[int, dt.datetime, str]:
@@ -210,11 +217,15 @@ def node_blocker(
     jobs: Sequence[JobFacts],
     now: dt.datetime,
     quotas: Sequence[QuotaFacts] = (),
+    totals: Mapping[str, int] | None = None,
 ) -> Found:
     """Resources: the GPUs `me` needs, those free now on the nodes that could take its pods
-    (`free`: node -> free GPUs), the unplaced jobs ahead asking for the same GPU type, and the
-    running jobs on those nodes (`held`: (namespace, job) -> node -> GPUs) whose end frees
-    enough, with the estimate. `shown` names the GPUs (`H100`, or `GPUs` for any type)."""
+    (`free`: node -> free GPUs; `totals`: node -> all its GPUs, default `free`), the unplaced
+    jobs ahead asking for the same GPU type (not those that could not fit these nodes even
+    empty), and the running jobs on those nodes (`held`: (namespace, job) -> node -> GPUs)
+    whose end frees enough, with the estimate. `shown` names the GPUs (`H100`, or `GPUs` for
+    any type)."""
+    sizes = totals if totals is not None else free
     facts = {(j.namespace, j.name): j for j in jobs}
     running = [running_of(me, facts[k], s, jobs, now) for k, s in held.items() if k in facts]
     rivals = [
@@ -225,6 +236,7 @@ def node_blocker(
         and not j.placed
         and j.total
         and j.gpu_type == me.gpu_type
+        and fits(sizes, j.per_pod, j.pods)
     ]
     ahead = ahead_of(me, rivals)
     queue = [waiting_of(me, j, j.per_pod, j.pods, jobs) for j in ahead]

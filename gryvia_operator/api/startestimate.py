@@ -40,6 +40,8 @@ class Waiting:
     duration: timedelta | None = None
     """Its timeout or the history of similar jobs; None when unknown."""
     unknown_reason: str = ""
+    basis: EndBasis = "timeout"
+    """Where `duration` comes from."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def _replay(
             waiting.remove(job)
             held = take(free, job.per_pod, job.pods)
             end = at + job.duration if job.duration is not None and blind is None else None
-            basis: EndBasis = "timeout" if end is not None else "unknown"
+            basis: EndBasis = job.basis if end is not None else "unknown"
             reason = job.unknown_reason or f"job {job.name} ahead has no known duration"
             events.append(Running(job.name, held, end, basis, "" if end else reason))
             events.sort(key=_order)

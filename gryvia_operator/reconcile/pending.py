@@ -76,9 +76,11 @@ def _node_wait(
     req = Requirements.of(job)
     used = gpu_usage(pods)
     free: dict[str, int] = {}
+    totals: dict[str, int] = {}
     for node in nodes:
         fit = evaluate_node(node, req, 0)
         if fit.fits:
+            totals[node.name] = fit.total
             free[node.name] = max(fit.total - used.get(slot_key(node.name, req.gpu_type), 0), 0)
     profile = parse_profile(req.gpu_type)
     held: dict[tuple[str, str], dict[str, int]] = {}
@@ -91,7 +93,7 @@ def _node_wait(
             slots[pod.node_name] = slots.get(pod.node_name, 0) + count
     shown = str(job.spec.gpu_type) if job.spec.gpu_type_constrained else "GPUs"
     quotas = [quota_facts(s) for s in ctx.quotas]
-    return node_blocker(me, shown, free, held, ctx.jobs, now, quotas)
+    return node_blocker(me, shown, free, held, ctx.jobs, now, quotas, totals)
 
 
 def wait_status(

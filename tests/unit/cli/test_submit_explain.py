@@ -122,9 +122,14 @@ def test_server_refusal_is_never(tmp_path: Path) -> None:
     assert doc["items"][0]["serverDryRun"]["allowed"] is False
 
 
-def test_dry_run_args_rewrite() -> None:
-    from gryvia_cli.commands.submit import dry_run_args
+def test_dry_run_alone_means_client(tmp_path: Path) -> None:
+    from gryvia_cli.cli.optional import with_default_value
 
-    assert dry_run_args(["--dry-run", "-f", "x"]) == ["--dry-run=client", "-f", "x"]
-    assert dry_run_args(["--dry-run", "server"]) == ["--dry-run", "server"]
-    assert dry_run_args(["--", "--dry-run"]) == ["--", "--dry-run"]
+    def rewrite(*args: str) -> list[str]:
+        return with_default_value(list(args), "--dry-run", "client", ("client", "server"))
+
+    assert rewrite("--dry-run", "-f", "x") == ["--dry-run=client", "-f", "x"]
+    assert rewrite("--dry-run", "server") == ["--dry-run", "server"]
+    assert rewrite("--", "--dry-run") == ["--", "--dry-run"]
+    result = run(["submit", "--dry-run", "-f", manifest(tmp_path, "a", 1)], FakeAccess())
+    assert result.exit_code == 0 and "nothing created" in result.output

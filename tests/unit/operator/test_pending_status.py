@@ -244,3 +244,17 @@ def test_job_facts_projection() -> None:
         placed=True,
     )
     assert facts.holds and facts.total == 8
+
+
+def test_an_older_job_that_never_fits_is_not_ahead() -> None:
+    c = running_job("c", 8, started=-10, timeout="30m")
+    huge = waiting_job("huge", 16, created=-30)  # 16 per pod: no node has that many
+    older = waiting_job("older", 8, created=-20)
+    me = waiting_job("me", 8, created=-1)
+    pods = [make_pod("c-0").on("h1").gpus(8).job("c").view()]
+    nodes = [gpu_node("h1", "H100")]
+    out = wait_status(model(me), {"phase": "Pending"}, nodes, pods, context(c, huge, older, me), T0)
+    assert out["pending"]["ahead"] == {"count": 1, "names": ["older"]}
+    # older takes h1 when c ends (+20) and has no timeout: after it, unknown
+    assert out["estimatedStart"]["earliest"] == stamp(20)
+    assert "older" in out["estimatedStart"]["unknownReason"]

@@ -268,5 +268,5 @@ def test_behind_a_job_without_timeout_the_start_is_unknown(
     assert status["estimatedStart"] == {"unknownReason": reason}
     holders = [{"name": "forever", "gpus": 16, "basis": "unknown"}]  # 8 on each A100 node
     assert status["pending"]["holders"] == holders
-    out = case.gryvia("queue").stdout
+    out = case.gryvia("queue", "-n", ns).stdout
     assert "unknown" in next(line for line in out.splitlines() if " after " in f" {line} ")

@@ -117,9 +117,13 @@ def wait_status(
     out.pop("pending", None)
     out.pop("estimatedStart", None)
     phase = out.get("phase") or JobPhase.PENDING.value
+    suspended = job.spec.suspend and phase == JobPhase.SCHEDULING.value
+    suspended = suspended and not out.get("startTime")
+    if not suspended and phase not in (JobPhase.PENDING.value, JobPhase.QUEUED.value):
+        return out
     me = job_facts(job.model_dump(mode="json", by_alias=True, exclude_none=True))
     found: Found | None = None
-    if job.spec.suspend and phase == JobPhase.SCHEDULING.value and not out.get("startTime"):
+    if suspended:
         kind = "Kueue" if job.spec.queue_name else "Suspended"
         text = (
             f"waits for Kueue to admit it from LocalQueue {job.spec.queue_name}"

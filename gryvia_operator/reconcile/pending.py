@@ -133,12 +133,10 @@ def wait_status(
         found = ({"kind": kind, "needed": me.total, "message": text}, {"unknownReason": text})
     elif phase == JobPhase.QUEUED.value:
         found = quota_blocker(me, [quota_facts(q) for q in ctx.quotas], ctx.jobs, now)
-        if found is None:
+        if found is None:  # held by a rule without a quota state (e.g. a GryviaBudget block)
             text = str(out.get("message") or "held by its quota")
-            found = (
-                {"kind": "Quota", "needed": me.total, "message": text},
-                {"unknownReason": text},
-            )
+            kind = "Budget" if "budget" in text.lower() else "Quota"
+            found = ({"kind": kind, "needed": me.total, "message": text}, {"unknownReason": text})
     elif phase == JobPhase.PENDING.value and me.total:
         quotas = [quota_facts(q) for q in ctx.quotas]
         inventory = node_inventory(nodes)

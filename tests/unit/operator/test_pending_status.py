@@ -258,3 +258,15 @@ def test_an_older_job_that_never_fits_is_not_ahead() -> None:
     # older takes h1 when c ends (+20) and has no timeout: after it, unknown
     assert out["estimatedStart"]["earliest"] == stamp(20)
     assert "older" in out["estimatedStart"]["unknownReason"]
+
+
+def test_a_hold_without_a_quota_state_keeps_the_gate_message() -> None:
+    me = waiting_job("me", 4, created=-1)
+    held = {"phase": "Queued", "message": "budget team-a is over its hard limit"}
+    out = wait_status(model(me), held, NODES, [], context(me), T0)
+    assert out["pending"] == {
+        "kind": "Budget",
+        "needed": 4,
+        "message": "budget team-a is over its hard limit",
+    }
+    assert out["estimatedStart"] == {"unknownReason": "budget team-a is over its hard limit"}

@@ -262,7 +262,9 @@ class KubeAccess:
             verb="create",
         )
         response.read()
-        headers = response.headers.getlist("Warning") if response.headers else []
+        raw = getattr(response, "response", response)  # the urllib3 response
+        found_headers = getattr(raw, "headers", None)
+        headers = list(found_headers.getlist("Warning")) if found_headers is not None else []
         found = []
         for header in headers:
             for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):

@@ -251,6 +251,7 @@ def test_estimate_behind_two_timeouts_is_within_15s(case: CliCase, spaces: list[
         what="job both started",
     )
     error = abs((_time(started) - _time(estimate["likely"])).total_seconds())
+    print(f"estimatedStart.likely {estimate['likely']}, real start {started}: {error:.0f} s")
     assert error <= 15, f"likely start {estimate['likely']}, real start {started}"
     assert "pending" not in (_job(sandbox, ns, "both").get("status") or {})
 

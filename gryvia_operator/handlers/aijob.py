@@ -189,11 +189,11 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
                 observed, blocked=(*observed.blocked, *blockers), refused=tuple(refused)
             )
             outcome = reconcile_job(job, observed, rt.config, now)
-    if outcome.waiting_for_nodes:
+    status = pending.with_wait_status(rt, job, observed, outcome.status)
+    if outcome.waiting_for_nodes or status.get("pending"):  # retried when GPUs free up
         rt.waiting.add(key)
     else:
         rt.waiting.discard(key)
-    status = pending.with_wait_status(rt, job, observed, outcome.status)
     await _write_status(rt, body, current_status(job), status)
     if outcome.requeue_after is not None:
         rt.jobs.add_after(key, outcome.requeue_after)

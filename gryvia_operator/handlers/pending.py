@@ -24,7 +24,8 @@ def with_wait_status(
     """`status` with `pending`/`estimatedStart` for a waiting job (dropped otherwise). The
     context (every job, the job's quotas, the catalog) is read only for a waiting job."""
     phase = status.get("phase") or JobPhase.PENDING.value
-    waits = phase in WAITING_PHASES or (job.spec.suspend and phase == JobPhase.SCHEDULING.value)
+    scheduling = phase == JobPhase.SCHEDULING.value and not status.get("startTime")
+    waits = phase in WAITING_PHASES or scheduling
     if not waits:
         return wait_status(job, status, (), (), WaitContext(), rt.clock())
     governed = governing(job.namespace, policy.quotas(rt))
@@ -34,7 +35,9 @@ def with_wait_status(
         sku_types=tuple(gpu_types_with_sku(policy.skus(rt))),
         reservations=None,  # no reservation controller yet (issue 18)
     )
-    return wait_status(job, status, observed.nodes, observed.node_pods, context, rt.clock())
+    return wait_status(
+        job, status, observed.nodes, observed.node_pods, context, rt.clock(), observed.pods
+    )
 
 
 def requeue_waiting(rt: Runtime, body: Mapping[str, Any]) -> None:

@@ -50,5 +50,5 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
             rt.kick_waiting()
         if pod.job:
             key = (pod.namespace, pod.job)
-            if _statefulset_job(rt.indices.first(AIJOBS, key)):
-                rt.jobs.add(key)
+            if pod.unschedulable or _statefulset_job(rt.indices.first(AIJOBS, key)):
+                rt.jobs.add(key)  # an unschedulable pod: its job waits (status.pending)

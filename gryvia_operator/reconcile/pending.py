@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, JobPhase
@@ -103,15 +103,19 @@ def wait_status(
     pods: Sequence[PodView],
     ctx: WaitContext,
     now: dt.datetime,
+    own_pods: Sequence[PodView] = (),
 ) -> dict[str, Any]:
     """`status` (the reconciler's desired status) with `pending` and `estimatedStart` set for a
     waiting job and removed otherwise.
 
     Waiting: phase Pending or Queued (the blocker follows from the quota hold, a reservation
-    that is not active, the fail-fast rule, else the nodes), or a suspended job (Suspended,
-    Kueue with a queueName). Deterministic for the same inputs (times are whole seconds and do
-    not move with `now` while nothing changes), so a job that keeps waiting for the same
-    reason is not written again.
+    that is not active, the fail-fast rule, else the nodes), a suspended job (Suspended,
+    Kueue with a queueName), or a Scheduling job that has not started and some of whose pods
+    (`own_pods`) the scheduler found no node for (PodScheduled=False, Unschedulable):
+    placement is advisory, so in a burst the operator places jobs before their pods hold
+    GPUs and the pods wait (Resources, for those pods). Deterministic for the same inputs
+    (times are whole seconds and do not move with `now` while nothing changes), so a job
+    that keeps waiting for the same reason is not written again.
     """
     out = dict(status)
     out.pop("pending", None)
@@ -119,7 +123,9 @@ def wait_status(
     phase = out.get("phase") or JobPhase.PENDING.value
     suspended = job.spec.suspend and phase == JobPhase.SCHEDULING.value
     suspended = suspended and not out.get("startTime")
-    if not suspended and phase not in (JobPhase.PENDING.value, JobPhase.QUEUED.value):
+    unbound = [p for p in own_pods if p.unschedulable and not p.node_name and not p.deleting]
+    stuck = phase == JobPhase.SCHEDULING.value and not out.get("startTime") and bool(unbound)
+    if not (suspended or stuck) and phase not in (JobPhase.PENDING.value, JobPhase.QUEUED.value):
         return out
     me = job_facts(job.model_dump(mode="json", by_alias=True, exclude_none=True))
     found: Found | None = None
@@ -144,6 +150,8 @@ def wait_status(
         found = never or _reservation(job, me, ctx)
         if found is None:
             found = _node_wait(job, me, nodes, pods, ctx, now)
+    elif stuck and me.total:
+        found = _node_wait(job, replace(me, pods=len(unbound)), nodes, pods, ctx, now)
     if found is not None:
         out["pending"], out["estimatedStart"] = (clean(part) for part in found)
     return out

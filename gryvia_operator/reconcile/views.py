@@ -130,6 +130,8 @@ class PodView:
     """True while an app container's current state is running."""
     slices: Mapping[str, int] = field(default_factory=dict)
     """MIG slices requested per profile (`nvidia.com/mig-*` requests, else limits)."""
+    unschedulable: bool = False
+    """The scheduler found no node for it (condition PodScheduled=False, Unschedulable)."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
@@ -161,6 +163,13 @@ class PodView:
             ready=ready,
             deleting=meta.get("deletionTimestamp") is not None,
             slices=slices,
+            unschedulable=any(
+                isinstance(c, Mapping)
+                and c.get("type") == "PodScheduled"
+                and c.get("status") == "False"
+                and c.get("reason") == "Unschedulable"
+                for c in status.get("conditions") or []
+            ),
             **_container_times(status.get("containerStatuses")),
         )
 

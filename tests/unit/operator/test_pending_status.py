@@ -9,6 +9,7 @@ from gryvia_operator.api import GryviaQuota
 from gryvia_operator.api.jobfacts import JobFacts, history, job_facts
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.quotas import job_view, quota_state
+from gryvia_operator.reconcile.views import PodView
 from tests.builders import gpu_node, make_job, make_pod
 
 T0 = dt.datetime(2026, 12, 1, 14, 0, tzinfo=dt.UTC)
@@ -270,3 +271,24 @@ def test_a_hold_without_a_quota_state_keeps_the_gate_message() -> None:
         "message": "budget team-a is over its hard limit",
     }
     assert out["estimatedStart"] == {"unknownReason": "budget team-a is over its hard limit"}
+
+
+def test_a_placed_job_whose_pod_is_unschedulable_waits_for_resources() -> None:
+    c = running_job("c", 8, started=-10, timeout="30m")
+    me = make_job("me").gpus(8).gpu_type("H100").obj()
+    me["metadata"]["creationTimestamp"] = stamp(-1)
+    bound = [make_pod("c-0").on("h1").gpus(8).job("c").view()]
+    mine = make_pod("me-0").gpus(8).job("me").obj()
+    mine["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    ]
+    own = [PodView.from_pod(mine)]
+    nodes = [gpu_node("h1", "H100")]
+    placed = {"phase": "Scheduling", "nodesAllocated": ["h1"]}
+    out = wait_status(model(me), placed, nodes, bound, context(c, me), T0, own)
+    assert out["pending"]["kind"] == "Resources"
+    assert out["estimatedStart"] == {"earliest": stamp(20), "likely": stamp(20)}
+    # just created, not yet judged by the scheduler: not waiting
+    fresh = [make_pod("me-0").gpus(8).job("me").view()]
+    out = wait_status(model(me), placed, nodes, bound, context(c, me), T0, fresh)
+    assert "pending" not in out

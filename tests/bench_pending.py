@@ -1,0 +1,197 @@
+"""Start-estimate benchmark (issue 20) on a fresh sandbox: how far `status.estimatedStart`
+is from the real start, and how many status writes the operator makes per job.
+
+Run `python -m tests.bench_pending` (about 4 minutes; not in `make bench`'s list, which keeps
+suites under 2 minutes). 200 one-GPU jobs in 4 waves of 50 onto 10 L40 nodes of 4 GPUs (40
+GPUs): each runs `sleep 900` and is ended by its timeout (10 to 20 s, seeded), so jobs wait
+behind each other. A poller (every 0.5 s) records each job's first and last
+`estimatedStart.likely` while it waits and its real `status.startTime`. Reported: median and
+p90 absolute error of the first and of the last estimate, jobs whose start stayed unknown, and
+the operator's GryviaAIJob status writes per job (from its /metrics).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.bench_operator import pct, start_operator
+
+NODES = "10xL40:4"
+NS = "bench"
+JOBS, WAVES = 200, 4
+WAVE_GAP_S = 20.0
+POLL_S = 0.5
+
+
+def _job(name: str, timeout_s: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAIJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "type": "training",
+            "gpus": 1,
+            "gpuType": "L40",
+            "image": "none",
+            "command": ["sh", "-c", "sleep 900"],
+            "timeout": f"{timeout_s}s",
+        },
+    }
+
+
+def _kubectl(kubectl: list[str], *args: str, body: Any = None) -> str:
+    done = subprocess.run(
+        [*kubectl, *args],
+        input=None if body is None else json.dumps(body),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class Poller(threading.Thread):
+    """Lists the jobs every POLL_S: first/last likely start while waiting, the real start."""
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(daemon=True)
+        self.api = api
+        self.first: dict[str, str] = {}
+        self.last: dict[str, str] = {}
+        self.unknown: set[str] = set()
+        self.started: dict[str, str] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            items = self.api.list_namespaced_custom_object(
+                "gryvia.io", "v1alpha1", NS, "gryviaaijobs"
+            )["items"]
+            for job in items:
+                name, status = job["metadata"]["name"], job.get("status") or {}
+                if status.get("startTime"):
+                    self.started.setdefault(name, status["startTime"])
+                    continue
+                estimate = status.get("estimatedStart") or {}
+                if estimate.get("likely"):
+                    self.first.setdefault(name, estimate["likely"])
+                    self.last[name] = estimate["likely"]
+                elif estimate.get("unknownReason"):
+                    self.unknown.add(name)
+            time.sleep(POLL_S)
+
+
+def _status_writes(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("gryvia_operator_api_writes_total{")
+        and 'kind="GryviaAIJob"' in line
+        and 'verb="status"' in line
+    )
+
+
+def _errors(estimates: dict[str, str], started: dict[str, str]) -> list[float]:
+    return [
+        abs((_time(started[n]) - _time(e)).total_seconds())
+        for n, e in estimates.items()
+        if n in started
+    ]
+
+
+def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
+    """Submit the waves, wait for every start, print the numbers."""
+    rng = random.Random(20)
+    poller = Poller(api)
+    poller.start()
+    per_wave = JOBS // WAVES
+    for wave in range(WAVES):
+        items = [_job(f"w{wave}-{i:03d}", rng.randint(10, 20)) for i in range(per_wave)]
+        _kubectl(
+            kubectl, "create", "-f", "-", body={"apiVersion": "v1", "kind": "List", "items": items}
+        )
+        time.sleep(WAVE_GAP_S)
+    deadline = time.monotonic() + 600
+    while len(poller.started) < JOBS and time.monotonic() < deadline:
+        time.sleep(1)
+    poller.stop.set()
+    writes = _status_writes(metrics_port)
+    first, last = _errors(poller.first, poller.started), _errors(poller.last, poller.started)
+    waited = len(poller.first)
+    print(f"  jobs started: {len(poller.started)}/{JOBS}; waited with an estimate: {waited}")
+    for label, values in (("first estimate", first), ("last estimate", last)):
+        if values:
+            print(
+                f"  {label}: median {statistics.median(values):.1f} s, "
+                f"p90 {pct(values, 90):.1f} s absolute error ({len(values)} jobs)"
+            )
+    print(f"  start unknown at some point: {len(poller.unknown)} jobs")
+    print(f"  operator status writes: {writes:.0f} ({writes / JOBS:.1f} per job)")
+
+
+def main() -> int:
+    """Run the benchmark on a fresh sandbox."""
+    from kubernetes import client, config
+
+    from gryvia_cli.sandbox import binaries, cluster
+    from gryvia_operator.api.crd import generate as crdgen
+
+    with tempfile.TemporaryDirectory(prefix="gryvia-bench-pending-") as tmp:
+        workdir = Path(tmp)
+        old_home = os.environ.get("GRYVIA_SANDBOX_HOME")
+        os.environ["GRYVIA_SANDBOX_HOME"] = str(workdir / "home")
+        name = f"pending{os.getpid() % 10000}"
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            print(f"starting sandbox {name} ({NODES}) ...", file=sys.stderr)
+            box = cluster.up(name, NODES)
+            kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
+            crds = {"apiVersion": "v1", "kind": "List", "items": list(crdgen.build_crds())}
+            _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=crds)
+            _kubectl(
+                kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"
+            )
+            _kubectl(kubectl, "create", "namespace", NS)
+            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
+            configuration = client.Configuration()
+            config.load_kube_config(
+                config_file=str(box.kubeconfig), client_configuration=configuration
+            )
+            api = client.CustomObjectsApi(client.ApiClient(configuration))
+            print(f"{JOBS} jobs in {WAVES} waves ...", file=sys.stderr)
+            bench(api, kubectl, metrics_port)
+        finally:
+            if proc is not None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+            cluster.down(name)
+            if old_home is None:
+                os.environ.pop("GRYVIA_SANDBOX_HOME", None)
+            else:
+                os.environ["GRYVIA_SANDBOX_HOME"] = old_home
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,6 +31,7 @@ TENANTS = "gryvia_tenants"
 SKUS = "gryvia_skus"
 USAGE = "gryvia_usage_records"
 NAMESPACE_LABELS = "gryvia_namespace_labels"
+BUDGETS = "gryvia_budgets"
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -40,6 +41,7 @@ INDEX_IDS = (
     NODES,
     GPUNODES,
     *TENANCY_INDEX_IDS,
+    BUDGETS,
 )
 
 

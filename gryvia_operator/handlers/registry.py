@@ -20,6 +20,7 @@ from gryvia_operator.handlers import (
     accounting,
     aijob,
     arrays,
+    budget,
     children,
     gpunode,
     node,
@@ -69,6 +70,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
+    budgets = budget.Budgets(rt)
+    budget.register(registry, rt, budgets)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -94,6 +97,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, reconcile_node)))
         rt.tasks.append(asyncio.create_task(acc.quota_loop()))
         rt.tasks.append(asyncio.create_task(acc.metering_loop()))
+        rt.tasks.append(asyncio.create_task(budgets.loop()))
 
     rt.on_synced = start_workers
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.budget import (
     DEFAULT_WARNING_PERCENT,
     BudgetPeriod,
@@ -111,10 +112,10 @@ def resolve_scope(
     if kind == "namespace":
         return Scope(frozenset({name}), frozenset())
     if kind == "tenant":
-        return Scope(frozenset({f"tenant-{name}"}), frozenset({name}))
+        return Scope(frozenset({tenant_namespace(name)}), frozenset({name}))
     namespaces = set(quota_teams.get(name) or ())
     if name in set(tenants):
-        namespaces.add(f"tenant-{name}")
+        namespaces.add(tenant_namespace(name))
     return Scope(frozenset(namespaces), frozenset({name}))
 
 

@@ -272,7 +272,9 @@ class GryviaBudgetStatus(GryviaModel):
     exceeded_since: datetime | None = None
     """When utilisation first reached 100 % in this period (grace period start)."""
     last_updated: datetime | None = None
-    """When the status was computed."""
+    """When the status was written."""
+    observed_generation: int | None = None
+    """metadata.generation of the spec this status was computed from."""
     message: str | None = None
     """Detail, e.g. why the budget is not enforceable."""
     conditions: Conditions | None = None

@@ -222,6 +222,8 @@ def compute(
     }
     if since is not None:
         status["exceededSince"] = _ts(since)
+    if budget.metadata.generation is not None:
+        status["observedGeneration"] = budget.metadata.generation
     return status, crossings
 
 

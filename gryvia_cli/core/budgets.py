@@ -77,7 +77,8 @@ def build_budget(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": spec,
     }
-    period = spec.get("period") if isinstance(spec.get("period"), dict) else {}
+    found = spec.get("period")
+    period: dict[str, Any] = found if isinstance(found, dict) else {}
     if period.get("type") == "custom" and not (period.get("startDate") and period.get("endDate")):
         raise ValueError(
             "invalid budget: spec.period: a custom period needs --start-date and --end-date"

@@ -38,10 +38,10 @@ _RESOURCES: dict[ObjectKind, r.Resource] = {
     "tenants": r.TENANT,
     "quotas": r.QUOTA,
     "usage": r.USAGE_RECORD,
+    "budgets": r.BUDGET,
 }
 _OBJECTS: dict[ObjectKind, r.Resource] = {
     **_RESOURCES,
-    "budgets": r.BUDGET,
     "reservations": r.RESERVATION,
 }
 

@@ -7,8 +7,9 @@ Rules (docs/budgets.md):
   Jan 1st, custom from `startDate` to the end of `endDate` (end inclusive).
 - Spend = the usage records in scope, open ones included, each counted for the share of its
   run inside the period (a run straddling the period start is prorated; `api.periods`).
-  Costs are summed in Decimal. Records in another currency than USD are reported in
-  `usage.currencies` and make the cost limit unenforced (cost percent 0); GPU-hours still count.
+  Costs are summed in Decimal and rounded to 6 places. Records in another currency than USD
+  are reported in `usage.currencies` and make the cost limit unenforced (cost percent 0);
+  GPU-hours still count.
 - Utilisation = the largest of cost %, GPU-hours % and each GPU type's hours %.
 - Rollover: the previous period's unused cost limit, capped at `maxRolloverPercent` of the
   limit, is added to this period's limit (custom periods have no previous period).
@@ -38,6 +39,9 @@ from gryvia_operator.api.periods import MeteredRun, share_in_window
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 UNSUPPORTED_SCOPES = frozenset({"user", "project"})
 CENT = Decimal("0.01")
+MICRO = Decimal("0.000001")
+"""Spend is rounded to 6 places (the ledger's amounts) before it is compared with a limit, so
+float noise in a record's cost (9.999999999999998) does not keep a spent budget under 100 %."""
 
 
 def _midnight(day: dt.date) -> dt.datetime:
@@ -182,6 +186,7 @@ def spend(lines: Iterable[UsageLine], scope: Scope, start: dt.datetime, end: dt.
             out.gpu_type_hours[key] = out.gpu_type_hours.get(key, 0.0) + hours
         if line.currency == "USD":
             out.cost_usd += Decimal(repr(line.run.cost)) * Decimal(repr(share))
+    out.cost_usd = out.cost_usd.quantize(MICRO)
     return out
 
 

@@ -285,3 +285,13 @@ def test_notify_less_thresholds_are_recorded_but_not_sent() -> None:
     assert not crossing.notify
     record = alert_record(crossing, dt.date(2026, 12, 1), NOW)
     assert record["delivered"] is True and record["event"] is True
+
+
+def test_float_noise_does_not_keep_a_spent_budget_under_the_limit() -> None:
+    lines = [
+        _line(6 / 3600 * 3600 - 1e-12, _at(2026, 12, 2), _at(2026, 12, 2, 1), job="a"),
+        _line(4 / 3600 * 3600 - 1e-12, _at(2026, 12, 3), _at(2026, 12, 3, 1), job="b"),
+    ]
+    budget = _budget(enforcement={"enabled": True, "action": "block"})
+    status, _ = _status_with(budget, lines)
+    assert status["usage"]["costUSD"] == 10.0 and status["state"] == "blocked"

@@ -84,7 +84,7 @@ def _throttle(job: JobView, view: BudgetView, jobs: Sequence[JobView]) -> Admiss
             return AdmissionDecision(
                 "queue",
                 "BudgetThrottled",
-                f"waiting: budget {view.name} allows {limit} at once in scope "
+                f"held: budget {view.name} allows {limit} at once in scope "
                 f"({count} jobs, {gpus} GPUs running)",
             )
         if candidate.key == job.key:
@@ -108,7 +108,7 @@ def decide(
         if enf.action == "block" and view.state == "blocked":
             text = f"budget {view.name} is spent: {spend_text(view.budget)}"
             if job.phase == JobPhase.QUEUED:
-                found.append(AdmissionDecision("queue", "BudgetExceeded", f"waiting: {text}"))
+                found.append(AdmissionDecision("queue", "BudgetExceeded", f"held: {text}"))
             else:
                 found.append(AdmissionDecision("reject", "BudgetExceeded", text))
         elif enf.action == "throttle":

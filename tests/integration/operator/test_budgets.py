@@ -232,3 +232,38 @@ def test_alerts_once_each_across_a_restart_and_block_rejects_the_next_job(
     assert sorted(e["message"].split(" crossed ")[1][:4] for e in events) == ["50 %", "90 %"]
     assert all(e.get("count", 1) == 1 for e in events)
     assert [a["threshold"] for a in status["alerts"]] == [50, 90]
+
+
+def test_throttle_runs_at_most_max_concurrent_jobs(
+    sandbox: SandboxHandle, namespace: str, live_operator: OperatorProcess
+) -> None:
+    name = f"throttle-{namespace}"[:63]
+    sandbox.apply(
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaBudget",
+            "metadata": {"name": name},
+            "spec": {
+                "scope": {"type": "namespace", "name": namespace},
+                "period": {"type": "daily"},
+                "limits": {"maxConcurrentJobs": 1},
+                "enforcement": {"enabled": True, "action": "throttle"},
+            },
+        }
+    )
+    try:
+        wait_for(
+            lambda: (_budget(sandbox, name).get("status") or {}).get("state"),
+            timeout=90,
+            what="budget status",
+        )
+        create(sandbox, namespace, sh_job("first", gpus=1, gpu_type="L40", script="sleep 8"))
+        wait_phase(sandbox, namespace, "first", "Running", timeout=120)
+        create(sandbox, namespace, sh_job("second", gpus=1, gpu_type="L40", script="sleep 1"))
+        held = wait_phase(sandbox, namespace, "second", "Queued", timeout=60)
+        assert f"budget {name} allows 1 jobs at once" in held["status"]["message"]
+        done = wait_phase(sandbox, namespace, "second", "Succeeded", timeout=180)
+        first = wait_phase(sandbox, namespace, "first", "Succeeded", timeout=60)
+        assert done["status"]["startTime"] >= first["status"]["completionTime"]
+    finally:
+        sandbox.kubectl_run("delete", "gryviabudget", name, "--wait=false", check=False)

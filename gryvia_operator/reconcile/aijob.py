@@ -170,6 +170,16 @@ def reconcile_job(
             status["conditions"] = set_condition(
                 conditions, Cond.ADMITTED, "True", decision.reason, decision.message, now, gen
             )
+        if decision.unchecked:  # the admission gate failed open
+            status["conditions"] = set_condition(
+                status.get("conditions") or [],
+                Cond.ADMISSION_UNCHECKED,
+                "True",
+                "BudgetsUnchecked",
+                decision.unchecked,
+                now,
+                gen,
+            )
     if observed.refused:
         text = "; ".join(observed.refused)
         status = _terminal(status, JobPhase.FAILED, text, Reason.INVALID_SPEC, gen, now)

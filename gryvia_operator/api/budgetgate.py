@@ -262,12 +262,12 @@ def budget_in_scope(
     return False
 
 
-def budget_hard_budget(budget: GryviaBudget, now: dt.datetime) -> HardBudget | None:
+def budget_hard_budget(budget: GryviaBudget, now: dt.datetime | None) -> HardBudget | None:
     """The GryviaBudget as a hard budget, None unless enforced with `block` and limited.
 
     Spend comes from `status.usage`; it is unreadable (problem set) while the status has no
     `usage.costUSD` (the controller has not computed it) or accounts a period that ended
-    before `now`'s UTC date.
+    before `now`'s UTC date (not judged when `now` is None).
     """
     enforcement = budget.spec.enforcement
     limits = budget.spec.limits
@@ -281,7 +281,12 @@ def budget_hard_budget(budget: GryviaBudget, now: dt.datetime) -> HardBudget | N
     problem = ""
     if usage is None or usage.cost_usd is None:
         problem = "spend not computed yet (status.usage.costUSD is unset)"
-    elif period is not None and period.end_date is not None and period.end_date < now.date():
+    elif (
+        now is not None
+        and period is not None
+        and period.end_date is not None
+        and (period.end_date < now.astimezone(dt.UTC).date())
+    ):
         problem = f"spend is for the period that ended {period.end_date.isoformat()}"
     spent = None if problem or usage is None else usage.cost_usd
     hours = None if problem or usage is None else (usage.gpu_hours or 0.0)
@@ -301,7 +306,7 @@ def hard_budgets(
     tenant: str | None,
     quotas: Sequence[tuple[GryviaQuota, float | Decimal | None]],
     budgets: Iterable[GryviaBudget],
-    now: dt.datetime,
+    now: dt.datetime | None,
 ) -> list[HardBudget]:
     """Every hard budget governing a job in `namespace`: the quotas covering it (each with
     its month-to-date spend) then the in-scope GryviaBudgets, each by name."""

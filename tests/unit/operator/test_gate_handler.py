@@ -138,3 +138,31 @@ async def test_gate_off_ignores_budgets() -> None:
     rt.config = ReconcileConfig()
     await aijob.reconcile_key(rt, ("ml", "big"))
     assert _status(api, "big")["phase"] == "Scheduling"
+
+
+async def test_submit_and_the_gate_say_the_same_for_the_same_inputs() -> None:
+    from gryvia_cli.core.estimate import estimate_cost
+    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku
+
+    job = make_job("big").gpus(4).gpu_type("L40").timeout("2h").obj()
+    rt, api, _ = _runtime(job, [L40_SKU], _budget(4.0))
+    await aijob.reconcile_key(rt, ("ml", "big"))
+    operator_says = _status(api, "big")["message"]
+    cli = estimate_cost(
+        summarize_job(job),
+        "ml",
+        [GryviaGpuSku.model_validate(L40_SKU)],
+        [],
+        [],
+        [GryviaBudget.model_validate(_budget(4.0))],
+        NOW,
+    )
+    assert cli is not None and cli.impact is not None and cli.impact.refused
+    overrun = cli.impact.overruns[0].describe()
+    assert overrun in operator_says
+    assert any(overrun in w for w in cli.warnings)
+    assert (
+        "  budget impact on budget ml-cap: 4.00 spent + 20.00 = 24.00 of 10.00 USD "
+        "(over the limit)" in cli.lines()
+    )

@@ -170,13 +170,14 @@ def reconcile_job(
             status["conditions"] = set_condition(
                 conditions, Cond.ADMITTED, "True", decision.reason, decision.message, now, gen
             )
-        if decision.unchecked:  # the admission gate failed open
+        unchecked = get_condition(status.get("conditions") or [], Cond.ADMISSION_UNCHECKED)
+        if decision.unchecked or unchecked is not None:  # the admission gate failed open
             status["conditions"] = set_condition(
                 status.get("conditions") or [],
                 Cond.ADMISSION_UNCHECKED,
-                "True",
-                "BudgetsUnchecked",
-                decision.unchecked,
+                "True" if decision.unchecked else "False",
+                "BudgetsUnchecked" if decision.unchecked else "BudgetsChecked",
+                decision.unchecked or "nothing left unchecked by the admission gate",
                 now,
                 gen,
             )

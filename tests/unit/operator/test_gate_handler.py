@@ -166,3 +166,21 @@ async def test_submit_and_the_gate_say_the_same_for_the_same_inputs() -> None:
         "  budget impact on budget ml-cap: 4.00 spent + 20.00 = 24.00 of 10.00 USD "
         "(over the limit)" in cli.lines()
     )
+
+
+def test_unchecked_condition_turns_false_once_the_gate_checks() -> None:
+    from gryvia_operator.reconcile.admission import AdmissionDecision
+    from gryvia_operator.reconcile.aijob import Observed, reconcile_job
+
+    job = make_job("j").gpus(1).gpu_type("L40")
+    unchecked = AdmissionDecision("allow", unchecked="catalog unreadable")
+    first = reconcile_job(
+        job.model(), Observed(nodes=(), admission=unchecked), ReconcileConfig(), NOW
+    )
+    conds = {c["type"]: c for c in first.status["conditions"]}
+    assert conds["AdmissionUnchecked"]["status"] == "True"
+    again = make_job("j").gpus(1).gpu_type("L40").status(**first.status)
+    second = reconcile_job(again.model(), Observed(nodes=()), ReconcileConfig(), NOW)
+    conds = {c["type"]: c for c in second.status["conditions"]}
+    assert conds["AdmissionUnchecked"]["status"] == "False"
+    assert conds["AdmissionUnchecked"]["reason"] == "BudgetsChecked"

@@ -15,6 +15,7 @@ The budget's spend is written into its status the way the budget controller writ
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from collections.abc import Iterator
@@ -229,3 +230,55 @@ def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
         what="a Warning event AdmissionUnchecked on the job",
     )
     assert broken_sku in warning[0]["message"]
+
+
+def test_quota_hard_limit_counts_metered_spend(
+    sandbox: SandboxHandle, gate_operator: OperatorProcess, ns: str
+) -> None:
+    """A GryviaQuota with `budget.hardLimit`: 8 USD metered this month (a sealed usage record
+    in the namespace) + a 2.50 USD estimate passes its 10 USD; the quota alone would admit."""
+    team = f"q-{ns}"
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    start, end = now - dt.timedelta(minutes=2), now - dt.timedelta(minutes=1)
+    sandbox.apply(
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaQuota",
+            "metadata": {"name": team},
+            "spec": {
+                "team": team,
+                "namespaces": [ns],
+                "gpuQuota": {"maxGPUs": 8},
+                "budget": {"monthlyBudget": 10, "hardLimit": True},
+            },
+        }
+    )
+    record = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaUsageRecord",
+        "metadata": {"name": "usage-earlier"},
+        "spec": {
+            "tenant": team,
+            "job": "earlier",
+            "jobUID": "0000-earlier",
+            "sku": "l40",
+            "gpuType": "L40",
+            "gpus": 4,
+            "rate": 2.5,
+            "start": start.isoformat().replace("+00:00", "Z"),
+            "end": end.isoformat().replace("+00:00", "Z"),
+            "gpuHours": 3.2,
+            "cost": 8.0,
+            "final": True,
+        },
+    }
+    try:
+        create(sandbox, ns, record)
+        _restart(gate_operator, *FAIL_CLOSED)
+        create(sandbox, ns, sh_job("over", gpus=1, gpu_type="L40", timeout="1h"))
+        job = wait_phase(sandbox, ns, "over", "Rejected")
+        message = job["status"]["message"]
+        assert f"quota {team} (team {team}): 8.00 of 10.00 USD spent" in message, message
+        assert _children(sandbox, ns, "over") == []
+    finally:
+        sandbox.kubectl_run("delete", "gryviaquota", team, "--wait=false", check=False)

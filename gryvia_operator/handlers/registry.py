@@ -22,6 +22,7 @@ from gryvia_operator.handlers import (
     arrays,
     budget,
     children,
+    gate,
     gpunode,
     node,
     pod,
@@ -66,7 +67,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     """A kopf registry with every handler of this operator; `configuration` is the official
     client's Configuration that kopf logs in with."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays):
+    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate):
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)

@@ -265,9 +265,11 @@ def budget_in_scope(
 def budget_hard_budget(budget: GryviaBudget, now: dt.datetime | None) -> HardBudget | None:
     """The GryviaBudget as a hard budget, None unless enforced with `block` and limited.
 
-    Spend comes from `status.usage`; it is unreadable (problem set) while the status has no
-    `usage.costUSD` (the controller has not computed it) or accounts a period that ended
-    before `now`'s UTC date (not judged when `now` is None).
+    Spend comes from `status.usage`; the USD limit from `status.currentPeriod.costLimitUSD`
+    when the controller set it (limits.costUSD plus the rollover), else `limits.costUSD`.
+    Spend is unreadable (problem set) while the status has no `usage.costUSD` (the controller
+    has not computed it) or accounts a period that ended before `now`'s UTC date (not judged
+    when `now` is None).
     """
     enforcement = budget.spec.enforcement
     limits = budget.spec.limits
@@ -289,11 +291,13 @@ def budget_hard_budget(budget: GryviaBudget, now: dt.datetime | None) -> HardBud
     ):
         problem = f"spend is for the period that ended {period.end_date.isoformat()}"
     spent = None if problem or usage is None else usage.cost_usd
+    rolled = period.cost_limit_usd if period is not None else None
+    limit_usd = rolled if rolled is not None and limits.cost_usd is not None else limits.cost_usd
     hours = None if problem or usage is None else (usage.gpu_hours or 0.0)
     return HardBudget(
         "GryviaBudget",
         f"budget {budget.name}",
-        _dec(limits.cost_usd),
+        _dec(limit_usd),
         _dec(spent),
         _dec(limits.gpu_hours),
         _dec(hours),

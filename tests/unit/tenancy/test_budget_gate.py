@@ -175,6 +175,14 @@ def test_budget_hard_only_when_enforced_with_block() -> None:
     assert found is not None and found.spent_usd == Decimal(4) and not found.problem
 
 
+def test_budget_limit_includes_the_rollover_the_controller_computed() -> None:
+    status = _spent(4)
+    status["currentPeriod"]["costLimitUSD"] = 12.5  # limits.costUSD 10 + 2.5 carried over
+    found = budget_hard_budget(_budget(status=status), NOW)
+    assert found is not None and found.limit_usd == Decimal("12.5")
+    assert budget_hard_budget(_budget(status=_spent(4)), NOW).limit_usd == Decimal(10)  # type: ignore[union-attr]
+
+
 def test_budget_spend_unreadable_without_status_or_from_an_ended_period() -> None:
     missing = budget_hard_budget(_budget(), NOW)
     assert missing is not None and missing.spent_usd is None

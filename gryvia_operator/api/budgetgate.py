@@ -29,6 +29,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from gryvia_operator.api.budget import GryviaBudget
+from gryvia_operator.api.budgetscope import resolve_scope
 from gryvia_operator.api.pricing import Rate
 from gryvia_operator.api.quota import GryviaQuota
 
@@ -247,19 +248,13 @@ def quota_hard_budget(quota: GryviaQuota, spent_usd: float | Decimal | None) -> 
 def budget_in_scope(
     budget: GryviaBudget, namespace: str, tenant: str | None, teams: Collection[str]
 ) -> bool:
-    """True when a job in `namespace` counts against `budget`: scope namespace = the
-    namespace; tenant = the job's tenant (or namespace `tenant-<name>`); team = a team whose
-    GryviaQuota covers the namespace (`teams`), or the tenant of that name. Other scope
-    types (user, project) name no job identity the gate reads and never match."""
-    scope = budget.spec.scope
-    kind, name = str(scope.type), scope.name
-    if kind == "namespace":
-        return name == namespace
-    if kind == "tenant":
-        return name == tenant or namespace == f"tenant-{name}"
-    if kind == "team":
-        return name in teams or name == tenant
-    return False
+    """True when a job in `namespace` counts against `budget`, by the controller's own rule
+    (`budgetscope.resolve_scope`): `teams` are the teams whose GryviaQuota covers the
+    namespace, `tenant` the job's tenant when it exists (its namespace `tenant-<name>` is in
+    the scope of a tenant or team budget of that name). User and project scopes never match."""
+    quota_teams = {team: (namespace,) for team in teams}
+    scope = resolve_scope(budget, quota_teams, (tenant,) if tenant else ())
+    return scope.covers_namespace(namespace)
 
 
 def budget_hard_budget(budget: GryviaBudget, now: dt.datetime | None) -> HardBudget | None:

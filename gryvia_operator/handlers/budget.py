@@ -29,13 +29,14 @@ import kopf
 
 from gryvia_operator.api import GROUP, VERSION, GryviaBudget
 from gryvia_operator.api.budget import GryviaBudgetStatus
+from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import BUDGETS, USAGE
 from gryvia_operator.handlers import delivery, policy
 from gryvia_operator.reconcile.budget_status import alert_record, comparable, compute
-from gryvia_operator.reconcile.budgets import Scope, UsageLine, resolve_scope
+from gryvia_operator.reconcile.budgets import UsageLine
 from gryvia_operator.reconcile.quotas import job_view
 
 log = logging.getLogger("gryvia.operator.budget")

@@ -22,6 +22,7 @@ from gryvia_operator.api import (
     GryviaTenant,
 )
 from gryvia_operator.api.attribution import namespace_tenant
+from gryvia_operator.api.budgetscope import resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun, period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
@@ -37,7 +38,6 @@ from gryvia_operator.controller.store import (
 )
 from gryvia_operator.reconcile import budget_gate
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
-from gryvia_operator.reconcile.budgets import resolve_scope
 from gryvia_operator.reconcile.quotas import (
     QuotaState,
     decide,

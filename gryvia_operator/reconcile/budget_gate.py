@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gryvia_operator.api.budget import GryviaBudget
+from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
-from gryvia_operator.reconcile.budgets import Scope
 from gryvia_operator.reconcile.quotas import JobView, queue_order
 
 WARN_STATES = frozenset({"warning", "exceeded", "blocked"})

@@ -15,9 +15,9 @@ from decimal import Decimal
 from typing import Any
 
 from gryvia_operator.api.budget import GryviaBudget
+from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.api.helpers import DurationError
 from gryvia_operator.reconcile.budgets import (
-    Scope,
     Spend,
     UsageLine,
     block_threshold,

@@ -7,9 +7,9 @@ import datetime as dt
 from typing import Any
 
 from gryvia_operator.api import GryviaBudget
+from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.budget_gate import BudgetView, combine, decide
-from gryvia_operator.reconcile.budgets import Scope
 from gryvia_operator.reconcile.quotas import JobView
 
 T0 = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)

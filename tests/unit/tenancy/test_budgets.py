@@ -11,17 +11,16 @@ import pytest
 
 from gryvia_operator.api import GryviaBudget
 from gryvia_operator.api.budget import BudgetPeriod
+from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.periods import MeteredRun
 from gryvia_operator.reconcile.budget_status import alert_record, compute, due_crossings
 from gryvia_operator.reconcile.budgets import (
-    Scope,
     UsageLine,
     budget_state,
     exceeded_since,
     forecast,
     period_bounds,
     previous_bounds,
-    resolve_scope,
     rollover_usd,
     spend,
     utilization,

@@ -162,6 +162,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "budget",
+            _C + "budget",
+            "Tenancy",
+            "Budgets: create, list, show and delete them.",
+        ),
+        ("budgets",),
+    ),
+    (
+        LazyCommand(
             "quota",
             _C + "quota",
             "Tenancy",

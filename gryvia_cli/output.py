@@ -22,6 +22,15 @@ from typing import Any
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
+from gryvia_cli.tablelayout import (
+    EMPTY,
+    MARKER_STYLES,
+    SGR,
+    TRAILING,
+    layout_line,
+    plain_table,
+    text_of,
+)
 
 
 class OutputFormat(StrEnum):
@@ -63,16 +72,6 @@ def configure(*, no_color: bool = False, verbose: bool = False) -> None:
     state.verbose = verbose
 
 
-MARKER_STYLES = {
-    "ok": "green",
-    "warn": "yellow",
-    "error": "red",
-    "disabled": "dim",
-    "unknown": "dim",
-    "info": "cyan",
-}
-
-
 def color_enabled(stream: Any) -> bool:
     """True when output to `stream` may use colour (flags, NO_COLOR, CLICOLOR_FORCE, TTY)."""
     if state.no_color or os.environ.get("NO_COLOR"):
@@ -105,8 +104,6 @@ UNBOUNDED_WIDTH = 1_000_000
 SHORT_COLUMN = 24
 """Columns whose widest cell fits in this many characters are never shortened on a narrow
 terminal; the long ones (names, messages) give way instead, ending in an ellipsis."""
-EMPTY = "<none>"
-"""What an empty cell shows, like kubectl."""
 
 
 def _cell(value: Any) -> Any:
@@ -129,7 +126,7 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """
     stream = sys.stdout
     color = color_enabled(stream)
-    fast = _plain_table(columns, rows, color, _width(stream))
+    fast = plain_table(columns, rows, color, _width(stream))
     if fast is not None:
         stream.write(fast)
         stream.flush()
@@ -166,12 +163,7 @@ def _rich_table(
         table.add_row(*row)
     with console.capture() as captured:
         console.print(table)
-    return _TRAILING.sub(r"\1", captured.get())
-
-
-SGR = {"bold": "1", "green": "32", "yellow": "33", "red": "31", "dim": "2", "cyan": "36"}
-"""The escape codes Rich writes for the styles tables use."""
-GAP = " " * 3
+    return TRAILING.sub(r"\1", captured.get())
 
 
 def _width(stream: Any) -> int | None:
@@ -188,88 +180,18 @@ def _width(stream: Any) -> int | None:
         return None
 
 
-def _plain_table(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], color: bool, width: int | None
-) -> str | None:
-    """The table as Rich prints it when nothing needs shortening, or None when a cell is not
-    one line of printable ASCII or the table is wider than `width` (Rich's job then)."""
-    if width is None or (color and os.environ.get("TERM") in ("dumb", "unknown")):
-        return None
-    header = [(c.upper(), "bold" if color else "") for c in columns]
-    body: list[list[tuple[str, str]]] = []
-    for row in rows:
-        if len(row) > len(columns):
-            return None
-        line = []
-        for value in row:
-            if isinstance(value, Marked):
-                text, style = value.text, MARKER_STYLES.get(value.marker, "")
-            else:
-                text, style = ("" if value is None else str(value)) or EMPTY, ""
-            if not (text.isascii() and text.isprintable()):
-                return None
-            if style not in SGR and style:
-                return None
-            line.append((text, style if color else ""))
-        body.append(line)
-    widths = [
-        max([len(name), *(len(line[i][0]) for line in body if i < len(line))])
-        for i, (name, _) in enumerate(header)
-    ]
-    if not all(name.isascii() and name.isprintable() for name, _ in header):
-        return None
-    if sum(widths) + len(GAP) * (len(widths) - 1) > width:
-        return None
-    out = [_line(header, widths, "bold" if color else "")]
-    out.extend(_line(line, widths, "") for line in body)
-    return _TRAILING.sub(r"\1", "".join(out))
-
-
-def _text_of(value: Any) -> tuple[str, str]:
-    """(text, marker style) of a cell as tables print it."""
-    if isinstance(value, Marked):
-        return value.text, MARKER_STYLES.get(value.marker, "")
-    return ("" if value is None else str(value)) or EMPTY, ""
-
-
-def column_widths(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[int]:
-    """The width of each column of `render_table` when nothing is shortened."""
-    texts = [[_text_of(v)[0] for v in row] for row in rows]
-    return [
-        max([len(name), *(len(line[i]) for line in texts if i < len(line))])
-        for i, name in enumerate(columns)
-    ]
-
-
 def render_rows(rows: Sequence[Sequence[Any]], widths: Sequence[int]) -> None:
     """Print table rows without a header, aligned to `widths` (a watch's later rows line up
     with the table it printed first; longer cells push the line out)."""
     color = color_enabled(sys.stdout)
     text = "".join(
-        _line([(t, st if color and st in SGR else "") for t, st in map(_text_of, row)], widths, "")
+        layout_line(
+            [(t, st if color and st in SGR else "") for t, st in map(text_of, row)], widths, ""
+        )
         for row in rows
     )
-    sys.stdout.write(_TRAILING.sub(r"\1", text))
+    sys.stdout.write(TRAILING.sub(r"\1", text))
     sys.stdout.flush()
-
-
-def _line(cells: Sequence[tuple[str, str]], widths: Sequence[int], gap_style: str) -> str:
-    parts = []
-    last = len(widths) - 1
-    for index, width in enumerate(widths):
-        text, style = cells[index] if index < len(cells) else ("", "")
-        parts.append(_styled(text.ljust(width), style))
-        if index < last:
-            parts.append(_styled(GAP, gap_style))
-    parts.append("\n")
-    return "".join(parts)
-
-
-def _styled(text: str, style: str) -> str:
-    return f"\x1b[{SGR[style]}m{text}\x1b[0m" if style else text
-
-
-_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
 def render_data(data: Any, fmt: OutputFormat) -> None:

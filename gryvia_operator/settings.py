@@ -58,6 +58,14 @@ class OperatorSettings(BaseSettings):
     """DNS domain used in MASTER_ADDR."""
     workers: int = Field(default=16, ge=1, le=256)
     """Concurrent GryviaAIJob reconciles."""
+    admission_gate: bool = False
+    """Refuse a Pending job whose estimate would take a hard budget over its limit
+    (`gryvia_operator.api.budgetgate`); off by default."""
+    admission_fail_open: bool = True
+    """When the gate cannot check a job (catalog or spend unreadable): admit it with
+    condition AdmissionUnchecked and a Warning event (true), or hold it Queued (false)."""
+    admission_default_hours: float = Field(default=1.0, gt=0, le=8760)
+    """Hours the gate estimates for a job without a timeout."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -111,6 +119,24 @@ def build_parser() -> argparse.ArgumentParser:
     add("--webhook-failure-policy", choices=["Ignore", "Fail"])
     add("--cluster-domain", help="cluster DNS domain (default cluster.local)")
     add("--workers", type=int, help="concurrent job reconciles (default 16)")
+    add(
+        "--admission-gate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="refuse jobs whose estimate would exceed a hard budget; default off",
+    )
+    add(
+        "--admission-fail-open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="admit (with condition AdmissionUnchecked) jobs the gate cannot check; "
+        "--no-admission-fail-open holds them; default on",
+    )
+    add(
+        "--admission-default-hours",
+        type=float,
+        help="hours the gate estimates for a job without a timeout (default 1)",
+    )
     return p
 
 

@@ -13,6 +13,7 @@ SUITES = [
     "tests.bench_quit",
     "tests.bench_sbatch",
     "tests.bench_tenancy",
+    "tests.bench_budget",
 ]
 
 

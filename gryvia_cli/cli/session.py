@@ -51,7 +51,7 @@ class Session:
             if self.access_factory is not None:
                 self._access = self.access_factory(self)
             else:
-                from gryvia_cli.kube.access import connect
+                from gryvia_cli.kube.connect import connect
 
                 self._access = connect(
                     self.kubeconfig,

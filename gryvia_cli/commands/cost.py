@@ -91,11 +91,14 @@ def cost(
     for its part inside it. Prices are those the
     catalog (GryviaGpuSku) gave at metering time. BUDGET is the monthly budget (the quota's
     budget.monthlyBudget, else the tenant's quotas.costUSD.monthly), prorated to a day or a
-    week; PROJECTED extends the spend linearly to the end of the period.
+    week; PROJECTED extends the spend linearly to the end of the period. Then one line per
+    GryviaBudget of the team (all budgets without TEAM): its spend of limit, state, alert
+    thresholds and forecast, as the operator last computed them (`gryvia budget get`).
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
     namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
-    gpuHours, jobs}], total: {spent, budget, remaining}}.
+    gpuHours, jobs}], budgets: [{name, scope, period, state, usage, utilization, limit,
+    thresholds, forecast}], total: {spent, budget, remaining}}.
 
     Examples:
       gryvia cost
@@ -103,9 +106,10 @@ def cost(
       gryvia cost vision --period week
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
     """
+    from gryvia_cli.core.budgets import budget_line, budget_summary, budgets_for
     from gryvia_cli.core.cost import team_costs, team_scopes
-    from gryvia_operator.api import GryviaQuota, GryviaTenant
-    from gryvia_operator.api.parse import parse_all
+    from gryvia_operator.api import GryviaBudget, GryviaQuota, GryviaTenant
+    from gryvia_operator.api.parse import parse_all, parse_valid
     from gryvia_operator.api.periods import period_window
 
     if all_teams and team is not None:
@@ -133,6 +137,8 @@ def cost(
     start, end = period_window(window, now)
     records = read_usage_records(access, team) if scopes else []
     items = team_costs(scopes, records, window, now)
+    all_budgets = parse_valid(GryviaBudget, read_optional(access, r.BUDGET))
+    chosen = budgets_for(all_budgets, None if team is None else [team])
     spent = sum(i.spent for i in items)
     budgets = [i.budget for i in items if i.budget is not None]
     total_budget = sum(budgets) if budgets else None
@@ -145,6 +151,7 @@ def cost(
                 "from": start.isoformat(),
                 "to": end.isoformat(),
                 "items": [i.as_dict() for i in items],
+                "budgets": [budget_summary(b) for b in chosen],
                 "total": {
                     "spent": round(spent, 4),
                     "budget": None if total_budget is None else round(total_budget, 2),
@@ -154,7 +161,7 @@ def cost(
             fmt,
         )
         return
-    if not items:
+    if not items and not chosen:
         info("No quotas or tenants found.")
         return
     info(f"Period: {window}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
@@ -166,6 +173,8 @@ def cost(
         info(f"Total budget: {total_budget:.2f} USD, remaining {total_budget - spent:.2f} USD")
         if total_budget:
             info(f"Overall usage: {100.0 * spent / total_budget:.1f}%")
+    for b in chosen:
+        info(budget_line(b))
     if window != "month":
         note(f"budgets are the monthly budgets prorated to the {window}")
     note("spend is an estimate from metered GPU time and catalog prices")

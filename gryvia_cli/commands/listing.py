@@ -15,7 +15,6 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    column_widths,
     info,
     render_data,
     render_documents,
@@ -25,6 +24,7 @@ from gryvia_cli.output import (
     render_table,
     warn,
 )
+from gryvia_cli.tablelayout import column_widths
 
 
 class ListGroup(AliasGroup):

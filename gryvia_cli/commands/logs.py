@@ -329,7 +329,7 @@ def _print(
     several: bool,
 ) -> None:
     from gryvia_cli.core.pods import container_state
-    from gryvia_cli.kube.access import stream_lines
+    from gryvia_cli.kube.stream import stream_lines
 
     for target, pod in chosen:
         state_name, reason = container_state(pod, target.container)

@@ -42,7 +42,9 @@ def quota(
     """GPU quota use per team, and spend against the budget.
 
     Per quota: allocated GPUs a/max (p%), max GPUs per job, running jobs r/max, queued jobs,
-    allowed GPU types, GPU-hours this month and the phase. With --budget: spent, budget,
+    allowed GPU types, GPU-hours this month and the phase, then each GryviaBudget of the team
+    or its namespaces (spend of limit, state, alert thresholds, forecast). With --budget: spent,
+    budget,
     remaining, used %, projected month-end spend, the alert threshold (a percentage, 0-100)
     and whether the limit is hard (jobs then wait in Queued once the budget is spent).
 
@@ -53,9 +55,11 @@ def quota(
       gryvia quota vision --budget
       gryvia quota vision -o json | jq '.items[0].status.budgetStatus'
     """
+    from gryvia_cli.core.budgets import budget_line, budgets_covering
     from gryvia_cli.core.quota import budget_lines, phase_cell, usage_lines
-    from gryvia_operator.api import GryviaQuota
-    from gryvia_operator.api.parse import parse_all
+    from gryvia_cli.views.reads import read_optional
+    from gryvia_operator.api import GryviaBudget, GryviaQuota
+    from gryvia_operator.api.parse import parse_all, parse_valid
 
     state = session(ctx)
     fmt = state.fmt(output)
@@ -75,6 +79,7 @@ def quota(
     if not quotas:
         warn("No quotas found.")
         return
+    budgets = parse_valid(GryviaBudget, read_optional(state.access(), r.BUDGET))
     for index, q in enumerate(sorted(quotas, key=lambda q: (q.spec.team, q.name))):
         if index:
             emit()
@@ -94,5 +99,7 @@ def quota(
                 glyph = "✗" if n.marker == "error" else "⚠"
                 emit_marked([Marked(f"{glyph} {n.text}", n.marker)])
         _lines([("Status", phase_cell(q))])
+        for b in budgets_covering(budgets, q.spec.team, q.spec.namespaces):
+            _lines([("Budget", budget_line(b))])
     if budget:
         info("Spend is an estimate from metered GPU time and catalog prices (USD).")

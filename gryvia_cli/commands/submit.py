@@ -5,6 +5,7 @@ Prints a placement plan first, then optionally follows the phase and the first p
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
@@ -38,7 +39,7 @@ from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
     from gryvia_cli.kube.retry import Link
-    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 app = typer.Typer()
 
@@ -106,7 +107,7 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> l
             info(line)
         if plan.warning:
             warn(plan.warning)
-        estimate = estimate_cost(summary, target, *pricing)
+        estimate = estimate_cost(summary, target, *pricing, now=dt.datetime.now(dt.UTC))
         if estimate is not None:
             for line in estimate.lines():
                 info(line)
@@ -117,11 +118,12 @@ def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> l
 
 def read_pricing(
     state: Session, namespaces: list[str], notes: list[str]
-) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota]]:
-    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace) and the
-    quotas: one list call per kind; unreadable kinds become notes and empty lists."""
+) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]]:
+    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
+    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
+    kinds become notes and empty lists."""
     from gryvia_cli.views.reads import read_optional, try_read
-    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
     from gryvia_operator.api.parse import parse_all
 
     access = state.access()
@@ -134,7 +136,8 @@ def read_pricing(
     if any(is_tenant_namespace(ns) for ns in namespaces):
         tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
     quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
-    return skus, tenants, quotas
+    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
+    return skus, tenants, quotas, budgets
 
 
 def follow(

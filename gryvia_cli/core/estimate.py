@@ -1,22 +1,41 @@
 """The cost estimate `gryvia submit` prints with its plan: per hour, for the job's timeout,
-and whether it would take the team past its monthly budget (pure).
+and its budget impact (pure).
 
 Prices come from the GryviaGpuSku catalog only (`select_rate`), restricted to the tenant's
 `allowedSkus` in a `tenant-<x>` namespace of an existing tenant, like the operator's metering.
-A team's budget is that of every GryviaQuota covering the job's namespace: the warning fires
-when `status.budgetStatus.spentThisMonth` plus the estimate passes `budget.monthlyBudget`.
-The estimate is the timeout's cost, or one hour's when the job has no timeout.
+Hard budgets (a covering GryviaQuota with `budget.hardLimit`, a GryviaBudget in scope enforced
+with `block`) are checked with the admission gate's own rule,
+`gryvia_operator.api.budgetgate.check_budgets`, so submit says what a gated operator will
+do: the estimate is total GPUs x the timeout's hours (one hour without a timeout, the gate's
+default) x the rate, against `status.budgetStatus.spentThisMonth` of a quota and
+`status.usage` of a budget. Soft monthly budgets (no hard limit) only warn when `spent` plus
+the estimate passes them.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
-from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, parse_duration
+from gryvia_operator.api import (
+    GryviaBudget,
+    GryviaGpuSku,
+    GryviaQuota,
+    GryviaTenant,
+    parse_duration,
+)
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.budgetgate import (
+    BudgetCheck,
+    HardBudget,
+    check_budgets,
+    estimate_job,
+    hard_budgets,
+    money,
+)
 from gryvia_operator.api.pricing import Rate, select_rate
 
 BUDGET_CURRENCY = "USD"
@@ -34,6 +53,10 @@ class CostEstimate:
     timeout: str
     timeout_seconds: int | None
     warnings: tuple[str, ...] = ()
+    impact: BudgetCheck | None = None
+    """The admission gate's verdict on the job's hard budgets (None: no price to check)."""
+    hard: tuple[HardBudget, ...] = ()
+    """The hard budgets governing the job, in the gate's order."""
 
     @property
     def per_hour(self) -> float | None:
@@ -62,7 +85,40 @@ class CostEstimate:
                 f"  estimated cost for its timeout ({self.timeout}): "
                 f"{self.for_timeout:.2f} {rate.currency}"
             )
+        return out + self.impact_lines()
+
+    def impact_lines(self) -> list[str]:
+        """One `budget impact` line per hard budget: spend + estimate of the limit."""
+        check = self.impact
+        if check is None or check.estimate.cost is None:
+            return []
+        cost = check.estimate.cost
+        out = []
+        for budget in self.hard:
+            if budget.limit_usd is None:
+                continue
+            if budget.spent_usd is None:
+                out.append(f"  budget impact on {budget.name}: not checked ({budget.problem})")
+                continue
+            after = budget.spent_usd + cost
+            verdict = "over the limit" if after > budget.limit_usd else "within the limit"
+            out.append(
+                f"  budget impact on {budget.name}: {money(budget.spent_usd)} spent + "
+                f"{money(cost)} = {money(after)} of {money(budget.limit_usd)} USD ({verdict})"
+            )
         return out
+
+
+def gate_warnings(check: BudgetCheck) -> list[str]:
+    """What the admission gate would say of the job: a refusal, or what it could not check."""
+    if check.refused:
+        return [
+            "the estimate would take a hard budget over its limit: "
+            + "; ".join(o.describe() for o in check.overruns)
+            + ". An operator with the admission gate on refuses the job; without the gate it "
+            "is admitted while the budget is not spent yet"
+        ]
+    return [check.message()] if check.unchecked else []
 
 
 def allowed_skus_for(namespace: str, tenants: Iterable[GryviaTenant]) -> Sequence[str] | None:
@@ -83,18 +139,23 @@ def budget_warnings(
         budget = quota.spec.budget
         if namespace not in quota.spec.namespaces or budget is None:
             continue
-        if budget.monthly_budget is None:
-            continue
+        if budget.monthly_budget is None or budget.hard_limit:
+            continue  # hard budgets: the admission gate's rule (`impact`)
         status = quota.status.budget_status if quota.status else None
         spent = (status.spent_this_month if status else None) or 0.0
         if spent + amount <= budget.monthly_budget:
             continue
-        hard = " (hard limit: its jobs wait once the budget is spent)" if budget.hard_limit else ""
         out.append(
             f"the estimate ({amount:.2f} USD {basis}) would cross the monthly budget of team "
-            f"{quota.spec.team}: {spent:.2f} of {budget.monthly_budget:.2f} USD spent{hard}"
+            f"{quota.spec.team}: {spent:.2f} of {budget.monthly_budget:.2f} USD spent"
         )
     return out
+
+
+def _quota_spend(quota: GryviaQuota) -> float | None:
+    """Month-to-date spend the operator wrote on the quota, None before it did."""
+    status = quota.status.budget_status if quota.status else None
+    return status.spent_this_month if status else None
 
 
 def estimate_cost(
@@ -103,10 +164,16 @@ def estimate_cost(
     skus: Iterable[GryviaGpuSku],
     tenants: Iterable[GryviaTenant],
     quotas: Iterable[GryviaQuota],
+    budgets: Iterable[GryviaBudget] = (),
+    now: dt.datetime | None = None,
 ) -> CostEstimate | None:
-    """The estimate of a GPU job in `namespace`; None for a CPU-only job."""
+    """The estimate of a GPU job in `namespace`; None for a CPU-only job. `budgets` are the
+    GryviaBudgets read (for the gate's check), `now` the UTC time their periods are judged
+    at (None: not judged stale)."""
     if job.cpu_only:
         return None
+    tenants = list(tenants)
+    quotas = list(quotas)
     rate = select_rate(job.gpu_type or None, list(skus), allowed_skus_for(namespace, tenants))
     seconds: int | None = None
     if job.timeout:
@@ -115,13 +182,35 @@ def estimate_cost(
         except ValueError:
             seconds = None
     estimate = CostEstimate(job.name, job.total_gpus, job.gpu_type, rate, job.timeout, seconds)
+    tenant = next((t.name for t in tenants if tenant_namespace(t.name) == namespace), None)
+    hard = hard_budgets(namespace, tenant, [(q, _quota_spend(q)) for q in quotas], budgets, now)
+    impact = check_budgets(estimate_job(job.total_gpus, seconds, rate), hard)
+    gate = gate_warnings(impact)
     if rate is None or rate.currency != BUDGET_CURRENCY:
-        return estimate
+        return CostEstimate(
+            job.name,
+            job.total_gpus,
+            job.gpu_type,
+            rate,
+            job.timeout,
+            seconds,
+            tuple(gate),
+            impact,
+            tuple(hard),
+        )
     if estimate.for_timeout is not None:
         amount, basis = estimate.for_timeout, f"for its timeout {job.timeout}"
     else:
         amount, basis = estimate.per_hour or 0.0, "for one hour, no timeout set"
-    warnings = budget_warnings(namespace, amount, basis, quotas)
+    warnings = budget_warnings(namespace, amount, basis, quotas) + gate
     return CostEstimate(
-        job.name, job.total_gpus, job.gpu_type, rate, job.timeout, seconds, tuple(warnings)
+        job.name,
+        job.total_gpus,
+        job.gpu_type,
+        rate,
+        job.timeout,
+        seconds,
+        tuple(warnings),
+        impact,
+        tuple(hard),
     )

@@ -259,6 +259,7 @@ def explain_job(
             _cost(cost),
             server,
             kueue,
+            tuple(cost.warnings) if cost else (),
         )
 
     if server is not None and not server.allowed:

@@ -4,5 +4,5 @@ client (an import-linter contract says so).
 Modules: `config` (kubeconfig loading, contexts), `access` (the API calls, one REST transport),
 `watch` (list-then-watch and log following over `access`), `errors` (translation into
 GryviaError), `resources` (the CLI nouns of `gryvia_operator.api.resources`). Nothing here
-imports the `kubernetes` client at module level; `access.connect()` does.
+imports the `kubernetes` client at module level; `connect.connect()` does.
 """

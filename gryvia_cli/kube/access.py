@@ -11,12 +11,9 @@ Every method returns API objects as dicts and raises GryviaError subclasses (see
 from __future__ import annotations
 
 import json
-import logging
 import re
 import sys
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gryvia_cli.errors import GryviaError, KubeconfigError
@@ -415,80 +412,3 @@ def _client_exceptions() -> tuple[type[Exception], type[Exception]]:
     from kubernetes.config.config_exception import ConfigException
 
     return ApiException, ConfigException
-
-
-def _quiet_libraries(verbose: bool) -> None:
-    level = logging.DEBUG if verbose else logging.ERROR
-    for name in ("urllib3", "kubernetes"):
-        logging.getLogger(name).setLevel(level)
-    if not verbose:
-        from urllib3.exceptions import InsecureRequestWarning
-
-        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
-
-
-def connect(
-    kubeconfig: Path | None, context: str | None, *, timeout: float = 30.0, verbose: bool = False
-) -> KubeAccess:
-    """Load credentials for the effective context and return a ready KubeAccess.
-
-    Nothing is sent yet. Raises KubeconfigError (see `kube.config`).
-    """
-    from gryvia_cli.kube.config import describe_context, kubeconfig_source
-
-    info = describe_context(kubeconfig, context)
-    _quiet_libraries(verbose)
-    api = None if info.in_cluster else _static_client(kubeconfig_source(kubeconfig), info.name)
-    if api is None:
-        from kubernetes import client
-
-        from gryvia_cli.kube.config import load_client_configuration
-
-        cfg = load_client_configuration(kubeconfig, None if info.in_cluster else info.name)
-        api = client.ApiClient(cfg)
-        api.user_agent = "gryvia-cli"
-    return KubeAccess(api, info, timeout=timeout)
-
-
-def _static_client(source: str | None, context: str) -> Any:
-    """The light client (`kube.transport`) when the context's credentials are static, else
-    None (also when a file it names is unreadable: the official client then reports it)."""
-    from gryvia_cli.kube.config import merge_kubeconfig
-    from gryvia_cli.kube.transport import static_client
-
-    if source is None:
-        return None
-    try:
-        return static_client(merge_kubeconfig(source), context)
-    except (OSError, ValueError):
-        return None
-
-
-def stop_stream(response: Any) -> None:
-    """Shut a streaming response's socket down so that a read blocked on it in another thread
-    returns at once; safe from any thread, idempotent, never raises (a response that is
-    already closed or back in the pool has no read left to unblock)."""
-    shutdown = getattr(response, "shutdown", None)
-    try:
-        if callable(shutdown):
-            shutdown()  # urllib3 >= 2.3
-            return
-        import socket
-
-        sock = getattr(getattr(response, "connection", None), "sock", None)
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-    except (ValueError, RuntimeError, OSError):
-        return  # urllib3's way of saying the stream is already closed or released
-
-
-def stream_lines(response: Any) -> Iterator[str]:
-    """Yield decoded lines (without newline) from a streaming response until it ends."""
-    pending = b""
-    for chunk in response.stream(4096, decode_content=True):
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            yield line.decode("utf-8", "replace")
-    if pending:
-        yield pending.decode("utf-8", "replace")

@@ -7,6 +7,7 @@ from any other thread shuts its socket so the blocked read returns at once.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -29,7 +30,6 @@ class HeldStream:
 
     def open(self, response: Any) -> bool:
         """Hold `response`; False (and the response shut) when already stopped."""
-        from gryvia_cli.kube.access import stop_stream
 
         with self._lock:
             if not self.stop_event.is_set():
@@ -48,7 +48,6 @@ class HeldStream:
 
     def interrupt(self) -> None:
         """Shut the held response down (its read raises) and set `wake`."""
-        from gryvia_cli.kube.access import stop_stream
 
         self.wake.set()
         with self._lock:
@@ -64,7 +63,36 @@ class HeldStream:
 
 def drop(response: Any) -> None:
     """Shut and release a response that arrived after its caller left."""
-    from gryvia_cli.kube.access import stop_stream
 
     stop_stream(response)
     release(response)
+
+
+def stop_stream(response: Any) -> None:
+    """Shut a streaming response's socket down so that a read blocked on it in another thread
+    returns at once; safe from any thread, idempotent, never raises (a response that is
+    already closed or back in the pool has no read left to unblock)."""
+    shutdown = getattr(response, "shutdown", None)
+    try:
+        if callable(shutdown):
+            shutdown()  # urllib3 >= 2.3
+            return
+        import socket
+
+        sock = getattr(getattr(response, "connection", None), "sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (ValueError, RuntimeError, OSError):
+        return  # urllib3's way of saying the stream is already closed or released
+
+
+def stream_lines(response: Any) -> Iterator[str]:
+    """Yield decoded lines (without newline) from a streaming response until it ends."""
+    pending = b""
+    for chunk in response.stream(4096, decode_content=True):
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")

@@ -2,7 +2,7 @@
 back-off.
 
 Both run on a worker thread and block until stopped; `stop()` may be called from any thread
-and unblocks a pending read at once (`access.stop_stream` shuts the socket down). Objects are
+and unblocks a pending read at once (`stream.stop_stream` shuts the socket down). Objects are
 plain dicts as the API server sends them: callers parse what they keep. Every request goes
 through `KubeAccess` (one transport for the CLI and the console), so failures arrive as
 GryviaError subclasses.
@@ -137,7 +137,7 @@ def watch_events(response: Any, server: str) -> Iterator[dict[str, Any]]:
     410); a broken connection raises ClusterUnreachableError."""
     from urllib3.exceptions import HTTPError
 
-    from gryvia_cli.kube.access import stream_lines
+    from gryvia_cli.kube.stream import stream_lines
 
     try:
         for line in stream_lines(response):
@@ -360,7 +360,7 @@ class LineFollower:
         them."""
         from urllib3.exceptions import HTTPError
 
-        from gryvia_cli.kube.access import stream_lines
+        from gryvia_cli.kube.stream import stream_lines
 
         if self.stopped:
             return

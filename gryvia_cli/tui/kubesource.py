@@ -14,7 +14,8 @@ from typing import Any
 from gryvia_cli.core.events import sort_events
 from gryvia_cli.core.health import Health
 from gryvia_cli.kube import resources as r
-from gryvia_cli.kube.access import KubeAccess, connect
+from gryvia_cli.kube.access import KubeAccess
+from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.watch import LineFollower, ListWatcher
 from gryvia_cli.tui.source import (
@@ -38,10 +39,10 @@ _RESOURCES: dict[ObjectKind, r.Resource] = {
     "tenants": r.TENANT,
     "quotas": r.QUOTA,
     "usage": r.USAGE_RECORD,
+    "budgets": r.BUDGET,
 }
 _OBJECTS: dict[ObjectKind, r.Resource] = {
     **_RESOURCES,
-    "budgets": r.BUDGET,
     "reservations": r.RESERVATION,
 }
 

@@ -21,14 +21,20 @@ from gryvia_cli.core.capacity import allocated_from_jobs
 from gryvia_cli.core.jobs import JobSummary, summarize_job
 from gryvia_cli.core.nodes import GpuNode, allocated_by_node, gpu_nodes
 from gryvia_cli.core.spend import JobCost, job_cost
-from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api import (
+    GryviaBudget,
+    GryviaGpuSku,
+    GryviaQuota,
+    GryviaTenant,
+    GryviaUsageRecord,
+)
 from gryvia_operator.api.attribution import tenant_of_object
 from gryvia_operator.api.base import GryviaResource
 from gryvia_operator.api.pricing import default_catalog
 
 log = logging.getLogger("gryvia.tui.store")
 
-Kind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage"]
+Kind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage", "budgets"]
 KINDS: tuple[Kind, ...] = (
     "jobs",
     "gpunodes",
@@ -38,12 +44,14 @@ KINDS: tuple[Kind, ...] = (
     "tenants",
     "quotas",
     "usage",
+    "budgets",
 )
 _MODELS: dict[str, type[GryviaResource]] = {
     "skus": GryviaGpuSku,
     "tenants": GryviaTenant,
     "quotas": GryviaQuota,
     "usage": GryviaUsageRecord,
+    "budgets": GryviaBudget,
 }
 T = TypeVar("T")
 

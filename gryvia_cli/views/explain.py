@@ -14,7 +14,7 @@ from gryvia_cli.views.reads import read_jobs, read_supply
 if TYPE_CHECKING:
     from gryvia_cli.cli.session import Session
     from gryvia_cli.core.explain import Explanation, ServerCheck
-    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 
 def server_check(access: Any, obj: dict[str, Any], namespace: str) -> ServerCheck:
@@ -32,7 +32,7 @@ def explain_jobs(
     state: Session,
     jobs: Sequence[dict[str, Any]],
     namespace: str,
-    pricing: tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota]],
+    pricing: tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]],
 ) -> list[Explanation]:
     """Explain every job (`namespace` for those without one); read failures become warnings."""
     from gryvia_cli.core.estimate import estimate_cost
@@ -45,11 +45,13 @@ def explain_jobs(
     existing, _ = read_jobs(access, None, namespace)
     for text in notes:
         warn(f"explanation may be incomplete: {text}")
-    skus, tenants, quotas = pricing
+    skus, tenants, quotas, budgets = pricing
     out = []
     for obj in jobs:
         target = (obj.get("metadata") or {}).get("namespace") or namespace
-        cost = estimate_cost(summarize_job(obj), target, skus, tenants, quotas)
+        cost = estimate_cost(
+            summarize_job(obj), target, skus, tenants, quotas, budgets, now=state.now()
+        )
         out.append(
             explain_job(
                 obj,

@@ -26,9 +26,9 @@ from gryvia_cli.core.logresume import LogCursor
 from gryvia_cli.core.pods import container_state
 from gryvia_cli.errors import GryviaError, NotFoundError, WaitTimeoutError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.kube.access import stop_stream, stream_lines
 from gryvia_cli.kube.errors import is_transient
 from gryvia_cli.kube.retry import Link
+from gryvia_cli.kube.stream import stop_stream, stream_lines
 
 OPEN_GRACE = 10.0
 """Seconds a log reopened after its container ended may go unanswered before it is dropped."""

@@ -101,7 +101,12 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
     api = KubeApi(configuration, workers=max(8, s.workers))
     rt = Runtime(
         api=api,
-        config=ReconcileConfig(cluster_domain=s.cluster_domain),
+        config=ReconcileConfig(
+            cluster_domain=s.cluster_domain,
+            admission_gate=s.admission_gate,
+            admission_fail_open=s.admission_fail_open,
+            admission_default_hours=s.admission_default_hours,
+        ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,
     )

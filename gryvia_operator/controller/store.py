@@ -31,6 +31,10 @@ TENANTS = "gryvia_tenants"
 SKUS = "gryvia_skus"
 USAGE = "gryvia_usage_records"
 NAMESPACE_LABELS = "gryvia_namespace_labels"
+BUDGETS = "gryvia_budgets"
+"""GryviaBudgets with their status (the budget controller and enforcement)."""
+GATE_BUDGETS = "gryvia_gate_budgets"
+"""GryviaBudgets the admission gate reads (indexed only while the gate is on)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -40,6 +44,8 @@ INDEX_IDS = (
     NODES,
     GPUNODES,
     *TENANCY_INDEX_IDS,
+    BUDGETS,
+    GATE_BUDGETS,
 )
 
 

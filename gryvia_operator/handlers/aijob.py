@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import pending
+from gryvia_operator.handlers import gate, pending
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -133,6 +133,9 @@ async def _write_status(
     event = phase_event(before.get("phase"), status)
     if event is not None:
         rt.post_event(result, event)
+    unchecked = gate.unchecked_event(before, status)
+    if unchecked is not None:
+        rt.post_event(result, unchecked)
     if "phase" in patch:  # a job started or ended: estimates of waiting jobs move
         pending.requeue_waiting(rt, result)
 
@@ -178,7 +181,10 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         return
     observed = observe(rt, job)
     if job.phase in (JobPhase.PENDING, JobPhase.QUEUED):
-        observed = replace(observed, admission=admission_for(rt, body))
+        decision = admission_for(rt, body)
+        if not observed.workloads:  # the admission gate: only before anything is created
+            decision = gate.combine(rt, job, body, decision)
+        observed = replace(observed, admission=decision)
     outcome = reconcile_job(job, observed, rt.config, now)
     if outcome.actions:
         found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))
@@ -197,6 +203,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
     await _write_status(rt, body, current_status(job), status)
     if outcome.requeue_after is not None:
         rt.jobs.add_after(key, outcome.requeue_after)
+    elif gate.is_hold(observed.admission):
+        rt.jobs.add_after(key, gate.HOLD_RETRY_SECONDS)
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:

@@ -16,23 +16,27 @@ import kopf
 from gryvia_operator.api import (
     GROUP,
     VERSION,
+    GryviaBudget,
     GryviaGpuSku,
     GryviaQuota,
     GryviaTenant,
 )
 from gryvia_operator.api.attribution import namespace_tenant
+from gryvia_operator.api.budgetscope import resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun, period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import (
     AIJOBS,
+    BUDGETS,
     NAMESPACE_LABELS,
     QUOTAS,
     SKUS,
     TENANTS,
     USAGE,
 )
+from gryvia_operator.reconcile import budget_gate
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.quotas import (
     QuotaState,
@@ -41,7 +45,11 @@ from gryvia_operator.reconcile.quotas import (
     job_view,
     quota_state,
 )
+from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.webhook.review import PolicyContext
+
+_BUDGET_WARNED: set[str] = set()
+"""Jobs (uid) warned about a budget by this process: one Warning event each."""
 
 
 def _slim(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,7 +122,36 @@ def quota_states(rt: Runtime, only: Iterable[GryviaQuota] | None = None) -> list
     return [quota_state(q, views, spend(records, q.spec.namespaces, now)[1]) for q in selected]
 
 
+def budget_views(rt: Runtime) -> list[budget_gate.BudgetView]:
+    """Every valid GryviaBudget the watch holds, with its resolved scope."""
+    teams: dict[str, list[str]] = {}
+    for quota in quotas(rt):
+        teams.setdefault(quota.spec.team, []).extend(quota.spec.namespaces)
+    known = list(tenants(rt))
+    found = parse_valid(GryviaBudget, rt.indices.all_values(BUDGETS))
+    return [budget_gate.BudgetView(b, resolve_scope(b, teams, known)) for b in found]
+
+
 def admission_for(rt: Runtime, body: Mapping[str, Any]) -> AdmissionDecision:
+    """The gate's verdict for a Pending or Queued job body: the quotas' and the enforced
+    budgets' (`reconcile.budget_gate`) combined; a budget warning posts one Warning event."""
+    decision = quota_admission_for(rt, body)
+    views = budget_views(rt)
+    if not views or decision.verdict == "reject":
+        return decision
+    throttled = any(
+        v.budget.spec.enforcement and v.budget.spec.enforcement.action == "throttle" for v in views
+    )
+    jobs = [job_view(b) for b in known_jobs(rt)] if throttled else []
+    verdict = budget_gate.combine(decision, budget_gate.decide(job_view(body), views, jobs))
+    uid = str((body.get("metadata") or {}).get("uid") or "")
+    if verdict.reason == "BudgetWarning" and uid and uid not in _BUDGET_WARNED:
+        _BUDGET_WARNED.add(uid)
+        rt.post_event(body, JobEvent("Warning", "BudgetWarning", verdict.message))
+    return verdict
+
+
+def quota_admission_for(rt: Runtime, body: Mapping[str, Any]) -> AdmissionDecision:
     """The quota gate's verdict for a Pending or Queued job body."""
     namespace = str((body.get("metadata") or {}).get("namespace", ""))
     known = tenants(rt)

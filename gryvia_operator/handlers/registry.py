@@ -20,7 +20,9 @@ from gryvia_operator.handlers import (
     accounting,
     aijob,
     arrays,
+    budget,
     children,
+    gate,
     gpunode,
     node,
     pod,
@@ -65,10 +67,12 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     """A kopf registry with every handler of this operator; `configuration` is the official
     client's Configuration that kopf logs in with."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays):
+    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate):
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
+    budgets = budget.Budgets(rt)
+    budget.register(registry, rt, budgets)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -94,6 +98,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, reconcile_node)))
         rt.tasks.append(asyncio.create_task(acc.quota_loop()))
         rt.tasks.append(asyncio.create_task(acc.metering_loop()))
+        rt.tasks.append(asyncio.create_task(budgets.loop()))
 
     rt.on_synced = start_workers
 

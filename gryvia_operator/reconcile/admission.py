@@ -21,6 +21,9 @@ class AdmissionDecision:
     message: str = ""
     """For `allow`, a reason (e.g. QuotaReserved) means a quota governs the job and the
     reconciler records condition Admitted=True; no reason means no quota applies."""
+    unchecked: str = ""
+    """For `allow`: what the admission gate could not check (it fails open); the reconciler
+    records condition AdmissionUnchecked=True with this message."""
 
 
 ALLOW = AdmissionDecision("allow")

@@ -170,6 +170,17 @@ def reconcile_job(
             status["conditions"] = set_condition(
                 conditions, Cond.ADMITTED, "True", decision.reason, decision.message, now, gen
             )
+        unchecked = get_condition(status.get("conditions") or [], Cond.ADMISSION_UNCHECKED)
+        if decision.unchecked or unchecked is not None:  # the admission gate failed open
+            status["conditions"] = set_condition(
+                status.get("conditions") or [],
+                Cond.ADMISSION_UNCHECKED,
+                "True" if decision.unchecked else "False",
+                "BudgetsUnchecked" if decision.unchecked else "BudgetsChecked",
+                decision.unchecked or "nothing left unchecked by the admission gate",
+                now,
+                gen,
+            )
     if observed.refused:
         text = "; ".join(observed.refused)
         status = _terminal(status, JobPhase.FAILED, text, Reason.INVALID_SPEC, gen, now)

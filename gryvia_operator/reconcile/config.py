@@ -21,3 +21,9 @@ class ReconcileConfig:
     """Retry delay after a failed child write."""
     conflict_retry_seconds: float = 2.0
     """Retry delay while a child of a deleted job of the same name is being collected."""
+    admission_gate: bool = False
+    """The opt-in admission gate (budget rule of `gryvia_operator.api.budgetgate`)."""
+    admission_fail_open: bool = True
+    """Admit jobs the gate cannot check (condition AdmissionUnchecked) instead of holding them."""
+    admission_default_hours: float = 1.0
+    """Hours the gate estimates for a job without a timeout."""

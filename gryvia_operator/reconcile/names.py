@@ -16,6 +16,8 @@ class Cond:
     REJECTED: Final = "Rejected"
     ADMITTED: Final = "Admitted"
     """False while the job waits in phase Queued for quota; True once quota is reserved."""
+    ADMISSION_UNCHECKED: Final = "AdmissionUnchecked"
+    """True when the admission gate admitted the job without checking its budgets."""
 
 
 class Reason:

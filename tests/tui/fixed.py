@@ -182,12 +182,14 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
                 "scope": {"type": "tenant", "name": "globex"},
                 "period": {"type": "monthly"},
                 "limits": {"costUSD": 1500},
+                "alerts": [{"threshold": 50}, {"threshold": 90}],
                 "enforcement": {"enabled": True, "action": "block"},
             },
             "status": {
                 "usage": {"costUSD": 71.42},
-                "utilization": {"costPercent": 4.8},
+                "utilization": {"costPercent": 4.8, "percent": 4.8},
                 "state": "active",
+                "forecast": {"projectedCostUSD": 120.5, "budgetSufficient": True},
             },
         },
     ]

@@ -17,7 +17,7 @@ import pytest
 
 from gryvia_cli.core.watching import WatchEvent
 from gryvia_cli.kube import resources as r
-from gryvia_cli.kube.access import connect
+from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.store import ClusterStore, Update, event_update, list_update
 from tests.conftest import SandboxHandle

@@ -571,6 +571,7 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
                 "webhook_port": 9443,
                 "webhook_self_register": False,
                 "webhook_cert_dir": Path("/etc/gryvia/webhook-certs"),
+                "admission_gate": False,
             },
         ),
         (
@@ -589,8 +590,21 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
             "operator.watchNamespaces={a,b},operator.logFormat=text,operator.workers=4",
             {"namespaces": ["a", "b"], "log_format": "text", "workers": 4},
         ),
+        (
+            "aiOperator.admissionGate=true",
+            {"admission_gate": True, "admission_fail_open": True, "admission_default_hours": 1.0},
+        ),
+        (
+            "aiOperator.admissionGate=true,aiOperator.admissionGateFailOpen=false,"
+            "aiOperator.admissionDefaultHours=3",
+            {
+                "admission_gate": True,
+                "admission_fail_open": False,
+                "admission_default_hours": 3.0,
+            },
+        ),
     ],
-    ids=["defaults", "no-webhook", "self-register", "namespaced"],
+    ids=["defaults", "no-webhook", "self-register", "namespaced", "gate", "gate-fail-closed"],
 )
 def test_the_operator_cli_accepts_the_rendered_args(setting: str, expected: dict[str, Any]) -> None:
     from gryvia_operator.settings import parse_settings

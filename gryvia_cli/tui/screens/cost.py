@@ -1,5 +1,6 @@
-"""The Cost view: spend per tenant this month against budget, projection, daily spend as a
-sparkline, and the top jobs by cost (from GryviaUsageRecords via core.billing)."""
+"""The Cost view: spend per tenant this month against budget, projection, the GryviaBudgets
+(state, thresholds, forecast line), daily spend as a sparkline, and the top jobs by cost (from
+GryviaUsageRecords via core.billing)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Sparkline, Static
 
+from gryvia_cli.core.budgets import (
+    STATE_MARKERS,
+    forecast_text,
+    limit_text,
+    period_text,
+    scope_text,
+    spent_text,
+    state_of,
+    used_percent,
+)
 from gryvia_cli.core.cost import TeamCost, TeamScope, team_costs, team_scopes
 from gryvia_cli.core.quota import percent_marker
 from gryvia_cli.core.spend import JobSpend, daily_spend, top_jobs
@@ -19,10 +30,20 @@ from gryvia_cli.tui.screens.tables import TableView
 from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.rowtable import Cell, Column, RowTable
-from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api import GryviaBudget, GryviaQuota, GryviaTenant, GryviaUsageRecord
 from gryvia_operator.api.periods import elapsed_fraction
 
-RELEVANT = frozenset({"usage", "quotas", "tenants"})
+RELEVANT = frozenset({"usage", "quotas", "tenants", "budgets"})
+BUDGET_COLUMNS = (
+    Column("budget", "BUDGET", 16, 0),
+    Column("scope", "SCOPE", 16, 5),
+    Column("spent", "SPENT", 11, 0, "right"),
+    Column("limit", "LIMIT", 12, 3, "right"),
+    Column("used", "USED", 7, 1, "right"),
+    Column("state", "STATE", 9, 0),
+    Column("alerts", "ALERTS AT", 10, 4),
+    Column("forecast", "FORECAST", 24, 2, flex=True),
+)
 TENANT_COLUMNS = (
     Column("tenant", "TEAM", 14, 0, flex=True),
     Column("spent", "SPENT", 11, 0, "right"),
@@ -68,6 +89,17 @@ def tenant_sort_value(column: str, cost: TeamCost) -> Any:
     }.get(column, cost.team)
 
 
+def budget_sort_value(column: str, budget: GryviaBudget) -> Any:
+    """Sort value of a budget row for `column` (BUDGET_COLUMNS keys)."""
+    usage = budget.status.usage if budget.status else None
+    return {
+        "scope": scope_text(budget),
+        "spent": (usage.cost_usd or 0.0) if usage else 0.0,
+        "used": used_percent(budget) or 0.0,
+        "state": state_of(budget),
+    }.get(column, budget.name)
+
+
 def top_sort_value(column: str, spend: JobSpend) -> Any:
     """Sort value of a top-jobs row for `column` (TOP_COLUMNS keys)."""
     return {
@@ -86,6 +118,7 @@ class CostScreen(TableView):
     BINDINGS: ClassVar = bindings(COST)
     SORTS: ClassVar = {
         "cost-tenants": SortState("spent", reverse=True),
+        "cost-budgets": SortState("used", reverse=True),
         "cost-top": SortState("cost", reverse=True),
     }
 
@@ -94,6 +127,7 @@ class CostScreen(TableView):
         self.spend: dict[str, TeamCost] = {}
         self.scopes: dict[str, TeamScope] = {}
         self.top: dict[str, JobSpend] = {}
+        self.budgets: dict[str, GryviaBudget] = {}
 
     def compose_body(self) -> ComposeResult:
         """Tenants, daily spend, top jobs."""
@@ -103,6 +137,13 @@ class CostScreen(TableView):
             self._tenant_cells,
             empty_text="No usage or budgets yet.",
             id="cost-tenants",
+        )
+        yield Static("Budgets", id="cost-budgets-title", classes="section-title")
+        yield RowTable(
+            BUDGET_COLUMNS,
+            self._budget_cells,
+            empty_text="No GryviaBudgets ('gryvia budget create').",
+            id="cost-budgets",
         )
         yield Static(id="cost-daily-title", classes="section-title")
         yield Sparkline([], id="cost-daily")
@@ -127,6 +168,22 @@ class CostScreen(TableView):
             (("⚠ " if over else "") + money(s.projected, s.currency), over),
             (f"{s.gpu_hours:,.1f}", ""),
             (str(s.jobs), ""),
+        ]
+
+    def _budget_cells(self, key: str) -> list[Cell]:
+        b = self.budgets[key]
+        pct = used_percent(b)
+        state = state_of(b)
+        thresholds = ", ".join(f"{a.threshold:g}%" for a in b.spec.alerts or []) or "-"
+        return [
+            (b.name, ""),
+            (scope_text(b), "dim"),
+            (spent_text(b), ""),
+            (limit_text(b), ""),
+            ("-" if pct is None else f"{pct:.1f}%", percent_marker(pct)),
+            (state, STATE_MARKERS.get(state, "dim")),
+            (thresholds, ""),
+            (f"{period_text(b)}: {forecast_text(b)}", "error" if state == "blocked" else ""),
         ]
 
     def _top_cells(self, key: str) -> list[Cell]:
@@ -163,6 +220,16 @@ class CostScreen(TableView):
         tenants.set_order(
             self.ordered_keys(
                 "cost-tenants", list(self.spend), lambda c, k: tenant_sort_value(c, self.spend[k])
+            )
+        )
+        self.budgets = {b.name: b for b in store.models("budgets", GryviaBudget)}
+        budgets = self.query_one("#cost-budgets", RowTable)
+        budgets.invalidate(None)
+        budgets.set_order(
+            self.ordered_keys(
+                "cost-budgets",
+                list(self.budgets),
+                lambda c, k: budget_sort_value(c, self.budgets[k]),
             )
         )
         daily = daily_spend(records, now)

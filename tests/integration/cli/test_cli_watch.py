@@ -49,6 +49,12 @@ def frames(text: str) -> list[dict[str, Any]]:
         found.append(doc)
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """Ctrl-C's default in the child: a runner that started the suite in the background
+    (`cmd &` in a script) ignores SIGINT, and an ignored signal stays ignored across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """A running `gryvia ...` whose stdout and stderr are collected by threads."""
 
@@ -59,6 +65,7 @@ class Watch:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_sigint_as_at_a_terminal,
         )
         self.out: list[str] = []
         self.err: list[str] = []

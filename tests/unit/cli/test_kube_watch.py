@@ -358,7 +358,7 @@ def test_a_broken_log_stream_raises_cluster_unreachable() -> None:
 
 
 def test_stopping_a_stream_that_already_closed_is_harmless() -> None:
-    from gryvia_cli.kube.access import stop_stream
+    from gryvia_cli.kube.stream import stop_stream
 
     class Closed:
         def shutdown(self) -> None:

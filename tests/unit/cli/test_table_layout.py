@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gryvia_cli import output
+from gryvia_cli import output, tablelayout
 from gryvia_cli.core.cells import Marked
 
 TEXT = st.text(alphabet=string.ascii_letters + string.digits + " -_/.:~$<>[]", max_size=30)
@@ -18,7 +18,7 @@ CELL = st.one_of(
     TEXT,
     st.none(),
     st.integers(-5, 10_000),
-    st.builds(Marked, TEXT, st.sampled_from([*output.MARKER_STYLES, "nomarker"])),
+    st.builds(Marked, TEXT, st.sampled_from([*tablelayout.MARKER_STYLES, "nomarker"])),
 )
 
 
@@ -56,16 +56,16 @@ def test_the_fast_layout_is_richs(
     table: tuple[list[str], list[list[Any]]], color: bool, width: int
 ) -> None:
     columns, rows = table
-    fast = output._plain_table(columns, rows, color, width)
+    fast = tablelayout.plain_table(columns, rows, color, width)
     if fast is None:  # wider than the terminal: Rich shortens it
         return
     assert fast == rich_text(columns, rows, color, width)
 
 
 def test_what_the_fast_layout_leaves_to_rich() -> None:
-    assert output._plain_table(["name"], [["x" * 90]], False, 80) is None
-    assert output._plain_table(["name"], [["naïve"]], False, 80) is None
-    assert output._plain_table(["name"], [["two\nlines"]], False, 80) is None
-    assert output._plain_table(["name"], [["a", "b"]], False, 80) is None
-    assert output._plain_table(["name"], [["a"]], False, None) is None
-    assert output._plain_table(["name"], [["a"]], False, 80) == "NAME\na\n"
+    assert tablelayout.plain_table(["name"], [["x" * 90]], False, 80) is None
+    assert tablelayout.plain_table(["name"], [["naïve"]], False, 80) is None
+    assert tablelayout.plain_table(["name"], [["two\nlines"]], False, 80) is None
+    assert tablelayout.plain_table(["name"], [["a", "b"]], False, 80) is None
+    assert tablelayout.plain_table(["name"], [["a"]], False, None) is None
+    assert tablelayout.plain_table(["name"], [["a"]], False, 80) == "NAME\na\n"

@@ -176,9 +176,14 @@ def test_submit_prints_the_cost_estimate_and_budget_warning(tmp_path: Path) -> N
     err = result.stderr
     assert "estimated cost: 32.00 USD/hour (8 GPUs x 4.00 USD per GPU-hour, SKU a100-80g)" in err
     assert "estimated cost for its timeout (6h): 192.00 USD" in err
-    assert "would cross the monthly budget of team vision: 850.00 of 1000.00 USD spent" in err
+    assert (
+        "budget impact on quota vision-quota (team vision): 850.00 spent + 192.00 = 1042.00 "
+        "of 1000.00 USD (over the limit)"
+    ) in err
+    assert "the estimate would take a hard budget over its limit" in err
+    assert "admission gate on refuses the job" in err
     lists = [c for c in fake.calls if c[0] == "list"]
-    for kind in ("GryviaGpuSku", "GryviaTenant", "GryviaQuota"):
+    for kind in ("GryviaGpuSku", "GryviaTenant", "GryviaQuota", "GryviaBudget"):
         assert lists.count(("list", kind)) == 1, kind
 
 

@@ -1,0 +1,94 @@
+"""Budget enforcement at admission: block rejects new and holds queued jobs, throttle caps
+concurrency in release order, warn admits with a warning."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from gryvia_operator.api import GryviaBudget
+from gryvia_operator.api.budgetscope import Scope
+from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
+from gryvia_operator.reconcile.budget_gate import BudgetView, combine, decide
+from gryvia_operator.reconcile.quotas import JobView
+
+T0 = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+SCOPE = Scope(frozenset({"tenant-acme"}), frozenset({"acme"}))
+
+
+def _view(action: str, state: str = "active", **limits: Any) -> BudgetView:
+    budget = GryviaBudget.model_validate(
+        {
+            "metadata": {"name": "acme-monthly"},
+            "spec": {
+                "scope": {"type": "tenant", "name": "acme"},
+                "period": {"type": "monthly"},
+                "limits": {"costUSD": 10.0, **limits},
+                "enforcement": {"enabled": True, "action": action},
+            },
+            "status": {
+                "state": state,
+                "usage": {"costUSD": 10.25},
+                "utilization": {"percent": 102.5},
+                "currentPeriod": {"costLimitUSD": 10.0},
+            },
+        }
+    )
+    return BudgetView(budget, SCOPE)
+
+
+def _job(name: str, phase: str = "Pending", gpus: int = 1, minutes: int = 0, **kw: Any) -> JobView:
+    return JobView(
+        "tenant-acme", name, T0 + dt.timedelta(minutes=minutes), 0, phase, gpus, "H100", **kw
+    )
+
+
+def test_block_rejects_new_jobs_naming_budget_spend_and_limit() -> None:
+    decision = decide(_job("new"), [_view("block", "blocked")], [])
+    assert decision == AdmissionDecision(
+        "reject",
+        "BudgetExceeded",
+        "budget acme-monthly is spent: 10.25 of 10.00 USD (102.5 %)",
+    )
+    queued = decide(_job("old", "Queued"), [_view("block", "blocked")], [])
+    assert queued.verdict == "queue" and "acme-monthly is spent" in queued.message
+    assert decide(_job("new"), [_view("block", "exceeded")], []) == ALLOW  # grace period
+
+
+def test_out_of_scope_cpu_only_and_unenforced_jobs_pass() -> None:
+    other = JobView("elsewhere", "x", T0, 0, "Pending", 1, "H100")
+    assert decide(other, [_view("block", "blocked")], []) == ALLOW
+    assert decide(_job("cpu", gpus=0), [_view("block", "blocked")], []) == ALLOW
+
+
+def test_throttle_caps_running_jobs_and_releases_oldest_first() -> None:
+    view = _view("throttle", maxConcurrentJobs=2)
+    running = _job("r1", "Running")
+    first, second = _job("a", minutes=1), _job("b", minutes=2)
+    jobs = [running, first, second]
+    assert decide(first, [view], jobs) == ALLOW
+    held = decide(second, [view], jobs)
+    assert held.verdict == "queue" and held.reason == "BudgetThrottled"
+    assert "allows 2 jobs at once" in held.message
+    done = _job("r1", "Succeeded")
+    assert decide(second, [view], [done, first, second]) == ALLOW
+
+
+def test_throttle_on_gpus() -> None:
+    view = _view("throttle", maxConcurrentGPUs=8)
+    jobs = [_job("r", "Running", gpus=6), _job("a", gpus=4)]
+    assert decide(jobs[1], [view], jobs).reason == "BudgetThrottled"
+
+
+def test_warn_admits_with_a_warning_and_combines_with_the_quota() -> None:
+    warned = decide(_job("a"), [_view("warn", "warning")], [])
+    assert warned.verdict == "allow" and warned.reason == "BudgetWarning"
+    assert decide(_job("a"), [_view("warn", "active")], []) == ALLOW
+    quota = AdmissionDecision("allow", "QuotaReserved", "admitted within the quota of team t")
+    both = combine(quota, warned)
+    assert both.reason == "BudgetWarning" and both.message.endswith(quota.message)
+    held = AdmissionDecision("queue", "QuotaExceeded", "waiting for quota")
+    assert combine(held, warned) == held
+    rejected = decide(_job("a"), [_view("block", "blocked")], [])
+    assert combine(quota, rejected) == rejected
+    assert combine(quota, ALLOW) == quota

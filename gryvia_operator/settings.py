@@ -58,6 +58,8 @@ class OperatorSettings(BaseSettings):
     """DNS domain used in MASTER_ADDR."""
     workers: int = Field(default=16, ge=1, le=256)
     """Concurrent GryviaAIJob reconciles."""
+    billing_ledger: bool = False
+    """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -111,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("--webhook-failure-policy", choices=["Ignore", "Fail"])
     add("--cluster-domain", help="cluster DNS domain (default cluster.local)")
     add("--workers", type=int, help="concurrent job reconciles (default 16)")
+    add(
+        "--billing-ledger",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
+        "default off",
+    )
     return p
 
 

@@ -101,7 +101,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
     api = KubeApi(configuration, workers=max(8, s.workers))
     rt = Runtime(
         api=api,
-        config=ReconcileConfig(cluster_domain=s.cluster_domain),
+        config=ReconcileConfig(cluster_domain=s.cluster_domain, billing_ledger=s.billing_ledger),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,
     )

@@ -22,6 +22,7 @@ from gryvia_operator.handlers import (
     arrays,
     children,
     gpunode,
+    ledger,
     node,
     pod,
     policy,
@@ -69,6 +70,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
+    writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
+    if writer is not None:
+        ledger.register(registry, rt, writer)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -94,6 +98,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, reconcile_node)))
         rt.tasks.append(asyncio.create_task(acc.quota_loop()))
         rt.tasks.append(asyncio.create_task(acc.metering_loop()))
+        if writer is not None:
+            rt.tasks.append(asyncio.create_task(writer.loop()))
 
     rt.on_synced = start_workers
 

@@ -21,3 +21,5 @@ class ReconcileConfig:
     """Retry delay after a failed child write."""
     conflict_retry_seconds: float = 2.0
     """Retry delay while a child of a deleted job of the same name is being collected."""
+    billing_ledger: bool = False
+    """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""

@@ -174,7 +174,7 @@ def test_duplicate_sequences_and_records_are_named() -> None:
     entries = chain(3)
     twin = copy.deepcopy(entries[1])
     twin["metadata"]["name"] = "le-r9"
-    result = verify("vision", entries + [twin])
+    result = verify("vision", [*entries, twin])
     assert "entry le-r9 (sequence 2): name should be le-r2" in result.problems
     assert "entry le-r2 (sequence 2): usage record uid r2 is ledgered more than once" in (
         result.problems

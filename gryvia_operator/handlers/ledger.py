@@ -96,9 +96,10 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, writer: LedgerWriter)
 
     @kopf.index(GROUP, VERSION, "gryviausagerecords", id=PENDING, registry=registry)
     async def pending_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep the sealed records still to be ledgered (None: not pending, not kept)."""
+        """Keep the sealed records still to be ledgered. Others map to {}: kopf keeps an
+        earlier value when a handler returns None, an empty mapping drops it."""
         if not is_pending(body, ANNOTATION_LEDGER_ENTRY):
-            return None
+            return {}
         writer.kick.set()
         meta = body.get("metadata") or {}
         return {

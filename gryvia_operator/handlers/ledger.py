@@ -111,4 +111,5 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, writer: LedgerWriter)
 
     @kopf.on.startup(registry=registry)
     async def attach(**kwargs: Any) -> None:
-        writer.index = kwargs.get(PENDING) or {}
+        if PENDING in kwargs:  # the live index: empty (falsy) now, filled as the watch lists
+            writer.index = kwargs[PENDING]

@@ -86,13 +86,14 @@ def _webhook_on(operator: OperatorProcess) -> None:
 def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenant(
     sandbox: SandboxHandle, ledger_operator: OperatorProcess, env: dict[str, str]
 ) -> None:
+    """(sealed records, entries written) is recorded at each kill: all 10 fall in the run."""
     tenants = [f"led-{uuid.uuid4().hex[:6]}" for _ in range(2)]
     for ns in tenants:  # a plain namespace is its own tenant
         sandbox.kubectl_run("create", "namespace", ns)
     try:
         for ns in tenants:
             jobs = [
-                sh_job(f"j{n:02d}", gpus=1, gpu_type="H100", script="echo done")
+                sh_job(f"j{n:02d}", gpus=8, gpu_type="H100", script="sleep 2")
                 for n in range(JOBS_PER_TENANT)
             ]
             sandbox.apply(*jobs, namespace=ns, verb="create")
@@ -106,21 +107,27 @@ def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenan
                 1 for t in tenants for r in _records(sandbox, t) if r["spec"].get("final") is True
             )
 
-        for _ in range(KILLS):  # kill as records get sealed and entries written
+        # 16 H100 GPUs run 2 of these jobs at a time: the run takes 25 waves. Kill the
+        # operator each time a record was sealed or an entry written since the last kill.
+        at_kill = []
+        for _ in range(KILLS):
             seen = (sealed(), written())
-            if seen[1] < total:
 
-                def moved(before: tuple[int, int] = seen) -> bool:
-                    return (sealed(), written()) != before
+            def moved(before: tuple[int, int] = seen) -> tuple[int, int] | None:
+                now = (sealed(), written())
+                return now if now != before else None
 
+            at_kill.append(
                 wait_for(
                     moved,
                     timeout=120,
                     interval=0.1,
                     what="a record sealed or an entry written since the last kill",
                 )
+            )
             ledger_operator.kill()
             ledger_operator.start()
+        assert all(w < total for _, w in at_kill), f"kills after the run: {at_kill}"
         wait_for(lambda: written() >= total, timeout=240, interval=1, what=f"{total} entries")
 
         def all_marked() -> bool:

@@ -255,6 +255,8 @@ def finalize(
     fmt = report_format(state, output)
     try:
         month_bounds(month)
+        if len(month) != 7:
+            raise ValueError(f"MONTH {month!r}: use YYYY-MM, e.g. 2026-11")
     except ValueError as exc:
         raise UsageError(str(exc).replace("--month", "MONTH")) from None
     access = state.access()
@@ -321,9 +323,10 @@ def void(
 
     state = session(ctx)
     try:
-        patch = void_patch(reason, now=state.now(), by=state.access().context.user)
+        void_patch(reason, now=state.now(), by="")  # the reason, checked before connecting
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    patch = void_patch(reason, now=state.now(), by=state.access().context.user)
     _change(ctx, name, patch, "voided")
 
 

@@ -205,7 +205,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
             _C + "invoice",
             "Tenancy",
             "Monthly invoice estimates per tenant, one line per SKU.",
-            "invoice",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "ledger",
+            _C + "ledger",
+            "Tenancy",
+            "The billing ledger: verify a tenant's chain.",
         ),
         (),
     ),

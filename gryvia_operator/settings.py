@@ -66,6 +66,8 @@ class OperatorSettings(BaseSettings):
     condition AdmissionUnchecked and a Warning event (true), or hold it Queued (false)."""
     admission_default_hours: float = Field(default=1.0, gt=0, le=8760)
     """Hours the gate estimates for a job without a timeout."""
+    billing_ledger: bool = False
+    """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -136,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--admission-default-hours",
         type=float,
         help="hours the gate estimates for a job without a timeout (default 1)",
+    )
+    add(
+        "--billing-ledger",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
+        "default off",
     )
     return p
 

@@ -1,4 +1,5 @@
-"""`gryvia invoice`: monthly invoice estimates per tenant from metered usage."""
+"""`gryvia invoice`: monthly invoice estimates per tenant from metered usage; `finalize`,
+`void`, `mark-paid` and `show` of the invoices built from the billing ledger."""
 
 from __future__ import annotations
 
@@ -15,8 +16,18 @@ from gryvia_cli.cli.reports import (
 )
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
-from gryvia_cli.output import OutputFormat, emit, info, note, render_data, render_table, section
-from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
+from gryvia_cli.output import (
+    OutputFormat,
+    emit,
+    info,
+    note,
+    render_data,
+    render_table,
+    section,
+    success,
+)
+from gryvia_cli.views.ledger import read_invoices
+from gryvia_cli.views.reads import read_billable_tenants, read_usage_records, try_read
 from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
@@ -24,7 +35,7 @@ app = typer.Typer()
 INVOICE_COLUMNS = ("sku", "gpu type", "jobs", "gpu hours", "rate/h", "amount")
 
 
-@app.command("invoice", rich_help_panel="Tenancy")
+@app.callback(invoke_without_command=True)
 def invoice(
     ctx: typer.Context,
     tenant: TenantOpt = None,
@@ -48,9 +59,13 @@ def invoice(
     metering. Only existing tenants are invoiced: usage of a tenant that does not exist is
     `unattributed` (a note gives its amount; `gryvia usage` lists it).
 
+    With the billing ledger on, a month is invoiced for good with `gryvia invoice finalize
+    TENANT MONTH` (a GryviaInvoice: Finalized, then Paid or Void); the estimate then names
+    that invoice. See `gryvia invoice finalize --help`.
+
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: InvoiceList, month, items: [{number, tenant,
     period: {from, to}, currency, status, generatedAt, lines: [{sku, gpuType, gpuHours, rate,
-    amount, jobs}], subtotal, jobs, open, note}]}.
+    amount, jobs}], subtotal, jobs, open, note, finalized?: {name, number, state, total}}]}.
     CSV: `invoice,tenant,period_from,period_to,sku,gpuType,jobs,gpuHours,rate,amount,currency`
     and a TOTAL line per invoice; formula-like cells get a leading apostrophe.
 
@@ -58,7 +73,10 @@ def invoice(
       gryvia invoice
       gryvia invoice --tenant vision --month 2026-11
       gryvia invoice --month 2026-11 -o csv > invoices.csv
+      gryvia invoice finalize vision 2026-11
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from gryvia_cli.core.billing import invoices, invoices_csv, unattributed_usage
     from gryvia_operator.api.periods import month_bounds
 
@@ -74,6 +92,7 @@ def invoice(
     records = read_usage_records(access, tenant)
     tenants = read_billable_tenants(access)
     items = invoices(records, period, tenant=tenant, now=now, tenants=tenants)
+    _link_finalized(items, try_read(lambda: read_invoices(access), "invoices") or [], period)
     start, end = month_bounds(period)
     stray = None if tenant else unattributed_usage(records, tenants, start, end)
     if fmt is ReportFormat.csv:
@@ -110,6 +129,12 @@ def _render_invoice(inv: dict[str, Any]) -> None:
     emit(f"Period:   {inv['period']['from']} to {inv['period']['to']} (UTC)")
     if inv["open"]:
         emit("Open:     yes, some runs are still metering")
+    final = inv.get("finalized")
+    if final:
+        emit(
+            f"Final:    {final['number']} ({final['state']}, {final['total']} {cur}); "
+            f"see: gryvia invoice show {final['name']}"
+        )
     render_table(
         INVOICE_COLUMNS,
         [
@@ -125,3 +150,217 @@ def _render_invoice(inv: dict[str, Any]) -> None:
         ],
     )
     emit(f"Subtotal: {inv['subtotal']:.2f} {cur} ({inv['jobs']} job(s))")
+
+
+def _link_finalized(items: list[dict[str, Any]], stored: list[dict[str, Any]], month: str) -> None:
+    """Name, in each estimate, the tenant's finalized (or paid) invoice of the month."""
+    for inv in stored:
+        spec = inv.get("spec") or {}
+        if spec.get("month") != month or spec.get("state") not in ("Finalized", "Paid"):
+            continue
+        for item in items:
+            if item["tenant"] == spec.get("tenant"):
+                item["finalized"] = {
+                    "name": (inv.get("metadata") or {}).get("name"),
+                    "number": spec.get("number"),
+                    "state": spec.get("state"),
+                    "total": spec.get("total"),
+                }
+
+
+NameArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="NAME", help="Invoice name (inv-...) or number (INV-...).", show_default=False
+    ),
+]
+
+
+def _show(inv: dict[str, Any], fmt: ReportFormat) -> None:
+    """Print a GryviaInvoice as a table, CSV, JSON or YAML (the object as stored)."""
+    from gryvia_cli.views.ledger import invoice_csv
+
+    if fmt is ReportFormat.csv:
+        write_csv(invoice_csv([inv]))
+        return
+    if fmt is not ReportFormat.table:
+        render_data(inv, OutputFormat(fmt.value))
+        return
+    spec = inv.get("spec") or {}
+    cur = spec.get("currency")
+    section(f"Invoice {spec.get('number')} ({spec.get('state')})")
+    emit(f"Name:     {(inv.get('metadata') or {}).get('name')}")
+    emit(f"Tenant:   {spec.get('tenant')}")
+    emit(f"Month:    {spec.get('month')} (UTC)")
+    ledger = spec.get("ledger") or {}
+    emit(
+        f"Ledger:   sequences {ledger.get('firstSequence')}-{ledger.get('lastSequence')} "
+        f"({ledger.get('entries')} entries)"
+    )
+    for key, label in (("finalizedAt", "Final:   "), ("paidAt", "Paid:    ")):
+        if spec.get(key):
+            emit(f"{label} {spec[key]}")
+    if spec.get("voidedAt"):
+        emit(f"Void:     {spec['voidedAt']} by {spec.get('voidedBy')}: {spec.get('voidReason')}")
+    render_table(
+        ("seq", "job", "sku", "gpu hours", "rate/h", "amount"),
+        [
+            [
+                line.get("sequence"),
+                line.get("job"),
+                line.get("sku") or "-",
+                line.get("gpuHours"),
+                f"{line.get('rate')} {cur}",
+                f"{line.get('amount')} {cur}",
+            ]
+            for line in spec.get("lines") or []
+        ],
+    )
+    emit(f"Total:    {spec.get('total')} {cur} (each line rounded once to the cent)")
+
+
+@app.command("finalize")
+def finalize(
+    ctx: typer.Context,
+    tenant: Annotated[
+        str, typer.Argument(metavar="TENANT", help="Tenant to invoice.", show_default=False)
+    ],
+    month: Annotated[
+        str, typer.Argument(metavar="YYYY-MM", help="The UTC month.", show_default=False)
+    ],
+    output: ReportOutputOpt = None,
+) -> None:
+    """Finalize a tenant's month from the ledger: a GryviaInvoice, one line per entry.
+
+    Refused, with the reason, while a usage record of the month is still open, while sealed
+    records are not in the ledger yet, when the tenant's chain does not verify, when the
+    month mixes currencies, or when the month has a Finalized or Paid invoice already (void
+    it first; the new one gets the next revision). Each line is the entry's cost rounded
+    once to the cent; the total is the sum of the lines. The invoice is named
+    inv-<tenant>-<yyyymm>-<revision> and numbered INV-<tenant>-<NNNNNN>.
+
+    -o json/yaml print the GryviaInvoice as stored; -o csv one row per line and a TOTAL row.
+
+    Examples:
+      gryvia invoice finalize vision 2026-11
+      gryvia invoice finalize vision 2026-11 -o csv > inv.csv
+    """
+    from gryvia_cli.errors import GryviaError
+    from gryvia_cli.kube import resources as r
+    from gryvia_cli.views.ledger import read_entries, read_records
+    from gryvia_operator.api.invoice import build_invoice, finalize_refusals
+    from gryvia_operator.api.periods import month_bounds
+
+    state = session(ctx)
+    fmt = report_format(state, output)
+    try:
+        month_bounds(month)
+        if len(month) != 7:
+            raise ValueError(f"MONTH {month!r}: use YYYY-MM, e.g. 2026-11")
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("--month", "MONTH")) from None
+    access = state.access()
+    records, entries = read_records(access), read_entries(access)
+    stored = read_invoices(access)
+    reasons = finalize_refusals(tenant, month, records=records, entries=entries, invoices=stored)
+    if reasons:
+        raise GryviaError(
+            f"cannot finalize {tenant}'s invoice for {month}: " + "; ".join(reasons),
+            hint=f"the estimate meanwhile: gryvia invoice --tenant {tenant} --month {month}",
+        )
+    body = build_invoice(
+        tenant, month, entries, invoices=stored, now=state.now(), by=access.context.user
+    )
+    created = access.create(r.INVOICE, body, None)
+    if fmt is ReportFormat.table:
+        spec = created.get("spec") or body["spec"]
+        success(
+            f"finalized {spec['number']} ({body['metadata']['name']}): "
+            f"{len(spec['lines'])} line(s), total {spec['total']} {spec['currency']}"
+        )
+        return
+    _show(created, fmt)
+
+
+def _change(ctx: typer.Context, name: str, patch: dict[str, Any], done: str) -> None:
+    """Apply a life-cycle `patch` to invoice `name` after the same checks the webhook makes."""
+    from gryvia_cli.errors import GryviaError
+    from gryvia_cli.kube import resources as r
+    from gryvia_cli.views.ledger import read_invoice
+    from gryvia_operator.api.invoice import update_problems
+
+    access = session(ctx).access()
+    inv = read_invoice(access, name)
+    meta, spec = inv.get("metadata") or {}, inv.get("spec") or {}
+    problems = update_problems(spec, {**spec, **patch})
+    if problems:
+        raise GryviaError(f"invoice {meta.get('name')} cannot change: " + "; ".join(problems))
+    access.merge_patch(
+        r.INVOICE,
+        str(meta.get("name")),
+        None,
+        {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": patch},
+    )
+    success(f"{done} {spec.get('number')} ({meta.get('name')})")
+
+
+@app.command("void")
+def void(
+    ctx: typer.Context,
+    name: NameArg,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why (3-500 characters).")
+    ],
+) -> None:
+    """Void a Draft or Finalized invoice (for good: Void invoices never change again).
+
+    The month can then be finalized again, as the next revision.
+
+    Examples:
+      gryvia invoice void inv-vision-202611-1 --reason "billed at the wrong rate"
+    """
+    from gryvia_operator.api.invoice import void_patch
+
+    state = session(ctx)
+    try:
+        void_patch(reason, now=state.now(), by="")  # the reason, checked before connecting
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    patch = void_patch(reason, now=state.now(), by=state.access().context.user)
+    _change(ctx, name, patch, "voided")
+
+
+@app.command("mark-paid")
+def mark_paid(
+    ctx: typer.Context,
+    name: NameArg,
+    method: Annotated[
+        str, typer.Option("--method", metavar="TEXT", help="How it was paid.")
+    ] = "manual",
+    reference: Annotated[
+        str, typer.Option("--reference", metavar="TEXT", help="Payment reference.")
+    ] = "",
+) -> None:
+    """Mark a Finalized invoice Paid (for good: Paid invoices never change again).
+
+    Examples:
+      gryvia invoice mark-paid INV-vision-000001 --reference "wire 2026-1187"
+    """
+    from gryvia_operator.api.invoice import paid_patch
+
+    patch = paid_patch(now=session(ctx).now(), method=method, reference=reference)
+    _change(ctx, name, patch, "paid")
+
+
+@app.command("show")
+def show(ctx: typer.Context, name: NameArg, output: ReportOutputOpt = None) -> None:
+    """Show a finalized invoice: its lines, total and life cycle.
+
+    Examples:
+      gryvia invoice show inv-vision-202611-1
+      gryvia invoice show INV-vision-000001 -o csv
+    """
+    from gryvia_cli.views.ledger import read_invoice
+
+    state = session(ctx)
+    _show(read_invoice(state.access(), name), report_format(state, output))

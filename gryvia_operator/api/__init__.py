@@ -40,7 +40,9 @@ if TYPE_CHECKING:
         format_duration,
         parse_duration,
     )
+    from gryvia_operator.api.invoice import INVOICE_KIND, GryviaInvoice
     from gryvia_operator.api.jobhook import JOBHOOK_KIND, GryviaJobHook
+    from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND, GryviaLedgerEntry
     from gryvia_operator.api.quota import QUOTA_KIND, GryviaQuota
     from gryvia_operator.api.registry import ALL_KINDS, kind_info, parse_object
     from gryvia_operator.api.reservation import RESERVATION_KIND, GryviaReservation
@@ -74,7 +76,11 @@ _EXPORTS: dict[str, str] = {
     "GryviaBudget": "gryvia_operator.api.budget",
     "GryviaGpuNode": "gryvia_operator.api.gpunode",
     "GryviaGpuSku": "gryvia_operator.api.gpusku",
+    "GryviaInvoice": "gryvia_operator.api.invoice",
     "GryviaJobHook": "gryvia_operator.api.jobhook",
+    "GryviaLedgerEntry": "gryvia_operator.api.ledger",
+    "INVOICE_KIND": "gryvia_operator.api.invoice",
+    "LEDGER_ENTRY_KIND": "gryvia_operator.api.ledger",
     "GryviaQuota": "gryvia_operator.api.quota",
     "GryviaReservation": "gryvia_operator.api.reservation",
     "GryviaTenant": "gryvia_operator.api.tenant",
@@ -127,7 +133,9 @@ __all__ = [
     "GPUNODE_KIND",
     "GPUSKU_KIND",
     "GROUP",
+    "INVOICE_KIND",
     "JOBHOOK_KIND",
+    "LEDGER_ENTRY_KIND",
     "MAX_TOTAL_GPUS",
     "PENDING_PHASES",
     "QUOTA_KIND",
@@ -147,7 +155,9 @@ __all__ = [
     "GryviaBudget",
     "GryviaGpuNode",
     "GryviaGpuSku",
+    "GryviaInvoice",
     "GryviaJobHook",
+    "GryviaLedgerEntry",
     "GryviaQuota",
     "GryviaReservation",
     "GryviaTenant",

@@ -9,7 +9,9 @@ from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
+from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
+from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
 from gryvia_operator.api.quota import QUOTA_KIND
 from gryvia_operator.api.reservation import RESERVATION_KIND
 from gryvia_operator.api.tenant import TENANT_KIND
@@ -25,6 +27,8 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     RESERVATION_KIND,
     BUDGET_KIND,
     JOBHOOK_KIND,
+    LEDGER_ENTRY_KIND,
+    INVOICE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

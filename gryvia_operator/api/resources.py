@@ -76,6 +76,8 @@ USAGE_RECORD = _gryvia("GryviaUsageRecord", "gur", namespaced=True)
 RESERVATION = _gryvia("GryviaReservation", "grsv", namespaced=False)
 BUDGET = _gryvia("GryviaBudget", "gbud", namespaced=False)
 JOBHOOK = _gryvia("GryviaJobHook", "gjh", namespaced=True)
+LEDGER_ENTRY = Resource("GryviaLedgerEntry", GROUP, VERSION, "gryvialedgerentries", False, ("gle",))
+INVOICE = _gryvia("GryviaInvoice", "ginv", namespaced=False)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -87,6 +89,8 @@ GRYVIA: tuple[Resource, ...] = (
     RESERVATION,
     BUDGET,
     JOBHOOK,
+    LEDGER_ENTRY,
+    INVOICE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

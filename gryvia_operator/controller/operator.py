@@ -106,6 +106,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             admission_gate=s.admission_gate,
             admission_fail_open=s.admission_fail_open,
             admission_default_hours=s.admission_default_hours,
+            billing_ledger=s.billing_ledger,
         ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,

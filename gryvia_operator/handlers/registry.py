@@ -24,6 +24,7 @@ from gryvia_operator.handlers import (
     children,
     gate,
     gpunode,
+    ledger,
     node,
     pod,
     policy,
@@ -73,6 +74,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     accounting.register(registry, rt, acc)
     budgets = budget.Budgets(rt)
     budget.register(registry, rt, budgets)
+    writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
+    if writer is not None:
+        ledger.register(registry, rt, writer)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -99,6 +103,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(acc.quota_loop()))
         rt.tasks.append(asyncio.create_task(acc.metering_loop()))
         rt.tasks.append(asyncio.create_task(budgets.loop()))
+        if writer is not None:
+            rt.tasks.append(asyncio.create_task(writer.loop()))
 
     rt.on_synced = start_workers
 

@@ -27,3 +27,5 @@ class ReconcileConfig:
     """Admit jobs the gate cannot check (condition AdmissionUnchecked) instead of holding them."""
     admission_default_hours: float = 1.0
     """Hours the gate estimates for a job without a timeout."""
+    billing_ledger: bool = False
+    """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""

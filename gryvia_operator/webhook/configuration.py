@@ -10,11 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from gryvia_operator.api.names import GROUP, VERSION
+from gryvia_operator.webhook.billing import INVOICE_PATH, LEDGER_ENTRY_PATH
 from gryvia_operator.webhook.review import AIJOB_PATH, USAGE_RECORD_PATH
 
 DEFAULT_NAME = "gryvia-validating"
 AIJOB_WEBHOOK = "vgryviaaijob.gryvia.io"
 USAGE_RECORD_WEBHOOK = "vgryviausagerecord.gryvia.io"
+LEDGER_ENTRY_WEBHOOK = "vgryvialedgerentry.gryvia.io"
+INVOICE_WEBHOOK = "vgryviainvoice.gryvia.io"
 
 
 def _webhook(
@@ -26,6 +29,7 @@ def _webhook(
     failure_policy: str,
     timeout_seconds: int,
     exclude_namespaces: Sequence[str],
+    scope: str = "Namespaced",
 ) -> dict[str, Any]:
     webhook: dict[str, Any] = {
         "name": name,
@@ -41,11 +45,11 @@ def _webhook(
                 "apiVersions": [VERSION],
                 "resources": [plural],
                 "operations": list(operations),
-                "scope": "Namespaced",
+                "scope": scope,
             }
         ],
     }
-    if exclude_namespaces:
+    if exclude_namespaces and scope == "Namespaced":
         webhook["namespaceSelector"] = {
             "matchExpressions": [
                 {
@@ -67,8 +71,9 @@ def build_webhook_configuration(
     timeout_seconds: int = 5,
     exclude_namespaces: Sequence[str] = ("kube-system",),
 ) -> dict[str, Any]:
-    """Both webhooks (GryviaAIJob CREATE/UPDATE, GryviaUsageRecord UPDATE) at `base_url`
-    (e.g. `https://127.0.0.1:9443`), trusting `ca_bundle` (PEM)."""
+    """The webhooks (GryviaAIJob CREATE/UPDATE, GryviaUsageRecord UPDATE, GryviaLedgerEntry
+    and GryviaInvoice UPDATE/DELETE) at `base_url` (e.g. `https://127.0.0.1:9443`), trusting
+    `ca_bundle` (PEM)."""
     base = base_url.rstrip("/")
     common = (failure_policy, timeout_seconds, exclude_namespaces)
     return {
@@ -91,6 +96,24 @@ def build_webhook_configuration(
                 "gryviausagerecords",
                 ("UPDATE",),
                 *common,
+            ),
+            _webhook(
+                LEDGER_ENTRY_WEBHOOK,
+                base + LEDGER_ENTRY_PATH,
+                ca_bundle,
+                "gryvialedgerentries",
+                ("UPDATE", "DELETE"),
+                *common,
+                scope="Cluster",
+            ),
+            _webhook(
+                INVOICE_WEBHOOK,
+                base + INVOICE_PATH,
+                ca_bundle,
+                "gryviainvoices",
+                ("UPDATE", "DELETE"),
+                *common,
+                scope="Cluster",
             ),
         ],
     }

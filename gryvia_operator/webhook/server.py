@@ -14,6 +14,12 @@ from typing import Any
 from aiohttp import web
 
 from gryvia_operator.webhook import certs
+from gryvia_operator.webhook.billing import (
+    INVOICE_PATH,
+    LEDGER_ENTRY_PATH,
+    review_invoice,
+    review_ledger_entry,
+)
 from gryvia_operator.webhook.review import (
     AIJOB_PATH,
     USAGE_RECORD_PATH,
@@ -74,6 +80,8 @@ class WebhookServer:
         app = web.Application()
         app.router.add_post(AIJOB_PATH, self._aijob)
         app.router.add_post(USAGE_RECORD_PATH, self._usage_record)
+        app.router.add_post(LEDGER_ENTRY_PATH, self._ledger_entry)
+        app.router.add_post(INVOICE_PATH, self._invoice)
         app.router.add_get("/healthz", self._healthz)
         return app
 
@@ -118,6 +126,12 @@ class WebhookServer:
 
     async def _usage_record(self, request: web.Request) -> web.Response:
         return await self._answer(request, review_usage_record)
+
+    async def _ledger_entry(self, request: web.Request) -> web.Response:
+        return await self._answer(request, review_ledger_entry)
+
+    async def _invoice(self, request: web.Request) -> web.Response:
+        return await self._answer(request, review_invoice)
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")

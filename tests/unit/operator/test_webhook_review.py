@@ -119,7 +119,7 @@ def test_node_inventory_uses_the_larger_count() -> None:
 def test_webhook_configuration() -> None:
     body = build_webhook_configuration("https://127.0.0.1:9443/", b"PEM", name="g")
     assert body["metadata"]["name"] == "g"
-    aijob, usage = body["webhooks"]
+    aijob, usage, entries, invoices = body["webhooks"]
     assert aijob["name"] == "vgryviaaijob.gryvia.io"
     assert aijob["clientConfig"] == {
         "url": "https://127.0.0.1:9443/validate-gryvia-io-v1alpha1-gryviaaijob",
@@ -132,6 +132,11 @@ def test_webhook_configuration() -> None:
     assert aijob["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system"]
     assert usage["clientConfig"]["url"].endswith("/validate-gryvia-io-v1alpha1-gryviausagerecord")
     assert usage["rules"][0]["operations"] == ["UPDATE"]
+    for hook, plural in ((entries, "gryvialedgerentries"), (invoices, "gryviainvoices")):
+        assert hook["rules"][0]["resources"] == [plural]
+        assert hook["rules"][0]["operations"] == ["UPDATE", "DELETE"]
+        assert hook["rules"][0]["scope"] == "Cluster"
+        assert "namespaceSelector" not in hook
 
 
 def _h100_only() -> PolicyContext:

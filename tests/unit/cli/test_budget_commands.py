@@ -95,6 +95,49 @@ def test_create_refuses_bad_input_naming_the_field(tmp_path: Path) -> None:
     assert fake.applied[0][2]["spec"]["scope"] == {"type": "team", "name": "ml"}
 
 
+def test_create_from_a_file_with_unquoted_dates(tmp_path: Path) -> None:
+    file = tmp_path / "q4.yaml"
+    file.write_text(
+        "kind: GryviaBudget\nmetadata: {name: q4}\nspec:\n  scope: {type: tenant, name: a}\n"
+        "  period: {type: custom, startDate: 2026-10-01, endDate: 2026-12-31}\n"
+        "  limits: {costUSD: 3}\n"
+    )
+    fake = TenancyFake()
+    ok = run(["budget", "create", "q4", "-f", str(file)], fake)
+    assert ok.exit_code == 0, ok.output
+    period = fake.applied[0][2]["spec"]["period"]
+    assert period == {"type": "custom", "startDate": "2026-10-01", "endDate": "2026-12-31"}
+    json.dumps(fake.applied[0][2])
+
+
+def test_create_from_a_file_refuses_what_it_would_ignore(tmp_path: Path) -> None:
+    file = tmp_path / "q4.yaml"
+    file.write_text(
+        "kind: GryviaBudget\nmetadata: {name: q4}\nspec:\n  scope: {type: tenant, name: a}\n"
+        "  period: {type: monthly}\n"
+    )
+    mixed = run(["budget", "create", "q4", "-f", str(file), "--cost-usd", "5"], TenancyFake())
+    assert mixed.exit_code == 2 and "--cost-usd cannot be combined with -f" in mixed.output
+    renamed = run(["budget", "create", "other", "-f", str(file)], TenancyFake())
+    assert renamed.exit_code == 2 and "metadata.name is 'q4'" in renamed.output
+    quota = tmp_path / "quota.yaml"
+    quota.write_text("kind: GryviaQuota\nspec: {team: a}\n")
+    wrong = run(["budget", "create", "a", "-f", str(quota)], TenancyFake())
+    assert wrong.exit_code == 2 and "not GryviaBudget" in wrong.output
+
+
+def test_create_checks_the_period_dates_and_grace_period() -> None:
+    base = ["budget", "create", "b", "--scope", "tenant:a", "--cost-usd", "5"]
+    stray = run([*base, "--start-date", "2026-12-01"], TenancyFake())
+    assert stray.exit_code == 2 and "only to --period custom" in stray.output
+    dates = ["--period", "custom", "--start-date", "2026-12-10", "--end-date", "2026-12-01"]
+    backwards = run([*base, *dates], TenancyFake())
+    assert backwards.exit_code == 2 and "after --end-date 2026-12-01; swap them" in backwards.output
+    grace = run([*base, "--enforce", "block", "--grace-period", "forever"], TenancyFake())
+    assert grace.exit_code == 2
+    assert "spec.enforcement.gracePeriod: 'forever' is not a duration" in grace.output
+
+
 def test_parsers() -> None:
     assert parse_scope("team:ml") == {"type": "team", "name": "ml"}
     assert parse_alert("75.5") == {"threshold": 75.5}
@@ -118,6 +161,9 @@ def test_list_and_get_show_state_and_forecast() -> None:
     assert header.split()[:3] == ["NAME", "SCOPE", "PERIOD"]
     assert "6.20 USD" in row and "62.0%" in row and "warning" in row
     assert "18.60 USD at period end, limit reached 2026-11-20" in row
+    wide = run(["budget", "list", "-o", "wide"], fake).stdout.splitlines()
+    assert wide[0].split()[-4:] == ["GPU-HOURS", "ENFORCEMENT", "ALERTS", "RECEIVER"]
+    assert wide[1].split()[-6:] == ["2026-11-20", "0.50", "off", "50%,", "90%", "-"]
     shown = run(["budget", "get", "vision-monthly"], fake)
     assert shown.exit_code == 0, shown.output
     assert "State:" in shown.stdout and "50 % at 2026-11-10T10:00:00Z" in shown.stdout
@@ -139,6 +185,8 @@ def test_cost_and_quota_show_the_budget_line() -> None:
     data = json.loads(run(["cost", "-o", "json"], fake).stdout)
     assert [b["name"] for b in data["budgets"]] == ["vision-monthly"]
     assert data["budgets"][0]["state"] == "warning"
+    bare = run(["cost", "vision"], cluster().add(_budget(alerts=[])))
+    assert "(62.0 %), warning; no alerts; forecast" in bare.stderr
     quota = run(["quota", "vision"], fake)
     assert quota.exit_code == 0, quota.output
     assert "budget vision-monthly (tenant vision, monthly)" in quota.stdout

@@ -78,12 +78,15 @@ def _spec_from_options(
         spec["limits"] = limits
     if alerts:
         spec["alerts"] = [parse_alert(a) for a in alerts]
+    if grace is not None and enforce != "block":
+        raise UsageError(
+            "--grace-period needs --enforce block"
+            + (f" (it does nothing with --enforce {enforce})" if enforce else "")
+        )
     if enforce is not None:
         spec["enforcement"] = {"enabled": True, "action": enforce}
         if grace is not None:
             spec["enforcement"]["gracePeriod"] = grace
-    elif grace is not None:
-        raise UsageError("--grace-period needs --enforce block")
     if rollover is not None:
         spec["rollover"] = {"enabled": True, "maxRolloverPercent": rollover}
     if receiver is not None:
@@ -309,7 +312,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     if fmt is OutputFormat.name:
         render_names([f"{r.BUDGET.qualified}/{name}"])
         return
-    details = budget_details(GryviaBudget.model_validate(obj))
+    details = budget_details(GryviaBudget.model_validate(obj), state.now().date())
     width = max(len(label) for label, _ in details) + 2
     for label, value in details:
         emit(f"{label + ':':<{width}}{value}")

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api import API_VERSION, GryviaBudget
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.messages import gpu_count, job_count
 
 SCOPES = ("team", "namespace", "tenant", "user", "project")
 BUDGET_COLUMNS = ("name", "scope", "period", "spent", "limit", "used", "state", "forecast")
@@ -146,9 +147,9 @@ def limit_text(budget: GryviaBudget) -> str:
         parts.append(f"{limits.gpu_hours:g} GPU-h")
     parts += [f"{k} {v:g} GPU-h" for k, v in (limits.gpu_type_hours or {}).items()]
     if limits.max_concurrent_jobs:
-        parts.append(f"{limits.max_concurrent_jobs} jobs")
+        parts.append(job_count(limits.max_concurrent_jobs))
     if limits.max_concurrent_gpus:
-        parts.append(f"{limits.max_concurrent_gpus} GPUs")
+        parts.append(gpu_count(limits.max_concurrent_gpus))
     return ", ".join(parts) or "-"
 
 
@@ -263,8 +264,21 @@ def budget_summary(budget: GryviaBudget) -> dict[str, Any]:
     }
 
 
-def budget_details(budget: GryviaBudget) -> list[tuple[str, str]]:
-    """(label, value) lines for `gryvia budget get`."""
+def _period_left(period: dict[str, Any], today: dt.date | None) -> str:
+    """`12 day(s) left`, or for a custom period not begun or over (as of `today`, UTC)
+    `not started (starts in 5 day(s))` / `ended`."""
+    start, end = str(period.get("startDate", "")), str(period.get("endDate", ""))
+    if today is not None and end and today.isoformat() > end:
+        return "ended"
+    if today is not None and start and today.isoformat() < start:
+        days = (dt.date.fromisoformat(start) - today).days
+        return f"not started (starts in {days} day(s))"
+    return f"{period.get('daysRemaining', '-')} day(s) left"
+
+
+def budget_details(budget: GryviaBudget, today: dt.date | None = None) -> list[tuple[str, str]]:
+    """(label, value) lines for `gryvia budget get`; `today` (UTC) tells a custom period
+    that has not begun or is over."""
     spec, status = budget.spec, _status(budget)
     period = status.get("currentPeriod") or {}
     enf = spec.enforcement
@@ -289,7 +303,7 @@ def budget_details(budget: GryviaBudget) -> list[tuple[str, str]]:
         (
             "Current period",
             f"{period.get('startDate', '-')} to {period.get('endDate', '-')}, "
-            f"{period.get('daysRemaining', '-')} day(s) left",
+            + _period_left(period, today),
         ),
         ("Limits", limit_text(budget)),
         ("Spent", spent_text(budget)),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -133,9 +134,37 @@ def test_create_checks_the_period_dates_and_grace_period() -> None:
     dates = ["--period", "custom", "--start-date", "2026-12-10", "--end-date", "2026-12-01"]
     backwards = run([*base, *dates], TenancyFake())
     assert backwards.exit_code == 2 and "after --end-date 2026-12-01; swap them" in backwards.output
+    warn = run([*base, "--enforce", "warn", "--grace-period", "2h"], TenancyFake())
+    assert warn.exit_code == 2 and "--grace-period needs --enforce block" in warn.output
     grace = run([*base, "--enforce", "block", "--grace-period", "forever"], TenancyFake())
     assert grace.exit_code == 2
     assert "spec.enforcement.gracePeriod: 'forever' is not a duration" in grace.output
+
+
+def test_limits_count_jobs_and_gpus_in_the_singular() -> None:
+    from gryvia_cli.core.budgets import limit_text
+    from gryvia_operator.api import GryviaBudget
+
+    one = _budget(limits={"maxConcurrentJobs": 1, "maxConcurrentGPUs": 1})
+    assert limit_text(GryviaBudget.model_validate(one)).endswith(", 1 job, 1 GPU")
+
+
+def test_get_says_when_a_custom_period_has_not_begun_or_is_over() -> None:
+    from gryvia_cli.core.budgets import budget_details
+    from gryvia_operator.api import GryviaBudget
+
+    dates = {"type": "custom", "startDate": "2027-01-01", "endDate": "2027-01-31"}
+    body = _budget(period=dates)
+    body["status"] = {
+        "currentPeriod": {"startDate": "2027-01-01", "endDate": "2027-01-31", "daysRemaining": 62}
+    }
+    budget = GryviaBudget.model_validate(body)
+    lines = dict(budget_details(budget, dt.date(2026, 12, 1)))
+    assert lines["Current period"] == "2027-01-01 to 2027-01-31, not started (starts in 31 day(s))"
+    assert dict(budget_details(budget, dt.date(2027, 2, 1)))["Current period"].endswith(", ended")
+    assert dict(budget_details(budget, dt.date(2027, 1, 20)))["Current period"].endswith(
+        "62 day(s) left"
+    )
 
 
 def test_parsers() -> None:

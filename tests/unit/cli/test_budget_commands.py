@@ -167,6 +167,23 @@ def test_get_says_when_a_custom_period_has_not_begun_or_is_over() -> None:
     )
 
 
+def test_submit_warning_says_a_spent_budget_holds_the_job_even_without_the_gate() -> None:
+    from decimal import Decimal
+
+    from gryvia_cli.core.estimate import gate_warnings
+    from gryvia_operator.api.budgetgate import HardBudget, check_budgets, estimate_job
+    from gryvia_operator.api.pricing import Rate
+
+    rate = Rate("l40", "L40", 2.5)
+    job = estimate_job(1, 3600, rate)
+    spent = HardBudget("GryviaBudget", "budget b1", Decimal(10), Decimal(12))
+    (text,) = gate_warnings(check_budgets(job, [spent]))
+    assert "without the gate, budget b1 is already at its limit" in text
+    room = HardBudget("GryviaBudget", "budget b1", Decimal(10), Decimal(9))
+    (text,) = gate_warnings(check_budgets(job, [room]))
+    assert "without the gate it is admitted while the budget is not spent yet" in text
+
+
 def test_parsers() -> None:
     assert parse_scope("team:ml") == {"type": "team", "name": "ml"}
     assert parse_alert("75.5") == {"threshold": 75.5}

@@ -78,12 +78,15 @@ def _spec_from_options(
         spec["limits"] = limits
     if alerts:
         spec["alerts"] = [parse_alert(a) for a in alerts]
+    if grace is not None and enforce != "block":
+        raise UsageError(
+            "--grace-period needs --enforce block"
+            + (f" (it does nothing with --enforce {enforce})" if enforce else "")
+        )
     if enforce is not None:
         spec["enforcement"] = {"enabled": True, "action": enforce}
         if grace is not None:
             spec["enforcement"]["gracePeriod"] = grace
-    elif grace is not None:
-        raise UsageError("--grace-period needs --enforce block")
     if rollover is not None:
         spec["rollover"] = {"enabled": True, "maxRolloverPercent": rollover}
     if receiver is not None:
@@ -93,6 +96,18 @@ def _spec_from_options(
     elif secret is not None or receiver_format is not None:
         raise UsageError("--secret and --receiver-format need --receiver URL")
     return spec
+
+
+def _options_given(ctx: typer.Context) -> list[str]:
+    """The spec options given on the command line (not defaults), as `--flag` names."""
+    spec_params = {"file", "output", "name"}
+    return [
+        f"--{param.name.replace('_', '-')}" if not param.opts else max(param.opts, key=len)
+        for param in ctx.command.params
+        if param.name not in spec_params
+        and param.name is not None
+        and getattr(ctx.get_parameter_source(param.name), "name", None) == "COMMANDLINE"
+    ]
 
 
 @app.command("create", cls=BoolValueCommand)
@@ -199,6 +214,20 @@ def create(
             raise UsageError(f"--file {file}: {exc}") from None
         if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
             raise UsageError(f"--file {file}: not a GryviaBudget (no spec)")
+        if body.get("kind", "GryviaBudget") != "GryviaBudget":
+            raise UsageError(f"--file {file}: kind is {body['kind']!r}, not GryviaBudget")
+        named = (body.get("metadata") or {}).get("name")
+        if named is not None and named != name:
+            raise UsageError(
+                f"--file {file}: metadata.name is {named!r} but NAME is {name!r}",
+                hint=f"run 'gryvia budget create {named} -f {file}' or fix metadata.name",
+            )
+        given = _options_given(ctx)
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} cannot be combined with -f/--file",
+                hint="put the field in the file's spec, or drop -f and use options only",
+            )
         spec = body["spec"]
     else:
         try:
@@ -228,14 +257,19 @@ def list_budgets(ctx: typer.Context, output: OutputOpt = None) -> None:
     """List budgets with their spend, state and forecast.
 
     Columns NAME, SCOPE, PERIOD, SPENT, LIMIT, USED, STATE (active, warning, exceeded,
-    blocked; pending until the operator computed it), FORECAST. `-o json|yaml` prints the
-    GryviaBudgetList.
+    blocked; pending until the operator computed it), FORECAST; `-o wide` adds GPU-HOURS,
+    ENFORCEMENT, ALERTS and RECEIVER. `-o json|yaml` prints the GryviaBudgetList.
 
     Examples:
       gryvia budget list
       gryvia budget list -o json | jq '.items[].status.state'
     """
-    from gryvia_cli.core.budgets import BUDGET_COLUMNS, budget_row
+    from gryvia_cli.core.budgets import (
+        BUDGET_COLUMNS,
+        BUDGET_WIDE_COLUMNS,
+        budget_row,
+        budget_wide_row,
+    )
     from gryvia_operator.api import GryviaBudget
     from gryvia_operator.api.parse import parse_all
 
@@ -251,7 +285,10 @@ def list_budgets(ctx: typer.Context, output: OutputOpt = None) -> None:
         info("No budgets found.")
         return
     budgets.sort(key=lambda b: b.name)
-    render_table(BUDGET_COLUMNS, [budget_row(b) for b in budgets])
+    if fmt is OutputFormat.wide:
+        render_table(BUDGET_WIDE_COLUMNS, [budget_wide_row(b) for b in budgets])
+    else:
+        render_table(BUDGET_COLUMNS, [budget_row(b) for b in budgets])
     info(f"Total: {len(budgets)} budget(s)")
 
 
@@ -275,7 +312,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     if fmt is OutputFormat.name:
         render_names([f"{r.BUDGET.qualified}/{name}"])
         return
-    details = budget_details(GryviaBudget.model_validate(obj))
+    details = budget_details(GryviaBudget.model_validate(obj), state.now().date())
     width = max(len(label) for label, _ in details) + 2
     for label, value in details:
         emit(f"{label + ':':<{width}}{value}")

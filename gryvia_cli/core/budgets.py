@@ -7,6 +7,7 @@ state, forecast); the client only reads and formats it.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -16,9 +17,11 @@ from pydantic import ValidationError
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api import API_VERSION, GryviaBudget
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.messages import gpu_count, job_count
 
 SCOPES = ("team", "namespace", "tenant", "user", "project")
 BUDGET_COLUMNS = ("name", "scope", "period", "spent", "limit", "used", "state", "forecast")
+BUDGET_WIDE_COLUMNS = (*BUDGET_COLUMNS, "gpu-hours", "enforcement", "alerts", "receiver")
 STATE_MARKERS = {"active": "ok", "warning": "warn", "exceeded": "error", "blocked": "error"}
 _ALERT = re.compile(r"^(?P<t>[0-9]+(?:\.[0-9]+)?)(?::(?P<a>[a-z,]+))?$")
 
@@ -77,18 +80,51 @@ def build_budget(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": spec,
     }
+    spec = _json_safe(spec)
+    body["spec"] = spec
     found = spec.get("period")
     period: dict[str, Any] = found if isinstance(found, dict) else {}
-    if period.get("type") == "custom" and not (period.get("startDate") and period.get("endDate")):
+    start, end = period.get("startDate"), period.get("endDate")
+    if period.get("type", "monthly") == "custom":
+        if not (start and end):
+            raise ValueError(
+                "invalid budget: spec.period: a custom period needs --start-date and --end-date"
+            )
+        if isinstance(start, str) and isinstance(end, str) and start > end:
+            raise ValueError(
+                f"invalid budget: spec.period: --start-date {start} is after --end-date {end};"
+                " swap them"
+            )
+    elif start or end:
         raise ValueError(
-            "invalid budget: spec.period: a custom period needs --start-date and --end-date"
+            "invalid budget: spec.period: --start-date and --end-date apply only to"
+            " --period custom; drop them or add --period custom"
         )
     try:
         GryviaBudget.model_validate(body)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {_problem(e)}" for e in exc.errors()]
         raise ValueError("invalid budget: " + "; ".join(problems)) from None
     return body
+
+
+def _problem(error: Any) -> str:
+    """A pydantic error's message, with the fix spelled out where the raw one is a regex."""
+    if error["type"] == "string_pattern_mismatch" and error["loc"][-1] == "gracePeriod":
+        return f"{error['input']!r} is not a duration; use e.g. 30m, 2h, 1d or 1d12h"
+    return str(error["msg"])
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` with dates and datetimes as ISO strings (YAML reads an unquoted 2026-10-01 as
+    a date, which JSON cannot carry); other values unchanged."""
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    return value
 
 
 def _status(budget: GryviaBudget) -> dict[str, Any]:
@@ -111,9 +147,9 @@ def limit_text(budget: GryviaBudget) -> str:
         parts.append(f"{limits.gpu_hours:g} GPU-h")
     parts += [f"{k} {v:g} GPU-h" for k, v in (limits.gpu_type_hours or {}).items()]
     if limits.max_concurrent_jobs:
-        parts.append(f"{limits.max_concurrent_jobs} jobs")
+        parts.append(job_count(limits.max_concurrent_jobs))
     if limits.max_concurrent_gpus:
-        parts.append(f"{limits.max_concurrent_gpus} GPUs")
+        parts.append(gpu_count(limits.max_concurrent_gpus))
     return ", ".join(parts) or "-"
 
 
@@ -183,16 +219,32 @@ def budget_row(budget: GryviaBudget) -> list[object]:
     ]
 
 
+def budget_wide_row(budget: GryviaBudget) -> list[object]:
+    """budget_row plus GPU-HOURS (used this period), ENFORCEMENT (action or `off`), ALERTS
+    (thresholds, `-` for none) and RECEIVER (the URL, `-` for Events only)."""
+    usage = _status(budget).get("usage") or {}
+    enf = budget.spec.enforcement
+    receiver = budget.spec.receiver
+    return [
+        *budget_row(budget),
+        f"{usage.get('gpuHours', 0.0):.2f}",
+        enf.action if enf is not None and enf.enabled else "off",
+        ", ".join(f"{a.threshold:g}%" for a in budget.spec.alerts or []) or "-",
+        receiver.url if receiver is not None else "-",
+    ]
+
+
 def budget_line(budget: GryviaBudget) -> str:
     """One line for `gryvia cost`, `gryvia quota` and the console: name, scope, spend of
     limit, state, thresholds and the forecast."""
     percent = used_percent(budget)
     used = "" if percent is None else f" ({percent:.1f} %)"
-    thresholds = ", ".join(f"{a.threshold:g} %" for a in budget.spec.alerts or []) or "none"
+    thresholds = ", ".join(f"{a.threshold:g} %" for a in budget.spec.alerts or [])
     return (
         f"budget {budget.name} ({scope_text(budget)}, {period_text(budget)}): "
         f"{spent_text(budget)} of {limit_text(budget)}{used}, {state_of(budget)}; "
-        f"alerts at {thresholds}; forecast {forecast_text(budget)}"
+        f"{f'alerts at {thresholds}' if thresholds else 'no alerts'}; "
+        f"forecast {forecast_text(budget)}"
     )
 
 
@@ -212,8 +264,21 @@ def budget_summary(budget: GryviaBudget) -> dict[str, Any]:
     }
 
 
-def budget_details(budget: GryviaBudget) -> list[tuple[str, str]]:
-    """(label, value) lines for `gryvia budget get`."""
+def _period_left(period: dict[str, Any], today: dt.date | None) -> str:
+    """`12 day(s) left`, or for a custom period not begun or over (as of `today`, UTC)
+    `not started (starts in 5 day(s))` / `ended`."""
+    start, end = str(period.get("startDate", "")), str(period.get("endDate", ""))
+    if today is not None and end and today.isoformat() > end:
+        return "ended"
+    if today is not None and start and today.isoformat() < start:
+        days = (dt.date.fromisoformat(start) - today).days
+        return f"not started (starts in {days} day(s))"
+    return f"{period.get('daysRemaining', '-')} day(s) left"
+
+
+def budget_details(budget: GryviaBudget, today: dt.date | None = None) -> list[tuple[str, str]]:
+    """(label, value) lines for `gryvia budget get`; `today` (UTC) tells a custom period
+    that has not begun or is over."""
     spec, status = budget.spec, _status(budget)
     period = status.get("currentPeriod") or {}
     enf = spec.enforcement
@@ -238,7 +303,7 @@ def budget_details(budget: GryviaBudget) -> list[tuple[str, str]]:
         (
             "Current period",
             f"{period.get('startDate', '-')} to {period.get('endDate', '-')}, "
-            f"{period.get('daysRemaining', '-')} day(s) left",
+            + _period_left(period, today),
         ),
         ("Limits", limit_text(budget)),
         ("Spent", spent_text(budget)),

@@ -112,11 +112,17 @@ class CostEstimate:
 def gate_warnings(check: BudgetCheck) -> list[str]:
     """What the admission gate would say of the job: a refusal, or what it could not check."""
     if check.refused:
+        spent = [o.budget.name for o in check.overruns if o.spent >= o.limit]
+        without = (
+            f"without the gate, {', '.join(spent)} is already at its limit and its enforcement"
+            " holds or rejects the job (after any grace period)"
+            if spent
+            else "without the gate it is admitted while the budget is not spent yet"
+        )
         return [
             "the estimate would take a hard budget over its limit: "
             + "; ".join(o.describe() for o in check.overruns)
-            + ". An operator with the admission gate on refuses the job; without the gate it "
-            "is admitted while the budget is not spent yet"
+            + f". An operator with the admission gate on refuses the job; {without}"
         ]
     return [check.message()] if check.unchecked else []
 

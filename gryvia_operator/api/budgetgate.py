@@ -51,7 +51,8 @@ def _dec(value: float | int | Decimal | None) -> Decimal | None:
 
 
 def _hours_text(hours: Decimal) -> str:
-    return f"{hours.normalize():f} h"
+    """`2 h`, `0.0167 h` (1 minute): at most 4 decimal places, no trailing zeros."""
+    return f"{hours.quantize(Decimal('0.0001')).normalize():f} h"
 
 
 @dataclass(frozen=True)

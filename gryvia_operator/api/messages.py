@@ -10,6 +10,11 @@ def gpu_count(count: int) -> str:
     return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
+def job_count(count: int) -> str:
+    """`1 job`, `3 jobs`: a job count as messages write it (never `1 jobs`)."""
+    return f"{count} job" if count == 1 else f"{count} jobs"
+
+
 # GryviaAIJob static rules (the admission rules of the Gryvia FAQ and docs/reference/crds.md).
 # Placeholders are str.format fields.
 NAME_REQUIRED = "metadata.name is required"

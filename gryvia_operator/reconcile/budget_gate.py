@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from gryvia_operator.api.budget import GryviaBudget
 from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.api.helpers import JobPhase
+from gryvia_operator.api.messages import gpu_count, job_count
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.quotas import JobView, queue_order
 
@@ -80,12 +81,12 @@ def _throttle(job: JobView, view: BudgetView, jobs: Sequence[JobView]) -> Admiss
         over_jobs = bool(max_jobs) and count + 1 > (max_jobs or 0)
         over_gpus = bool(max_gpus) and gpus + candidate.gpus > (max_gpus or 0)
         if over_jobs or over_gpus:
-            limit = f"{max_jobs} jobs" if over_jobs else f"{max_gpus} GPUs"
+            limit = job_count(max_jobs or 0) if over_jobs else gpu_count(max_gpus or 0)
             return AdmissionDecision(
                 "queue",
                 "BudgetThrottled",
                 f"held: budget {view.name} allows {limit} at once in scope "
-                f"({count} jobs, {gpus} GPUs running)",
+                f"({job_count(count)}, {gpu_count(gpus)} running)",
             )
         if candidate.key == job.key:
             return ALLOW

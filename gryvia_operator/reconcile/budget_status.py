@@ -178,7 +178,15 @@ def compute(
     percent = 0.0 if problem else util.percent
     since = exceeded_since(_parse_ts(old.get("exceededSince")), start, percent, now)
     state = "active" if problem else budget_state(budget, percent, since, now)
-    fc = forecast(used, cost_limit, limits.gpu_hours if limits else None, start, end, now)
+    fc = forecast(
+        used,
+        cost_limit,
+        limits.gpu_hours if limits else None,
+        start,
+        end,
+        now,
+        (limits.gpu_type_hours or {}) if limits else None,
+    )
     usage: dict[str, Any] = {
         "costUSD": _money(used.cost_usd),
         "gpuHours": round(used.gpu_hours, 4),

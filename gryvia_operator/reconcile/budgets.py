@@ -267,9 +267,11 @@ def forecast(
     start: dt.datetime,
     end: dt.datetime,
     now: dt.datetime,
+    type_limits: Mapping[str, float] | None = None,
 ) -> Forecast:
     """Project spend at the current rate to `end`; the exhaustion date is when the first limit
-    is reached at that rate (None when no limit would be reached within the period)."""
+    is reached at that rate (None when no limit would be reached within the period).
+    `type_limits` are `limits.gpuTypeHours` (GPU type -> GPU-hours), each a limit too."""
     elapsed = min(max((now - start) / (end - start), 1e-6), 1.0)
     span = end - start
     cost = (used.cost_usd / Decimal(repr(elapsed))).quantize(CENT)
@@ -284,4 +286,9 @@ def forecast(
         sufficient = sufficient and hours <= gpu_hour_limit
         if used.gpu_hours > 0 and hours > gpu_hour_limit:
             dates.append((start + span * elapsed * (gpu_hour_limit / used.gpu_hours)).date())
+    for name, limit in (type_limits or {}).items():
+        typed = used.gpu_type_hours.get(name.upper(), 0.0)
+        sufficient = sufficient and typed / elapsed <= limit
+        if typed > 0 and typed / elapsed > limit:
+            dates.append((start + span * elapsed * (limit / typed)).date())
     return Forecast(cost, round(hours, 4), sufficient, min(dates, default=None))

@@ -36,13 +36,13 @@ from gryvia_operator.api.periods import elapsed_fraction
 RELEVANT = frozenset({"usage", "quotas", "tenants", "budgets"})
 BUDGET_COLUMNS = (
     Column("budget", "BUDGET", 16, 0),
-    Column("scope", "SCOPE", 16, 5),
+    Column("scope", "SCOPE", 24, 5),
     Column("spent", "SPENT", 11, 0, "right"),
     Column("limit", "LIMIT", 12, 3, "right"),
     Column("used", "USED", 7, 1, "right"),
     Column("state", "STATE", 9, 0),
     Column("alerts", "ALERTS AT", 10, 4),
-    Column("forecast", "FORECAST", 24, 2, flex=True),
+    Column("forecast", "FORECAST", 24, 2, flex=True, max_width=80),
 )
 TENANT_COLUMNS = (
     Column("tenant", "TEAM", 14, 0, flex=True),

@@ -261,7 +261,7 @@ def test_throttle_runs_at_most_max_concurrent_jobs(
         wait_phase(sandbox, namespace, "first", "Running", timeout=120)
         create(sandbox, namespace, sh_job("second", gpus=1, gpu_type="L40", script="sleep 1"))
         held = wait_phase(sandbox, namespace, "second", "Queued", timeout=60)
-        assert f"budget {name} allows 1 jobs at once" in held["status"]["message"]
+        assert f"budget {name} allows 1 job at once" in held["status"]["message"]
         done = wait_phase(sandbox, namespace, "second", "Succeeded", timeout=180)
         first = wait_phase(sandbox, namespace, "first", "Succeeded", timeout=60)
         assert done["status"]["startTime"] >= first["status"]["completionTime"]

@@ -70,6 +70,8 @@ def test_throttle_caps_running_jobs_and_releases_oldest_first() -> None:
     held = decide(second, [view], jobs)
     assert held.verdict == "queue" and held.reason == "BudgetThrottled"
     assert "allows 2 jobs at once" in held.message
+    alone = decide(first, [_view("throttle", maxConcurrentJobs=1)], jobs)
+    assert "allows 1 job at once in scope (1 job, 1 GPU running)" in alone.message
     done = _job("r1", "Succeeded")
     assert decide(second, [view], [done, first, second]) == ALLOW
 

@@ -86,6 +86,11 @@ def test_estimate_is_gpus_times_timeout_hours_times_rate() -> None:
     assert money(est.cost) == "20.00"
 
 
+def test_estimate_text_rounds_the_hours_of_a_short_timeout() -> None:
+    est = estimate_job(4, 60, L40)
+    assert "4 GPUs x 0.0167 h x 2.50 USD per GPU-hour, its timeout of 0.0167 h" in est.describe()
+
+
 def test_estimate_without_timeout_uses_default_hours() -> None:
     assert estimate_job(2, None, L40).cost == Decimal("5.0")
     assert estimate_job(2, None, L40, default_hours=Decimal(3)).cost == Decimal("15.0")

@@ -215,6 +215,10 @@ def test_forecast_projects_linearly_and_dates_the_exhaustion() -> None:
     assert fc.exhaustion == dt.date(2026, 12, 17)  # 10 USD at 0.6 USD/day: day 16.7
     calm = forecast(used, Decimal(100), None, start, end, now)
     assert calm.sufficient and calm.exhaustion is None
+    typed = forecast(used, None, None, start, end, now, {k: 0.5 for k in used.gpu_type_hours})
+    assert used.gpu_type_hours and not typed.sufficient and typed.exhaustion is not None
+    roomy = forecast(used, None, None, start, end, now, {k: 100.0 for k in used.gpu_type_hours})
+    assert roomy.sufficient and roomy.exhaustion is None
 
 
 def _status_with(budget: GryviaBudget, lines: list[UsageLine], now: dt.datetime = NOW) -> Any:

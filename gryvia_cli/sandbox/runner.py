@@ -272,7 +272,13 @@ class PodRunner:
         workdir = run.folder / "root" / str(spec.get("workingDir") or "").lstrip("/")
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
-        full_env = base | {"HOME": str(run.folder / "root"), "HOSTNAME": hostname} | env
+        # A container's /tmp is its own: pods share the host's, so each gets a TMPDIR of its
+        # own (two array elements unpacking the Slurm runtime into one /tmp/gryvia-slurm-0
+        # overwrote each other's files).
+        tmp = run.folder / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        own = {"HOME": str(run.folder / "root"), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
+        full_env = base | own | env
         return start_container(
             run, ctr, argv, env=full_env, cwd=workdir, markers=self.state / "procs", wait=wait
         )

@@ -117,6 +117,39 @@ def test_two_jobs_listen_on_one_port_and_each_client_reaches_its_own_server(
     assert [e for e in events if e["reason"] == "FailedToUpdateEndpointSlices"] == []
 
 
+def test_each_pod_has_a_temporary_directory_of_its_own(
+    sandbox: SandboxHandle, tmp_path: Path
+) -> None:
+    """Two pods write their token to the same temporary path (the one the Slurm runtime
+    unpacks into), then read it back: each reads its own, as in containers with their own /tmp."""
+    ns = _ns(sandbox)
+    go = tmp_path / "go"
+    tokens = {job: uuid.uuid4().hex for job in ("tmp-a", "tmp-b")}
+    script = (
+        'd="${TMPDIR:-/tmp}/gryvia-slurm-0"; mkdir -p "$d"; echo "$TOKEN" > "$d/token"; '
+        'echo written; while [ ! -e "$GO" ]; do sleep 0.2; done; echo "read $(cat "$d/token")"'
+    )
+    _apply(
+        sandbox,
+        ns,
+        *(
+            _job(job, script, env=[{"name": "TOKEN", "value": t}, {"name": "GO", "value": str(go)}])
+            for job, t in tokens.items()
+        ),
+    )
+
+    def both_written() -> bool:
+        return all("written" in _logs_by_index(sandbox, ns, job).get("0", "") for job in tokens)
+
+    wait_for(both_written, timeout=90, what="both pods wrote their token")
+    go.touch()
+    for job, token in tokens.items():
+        assert wait_for(lambda j=job: _job_condition(sandbox, ns, j), what=f"{job} end") == (
+            "Complete"
+        )
+        assert f"read {token}" in _logs_by_index(sandbox, ns, job)["0"]
+
+
 def test_services_get_endpoint_slices_with_the_pod_addresses(sandbox: SandboxHandle) -> None:
     net = _net(sandbox)
     ns = _ns(sandbox)

@@ -14,6 +14,7 @@ SUITES = [
     "tests.bench_sbatch",
     "tests.bench_tenancy",
     "tests.bench_budget",
+    "tests.bench_pending",
 ]
 
 

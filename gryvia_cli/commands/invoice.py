@@ -232,10 +232,11 @@ def finalize(
 ) -> None:
     """Finalize a tenant's month from the ledger: a GryviaInvoice, one line per entry.
 
-    Refused, with the reason, while a usage record of the month is still open, while sealed
-    records are not in the ledger yet, when the tenant's chain does not verify, when the
-    month mixes currencies, or when the month has a Finalized or Paid invoice already (void
-    it first; the new one gets the next revision). Each line is the entry's cost rounded
+    Refused, with the reason, while the month has not ended (UTC), while a usage record of
+    the month is still open, while sealed records are not in the ledger yet, when the
+    tenant's chain does not verify, when the month mixes currencies, when the tenant does
+    not exist, or when the month has a Finalized or Paid invoice already (void it first; the
+    new one gets the next revision). Each line is the entry's cost rounded
     once to the cent; the total is the sum of the lines. The invoice is named
     inv-<tenant>-<yyyymm>-<revision> and numbered INV-<tenant>-<NNNNNN>.
 
@@ -262,15 +263,20 @@ def finalize(
     access = state.access()
     records, entries = read_records(access), read_entries(access)
     stored = read_invoices(access)
-    reasons = finalize_refusals(tenant, month, records=records, entries=entries, invoices=stored)
+    tenants = read_billable_tenants(access)
+    now = state.now()
+    reasons = finalize_refusals(
+        tenant, month, records=records, entries=entries, invoices=stored, now=now, tenants=tenants
+    )
     if reasons:
+        known = tenants is None or tenant in tenants
         raise GryviaError(
             f"cannot finalize {tenant}'s invoice for {month}: " + "; ".join(reasons),
-            hint=f"the estimate meanwhile: gryvia invoice --tenant {tenant} --month {month}",
+            hint=f"the estimate meanwhile: gryvia invoice --tenant {tenant} --month {month}"
+            if known
+            else None,
         )
-    body = build_invoice(
-        tenant, month, entries, invoices=stored, now=state.now(), by=access.context.user
-    )
+    body = build_invoice(tenant, month, entries, invoices=stored, now=now, by=access.context.user)
     created = access.create(r.INVOICE, body, None)
     if fmt is ReportFormat.table:
         spec = created.get("spec") or body["spec"]

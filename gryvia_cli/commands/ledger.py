@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import csv
+import io
+from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.reports import ReportFormat, ReportOutputOpt, report_format
+from gryvia_cli.cli.reports import ReportFormat, ReportOutputOpt, report_format, write_csv
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import GryviaError, UsageError
+from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, emit, render_data, success
 from gryvia_cli.views.ledger import read_entries
 from gryvia_operator.api.names import CLI_API_VERSION
@@ -45,20 +47,31 @@ def verify(
     any problem is found.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: LedgerVerification, tenant, entries, valid,
-    problems[], headSequence, headHash, hashVersion}.
+    problems[], headSequence, headHash, hashVersion}. CSV:
+    `tenant,valid,entries,headSequence,headHash,hashVersion,problem`, one row per problem
+    (one row with an empty problem when valid). A tenant that does not exist and has no
+    entries is an error (exit 1).
 
     Examples:
       gryvia ledger verify vision
       gryvia ledger verify vision -o json
     """
+    from gryvia_cli.views.reads import read_billable_tenants
     from gryvia_operator.api.ledger import verify as verify_chain
 
     state = session(ctx)
     fmt = report_format(state, output)
+    access = state.access()
+    result = verify_chain(tenant, read_entries(access))
+    tenants = read_billable_tenants(access) if result.entries == 0 else None
+    if tenants is not None and tenant not in tenants:
+        raise GryviaError(
+            f"tenant {tenant} does not exist and has no ledger entries: nothing to verify",
+            hint="check the TENANT argument; see: gryvia tenant list",
+        )
     if fmt is ReportFormat.csv:
-        raise UsageError("-o csv is not available here", hint="use -o table, json or yaml")
-    result = verify_chain(tenant, read_entries(state.access()))
-    if fmt is not ReportFormat.table:
+        write_csv(verification_csv(result.to_dict()))
+    elif fmt is not ReportFormat.table:
         doc = {"apiVersion": CLI_API_VERSION, "kind": "LedgerVerification", **result.to_dict()}
         render_data(doc, OutputFormat(fmt.value))
     elif result.valid:
@@ -77,3 +90,17 @@ def verify(
             hint="entries are immutable: a problem means an entry was edited, deleted or "
             "added by hand (with the webhook off)",
         )
+
+
+def verification_csv(doc: dict[str, Any]) -> str:
+    """CSV of a verification `doc` (`LedgerVerification.to_dict()`): one row per problem,
+    or one row with an empty problem when the chain is valid."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        ["tenant", "valid", "entries", "headSequence", "headHash", "hashVersion", "problem"]
+    )
+    head = [doc["tenant"], str(doc["valid"]).lower(), doc["entries"], doc["headSequence"]]
+    for problem in doc["problems"] or [""]:
+        writer.writerow([*head, doc["headHash"], doc["hashVersion"], problem])
+    return out.getvalue()

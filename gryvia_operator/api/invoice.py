@@ -37,6 +37,7 @@ from gryvia_operator.api.base import (
 )
 from gryvia_operator.api.ledger import Amount, HexHash, Timestamp, timestamp, verify
 from gryvia_operator.api.names import API_VERSION, LABEL_TENANT
+from gryvia_operator.api.periods import month_bounds
 
 InvoiceState = Literal["Draft", "Finalized", "Paid", "Void"]
 CENT = Decimal("0.01")
@@ -214,6 +215,8 @@ def finalize_refusals(
     records: Iterable[Mapping[str, Any]],
     entries: Sequence[Mapping[str, Any]],
     invoices: Iterable[Mapping[str, Any]],
+    now: dt.datetime | None = None,
+    tenants: set[str] | None = None,
 ) -> list[str]:
     """Why `tenant`'s invoice for `month` cannot be finalized now (empty: it can).
 
@@ -221,9 +224,18 @@ def finalize_refusals(
     month count); `entries`: raw GryviaLedgerEntries (the whole chain is verified);
     `invoices`: raw GryviaInvoices. Reasons: records still open, sealed records not in the
     ledger yet, a broken chain, mixed currencies, no ledgered usage, an invoice already
-    Finalized or Paid.
+    Finalized or Paid; with `now` (UTC), a month that has not ended (runs may still start in
+    it); with `tenants` (the existing GryviaTenant names), a tenant that does not exist and
+    has no entry in the month.
     """
     reasons: list[str] = []
+    if now is not None:
+        end = month_bounds(month)[1]
+        if now < end:
+            reasons.append(
+                f"{month} has not ended yet (it ends {timestamp(end)}) and runs may still "
+                "start in it; finalize it from then on"
+            )
     mine = [
         r
         for r in records
@@ -261,7 +273,10 @@ def finalize_refusals(
             "one invoice has one currency"
         )
     if not billed and not open_ and not missing:
-        reasons.append(f"tenant {tenant} has no ledgered usage in {month}")
+        if tenants is not None and tenant not in tenants:
+            reasons.append(f"tenant {tenant} does not exist (see: gryvia tenant list)")
+        else:
+            reasons.append(f"tenant {tenant} has no ledgered usage in {month}")
     for inv in invoices:
         spec = _spec(inv)
         same = spec.get("tenant") == tenant and spec.get("month") == month

@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
+from typer.testing import CliRunner, Result
+
+from gryvia_cli.cli.session import Session
 from gryvia_cli.kube import resources as r
 from tests.unit.api.test_invoice import ledger
 from tests.unit.api.test_ledger import record
 from tests.unit.cli.fakes import FakeAccess
-from tests.unit.cli.helpers import run
+
+DECEMBER = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # November 2026 has ended
+
+
+def run(args: list[str], fake: FakeAccess, now: datetime = DECEMBER) -> Result:
+    """Invoke the gryvia app on `fake` with the clock at `now`."""
+    from gryvia_cli.main import app
+
+    state = Session(access_factory=lambda _s: fake, clock=lambda: now)
+    return CliRunner().invoke(app, args, obj=state)
+
+
+def tenant(name: str) -> dict[str, Any]:
+    """A GryviaTenant `name`."""
+    return {"apiVersion": "gryvia.io/v1alpha1", "kind": "GryviaTenant", "metadata": {"name": name}}
 
 
 def _cluster(*extra: dict[str, Any]) -> FakeAccess:
@@ -56,3 +74,37 @@ def test_ledger_verify_exit_codes() -> None:
     bad = run(["ledger", "verify", "vision", "-o", "json"], FakeAccess(*entries))
     assert bad.exit_code == 1
     assert '"valid": false' in bad.output and "entry le-r2 (sequence 2)" in bad.output
+
+
+def test_finalize_refuses_a_month_that_has_not_ended() -> None:
+    fake = _cluster(tenant("vision"))
+    mid = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    early = run(["invoice", "finalize", "vision", "2026-11"], fake, now=mid)
+    assert early.exit_code == 1
+    assert "2026-11 has not ended yet (it ends 2026-12-01T00:00:00Z)" in early.output
+    assert fake.items(r.INVOICE) == []
+    assert run(["invoice", "finalize", "vision", "2026-11"], fake).exit_code == 0
+
+
+def test_finalize_and_verify_name_a_tenant_that_does_not_exist() -> None:
+    fake = _cluster(tenant("vision"))
+    missing = run(["invoice", "finalize", "nosuch", "2026-11"], fake)
+    assert missing.exit_code == 1
+    assert "tenant nosuch does not exist (see: gryvia tenant list)" in missing.output
+    assert "the estimate meanwhile" not in missing.output
+    empty = run(["invoice", "finalize", "vision", "2026-10"], fake)
+    assert "tenant vision has no ledgered usage in 2026-10" in empty.output
+    verify = run(["ledger", "verify", "nosuch"], fake)
+    assert verify.exit_code == 1 and "tenant nosuch does not exist" in verify.output
+
+
+def test_ledger_verify_csv() -> None:
+    ok = run(["ledger", "verify", "vision", "-o", "csv"], _cluster())
+    assert ok.exit_code == 0, ok.output
+    header, row = ok.output.strip().splitlines()
+    assert header == "tenant,valid,entries,headSequence,headHash,hashVersion,problem"
+    assert row.startswith("vision,true,3,3,") and row.endswith(",v1,")
+    entries = ledger([record(n) for n in range(1, 4)])
+    entries[1]["spec"]["cost"] = "9.000000"
+    bad = run(["ledger", "verify", "vision", "-o", "csv"], FakeAccess(*entries))
+    assert bad.exit_code == 1 and "entry le-r2 (sequence 2)" in bad.output

@@ -284,7 +284,9 @@ INVOICE_CSV_HEADER = (
 
 def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
     """CSV of invoices (as `invoices` returns them): one line per invoice line and a `TOTAL`
-    line per invoice; cells guarded against formula injection."""
+    line per invoice; amounts with 2 decimals (`4.00`, as the table and the finalized
+    invoice's CSV), rates as `rate_text`; cells guarded against formula
+    injection."""
     body: list[tuple[object, ...]] = []
     for inv in items:
         head = (inv["number"], inv["tenant"], inv["period"]["from"], inv["period"]["to"])
@@ -296,11 +298,12 @@ def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
                     line["gpuType"],
                     line["jobs"],
                     line["gpuHours"],
-                    line["rate"],
-                    line["amount"],
+                    rate_text(line["rate"]),
+                    f"{line['amount']:.2f}",
                     inv["currency"],
                 )
             )
         hours = round(sum(line["gpuHours"] for line in inv["lines"]), 4)
-        body.append((*head, "TOTAL", "", inv["jobs"], hours, "", inv["subtotal"], inv["currency"]))
+        total = f"{inv['subtotal']:.2f}"
+        body.append((*head, "TOTAL", "", inv["jobs"], hours, "", total, inv["currency"]))
     return to_csv(INVOICE_CSV_HEADER, body)

@@ -191,14 +191,14 @@ def test_invoice_csv_lines_and_total_rows() -> None:
         "A100-80G",
         "1",
         "1.0",
-        "4.0",
-        "4.0",
+        "4.00",
+        "4.00",
         "USD",
-    ]
+    ]  # money with 2 decimals, as the table and a finalized invoice's CSV
     totals = [row for row in parsed if row[4] == "TOTAL"]
     assert [(t[0], t[6], t[7], t[9]) for t in totals] == [
-        ("INV-nlp-202611", "1", "1.0", "4.0"),
-        ("INV-vision-202611", "2", "10.0", "37.0"),
+        ("INV-nlp-202611", "1", "1.0", "4.00"),
+        ("INV-vision-202611", "2", "10.0", "37.00"),
     ]
 
 

@@ -269,12 +269,9 @@ def finalize(
         tenant, month, records=records, entries=entries, invoices=stored, now=now, tenants=tenants
     )
     if reasons:
-        known = tenants is None or tenant in tenants
         raise GryviaError(
             f"cannot finalize {tenant}'s invoice for {month}: " + "; ".join(reasons),
-            hint=f"the estimate meanwhile: gryvia invoice --tenant {tenant} --month {month}"
-            if known
-            else None,
+            hint=_refusal_hint(tenant, month, stored, tenants),
         )
     body = build_invoice(tenant, month, entries, invoices=stored, now=now, by=access.context.user)
     created = access.create(r.INVOICE, body, None)
@@ -286,6 +283,21 @@ def finalize(
         )
         return
     _show(created, fmt)
+
+
+def _refusal_hint(
+    tenant: str, month: str, stored: list[dict[str, Any]], tenants: set[str] | None
+) -> str | None:
+    """What to look at after a refused finalize: the month's final invoice when it has one,
+    none for a tenant that does not exist, else the estimate."""
+    for inv in stored:
+        spec = inv.get("spec") or {}
+        same = spec.get("tenant") == tenant and spec.get("month") == month
+        if same and spec.get("state") in ("Finalized", "Paid"):
+            return f"see: gryvia invoice show {(inv.get('metadata') or {}).get('name')}"
+    if tenants is not None and tenant not in tenants:
+        return None
+    return f"the estimate meanwhile: gryvia invoice --tenant {tenant} --month {month}"
 
 
 def _change(ctx: typer.Context, name: str, patch: dict[str, Any], done: str) -> None:

@@ -49,6 +49,8 @@ def test_finalize_then_pay_then_refuse_to_void() -> None:
     assert stored["metadata"]["name"] == "inv-vision-202611-1"
     again = run(["invoice", "finalize", "vision", "2026-11"], fake)
     assert again.exit_code == 1 and "already Finalized" in again.output
+    assert "see: gryvia invoice show inv-vision-202611-1" in again.output
+    assert "the estimate meanwhile" not in again.output
     paid = run(["invoice", "mark-paid", "INV-vision-000001", "--reference", "w1"], fake)
     assert paid.exit_code == 0, paid.output
     assert fake.items(r.INVOICE)[0]["spec"]["state"] == "Paid"

@@ -15,6 +15,7 @@ from gryvia_cli.cli.reports import (
     write_csv,
 )
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.cells import plural
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import (
     OutputFormat,
@@ -195,7 +196,7 @@ def _show(inv: dict[str, Any], fmt: ReportFormat) -> None:
     ledger = spec.get("ledger") or {}
     emit(
         f"Ledger:   sequences {ledger.get('firstSequence')}-{ledger.get('lastSequence')} "
-        f"({ledger.get('entries')} entries)"
+        f"({plural(int(ledger.get('entries') or 0), 'entry', 'entries')})"
     )
     for key, label in (("finalizedAt", "Final:   "), ("paidAt", "Paid:    ")):
         if spec.get(key):

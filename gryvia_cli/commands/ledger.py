@@ -10,6 +10,7 @@ import typer
 
 from gryvia_cli.cli.reports import ReportFormat, ReportOutputOpt, report_format, write_csv
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.cells import plural
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, emit, render_data, success
 from gryvia_cli.views.ledger import read_entries
@@ -77,7 +78,8 @@ def verify(
     elif result.valid:
         head = result.head
         success(
-            f"ledger of {tenant} is valid: {result.entries} entries, head sequence "
+            f"ledger of {tenant} is valid: {plural(result.entries, 'entry', 'entries')}, "
+            "head sequence "
             f"{head.sequence}" + (f", hash {head.hash[:16]}..." if head.hash else "")
         )
     else:
@@ -86,7 +88,7 @@ def verify(
     if not result.valid:
         raise GryviaError(
             f"ledger of {tenant} is invalid: {len(result.problems)} problem(s) in "
-            f"{result.entries} entries",
+            f"{plural(result.entries, 'entry', 'entries')}",
             hint="entries are immutable: a problem means an entry was edited, deleted or "
             "added by hand (with the webhook off)",
         )

@@ -106,6 +106,8 @@ def test_ledger_verify_csv() -> None:
     header, row = ok.output.strip().splitlines()
     assert header == "tenant,valid,entries,headSequence,headHash,hashVersion,problem"
     assert row.startswith("vision,true,3,3,") and row.endswith(",v1,")
+    one = run(["ledger", "verify", "vision"], FakeAccess(*ledger([record(1)])))
+    assert "valid: 1 entry, head sequence 1" in one.output
     entries = ledger([record(n) for n in range(1, 4)])
     entries[1]["spec"]["cost"] = "9.000000"
     bad = run(["ledger", "verify", "vision", "-o", "csv"], FakeAccess(*entries))

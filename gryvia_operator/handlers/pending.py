@@ -21,12 +21,13 @@ WAITING_PHASES = frozenset({JobPhase.PENDING.value, JobPhase.QUEUED.value})
 def with_wait_status(
     rt: Runtime, job: GryviaAIJob, observed: Observed, status: dict[str, Any]
 ) -> dict[str, Any]:
-    """`status` with `pending`/`estimatedStart` for a waiting job (dropped otherwise). The
-    context (every job, the job's quotas, the catalog) is read only for a waiting job."""
+    """`status` with `pending`/`estimatedStart` for a waiting job with GPUs (dropped
+    otherwise). The context (every job, the job's quotas, the catalog) is read only for such
+    a job: it costs a pass over every known job."""
     phase = status.get("phase") or JobPhase.PENDING.value
     scheduling = phase == JobPhase.SCHEDULING.value and not status.get("startTime")
     waits = phase in WAITING_PHASES or scheduling
-    if not waits:
+    if not waits or not job.spec.total_gpus():  # CPU-only jobs wait for no GPU: no blocker
         return wait_status(job, status, (), (), WaitContext(), rt.clock())
     governed = governing(job.namespace, policy.quotas(rt))
     context = WaitContext(
@@ -43,6 +44,9 @@ def with_wait_status(
 def requeue_waiting(rt: Runtime, body: Mapping[str, Any]) -> None:
     """A job started or ended: every job waiting for nodes, and the held jobs of the quotas
     governing its namespace, get their blocker and estimate recomputed."""
+    spec = body.get("spec") or {}
+    if not spec.get("gpus"):  # a CPU-only job frees no GPU: no estimate moves (and a
+        return  # 500-element CPU array would re-queue every waiting job 500 times)
     rt.kick_waiting()
     namespace = str((body.get("metadata") or {}).get("namespace", ""))
     governed = governing(namespace, policy.quotas(rt))

@@ -117,7 +117,7 @@ def test_valid_job_is_stored_and_printer_columns_show(crds: ControlPlane) -> Non
     wide = _kubectl(crds, "get", "gaj", "-o", "wide").stdout.splitlines()
     assert wide[0].split() == [
         *("NAME", "TYPE", "GPUS", "GPU-TYPE", "PHASE", "AGE"),
-        *("NODES", "PRIORITY", "TIMEOUT", "MESSAGE"),
+        *("NODES", "PRIORITY", "TIMEOUT", "MESSAGE", "WAITING-FOR", "LIKELY-START"),
     ]
 
 

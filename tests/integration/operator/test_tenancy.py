@@ -105,12 +105,17 @@ def test_tenant_gets_namespace_quota_limits_and_bindings(
         what="ResourceQuota",
     )
     assert quota[0]["spec"]["hard"] == {"requests.nvidia.com/gpu": "16"}
-    assert kubectl_json(sandbox, "get", "limitrange", "-n", ns)["items"]
-    bindings = {
-        b["metadata"]["name"]
-        for b in kubectl_json(sandbox, "get", "rolebinding", "-n", ns)["items"]
-    }
-    assert bindings == {"gryvia-tenant-viewer", "gryvia-tenant-member"}
+    wait_for(  # written after the ResourceQuota
+        lambda: kubectl_json(sandbox, "get", "limitrange", "-n", ns)["items"], what="LimitRange"
+    )
+    expected = {"gryvia-tenant-viewer", "gryvia-tenant-member"}
+
+    def bindings() -> set[str]:
+        items = kubectl_json(sandbox, "get", "rolebinding", "-n", ns)["items"]
+        return {b["metadata"]["name"] for b in items}
+
+    wait_for(lambda: bindings() >= expected, what="the tenant's role bindings")
+    assert bindings() == expected
 
 
 def test_viewer_reads_own_tenant_only(

@@ -9,18 +9,14 @@ issue's "within a minute"); the operator recomputes budgets every 5 s.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from tests.bench_operator import pct, start_operator
-from tests.bench_tenancy import GROUP, VERSION, _api, _kubectl
+from tests.bench_operator import pct
+from tests.bench_tenancy import GROUP, VERSION, _api
+from tests.support.benchbox import operator_sandbox
 
 NODES = "1xL40:4"
 NS = "budget"
@@ -108,49 +104,15 @@ def bench(api: Any) -> list[float]:
 
 def main() -> int:
     """Run the benchmark on a fresh sandbox and print p50/p99."""
-    from gryvia_cli.sandbox import binaries, cluster
-    from gryvia_operator.api.crd import generate as crdgen
-
-    with tempfile.TemporaryDirectory(prefix="gryvia-bench-budget-") as tmp:
-        workdir = Path(tmp)
-        old_home = os.environ.get("GRYVIA_SANDBOX_HOME")
-        os.environ["GRYVIA_SANDBOX_HOME"] = str(workdir / "home")
-        name = f"budget{os.getpid() % 10000}"
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            print(f"starting sandbox {name} ({NODES}) ...", file=sys.stderr)
-            box = cluster.up(name, NODES)
-            kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
-            crds = {"apiVersion": "v1", "kind": "List", "items": list(crdgen.build_crds())}
-            _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=crds)
-            _kubectl(
-                kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"
-            )
-            _kubectl(kubectl, "create", "namespace", NS)
-            proc, _, _ = start_operator(box.kubeconfig, workdir)
-            print(f"budget status latency, {RECORDS} usage records ...", file=sys.stderr)
-            latencies = bench(_api(box.kubeconfig))
-            p50, p99 = pct(latencies, 50), pct(latencies, 99)
-            verdict = "ok" if p99 <= P99_TARGET_S else "OVER TARGET"
-            print(
-                f"budget status after a usage change: p50 {p50:.2f} s, p99 {p99:.2f} s "
-                f"over {RECORDS} records (target p99 <= {P99_TARGET_S:.0f} s: {verdict})"
-            )
-        except BaseException:
-            log = workdir / "operator.log"
-            if log.exists():
-                tail = log.read_text(errors="replace").splitlines()[-30:]
-                print("operator log (tail):", *tail, sep="\n  ", file=sys.stderr)
-            raise
-        finally:
-            if proc is not None:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
-            cluster.down(name)
-            if old_home is None:
-                os.environ.pop("GRYVIA_SANDBOX_HOME", None)
-            else:
-                os.environ["GRYVIA_SANDBOX_HOME"] = old_home
+    with operator_sandbox("budget", NODES, [NS]) as box:
+        print(f"budget status latency, {RECORDS} usage records ...", file=sys.stderr)
+        latencies = bench(_api(box.kubeconfig))
+        p50, p99 = pct(latencies, 50), pct(latencies, 99)
+        verdict = "ok" if p99 <= P99_TARGET_S else "OVER TARGET"
+        print(
+            f"budget status after a usage change: p50 {p50:.2f} s, p99 {p99:.2f} s "
+            f"over {RECORDS} records (target p99 <= {P99_TARGET_S:.0f} s: {verdict})"
+        )
     return 0
 
 

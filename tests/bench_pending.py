@@ -13,21 +13,17 @@ the operator's GryviaAIJob status writes per job (from its /metrics).
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import random
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from tests.bench_operator import pct, start_operator
+from tests.bench_operator import pct
+from tests.support.benchbox import kubectl_run as _kubectl
+from tests.support.benchbox import operator_sandbox
 
 NODES = "10xL40:4"
 NS = "bench"
@@ -50,19 +46,6 @@ def _job(name: str, timeout_s: int) -> dict[str, Any]:
             "timeout": f"{timeout_s}s",
         },
     }
-
-
-def _kubectl(kubectl: list[str], *args: str, body: Any = None) -> str:
-    done = subprocess.run(
-        [*kubectl, *args],
-        input=None if body is None else json.dumps(body),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout
 
 
 def _time(text: str) -> dt.datetime:
@@ -154,42 +137,12 @@ def main() -> int:
     """Run the benchmark on a fresh sandbox."""
     from kubernetes import client, config
 
-    from gryvia_cli.sandbox import binaries, cluster
-    from gryvia_operator.api.crd import generate as crdgen
-
-    with tempfile.TemporaryDirectory(prefix="gryvia-bench-pending-") as tmp:
-        workdir = Path(tmp)
-        old_home = os.environ.get("GRYVIA_SANDBOX_HOME")
-        os.environ["GRYVIA_SANDBOX_HOME"] = str(workdir / "home")
-        name = f"pending{os.getpid() % 10000}"
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            print(f"starting sandbox {name} ({NODES}) ...", file=sys.stderr)
-            box = cluster.up(name, NODES)
-            kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
-            crds = {"apiVersion": "v1", "kind": "List", "items": list(crdgen.build_crds())}
-            _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=crds)
-            _kubectl(
-                kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"
-            )
-            _kubectl(kubectl, "create", "namespace", NS)
-            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
-            configuration = client.Configuration()
-            config.load_kube_config(
-                config_file=str(box.kubeconfig), client_configuration=configuration
-            )
-            api = client.CustomObjectsApi(client.ApiClient(configuration))
-            print(f"{JOBS} jobs in {WAVES} waves ...", file=sys.stderr)
-            bench(api, kubectl, metrics_port)
-        finally:
-            if proc is not None:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
-            cluster.down(name)
-            if old_home is None:
-                os.environ.pop("GRYVIA_SANDBOX_HOME", None)
-            else:
-                os.environ["GRYVIA_SANDBOX_HOME"] = old_home
+    with operator_sandbox("pending", NODES, [NS]) as box:
+        configuration = client.Configuration()
+        config.load_kube_config(config_file=str(box.kubeconfig), client_configuration=configuration)
+        api = client.CustomObjectsApi(client.ApiClient(configuration))
+        print(f"{JOBS} jobs in {WAVES} waves ...", file=sys.stderr)
+        bench(api, box.kubectl, box.metrics_port)
     return 0
 
 

@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.bench_operator import pct, peak_rss_mb, start_operator
+from tests.bench_operator import pct, peak_rss_mb
+from tests.support.benchbox import kubectl_run as _kubectl
+from tests.support.benchbox import operator_sandbox
 
 NODES = "10xL40:4"
 GROUP, VERSION = "gryvia.io", "v1alpha1"
@@ -51,19 +49,6 @@ def _job(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"type": "training", "image": "none", "gpus": 1, "gpuType": "L40", **spec},
     }
-
-
-def _kubectl(kubectl: list[str], *args: str, body: Any = None) -> str:
-    done = subprocess.run(
-        [*kubectl, *args],
-        input=None if body is None else json.dumps(body),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout
 
 
 class Metrics:
@@ -271,51 +256,15 @@ def report(latencies: list[float], meter: dict[str, float], rss: float) -> None:
 
 def main() -> int:
     """Run both benchmarks on a fresh sandbox and print the numbers."""
-    from gryvia_cli.sandbox import binaries, cluster
-    from gryvia_operator.api.crd import generate as crdgen
-
-    with tempfile.TemporaryDirectory(prefix="gryvia-bench-tenancy-") as tmp:
-        workdir = Path(tmp)
-        old_home = os.environ.get("GRYVIA_SANDBOX_HOME")
-        os.environ["GRYVIA_SANDBOX_HOME"] = str(workdir / "home")
-        name = f"tenancy{os.getpid() % 10000}"
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            print(f"starting sandbox {name} ({NODES}) ...", file=sys.stderr)
-            box = cluster.up(name, NODES)
-            kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
-            crds = {"apiVersion": "v1", "kind": "List", "items": list(crdgen.build_crds())}
-            _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=crds)
-            _kubectl(
-                kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"
-            )
-            for ns in (QUOTA_NS, METER_NS):
-                _kubectl(kubectl, "create", "namespace", ns)
-            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
-            metrics = Metrics(metrics_port)
-            api = _api(box.kubeconfig)
-
-            print(f"quota status latency, {QUOTA_JOBS} jobs ...", file=sys.stderr)
-            latencies = bench_quota(api)
-            print(f"metering {METER_JOBS} running jobs ...", file=sys.stderr)
-            meter = bench_metering(api, kubectl, metrics)
-            rss = peak_rss_mb(proc.pid)
-            report(latencies, meter, rss)
-        except BaseException:
-            log = workdir / "operator.log"
-            if log.exists():
-                tail = log.read_text(errors="replace").splitlines()[-30:]
-                print("operator log (tail):", *tail, sep="\n  ", file=sys.stderr)
-            raise
-        finally:
-            if proc is not None:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
-            cluster.down(name)
-            if old_home is None:
-                os.environ.pop("GRYVIA_SANDBOX_HOME", None)
-            else:
-                os.environ["GRYVIA_SANDBOX_HOME"] = old_home
+    with operator_sandbox("tenancy", NODES, (QUOTA_NS, METER_NS)) as box:
+        metrics = Metrics(box.metrics_port)
+        api = _api(box.kubeconfig)
+        print(f"quota status latency, {QUOTA_JOBS} jobs ...", file=sys.stderr)
+        latencies = bench_quota(api)
+        print(f"metering {METER_JOBS} running jobs ...", file=sys.stderr)
+        meter = bench_metering(api, box.kubectl, metrics)
+        rss = peak_rss_mb(box.operator.pid)
+        report(latencies, meter, rss)
     return 0
 
 

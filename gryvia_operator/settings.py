@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from gryvia_operator.api.ssrf import parse_cidrs
 
 LogFormat = Literal["json", "text"]
 LogLevel = Literal["debug", "info", "warning", "error"]
@@ -68,6 +70,19 @@ class OperatorSettings(BaseSettings):
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
+    # Job hooks (GryviaJobHook, issue 18 part 1).
+    enable_job_hooks: bool = False
+    """Deliver GryviaJobHooks: signed POSTs of job transitions; off by default."""
+    job_hook_allowed_cidrs: list[str] = Field(default_factory=list)
+    """Address ranges hooks may reach despite the SSRF guard (e.g. an in-cluster receiver)."""
+    job_hook_workers: int = Field(default=4, ge=1, le=64)
+    """Hook deliveries in flight at once."""
+
+    @field_validator("job_hook_allowed_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        parse_cidrs(value)  # raises ValueError naming the bad entry
+        return value
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -146,6 +161,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
         "default off",
     )
+    add(
+        "--enable-job-hooks",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="deliver GryviaJobHooks (env GRYVIA_OPERATOR_ENABLE_JOB_HOOKS); default off",
+    )
+    add(
+        "--job-hook-allowed-cidr",
+        action="append",
+        dest="job_hook_allowed_cidrs",
+        metavar="CIDR",
+        help="a range hooks may reach despite the SSRF guard, e.g. 10.96.0.0/12; repeatable "
+        "(env GRYVIA_OPERATOR_JOB_HOOK_ALLOWED_CIDRS, a JSON list)",
+    )
+    add("--job-hook-workers", type=int, help="hook deliveries in flight at once (default 4)")
     return p
 
 

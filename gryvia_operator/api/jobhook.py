@@ -23,6 +23,17 @@ from gryvia_operator.api.core import LabelSelector
 
 HookEvent = Literal["Running", "Succeeded", "Failed", "Cancelled", "Preempted", "Rejected"]
 HookFormat = Literal["gryvia", "slack"]
+HookKind = Literal["GryviaAIJob"]
+HOOK_EVENTS: tuple[str, ...] = (
+    "Running",
+    "Succeeded",
+    "Failed",
+    "Cancelled",
+    "Preempted",
+    "Rejected",
+)
+STATE_ANNOTATION = "gryvia.io/job-hooks"
+"""Job annotation with the delivery state of every hook transition of that job (JSON)."""
 DEFAULT_TIMEOUT_SECONDS = 10
 DEFAULT_ATTEMPTS = 3
 DEFAULT_BACKOFF_SECONDS = 10
@@ -74,6 +85,13 @@ class GryviaJobHookSpec(GryviaModel):
         SchemaExtra({"x-kubernetes-list-type": "set"}),
     ]
     """Phases that trigger a delivery."""
+    kinds: Annotated[
+        list[HookKind] | None,
+        Field(max_length=1),
+        SchemaExtra({"x-kubernetes-list-type": "set"}),
+    ] = None
+    """Job kinds watched; unset or empty = every kind (GryviaAIJob is the only kind with
+    phases)."""
     selector: LabelSelector | None = None
     """Jobs in the namespace to watch; unset = all."""
     webhook: HookWebhook
@@ -95,6 +113,11 @@ class GryviaJobHookStatus(GryviaModel):
     """Deliveries that failed after all attempts."""
     last_delivery: datetime | None = None
     """When the last delivery succeeded."""
+    last_error: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    """Why the last failed delivery failed (an SSRF refusal names the address and range)."""
+    active_since: datetime | None = None
+    """When the hook last became active (created or resumed); transitions before it are never
+    delivered (no backfill)."""
 
 
 class GryviaJobHook(GryviaResource):
@@ -116,6 +139,6 @@ JOBHOOK_KIND = KindInfo(
         PrinterColumn("Failures", ".status.failures", "integer"),
         AGE_COLUMN,
     ),
-    omitted=("spec.kinds: GryviaAIJob is the only kind with phases (no GryviaWorkflow)",),
+    omitted=("spec.kinds GryviaWorkflow: Gryvia has no workflow kind",),
 )
 GryviaJobHook.kind_info = JOBHOOK_KIND

@@ -24,6 +24,7 @@ from gryvia_operator.handlers import (
     children,
     gate,
     gpunode,
+    jobhook,
     ledger,
     node,
     pod,
@@ -77,6 +78,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
+    hooks = jobhook.build(rt)
+    if hooks is not None:
+        jobhook.register(registry, rt, hooks)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -105,6 +109,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(budgets.loop()))
         if writer is not None:
             rt.tasks.append(asyncio.create_task(writer.loop()))
+        if hooks is not None:
+            rt.tasks.append(asyncio.create_task(hooks.loop()))
 
     rt.on_synced = start_workers
 

@@ -29,3 +29,9 @@ class ReconcileConfig:
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
+    job_hooks: bool = False
+    """Deliver GryviaJobHooks (`--enable-job-hooks`)."""
+    job_hook_allowed_cidrs: tuple[str, ...] = ()
+    """Ranges hook deliveries may reach despite the SSRF guard."""
+    job_hook_workers: int = 4
+    """Hook deliveries in flight at once."""

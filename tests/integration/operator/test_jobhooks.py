@@ -1,0 +1,304 @@
+"""Issue 18 acceptance, job hooks: a hook on Succeeded and Failed delivers one signed POST per
+transition to a receiver the test runs (down for the first 2 attempts: it arrives on the 3rd);
+a SIGKILL of the operator between a transition and its delivery still delivers exactly once;
+URLs resolving to metadata, private or loopback addresses, and a redirect to loopback, are
+refused with the reason in the hook's status.
+
+The operator runs with `--enable-job-hooks --job-hook-allowed-cidr 127.0.0.2/32`: receivers
+listen on 127.0.0.2 (allowed), so 127.0.0.1 stays refused for the redirect case.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from gryvia_operator.api.signature import verify
+from tests.conftest import SandboxHandle
+from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.manifests import sh_job
+from tests.support.operator import OperatorProcess
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+SECRET = b"hook-test-secret"
+ALLOWED = "127.0.0.2"
+STATE = "gryvia.io/job-hooks"
+
+
+@dataclass
+class Receiver:
+    """Records every POST with the status it answered; answers 503 to the first `down`
+    requests of each delivery id (or to all while `up` is False), then 204."""
+
+    down: int = 0
+    up: bool = True
+    location: str = ""
+    posts: list[tuple[dict[str, str], bytes, int]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def answer(self, headers: dict[str, str], body: bytes) -> int:
+        with self.lock:
+            key = headers.get("x-gryvia-delivery", "")
+            earlier = sum(1 for h, _, _ in self.posts if h.get("x-gryvia-delivery") == key)
+            code = 307 if self.location else 204
+            if not self.up or earlier < self.down:
+                code = 503
+            self.posts.append((headers, body, code))
+            return code
+
+    def received(self) -> list[tuple[dict[str, str], bytes, int]]:
+        with self.lock:
+            return list(self.posts)
+
+    def accepted(self) -> list[dict[str, Any]]:
+        """Bodies answered 2xx, each checked against its signature and headers."""
+        out = []
+        for headers, body, code in self.received():
+            if code >= 300:
+                continue
+            stamp = headers["x-gryvia-timestamp"]
+            assert verify(SECRET, stamp, body, headers["x-gryvia-signature"]), headers
+            payload = json.loads(body)
+            assert headers["user-agent"] == "gryvia-job-hook"
+            assert headers["x-gryvia-delivery"] == payload["delivery"]
+            assert headers["x-gryvia-event"] == payload["event"]
+            out.append(payload)
+        return out
+
+
+def _serve(box: Receiver, host: str) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            code = box.answer({k.lower(): v for k, v in self.headers.items()}, body)
+            self.send_response(code)
+            if code == 307:
+                self.send_header("Location", box.location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer((host, 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    box.url = f"http://{host}:{server.server_address[1]}/hooks"
+    return server
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    box = Receiver()
+    server = _serve(box, ALLOWED)
+    yield box
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def hook_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
+    """The session's operator restarted with job hooks on; restarted without them after."""
+    operator.stop()
+    operator.extra = ("--enable-job-hooks", "--job-hook-allowed-cidr", f"{ALLOWED}/32")
+    operator.start()
+    try:
+        yield operator
+    finally:
+        operator.stop()
+        operator.extra = ()
+        operator.start()
+
+
+@pytest.fixture
+def ns(sandbox: SandboxHandle, hook_operator: OperatorProcess) -> Iterator[str]:
+    """A fresh namespace with the hooks' signing Secret."""
+    with sandbox.fresh_namespace("hk") as name:
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "hook-key"},
+            "data": {"secret": base64.b64encode(SECRET).decode()},
+        }
+        create(sandbox, name, secret)
+        yield name
+
+
+def _hook(name: str, url: str, events: list[str], attempts: int = 5) -> dict[str, Any]:
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaJobHook",
+        "metadata": {"name": name},
+        "spec": {
+            "events": events,
+            "selector": {"matchLabels": {"hooked": "yes"}},
+            "webhook": {"url": url, "secretRef": {"name": "hook-key"}, "timeoutSeconds": 5},
+            "retry": {"attempts": attempts, "backoffSeconds": 1},
+        },
+    }
+
+
+def _job(name: str, script: str) -> dict[str, Any]:
+    job = _cpu_job(name, script)
+    job["metadata"]["labels"] = {"hooked": "yes"}
+    return job
+
+
+def _cpu_job(name: str, script: str) -> dict[str, Any]:
+    job = sh_job(name, gpus=0, script=script, retryLimit=0)
+    job["spec"].pop("gpuType")
+    return job
+
+
+def _status(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:
+    found = kubectl_json(sandbox, "get", "gryviajobhook", "-n", ns, name)
+    return dict(found.get("status") or {})
+
+
+def _ready(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any] | None:
+    for cond in _status(sandbox, ns, name).get("conditions") or []:
+        if cond["type"] == "Ready":
+            return dict(cond)
+    return None
+
+
+def _state(sandbox: SandboxHandle, ns: str, job: str) -> dict[str, Any]:
+    annotations = get_job(sandbox, ns, job)["metadata"].get("annotations") or {}
+    return dict(json.loads(annotations.get(STATE, "{}")))
+
+
+def _wait_ready(sandbox: SandboxHandle, ns: str, name: str, reason: str) -> dict[str, Any]:
+    found: dict[str, Any] = wait_for(
+        lambda: (c := _ready(sandbox, ns, name)) and c["reason"] == reason and c,
+        timeout=60,
+        what=f"hook {name} Ready reason {reason}",
+    )
+    return found
+
+
+def test_one_signed_post_per_transition_arriving_on_the_third_attempt(
+    sandbox: SandboxHandle, ns: str, receiver: Receiver
+) -> None:
+    receiver.down = 2
+    create(sandbox, ns, _hook("ends", receiver.url, ["Succeeded", "Failed"]))
+    _wait_ready(sandbox, ns, "ends", "Valid")
+    create(sandbox, ns, _job("good", "sleep 1"), _job("bad", "exit 3"))
+    create(sandbox, ns, _cpu_job("other", "true"))
+    wait_phase(sandbox, ns, "good", "Succeeded", timeout=120)
+    wait_phase(sandbox, ns, "bad", "Failed", timeout=120)
+    wait_phase(sandbox, ns, "other", "Succeeded", timeout=120)
+    wait_for(
+        lambda: _status(sandbox, ns, "ends").get("deliveries") == 2,
+        timeout=90,
+        what="two deliveries counted",
+    )
+    payloads = receiver.accepted()
+    assert sorted((p["name"], p["event"]) for p in payloads) == [
+        ("bad", "Failed"),
+        ("good", "Succeeded"),
+    ]
+    assert all(p["attempt"] == 3 and p["hook"] == "ends" for p in payloads), payloads
+    posts = receiver.received()
+    assert len(posts) == 6  # 2 refused attempts + 1 accepted, per transition
+    for p in payloads:
+        same = [code for h, _, code in posts if h["x-gryvia-delivery"] == p["delivery"]]
+        assert same == [503, 503, 204]
+        assert p["namespace"] == ns and p["labels"] == {"hooked": "yes"}
+    status = _status(sandbox, ns, "ends")
+    assert status.get("failures") in (None, 0) and status.get("lastDelivery")
+    state = _state(sandbox, ns, "good")
+    assert [(r["event"], r["state"], r["attempts"]) for r in state.values()] == [
+        ("Succeeded", "delivered", 3)
+    ]
+
+
+def test_sigkill_between_transition_and_delivery_delivers_exactly_once(
+    sandbox: SandboxHandle, ns: str, receiver: Receiver, hook_operator: OperatorProcess
+) -> None:
+    receiver.up = False
+    create(sandbox, ns, _hook("once", receiver.url, ["Succeeded"], attempts=10))
+    _wait_ready(sandbox, ns, "once", "Valid")
+    create(sandbox, ns, _job("first", "sleep 1"))
+    wait_phase(sandbox, ns, "first", "Succeeded", timeout=120)
+    wait_for(
+        lambda: any(r["state"] == "delivering" for r in _state(sandbox, ns, "first").values()),
+        timeout=60,
+        what="a delivery attempt recorded",
+    )
+    hook_operator.kill()
+    receiver.up = True
+    hook_operator.start()
+    wait_for(
+        lambda: _status(sandbox, ns, "once").get("deliveries") == 1,
+        timeout=90,
+        what="the delivery after the restart",
+    )
+    # Once more, and a second job's delivery: each pass sees the first job again.
+    hook_operator.kill()
+    hook_operator.start()
+    create(sandbox, ns, _job("second", "sleep 1"))
+    wait_phase(sandbox, ns, "second", "Succeeded", timeout=120)
+    wait_for(
+        lambda: _status(sandbox, ns, "once").get("deliveries") == 2,
+        timeout=90,
+        what="the second job's delivery",
+    )
+    accepted = receiver.accepted()
+    assert sorted(p["name"] for p in accepted) == ["first", "second"], accepted
+    ids = {h["x-gryvia-delivery"] for h, _, _ in receiver.received() if h}
+    assert len(ids) == 2  # every attempt of one transition carries its one id
+    assert [r["state"] for r in _state(sandbox, ns, "first").values()] == ["delivered"]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://169.254.169.254/latest/meta-data", "169.254.169.254 is cloud metadata"),
+        ("http://10.0.0.1:8080/hook", "10.0.0.1 is private (RFC 1918)"),
+        ("http://localhost:9/hook", "localhost resolves to"),
+    ],
+)
+def test_private_and_metadata_targets_are_refused_in_status(
+    sandbox: SandboxHandle, ns: str, url: str, why: str
+) -> None:
+    name = f"bad-{uuid.uuid4().hex[:6]}"
+    create(sandbox, ns, _hook(name, url, ["Succeeded"]))
+    cond = _wait_ready(sandbox, ns, name, "InvalidSpec")
+    assert cond["status"] == "False"
+    assert why in cond["message"], cond
+    assert "allowedCIDRs" in cond["message"]
+
+
+def test_redirect_to_loopback_is_refused(
+    sandbox: SandboxHandle, ns: str, receiver: Receiver
+) -> None:
+    target = Receiver()
+    server = _serve(target, "127.0.0.1")
+    try:
+        receiver.location = target.url
+        create(sandbox, ns, _hook("hop", receiver.url, ["Succeeded"]))
+        _wait_ready(sandbox, ns, "hop", "Valid")
+        create(sandbox, ns, _job("moved", "true"))
+        wait_phase(sandbox, ns, "moved", "Succeeded", timeout=120)
+        wait_for(
+            lambda: _status(sandbox, ns, "hop").get("failures") == 1,
+            timeout=90,
+            what="the refused delivery counted",
+        )
+        error = _status(sandbox, ns, "hop")["lastError"]
+        assert error.startswith(f"redirect to {target.url}: 127.0.0.1 is loopback"), error
+        assert target.received() == []
+        assert len(receiver.received()) == 1  # a refusal is not retried
+        assert [r["state"] for r in _state(sandbox, ns, "moved").values()] == ["refused"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -171,6 +171,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "hook",
+            _C + "hook",
+            "Workloads",
+            "Job hooks: signed POSTs when jobs reach chosen phases.",
+        ),
+        ("hooks",),
+    ),
+    (
+        LazyCommand(
             "quota",
             _C + "quota",
             "Tenancy",

@@ -258,24 +258,6 @@ def slack_text(job: Mapping[str, Any], t: Transition) -> str:
     return f"{kind} {meta.get('namespace')}/{meta.get('name')} {t.event}: {message}"
 
 
-def sample_job(namespace: str, now: datetime) -> dict[str, Any]:
-    """The job of `gryvia hook test`'s sample event: a Succeeded job named `hook-test`."""
-    return {
-        "kind": "GryviaAIJob",
-        "metadata": {
-            "name": "hook-test",
-            "namespace": namespace,
-            "uid": "00000000-0000-0000-0000-000000000000",
-            "labels": {"sample": "true"},
-        },
-        "status": {
-            "phase": "Succeeded",
-            "message": "sample event sent by gryvia hook test",
-            "completionTime": timestamp(now),
-        },
-    }
-
-
 def backoff_seconds(hook: GryviaJobHook) -> float:
     """The first wait between attempts (retry.backoffSeconds, default 10)."""
     retry = hook.spec.retry

@@ -302,3 +302,59 @@ def test_redirect_to_loopback_is_refused(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_cli_create_list_get_test_delete(
+    sandbox: SandboxHandle, ns: str, receiver: Receiver, tmp_path: Any
+) -> None:
+    import os
+
+    from tests.support.cli import run_gryvia
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env |= {
+        "KUBECONFIG": str(sandbox.kubeconfig),
+        "GRYVIA_CONFIG_HOME": str(tmp_path / "config"),
+        "NO_COLOR": "1",
+    }
+
+    def gryvia(*args: str) -> Any:
+        return run_gryvia(*args, "-n", ns, env=env, timeout=120)
+
+    made = gryvia(
+        "hook", "create", "cli", "--url", receiver.url, "--event", "succeeded,failed",
+        "--secret", "hook-key", "-l", "hooked=yes", "--header", "X-Team=a", "--attempts", "4",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    stored = kubectl_json(sandbox, "get", "gryviajobhook", "-n", ns, "cli")["spec"]
+    assert stored["events"] == ["Succeeded", "Failed"]
+    assert stored["webhook"]["secretRef"] == {"name": "hook-key"}
+    assert stored["selector"] == {"matchLabels": {"hooked": "yes"}}
+    assert stored["retry"]["attempts"] == 4
+    _wait_ready(sandbox, ns, "cli", "Valid")
+    listed = gryvia("hook", "list")
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("cli "))
+    assert "Succeeded,Failed" in row and "Valid" in row and receiver.url in row
+    shown = gryvia("hook", "get", "cli")
+    assert shown.returncode == 0, shown.stderr
+    assert "Signed:" in shown.stdout and "Secret hook-key" in shown.stdout
+    as_json = json.loads(gryvia("hook", "get", "cli", "-o", "json").stdout)
+    assert as_json["metadata"]["name"] == "cli"
+
+    tested = gryvia("hook", "test", "cli")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert f"POST {receiver.url}: HTTP 204" in tested.stdout
+    (headers, body, _) = receiver.received()[-1]
+    assert verify(SECRET, headers["x-gryvia-timestamp"], body, headers["x-gryvia-signature"])
+    assert headers["x-team"] == "a" and json.loads(body)["test"] is True
+    receiver.up = False
+    down = gryvia("hook", "test", "cli", "-o", "json")
+    assert down.returncode == 1 and json.loads(down.stdout)["status"] == 503
+
+    bad = gryvia("hook", "create", "x", "--url", receiver.url, "--event", "Finished")
+    assert bad.returncode == 2 and "Running, Succeeded" in bad.stderr
+    gone = gryvia("hook", "delete", "cli", "--yes")
+    assert gone.returncode == 0, gone.stderr
+    missing = gryvia("hook", "get", "cli")
+    assert missing.returncode != 0 and 'hook "cli" not found' in missing.stderr

@@ -17,6 +17,7 @@ way; a refused target ends the delivery without retries (`Outcome.refused`). Wit
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,6 +31,7 @@ from gryvia_operator.api.ssrf import IPNetwork, first_refusal, parse_target
 
 __all__ = ["MAX_BACKOFF_SECONDS", "Guard", "Outcome", "deliver", "headers", "render", "sign"]
 
+logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every URL at info
 MAX_BACKOFF_SECONDS = 60.0
 USER_AGENT = ALERT_USER_AGENT
 REDIRECTS = frozenset({301, 302, 303, 307, 308})

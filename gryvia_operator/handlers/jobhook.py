@@ -24,12 +24,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION
-from gryvia_operator.api.jobhook import STATE_ANNOTATION, GryviaJobHook
+from gryvia_operator.api.jobhook import STATE_ANNOTATION, GryviaJobHook, GryviaJobHookStatus
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.signature import HOOK_USER_AGENT, render
 from gryvia_operator.api.ssrf import first_refusal, parse_cidrs, parse_target
@@ -64,8 +65,15 @@ class JobHooks:
         """(generation, monotonic time, may deliver) of each hook's last check."""
         self.active: set[str] = set()
         """Delivery ids a task handles now."""
-        self.finished: set[str] = set()
-        """Delivery ids this process recorded final (the index may lag behind)."""
+        self.finished: dict[str, str] = {}
+        """Delivery id -> job uid, for ids this process recorded final (the index may lag
+        behind); dropped when the job is deleted."""
+        self.resumed: dict[HookKey, datetime] = {}
+        """activeSince written per hook (used until the watch shows it)."""
+        self.recheck: set[HookKey] = set()
+        """Hooks to check again in the next pass."""
+        self.gone: set[str] = set()
+        """Uids of hooks deleted while this process ran (their retries stop)."""
         self.job_locks: dict[str, asyncio.Lock] = {}
         self.hook_locks: dict[HookKey, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -83,10 +91,20 @@ class JobHooks:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.kick.wait(), PASS_SECONDS)
 
+    def with_cutoff(self, hook: GryviaJobHook) -> GryviaJobHook:
+        """`hook` with the activeSince this process wrote, when the watch has not shown it."""
+        mine = self.resumed.get((hook.namespace, hook.name))
+        seen = hook.status.active_since if hook.status else None
+        if mine is None or (seen is not None and seen >= mine):
+            return hook
+        status = (hook.status or GryviaJobHookStatus()).model_copy(update={"active_since": mine})
+        return hook.model_copy(update={"status": status})
+
     async def update(self) -> None:
         """Check every hook; start the deliveries now due."""
         jobs = self.rt.indices.all_values(AIJOBS)
-        for hook in parse_valid(GryviaJobHook, list(self.hooks.values())):
+        for found in parse_valid(GryviaJobHook, list(self.hooks.values())):
+            hook = self.with_cutoff(found)
             if not await self.check(hook):
                 continue
             for job in jobs:
@@ -143,12 +161,15 @@ class JobHooks:
         ):
             return seen[2]
         ok = await self._check(hook)
-        self.checked[key] = (generation, time.monotonic(), ok)
+        if key in self.recheck:  # resumed: check again next pass, not in CHECK_SECONDS
+            self.recheck.discard(key)
+        else:
+            self.checked[key] = (generation, time.monotonic(), ok)
         return ok
 
     async def _check(self, hook: GryviaJobHook) -> bool:
         """Write the hook's Ready condition when it changed; True when it may deliver (False
-        in the pass that resumed it: the new cutoff is read from the watch first)."""
+        in the pass that resumed it: the next pass reads the new cutoff)."""
         invalid = await self.refusal(hook.spec.webhook.url)
         missing = None
         if invalid is None:
@@ -193,8 +214,8 @@ class JobHooks:
                 )
                 self.rt.metrics.writes.labels(kind="GryviaJobHook", verb="status").inc()
                 if "activeSince" in patch:
-                    self.hooks.pop(key, None)  # wait for the watch to show the new cutoff
-                    self.checked.pop(key, None)
+                    self.resumed[key] = now.replace(microsecond=0)
+                    self.recheck.add(key)
                     return True
         return False
 
@@ -214,7 +235,7 @@ class JobHooks:
                 return False  # deleted and created again under the same name
             state = core.job_state(fresh)
             if (state.get(key) or {}).get("state") in core.FINAL_STATES:
-                self.finished.add(key)
+                self.finished[key] = str(meta.get("uid"))
                 return False
             state = core.record(state, key, hook=hook.name, event=event, now=self.rt.clock(), **kw)
             patch = {
@@ -230,6 +251,19 @@ class JobHooks:
             self.rt.metrics.writes.labels(kind="GryviaAIJob", verb="hook-state").inc()
             return True
         raise KubeError(409, "Conflict", f"job {ns}/{name} kept changing; hook state not written")
+
+    def stopped(self, hook: GryviaJobHook) -> bool:
+        """True when the hook was deleted or suspended since the delivery started."""
+        if hook.metadata.uid in self.gone:
+            return True
+        current = self.hooks.get((hook.namespace, hook.name)) or {}
+        return bool((current.get("spec") or {}).get("suspend"))
+
+    def forget_job(self, uid: str) -> None:
+        """A job was deleted: drop what this process remembers of its deliveries."""
+        self.job_locks.pop(uid, None)
+        for key in [k for k, owner in self.finished.items() if owner == uid]:
+            del self.finished[key]
 
     async def run(self, hook: GryviaJobHook, job: Mapping[str, Any], item: core.Due) -> None:
         """Deliver one transition (see the module docstring for the order of writes)."""
@@ -254,6 +288,8 @@ class JobHooks:
         webhook = hook.spec.webhook
 
         async def attempt(n: int) -> None:
+            if self.stopped(hook):
+                raise _Done  # deleted or suspended meanwhile: no more attempts
             async with lock:
                 if not await self.record(job, key, hook, event, phase="delivering", attempts=n):
                     raise _Done
@@ -284,7 +320,7 @@ class JobHooks:
         final = "delivered" if outcome.delivered else ("refused" if outcome.refused else "failed")
         async with lock:
             await self.record(job, key, hook, event, phase=final, attempts=outcome.attempts)
-        self.finished.add(key)
+        self.finished[key] = str(meta.get("uid"))
         await self.count(hook, outcome)
         where = f"{meta.get('namespace')}/{meta.get('name')}"
         if outcome.delivered:
@@ -343,6 +379,8 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, hooks: JobHooks) -> N
         if type == "DELETED":
             hooks.hooks.pop(key, None)
             hooks.checked.pop(key, None)
+            hooks.resumed.pop(key, None)
+            hooks.gone.add(str((body.get("metadata") or {}).get("uid")))
             return
         meta = body.get("metadata") or {}
         hooks.hooks[key] = {
@@ -360,6 +398,8 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, hooks: JobHooks) -> N
     @kopf.on.event(
         GROUP, VERSION, "gryviaaijobs", id="gryvia_jobhook_job_events", registry=registry
     )
-    async def job_event(type: str, **_: Any) -> None:
-        if type != "DELETED":
+    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
+        if type == "DELETED":
+            hooks.forget_job(str((body.get("metadata") or {}).get("uid")))
+        else:
             hooks.kick.set()

@@ -11,9 +11,10 @@ was down while a job moved still finds them:
   Preempted (counted as 1 without the counter); its sequence is that count, so each
   preemption is its own transition.
 
-No backfill: a transition whose time is before the hook's cutoff (`metadata.creationTimestamp`,
+No backfill: a transition whose time is not after the hook's cutoff (`metadata.creationTimestamp`,
 or `status.activeSince` after a resume) is never delivered. Times are whole seconds, so a
-transition in the same second as the hook's creation counts as after it.
+transition in the same second as the hook's creation or resume counts as before it (never
+sent: a hook never sends what may have happened before it).
 
 Delivery state lives in the job annotation `gryvia.io/job-hooks`: JSON
 `{<delivery id>: {"hook", "event", "state", "attempts", "time"}}`, `state` one of
@@ -190,7 +191,7 @@ def due(hook: GryviaJobHook, job: Mapping[str, Any]) -> list[Due]:
     for t in transitions(job):
         if t.event not in hook.spec.events:
             continue
-        if since is not None and t.time is not None and t.time < since:
+        if since is not None and t.time is not None and t.time <= since:
             continue
         key = delivery_id(hook.metadata.uid or "", str(meta.get("uid") or ""), t.event, t.seq)
         record = state.get(key) or {}

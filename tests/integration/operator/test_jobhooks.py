@@ -358,3 +358,32 @@ def test_cli_create_list_get_test_delete(
     assert gone.returncode == 0, gone.stderr
     missing = gryvia("hook", "get", "cli")
     assert missing.returncode != 0 and 'hook "cli" not found' in missing.stderr
+
+
+def test_no_backfill_and_nothing_from_a_suspended_hook_after_resume(
+    sandbox: SandboxHandle, ns: str, receiver: Receiver
+) -> None:
+    create(sandbox, ns, _job("before", "true"))
+    wait_phase(sandbox, ns, "before", "Succeeded", timeout=120)
+    paused = _hook("late", receiver.url, ["Succeeded"])
+    paused["spec"]["suspend"] = True
+    create(sandbox, ns, paused)
+    _wait_ready(sandbox, ns, "late", "Suspended")
+    create(sandbox, ns, _job("while", "true"))
+    wait_phase(sandbox, ns, "while", "Succeeded", timeout=120)
+    sandbox.kubectl_run(
+        "patch", "gryviajobhook", "late", "-n", ns, "--type=merge",
+        "-p", json.dumps({"spec": {"suspend": False}}),
+    )  # fmt: skip
+    _wait_ready(sandbox, ns, "late", "Valid")
+    assert _status(sandbox, ns, "late").get("activeSince")
+    create(sandbox, ns, _job("after", "true"))
+    wait_phase(sandbox, ns, "after", "Succeeded", timeout=120)
+    wait_for(
+        lambda: _status(sandbox, ns, "late").get("deliveries") == 1,
+        timeout=90,
+        what="the delivery of the job after the resume",
+    )
+    assert [p["name"] for p in receiver.accepted()] == ["after"]
+    assert len(receiver.received()) == 1
+    assert _state(sandbox, ns, "before") == {} and _state(sandbox, ns, "while") == {}

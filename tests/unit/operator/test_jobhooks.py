@@ -67,7 +67,9 @@ def test_succeeded_after_running_gives_both_transitions() -> None:
 def test_no_backfill_of_transitions_before_the_hook_or_its_resume() -> None:
     old = job("Failed", startTime="2026-12-01T10:00:00Z", completionTime="2026-12-01T10:59:59Z")
     assert core.due(hook(["Running", "Failed"]), old) == []
-    later = job("Failed", startTime="2026-12-01T10:00:00Z", completionTime="2026-12-01T11:00:00Z")
+    same = job("Failed", startTime="2026-12-01T10:00:00Z", completionTime="2026-12-01T11:00:00Z")
+    assert core.due(hook(["Running", "Failed"]), same) == []  # same second: maybe before
+    later = job("Failed", startTime="2026-12-01T10:00:00Z", completionTime="2026-12-01T11:00:01Z")
     assert events(core.due(hook(["Running", "Failed"]), later)) == [("Failed", 0)]
     resumed = hook(["Failed"], status={"activeSince": "2026-12-01T11:30:00Z"})
     assert core.due(resumed, later) == []

@@ -125,16 +125,26 @@ class StatusChanges(threading.Thread):
             self.last[name] = status
 
 
-def _status_writes(port: int) -> float:
+def _metric(port: int, name: str, *labels: str) -> float:
+    """The sum of the operator's `name` samples carrying every one of `labels`."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         text = r.read().decode()
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()
-        if line.startswith("gryvia_operator_api_writes_total{")
-        and 'kind="GryviaAIJob"' in line
-        and 'verb="status"' in line
+        if line.startswith(name + "{") and all(label in line for label in labels)
     )
+
+
+def _status_writes(port: int) -> tuple[float, float]:
+    """(accepted GryviaAIJob status writes, job reconciles refused with 409 Conflict)."""
+    writes = _metric(
+        port, "gryvia_operator_api_writes_total", 'kind="GryviaAIJob"', 'verb="status"'
+    )
+    conflicts = _metric(
+        port, "gryvia_operator_reconciles_total", 'controller="aijob"', 'result="conflict"'
+    )
+    return writes, conflicts
 
 
 def _errors(estimates: dict[str, str], started: dict[str, str]) -> list[float]:
@@ -162,7 +172,7 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     while len(poller.started) < JOBS and time.monotonic() < deadline:
         time.sleep(1)
     poller.stop.set()
-    writes = _status_writes(metrics_port)
+    writes, conflicts = _status_writes(metrics_port)
     changed = changes.changes
     changes.stop.set()
     first, last = _errors(poller.first, poller.started), _errors(poller.last, poller.started)
@@ -177,7 +187,8 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     print(f"  start unknown at some point: {len(poller.unknown)} jobs")
     print(
         f"  operator status writes: {writes:.0f} ({writes / JOBS:.1f} per job); status changes "
-        f"seen: {changed} ({writes / max(changed, 1):.2f} writes per change, target <= 1)"
+        f"seen: {changed} ({writes / max(changed, 1):.2f} writes per change, target <= 1); "
+        f"writes refused with 409 Conflict (job changed since read): {conflicts:.0f}"
     )
 
 

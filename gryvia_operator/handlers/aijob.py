@@ -114,13 +114,13 @@ async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker 
 async def _write_status(
     rt: Runtime, body: dict[str, Any], before: dict[str, Any], status: dict[str, Any]
 ) -> None:
-    """Merge-patch the owned status keys that changed, guarded by the body's resourceVersion;
-    post an Event when the phase changed."""
+    """Merge-patch the owned status keys that changed, guarded by the body's resourceVersion
+    (counted in `gryvia_operator_api_writes_total` once accepted; a 409 is a `conflict`
+    reconcile instead); post an Event when the phase changed."""
     patch = status_patch(before, status)
     if not patch:
         return
     meta = body["metadata"]
-    rt.metrics.writes.labels(kind="GryviaAIJob", verb="status").inc()
     result = await rt.api.patch(
         "GryviaAIJob",
         meta["name"],
@@ -128,6 +128,7 @@ async def _write_status(
         meta.get("namespace"),
         subresource="status",
     )
+    rt.metrics.writes.labels(kind="GryviaAIJob", verb="status").inc()
     key = (meta.get("namespace", ""), meta["name"])
     rt.recent_jobs.note(key, str(result["metadata"].get("resourceVersion", "")), slim_body(result))
     event = phase_event(before.get("phase"), status)

@@ -35,14 +35,21 @@ H100_NODES = ("gpu-h100-0", "gpu-h100-1")
 
 
 @pytest.fixture(scope="module")
-def resv_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-reservations, given back without it after."""
+def resv_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
+    """The session's operator with --enable-reservations, given back without it after (once
+    every reservation is deleted and its nodes released, while the controller still runs)."""
     operator.stop()
     operator.extra = ("--enable-reservations",)
     operator.start()
     try:
         yield operator
     finally:
+        sandbox.kubectl_run("delete", "gryviareservations", "--all", "--wait=false", check=False)
+        wait_for(
+            lambda: not sandbox.kubectl_json("get", "gryviareservations")["items"],
+            timeout=60,
+            what="every reservation released and gone",
+        )
         operator.stop()
         operator.extra = ()
         operator.start()
@@ -150,7 +157,6 @@ def test_a_window_claims_one_h100_node_for_its_owner_and_releases_it(
         create(sandbox, other, sh_job("plain", gpu_type="H100", script="sleep 120"))
         wait_for(lambda: pod_node(sandbox, other, "plain"), timeout=90, what="plain bound")
         assert pod_node(sandbox, other, "plain") == free
-        create(sandbox, other, sh_job("plain2", gpu_type="H100", script="sleep 1"))
         create(sandbox, mine, annotated(sh_job("owned", gpu_type="H100", script="sleep 5"), name))
         create(sandbox, other, annotated(sh_job("theirs", gpu_type="H100", script="sleep 1"), name))
 
@@ -169,13 +175,6 @@ def test_a_window_claims_one_h100_node_for_its_owner_and_releases_it(
         assert any(
             e["reason"] == "ReservationOwnerMismatch" and e["type"] == "Warning" for e in events
         )
-
-        def blocked() -> dict[str, Any] | None:
-            pending = get_job(sandbox, other, "plain2").get("status", {}).get("pending") or {}
-            return pending if pending.get("kind") == "Reservation" else None
-
-        pending = wait_for(blocked, timeout=60, what="plain2 Reservation blocker")
-        assert reserved in pending["message"] and name in pending["message"]
 
         left = (end - dt.datetime.now(dt.UTC)).total_seconds()
         wait_for(lambda: state_of(sandbox, name) == "expired", timeout=left + 30, what="expired")
@@ -210,6 +209,17 @@ def test_delete_and_the_orphan_sweep_release_nodes(
     for n in H100_NODES:
         assert marks(sandbox, n)[0] == {FOR: name, BY: "ml"}
         assert node(sandbox, n)["metadata"]["labels"].get("gryvia.io/exclusive") == "true"
+    with sandbox.fresh_namespace("rsv-blocked") as ns:  # every H100 node is held for team ml
+        create(sandbox, ns, sh_job("plain", gpu_type="H100", script="sleep 1"))
+
+        def blocked() -> dict[str, Any] | None:
+            pending = get_job(sandbox, ns, "plain").get("status", {}).get("pending") or {}
+            return pending if pending.get("kind") == "Reservation" else None
+
+        pending = wait_for(blocked, timeout=60, what="the Reservation blocker")
+        assert pending["message"].startswith("fits only on nodes reserved for others")
+        assert f"gpu-h100-0 (reservation {name} for ml)" in pending["message"]
+        assert "is reserved for ml" in get_job(sandbox, ns, "plain")["status"]["message"]
     gryvia(sandbox, tmp_path, "reservation", "delete", name, "--yes")
     wait_for(lambda: reservation(sandbox, name) is None, timeout=60, what="reservation gone")
     for n in H100_NODES:

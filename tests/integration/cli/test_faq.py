@@ -171,4 +171,4 @@ def test_faq_reservation_create_is_built_and_says_what_it_needs(
     folder, env = faq
     done = _run(folder, env, "gryvia reservation create")
     assert done.returncode == 2, done.stderr
-    assert "NAME" in done.stderr and "not have yet" not in done.stderr
+    assert "Missing argument 'name'" in done.stderr and "not have yet" not in done.stderr

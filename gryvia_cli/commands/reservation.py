@@ -113,15 +113,14 @@ def create(
       gryvia reservation create nightly --owner namespace:research --node gpu-7 \\
         --cron '0 22 * * *' --duration 8h
     """
-    import datetime as dt
-
     from gryvia_cli.core.reservations import build_reservation
 
+    state = session(ctx)
     try:
         body = build_reservation(
             name,
             owner=owner,
-            now=dt.datetime.now(dt.UTC),
+            now=state.now(),
             gpu_type=gpu_type,
             gpus=gpus,
             nodes=node or [],
@@ -133,7 +132,6 @@ def create(
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    state = session(ctx)
     obj = state.access().create(r.RESERVATION, body, None)
     success(f"reservation {name} created; annotate jobs gryvia.io/reservation: {name}")
     fmt = state.fmt(output, OutputFormat.name)

@@ -68,6 +68,10 @@ class OperatorSettings(BaseSettings):
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
+    # Reservations (issue 18 part 2).
+    enable_reservations: bool = False
+    """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
+    annotated `gryvia.io/reservation: <name>` onto them."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -144,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
+        "default off",
+    )
+    add(
+        "--enable-reservations",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaReservation controller (env GRYVIA_OPERATOR_ENABLE_RESERVATIONS); "
         "default off",
     )
     return p

@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import gate, pending
+from gryvia_operator.handlers import gate, pending, reservation
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -181,6 +181,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         await _write_status(rt, body, dict(body.get("status") or {}), status)
         return
     observed = observe(rt, job)
+    job, use = reservation.for_job(rt, job, observed)  # steered onto its reservation's nodes
     if job.phase in (JobPhase.PENDING, JobPhase.QUEUED):
         decision = admission_for(rt, body)
         if not observed.workloads:  # the admission gate: only before anything is created
@@ -197,6 +198,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
             )
             outcome = reconcile_job(job, observed, rt.config, now)
     status = pending.with_wait_status(rt, job, observed, outcome.status)
+    status = reservation.with_condition(rt, body, use, current_status(job), status)
     if outcome.waiting_for_nodes or status.get("pending"):  # retried when GPUs free up
         rt.waiting.add(key)
     else:

@@ -28,6 +28,7 @@ from gryvia_operator.handlers import (
     node,
     pod,
     policy,
+    reservation,
     tenant,
 )
 
@@ -77,6 +78,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
+    reservations = reservation.Reservations(rt) if rt.config.reservations else None
+    if reservations is not None:
+        reservation.register(registry, rt, reservations)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -105,6 +109,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(budgets.loop()))
         if writer is not None:
             rt.tasks.append(asyncio.create_task(writer.loop()))
+        if reservations is not None:
+            rt.tasks.append(asyncio.create_task(reservations.loop()))
 
     rt.on_synced = start_workers
 

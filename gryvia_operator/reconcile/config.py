@@ -29,3 +29,5 @@ class ReconcileConfig:
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
+    reservations: bool = False
+    """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""

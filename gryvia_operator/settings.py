@@ -77,6 +77,10 @@ class OperatorSettings(BaseSettings):
     """Address ranges hooks may reach despite the SSRF guard (e.g. an in-cluster receiver)."""
     job_hook_workers: int = Field(default=4, ge=1, le=64)
     """Hook deliveries in flight at once."""
+    # Reservations (issue 18 part 2).
+    enable_reservations: bool = False
+    """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
+    annotated `gryvia.io/reservation: <name>` onto them."""
 
     @field_validator("job_hook_allowed_cidrs")
     @classmethod
@@ -176,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(env GRYVIA_OPERATOR_JOB_HOOK_ALLOWED_CIDRS, a JSON list)",
     )
     add("--job-hook-workers", type=int, help="hook deliveries in flight at once (default 4)")
+    add(
+        "--enable-reservations",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaReservation controller (env GRYVIA_OPERATOR_ENABLE_RESERVATIONS); "
+        "default off",
+    )
     return p
 
 

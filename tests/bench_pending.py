@@ -7,7 +7,9 @@ GPUs): each runs `sleep 900` and is ended by its timeout (10 to 20 s, seeded), s
 behind each other. A poller (every 0.5 s) records each job's first and last
 `estimatedStart.likely` while it waits and its real `status.startTime`. Reported: median and
 p90 absolute error of the first and of the last estimate, jobs whose start stayed unknown, and
-the operator's GryviaAIJob status writes per job (from its /metrics).
+the operator's GryviaAIJob status writes (from its /metrics) per job and per status change (a
+watch counts every event whose `status` differs from the job's previous one; target <= 1 write
+per change, issue 20).
 """
 
 from __future__ import annotations
@@ -83,16 +85,66 @@ class Poller(threading.Thread):
             time.sleep(POLL_S)
 
 
-def _status_writes(port: int) -> float:
+class StatusChanges(threading.Thread):
+    """Watches the jobs and counts status changes: events whose `status` differs from the
+    job's last seen one (a write that changes nothing makes no event)."""
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(daemon=True)
+        self.api = api
+        self.last: dict[str, Any] = {}
+        self.changes = 0
+        self.version = ""
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        from kubernetes import watch
+
+        while not self.stop.is_set():
+            stream = watch.Watch().stream(
+                self.api.list_namespaced_custom_object,
+                "gryvia.io",
+                "v1alpha1",
+                NS,
+                "gryviaaijobs",
+                resource_version=self.version or None,
+                timeout_seconds=5,
+            )
+            try:
+                self._count(stream)
+            except Exception:  # 410 Gone or a cut stream: watch again from a fresh list
+                self.version = ""
+
+    def _count(self, stream: Any) -> None:
+        for event in stream:
+            obj = event["object"]
+            self.version = obj["metadata"].get("resourceVersion", self.version)
+            name, status = obj["metadata"]["name"], obj.get("status") or {}
+            if event["type"] in ("ADDED", "MODIFIED") and status != self.last.get(name, {}):
+                self.changes += 1
+            self.last[name] = status
+
+
+def _metric(port: int, name: str, *labels: str) -> float:
+    """The sum of the operator's `name` samples carrying every one of `labels`."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         text = r.read().decode()
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()
-        if line.startswith("gryvia_operator_api_writes_total{")
-        and 'kind="GryviaAIJob"' in line
-        and 'verb="status"' in line
+        if line.startswith(name + "{") and all(label in line for label in labels)
     )
+
+
+def _status_writes(port: int) -> tuple[float, float]:
+    """(accepted GryviaAIJob status writes, job reconciles refused with 409 Conflict)."""
+    writes = _metric(
+        port, "gryvia_operator_api_writes_total", 'kind="GryviaAIJob"', 'verb="status"'
+    )
+    conflicts = _metric(
+        port, "gryvia_operator_reconciles_total", 'controller="aijob"', 'result="conflict"'
+    )
+    return writes, conflicts
 
 
 def _errors(estimates: dict[str, str], started: dict[str, str]) -> list[float]:
@@ -106,8 +158,9 @@ def _errors(estimates: dict[str, str], started: dict[str, str]) -> list[float]:
 def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     """Submit the waves, wait for every start, print the numbers."""
     rng = random.Random(20)
-    poller = Poller(api)
+    poller, changes = Poller(api), StatusChanges(api)
     poller.start()
+    changes.start()
     per_wave = JOBS // WAVES
     for wave in range(WAVES):
         items = [_job(f"w{wave}-{i:03d}", rng.randint(10, 20)) for i in range(per_wave)]
@@ -119,7 +172,9 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     while len(poller.started) < JOBS and time.monotonic() < deadline:
         time.sleep(1)
     poller.stop.set()
-    writes = _status_writes(metrics_port)
+    writes, conflicts = _status_writes(metrics_port)
+    changed = changes.changes
+    changes.stop.set()
     first, last = _errors(poller.first, poller.started), _errors(poller.last, poller.started)
     waited = len(poller.first)
     print(f"  jobs started: {len(poller.started)}/{JOBS}; waited with an estimate: {waited}")
@@ -130,7 +185,11 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
                 f"p90 {pct(values, 90):.1f} s absolute error ({len(values)} jobs)"
             )
     print(f"  start unknown at some point: {len(poller.unknown)} jobs")
-    print(f"  operator status writes: {writes:.0f} ({writes / JOBS:.1f} per job)")
+    print(
+        f"  operator status writes: {writes:.0f} ({writes / JOBS:.1f} per job); status changes "
+        f"seen: {changed} ({writes / max(changed, 1):.2f} writes per change, target <= 1); "
+        f"writes refused with 409 Conflict (job changed since read): {conflicts:.0f}"
+    )
 
 
 def main() -> int:

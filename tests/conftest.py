@@ -54,11 +54,26 @@ def repo_root() -> Path:
 
 @dataclass(frozen=True)
 class SandboxHandle:
-    """A running sandbox for tests: its name, kubeconfig file and kubectl path."""
+    """A running sandbox for tests: its name, kubeconfig file, kubectl path and the API
+    server's audit log (creates and deletes of Gryvia objects)."""
 
     name: str
     kubeconfig: Path
     kubectl: Path
+    audit_log: Path
+
+    def audited_creates(self, resource: str, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The audit events of every create of `resource` `namespace/name` so far, dry runs
+        included (their `requestURI` has `dryRun=All`)."""
+        events = (json.loads(line) for line in self.audit_log.read_text().splitlines() if line)
+        return [
+            e
+            for e in events
+            if e.get("verb") == "create"
+            and (e.get("objectRef") or {}).get("resource") == resource
+            and (e.get("objectRef") or {}).get("namespace") == namespace
+            and (e.get("objectRef") or {}).get("name") == name
+        ]
 
     def kubectl_run(
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 120
@@ -122,7 +137,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]
     name = f"t{os.getpid()}-{uuid.uuid4().hex[:4]}"
     try:
         box = cluster.up(name, "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu")
-        yield SandboxHandle(name, box.kubeconfig, binaries.path_of("kubectl"))
+        yield SandboxHandle(name, box.kubeconfig, binaries.path_of("kubectl"), box.audit_log)
     finally:
         cluster.down(name)
         if previous is None:

@@ -43,7 +43,8 @@ def capacity(
     """GPUs per type: total, allocated, free, pending, shortfall.
 
     TOTAL counts every GPU node (GryviaGpuNodes, else nodes with GPU labels); ALLOCATED is
-    what bound, unfinished pods hold; FREE only counts Ready, schedulable nodes; PENDING is
+    what bound, unfinished pods hold; FREE only counts Ready, schedulable nodes that no
+    GryviaReservation holds; RESERVED is the unallocated GPUs of reserved nodes; PENDING is
     the GPUs of jobs not placed yet (and of placed jobs' unscheduled pods); SHORTFALL =
     max(PENDING - FREE, 0), HEADROOM = max(FREE - PENDING, 0). A NOTE flags demand for a
     type no node has.
@@ -55,8 +56,9 @@ def capacity(
       gryvia capacity -w 10
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
-    allocated, free, pending, shortfall, headroom, unavailable, suspended, notes}], totals,
-    unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase, usable}],
+    allocated, free, pending, shortfall, headroom, unavailable, suspended, reserved, notes}],
+    totals, unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase,
+    usable, reserved_for}],
     warnings}.
     """
     state = session(ctx)
@@ -111,7 +113,7 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
     t = report.totals
     emit(
         f"Total: {plural(t.total, 'GPU')} on {plural(t.nodes, 'node')}, "
-        f"{t.allocated} allocated, {t.free} free, "
+        f"{t.allocated} allocated, {t.free} free, {t.reserved} reserved, "
         f"{t.pending} pending"
     )
     if report.unspecified_pending:
@@ -128,7 +130,7 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
 
         section("Nodes")
         render_table(
-            ["node", "gpu type", "total", "allocated", "free", "status"],
+            ["node", "gpu type", "total", "allocated", "free", "status", "reserved for"],
             [
                 [
                     n.name,
@@ -137,6 +139,7 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
                     n.allocated,
                     n.free,
                     Marked(n.phase, "ok" if n.usable else "warn"),
+                    n.reserved_for or "-",
                 ]
                 for n in report.nodes
             ],

@@ -250,7 +250,7 @@ def finalize(
     from gryvia_cli.errors import GryviaError
     from gryvia_cli.kube import resources as r
     from gryvia_cli.views.ledger import read_entries, read_records
-    from gryvia_operator.api.invoice import build_invoice, finalize_refusals
+    from gryvia_operator.api.invoicing import build_invoice, finalize_refusals
     from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
@@ -306,7 +306,7 @@ def _change(ctx: typer.Context, name: str, patch: dict[str, Any], done: str) -> 
     from gryvia_cli.errors import GryviaError
     from gryvia_cli.kube import resources as r
     from gryvia_cli.views.ledger import read_invoice
-    from gryvia_operator.api.invoice import update_problems
+    from gryvia_operator.api.invoicing import update_problems
 
     access = session(ctx).access()
     inv = read_invoice(access, name)
@@ -338,7 +338,7 @@ def void(
     Examples:
       gryvia invoice void inv-vision-202611-1 --reason "billed at the wrong rate"
     """
-    from gryvia_operator.api.invoice import void_patch
+    from gryvia_operator.api.invoicing import void_patch
 
     state = session(ctx)
     try:
@@ -365,7 +365,7 @@ def mark_paid(
     Examples:
       gryvia invoice mark-paid INV-vision-000001 --reference "wire 2026-1187"
     """
-    from gryvia_operator.api.invoice import paid_patch
+    from gryvia_operator.api.invoicing import paid_patch
 
     patch = paid_patch(now=session(ctx).now(), method=method, reference=reference)
     _change(ctx, name, patch, "paid")

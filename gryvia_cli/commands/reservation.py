@@ -1,37 +1,218 @@
-"""`gryvia reservation create|list|get|delete`: GPU reservations (not built yet).
+"""`gryvia reservation create|list|get|delete`: GPU nodes held for an owner over a window.
 
-The FAQ shows `gryvia reservation create`; the GryviaReservation CRD exists, but no controller
-claims nodes for it yet. Until one does, the command says so in one line and exits 1.
+The operator (`--enable-reservations`) claims, taints and labels the nodes while the window
+is open; jobs of the owner opt in with the annotation `gryvia.io/reservation: <name>`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.errors import GryviaError
-
-app = typer.Typer(help="GPU reservations (needs a part not built yet).")
-NEEDS = (
-    "gryvia reservation needs the reservation controller (it claims and taints the nodes of a "
-    "GryviaReservation), which this version of Gryvia does not have yet"
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    emit,
+    info,
+    render_data,
+    render_names,
+    render_table,
+    success,
+    warn,
 )
 
-
-@app.command(
-    "reservation", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+app = typer.Typer(
+    help="GPU reservations: create, list, show and delete them.", no_args_is_help=True
 )
-def reservation(
-    args: Annotated[
-        list[str] | None, typer.Argument(help="create|list|get|delete and its options.")
+NameArg = Annotated[str, typer.Argument(help="Reservation name.", show_default=False)]
+
+
+def read_reservation(state: Session, name: str) -> dict[str, Any]:
+    """One reservation as stored; NotFoundError with a hint when it does not exist."""
+    try:
+        return state.access().get(r.RESERVATION, name)
+    except NotFoundError:
+        raise NotFoundError(
+            f'reservation "{name}" not found', hint="see 'gryvia reservation list'"
+        ) from None
+
+
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    name: NameArg,
+    owner: Annotated[
+        str,
+        typer.Option(
+            "--owner",
+            metavar="TYPE:NAME",
+            help="Who may use it: team:NAME (job label gryvia.io/team), namespace:NAME or "
+            "tenant:NAME.",
+            show_default=False,
+        ),
+    ],
+    gpu_type: Annotated[
+        str | None, typer.Option("--gpu-type", metavar="TYPE", help="GPU type, e.g. H100.")
     ] = None,
+    gpus: Annotated[
+        int | None,
+        typer.Option("--gpus", min=1, metavar="N", help="GPUs to hold (whole nodes)."),
+    ] = None,
+    node: Annotated[
+        list[str] | None,
+        typer.Option("--node", metavar="NAME", help="Hold exactly this node; repeatable."),
+    ] = None,
+    start: Annotated[
+        str | None,
+        typer.Option(
+            "--start", metavar="TIME", help="Window start (RFC 3339, UTC) [default: now]."
+        ),
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option("--end", metavar="TIME", help="Window end (RFC 3339, UTC).")
+    ] = None,
+    duration: Annotated[
+        str | None,
+        typer.Option(
+            "--duration",
+            metavar="D",
+            help="Window length (90m, 8h, 2d): the end of a one-off window, or each window "
+            "of --cron.",
+        ),
+    ] = None,
+    cron: Annotated[
+        str | None,
+        typer.Option(
+            "--cron",
+            metavar="EXPR",
+            help="Recurring windows: 5-field cron in UTC, e.g. '0 22 * * 1-5'.",
+        ),
+    ] = None,
+    exclusive: Annotated[
+        bool, typer.Option("--exclusive", help="Also label the nodes gryvia.io/exclusive=true.")
+    ] = False,
+    output: OutputOpt = None,
 ) -> None:
-    """GPU reservations (not built yet: says what it needs).
+    """Reserve GPU nodes for an owner over a time window.
 
-    `gryvia reservation create ...` would reserve GPU nodes for a team for a time window.
+    Immediate (from now, until --end or for --duration), scheduled (--start), or recurring
+    (--cron with --duration per window). While a window is open the operator holds whole
+    Ready nodes of --gpu-type until --gpus are covered (all or nothing), taints them
+    gryvia.io/reserved=<owner>:NoSchedule and labels them gryvia.io/reserved-for=NAME; the
+    owner's jobs annotated gryvia.io/reservation: NAME run there, other jobs do not.
 
-    Not built yet: prints which part it needs and exits 1. The GryviaReservation CRD is
-    installed (`kubectl get gryviareservations`), but nothing acts on it.
+    Examples:
+      gryvia reservation create demo-day --owner team:ml --gpu-type H100 --gpus 8 --duration 4h
+      gryvia reservation create launch --owner tenant:acme --gpu-type A100-80G --gpus 16 \\
+        --start 2026-12-02T08:00:00Z --end 2026-12-02T20:00:00Z
+      gryvia reservation create nightly --owner namespace:research --node gpu-7 \\
+        --cron '0 22 * * *' --duration 8h
     """
-    raise GryviaError(NEEDS)
+    from gryvia_cli.core.reservations import build_reservation
+
+    state = session(ctx)
+    try:
+        body = build_reservation(
+            name,
+            owner=owner,
+            now=state.now(),
+            gpu_type=gpu_type,
+            gpus=gpus,
+            nodes=node or [],
+            start=start,
+            end=end,
+            duration=duration,
+            cron=cron,
+            exclusive=exclusive,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    obj = state.access().create(r.RESERVATION, body, None)
+    success(f"reservation {name} created; annotate jobs gryvia.io/reservation: {name}")
+    fmt = state.fmt(output, OutputFormat.name)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+    else:
+        render_names([f"{r.RESERVATION.qualified}/{name}"])
+
+
+@app.command("list")
+def list_reservations(ctx: typer.Context, output: OutputOpt = None) -> None:
+    """List reservations.
+
+    Columns NAME, OWNER, GPUS, GPU TYPE, STATE (pending, active, expired), NODES held,
+    WINDOW. `-o json|yaml` prints the GryviaReservationList.
+
+    Examples:
+      gryvia reservation list
+      gryvia reservation list -o json | jq -r '.items[] | select(.status.state=="active")'
+    """
+    from gryvia_cli.core.reservations import RESERVATION_COLUMNS, reservation_row
+    from gryvia_operator.api import GryviaReservation
+    from gryvia_operator.api.parse import parse_all
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    data = state.access().list_objects(r.RESERVATION)
+    if render_raw(data, r.RESERVATION, fmt):
+        return
+    found, problems = parse_all(GryviaReservation, data.get("items") or [])
+    for problem in problems:
+        warn(f"skipped an invalid reservation: {problem}")
+    if not found:
+        info("No reservations found.")
+        return
+    found.sort(key=lambda x: x.name)
+    render_table(list(RESERVATION_COLUMNS), [reservation_row(x) for x in found])
+    info(f"Total: {len(found)} reservation(s)")
+
+
+@app.command("get")
+def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
+    """Show one reservation: owner, GPUs, schedule, state, nodes held.
+
+    `-o yaml|json` prints the GryviaReservation as the API server stores it.
+
+    Examples:
+      gryvia reservation get demo-day
+      gryvia reservation get demo-day -o yaml
+    """
+    from gryvia_cli.core.reservations import reservation_details
+    from gryvia_operator.api import GryviaReservation
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    obj = read_reservation(state, name)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names([f"{r.RESERVATION.qualified}/{name}"])
+        return
+    details = reservation_details(GryviaReservation.model_validate(obj))
+    width = max(len(label) for label, _ in details) + 2
+    for label, value in details:
+        emit(f"{label + ':':<{width}}{value}")
+
+
+@app.command("delete")
+def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
+    """Delete (cancel) a reservation: the operator releases its nodes first.
+
+    Asks first unless --yes or stdin is not a terminal.
+
+    Examples:
+      gryvia reservation delete demo-day --yes
+    """
+    state = session(ctx)
+    read_reservation(state, name)
+    if not confirm(f"Delete reservation {name} and release its nodes?", yes):
+        raise typer.Exit(1)
+    state.access().delete(r.RESERVATION, name, None)
+    success(f"reservation {name} deleted; its nodes are released")
+    render_names([f"{r.RESERVATION.qualified}/{name}"])

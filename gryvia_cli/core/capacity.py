@@ -40,6 +40,8 @@ class TypeCapacity:
     """GPUs on nodes that are not Ready, cordoned or missing."""
     suspended: int = 0
     """GPUs of suspended jobs (not part of pending)."""
+    reserved: int = 0
+    """Unallocated GPUs on usable nodes a GryviaReservation holds (not part of free)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -65,6 +67,7 @@ class TypeCapacity:
             "headroom": self.headroom,
             "unavailable": self.unavailable,
             "suspended": self.suspended,
+            "reserved": self.reserved,
             "notes": list(self.notes),
         }
 
@@ -80,6 +83,8 @@ class NodeCapacity:
     free: int
     phase: str
     usable: bool
+    reserved_for: str = ""
+    """The reservation holding the node ("" when none): its free GPUs count as reserved."""
 
 
 @dataclass
@@ -183,6 +188,9 @@ def compute_capacity(
         row = rows.setdefault(node.gpu_type, TypeCapacity(node.gpu_type))
         used = allocated.get(node.slot, 0)
         free = free_gpus(node, allocated)
+        if node.reserved_for and node.usable:  # held for its owner: not free for others
+            row.reserved += free
+            free = 0
         row.nodes += 1
         row.total += node.gpus
         row.allocated += used
@@ -190,7 +198,16 @@ def compute_capacity(
         if not node.usable:
             row.unavailable += node.gpus
         breakdown.append(
-            NodeCapacity(node.name, node.gpu_type, node.gpus, used, free, node.phase, node.usable)
+            NodeCapacity(
+                node.name,
+                node.gpu_type,
+                node.gpus,
+                used,
+                free,
+                node.phase,
+                node.usable,
+                node.reserved_for,
+            )
         )
     jobs = list(jobs)
     demand = pending_demand(jobs, pods)
@@ -225,6 +242,7 @@ def compute_capacity(
         totals.pending += row.pending
         totals.unavailable += row.unavailable
         totals.suspended += row.suspended
+        totals.reserved += row.reserved
     totals.pending += unspecified
     return CapacityReport(types, totals, unspecified, breakdown)
 
@@ -235,6 +253,7 @@ CAPACITY_COLUMNS = (
     "total",
     "allocated",
     "free",
+    "reserved",
     "pending",
     "shortfall",
     "headroom",
@@ -253,6 +272,7 @@ def capacity_rows(report: CapacityReport) -> list[list[Any]]:
                 t.total,
                 t.allocated,
                 Marked(str(t.free), "warn" if t.total and not t.free else "ok"),
+                t.reserved,
                 t.pending,
                 Marked(str(t.shortfall), "error") if t.shortfall else 0,
                 t.headroom,

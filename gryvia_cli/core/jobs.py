@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked, plural
@@ -24,9 +22,13 @@ from gryvia_operator.api.names import (
     JOB_POD_LABELS,
     POD_INDEX_LABEL,
 )
-from gryvia_operator.api.pending import EstimatedStart, PendingStatus
 
-M = TypeVar("M", PendingStatus, EstimatedStart)
+if TYPE_CHECKING:  # the models load pydantic: only views that show a blocker pay for it
+    from pydantic import BaseModel
+
+    from gryvia_operator.api.pending import EstimatedStart, PendingStatus
+
+M = TypeVar("M", bound="BaseModel")
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -69,10 +71,26 @@ class JobSummary:
     timeout: str
     conditions: tuple[Mapping[str, Any], ...] = field(default=())
     nodes_allocated: tuple[str, ...] = field(default=())
-    pending: PendingStatus | None = None
-    """The operator's structured blocker (`status.pending`), None when absent or unreadable."""
-    estimated_start: EstimatedStart | None = None
-    """The operator's start estimate (`status.estimatedStart`)."""
+    pending_raw: Mapping[str, Any] | None = field(default=None, repr=False)
+    """`status.pending` as stored; read it through `pending`."""
+    estimate_raw: Mapping[str, Any] | None = field(default=None, repr=False)
+    """`status.estimatedStart` as stored; read it through `estimated_start`."""
+
+    @property
+    def pending(self) -> PendingStatus | None:
+        """The operator's structured blocker (`status.pending`), None when absent or
+        unreadable (another version)."""
+        from gryvia_operator.api.pending import PendingStatus
+
+        return _model(PendingStatus, self.pending_raw)
+
+    @property
+    def estimated_start(self) -> EstimatedStart | None:
+        """The operator's start estimate (`status.estimatedStart`), None when absent or
+        unreadable."""
+        from gryvia_operator.api.pending import EstimatedStart
+
+        return _model(EstimatedStart, self.estimate_raw)
 
     @property
     def total_gpus(self) -> int:
@@ -136,14 +154,16 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         timeout=str(spec.get("timeout") or ""),
         conditions=conditions,
         nodes_allocated=tuple(str(n) for n in status.get("nodesAllocated") or []),
-        pending=_model(PendingStatus, status.get("pending")),
-        estimated_start=_model(EstimatedStart, status.get("estimatedStart")),
+        pending_raw=_map(status.get("pending")) or None,
+        estimate_raw=_map(status.get("estimatedStart")) or None,
     )
 
 
-def _model(model: type[M], value: Any) -> M | None:
-    """`value` validated as `model`, None when absent or not valid (another version)."""
-    if not isinstance(value, Mapping):
+def _model(model: type[M], value: Mapping[str, Any] | None) -> M | None:
+    """`value` validated as the pydantic `model`, None when absent or not valid."""
+    from pydantic import ValidationError
+
+    if value is None:
         return None
     try:
         return model.model_validate(value)

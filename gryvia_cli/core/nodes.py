@@ -50,6 +50,8 @@ class GpuNode:
     node_ready: bool
     schedulable: bool
     node_exists: bool
+    reserved_for: str = ""
+    """The GryviaReservation holding the node (Node label gryvia.io/reserved-for), or ""."""
 
     @property
     def slot(self) -> str:
@@ -181,7 +183,15 @@ def gpu_nodes(
             **facts,
         )
         out.extend(with_slices(row, node))
+    out = [replace(n, reserved_for=reserved_for(by_name.get(n.name))) for n in out]
     return sorted(out, key=lambda n: (n.gpu_type, n.name))
+
+
+def reserved_for(node: Mapping[str, Any] | None) -> str:
+    """The reservation a Node is held for (label gryvia.io/reserved-for), or ""."""
+    from gryvia_operator.api.reservation import LABEL_RESERVED_FOR
+
+    return str(_map(_map((node or {}).get("metadata")).get("labels")).get(LABEL_RESERVED_FOR, ""))
 
 
 def pod_gpus(pod: Mapping[str, Any]) -> int:

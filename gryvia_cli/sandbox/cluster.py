@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from gryvia_cli.sandbox import binaries, bootstrap, nodespec, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
@@ -65,7 +66,8 @@ def up(
 
     Raises SandboxError (name taken and running, port in use, kwokctl failure, nodes not
     Ready within 120 s), NodeSpecError, or BinariesMissingError. On failure everything started
-    is stopped and removed again.
+    is stopped and removed again; when a component lost a port kwokctl had picked to another
+    process, the start is tried again (up to PORT_RACE_ATTEMPTS times).
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -90,7 +92,51 @@ def up(
     config_path.write_text(kwokctl_config(binaries.bin_dir(), api_port))
     if dry_run:
         return box
-    kwok_kubeconfig = box.workdir.parent / f".{name}-kwok-kubeconfig"
+    attempt = 1
+    try:
+        while True:
+            try:
+                _start(box, groups, config_path, wait=wait, progress=progress)
+                return box
+            except SandboxError:
+                lost = _lost_port_race(box)
+                down(name)
+                if not lost or attempt >= PORT_RACE_ATTEMPTS:
+                    raise
+                progress(f"a port kwokctl picked was taken meanwhile: starting again ({attempt})")
+                attempt += 1
+            except BaseException:
+                down(name)
+                raise
+    finally:
+        config_path.unlink(missing_ok=True)
+
+
+PORT_RACE_ATTEMPTS = 3
+"""Starts tried when a component lost its port: kwokctl picks free ports before starting the
+components, and another process (another sandbox, a test) may bind one in between."""
+
+
+def _lost_port_race(box: Sandbox) -> bool:
+    """True when a component's log says its port was taken (`bind: address already in use`)."""
+    for log in sorted((box.workdir / "logs").glob("*.log")):
+        with contextlib.suppress(OSError):
+            if b"bind: address already in use" in log.read_bytes():
+                return True
+    return False
+
+
+def _start(
+    box: Sandbox,
+    groups: list[nodespec.NodeGroup],
+    config_path: Path,
+    *,
+    wait: bool,
+    progress: Progress,
+) -> None:
+    """Start the control plane, network, nodes and pod runner of `box` (see `up`); the
+    caller stops everything on failure."""
+    kwok_kubeconfig = box.workdir.parent / f".{box.name}-kwok-kubeconfig"
     try:
         progress("starting etcd, kube-apiserver, controller-manager, scheduler, kwok")
         run_kwokctl(
@@ -118,13 +164,8 @@ def up(
             bootstrap.wait_nodes_ready(box, [n["metadata"]["name"] for n in built])
             progress("checking that pods run and their logs are served")
             bootstrap.probe_pod_logs(box)
-    except BaseException:
-        down(name)
-        raise
     finally:
-        config_path.unlink(missing_ok=True)
         kwok_kubeconfig.unlink(missing_ok=True)
-    return box
 
 
 def add_nodes(name: str, nodes: str) -> list[str]:

@@ -20,7 +20,8 @@ from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
 
 def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
-    kwok's Logs CRDs, and the node Stages (pods are left to the pod runner)."""
+    kwok's Logs CRDs, an audit log of creates and deletes of Gryvia objects
+    (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner)."""
     options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
@@ -34,6 +35,7 @@ def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
         "kubectlBinary": str(bin_dir / "kubectl"),
         "etcdBinary": str(bin_dir / "etcd"),
         "kwokControllerBinary": str(bin_dir / "kwok"),
+        "kubeAuditPolicy": str(_data_file("audit-policy.yaml")),
     }
     if api_port:
         options["kubeApiserverPort"] = api_port
@@ -45,8 +47,13 @@ def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
         },
         sort_keys=False,
     )
-    stages = resources.files("gryvia_cli.sandbox").joinpath("data/node-stages.yaml").read_text()
+    stages = _data_file("node-stages.yaml").read_text()
     return head + "---\n" + stages
+
+
+def _data_file(name: str) -> Path:
+    """A file of the package's `data/` folder, as a path on disk (kwokctl reads it)."""
+    return Path(str(resources.files("gryvia_cli.sandbox").joinpath("data", name)))
 
 
 def config_file(name: str) -> Path:

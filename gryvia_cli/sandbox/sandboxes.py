@@ -56,6 +56,12 @@ class Sandbox:
         return self.state / "kubeconfig"
 
     @property
+    def audit_log(self) -> Path:
+        """The API server's audit log: one JSON line per create or delete of a Gryvia object
+        (`data/audit-policy.yaml`), dry runs marked by `dryRun=All` in `requestURI`."""
+        return self.workdir / "logs" / "audit.log"
+
+    @property
     def context(self) -> str:
         """The kubeconfig context name."""
         return f"gryvia-{self.name}"

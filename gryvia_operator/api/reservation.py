@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
@@ -22,6 +24,18 @@ from gryvia_operator.api.base import (
     cel_rules,
 )
 from gryvia_operator.api.helpers import DURATION_PATTERN
+
+TAINT_RESERVED: Final = "gryvia.io/reserved"
+"""Taint key on a claimed node (value: the owner's name, effect NoSchedule)."""
+LABEL_RESERVED_FOR: Final = "gryvia.io/reserved-for"
+"""Node label: the reservation holding the node."""
+LABEL_RESERVED_BY: Final = "gryvia.io/reserved-by"
+"""Node label: the owner the node is held for."""
+LABEL_EXCLUSIVE: Final = "gryvia.io/exclusive"
+"""Node label `true` on the nodes of an exclusive reservation."""
+RESERVATION_FINALIZER: Final = "gryvia.io/reservation-finalizer"
+"""Kept on a reservation until its nodes are released."""
+_CRON_FIELD = re.compile(r"^[0-9*/,-]+$")
 
 OwnerType = Literal["team", "namespace", "tenant"]
 ScheduleType = Literal["immediate", "scheduled", "recurring"]
@@ -160,3 +174,37 @@ RESERVATION_KIND = KindInfo(
     ),
 )
 GryviaReservation.kind_info = RESERVATION_KIND
+
+
+def cron_problem(expr: str) -> str | None:
+    """None when `expr` is a five-field UTC cron expression of numbers, `*`, `/`, `,` and `-`
+    (no names, no macros); else what is wrong, naming the field `schedule.recurrence.cron`."""
+    from cronsim import CronSim, CronSimError
+
+    fields = expr.split()
+    if len(fields) != 5:
+        return (
+            f"schedule.recurrence.cron: {expr!r} has {len(fields)} fields; use 5 "
+            "(minute hour day-of-month month day-of-week), e.g. '0 22 * * *'"
+        )
+    bad = [f for f in fields if not _CRON_FIELD.match(f)]
+    if bad:
+        return (
+            f"schedule.recurrence.cron: {bad[0]!r} is not allowed; use numbers, *, /, - and , "
+            "(no names such as MON or macros such as @daily)"
+        )
+    try:
+        CronSim(expr, datetime(2026, 1, 1))
+    except CronSimError as exc:
+        return f"schedule.recurrence.cron: {expr!r}: {exc}"
+    return None
+
+
+def reserved_problem(labels: Mapping[str, str], node_selector: Mapping[str, str]) -> str | None:
+    """Why a node held by a reservation does not take a pod (None when the node is not
+    reserved, or the pod selects that reservation's nodes with `gryvia.io/reserved-for`)."""
+    held_for = labels.get(LABEL_RESERVED_FOR)
+    if not held_for or node_selector.get(LABEL_RESERVED_FOR) == held_for:
+        return None
+    owner = labels.get(LABEL_RESERVED_BY, "")
+    return f"is reserved for {owner or 'another owner'} (reservation {held_for})"

@@ -33,6 +33,8 @@ USAGE = "gryvia_usage_records"
 NAMESPACE_LABELS = "gryvia_namespace_labels"
 BUDGETS = "gryvia_budgets"
 """GryviaBudgets with their status (the budget controller and enforcement)."""
+RESERVATIONS = "gryvia_reservations"
+"""GryviaReservations with their status (indexed only with --enable-reservations)."""
 GATE_BUDGETS = "gryvia_gate_budgets"
 """GryviaBudgets the admission gate reads (indexed only while the gate is on)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
@@ -46,6 +48,7 @@ INDEX_IDS = (
     *TENANCY_INDEX_IDS,
     BUDGETS,
     GATE_BUDGETS,
+    RESERVATIONS,
 )
 
 

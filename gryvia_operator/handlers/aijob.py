@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import gate, pending
+from gryvia_operator.handlers import gate, pending, reservation
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -114,13 +114,13 @@ async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker 
 async def _write_status(
     rt: Runtime, body: dict[str, Any], before: dict[str, Any], status: dict[str, Any]
 ) -> None:
-    """Merge-patch the owned status keys that changed, guarded by the body's resourceVersion;
-    post an Event when the phase changed."""
+    """Merge-patch the owned status keys that changed, guarded by the body's resourceVersion
+    (counted in `gryvia_operator_api_writes_total` once accepted; a 409 is a `conflict`
+    reconcile instead); post an Event when the phase changed."""
     patch = status_patch(before, status)
     if not patch:
         return
     meta = body["metadata"]
-    rt.metrics.writes.labels(kind="GryviaAIJob", verb="status").inc()
     result = await rt.api.patch(
         "GryviaAIJob",
         meta["name"],
@@ -128,6 +128,7 @@ async def _write_status(
         meta.get("namespace"),
         subresource="status",
     )
+    rt.metrics.writes.labels(kind="GryviaAIJob", verb="status").inc()
     key = (meta.get("namespace", ""), meta["name"])
     rt.recent_jobs.note(key, str(result["metadata"].get("resourceVersion", "")), slim_body(result))
     event = phase_event(before.get("phase"), status)
@@ -180,6 +181,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         await _write_status(rt, body, dict(body.get("status") or {}), status)
         return
     observed = observe(rt, job)
+    job, use = reservation.for_job(rt, job, observed)  # steered onto its reservation's nodes
     if job.phase in (JobPhase.PENDING, JobPhase.QUEUED):
         decision = admission_for(rt, body)
         if not observed.workloads:  # the admission gate: only before anything is created
@@ -196,6 +198,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
             )
             outcome = reconcile_job(job, observed, rt.config, now)
     status = pending.with_wait_status(rt, job, observed, outcome.status)
+    status = reservation.with_condition(rt, body, use, current_status(job), status)
     if outcome.waiting_for_nodes or status.get("pending"):  # retried when GPUs free up
         rt.waiting.add(key)
     else:

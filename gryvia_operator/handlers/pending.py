@@ -10,7 +10,7 @@ from gryvia_operator.api import GryviaAIJob, JobPhase
 from gryvia_operator.api.jobfacts import job_facts
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.handlers import policy
+from gryvia_operator.handlers import policy, reservation
 from gryvia_operator.reconcile.aijob import Observed
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.quotas import governing
@@ -34,7 +34,7 @@ def with_wait_status(
         jobs=tuple(job_facts(b) for b in policy.known_jobs(rt)),
         quotas=tuple(policy.quota_states(rt, governed)) if governed else (),
         sku_types=tuple(gpu_types_with_sku(policy.skus(rt))),
-        reservations=None,  # no reservation controller yet (issue 18)
+        reservations=reservation.wait_states(rt, job),
     )
     return wait_status(
         job, status, observed.nodes, observed.node_pods, context, rt.clock(), observed.pods

@@ -29,6 +29,7 @@ from gryvia_operator.handlers import (
     node,
     pod,
     policy,
+    reservation,
     tenant,
 )
 
@@ -81,6 +82,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     hooks = jobhook.build(rt)
     if hooks is not None:
         jobhook.register(registry, rt, hooks)
+    reservations = reservation.Reservations(rt) if rt.config.reservations else None
+    if reservations is not None:
+        reservation.register(registry, rt, reservations)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -111,6 +115,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(writer.loop()))
         if hooks is not None:
             rt.tasks.append(asyncio.create_task(hooks.loop()))
+        if reservations is not None:
+            rt.tasks.append(asyncio.create_task(reservations.loop()))
 
     rt.on_synced = start_workers
 

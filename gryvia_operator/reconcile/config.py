@@ -35,3 +35,5 @@ class ReconcileConfig:
     """Ranges hook deliveries may reach despite the SSRF guard."""
     job_hook_workers: int = 4
     """Hook deliveries in flight at once."""
+    reservations: bool = False
+    """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""

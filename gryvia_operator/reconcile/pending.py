@@ -35,9 +35,9 @@ from gryvia_operator.webhook.review import node_inventory
 @dataclass(frozen=True)
 class WaitContext:
     """Inputs beyond `Observed`: every job, the job's quota states, the catalog's GPU types and
-    the reservations' states (name -> state). `reservations` None means not watched: no
-    reservation controller exists yet (issue 18), and the Reservation blocker is reported only
-    once one fills it."""
+    the state (pending, active, expired) of the reservation the job waits for, by name (only
+    a reservation whose owner matches: `reconcile.reservations.decide`). `reservations` None
+    means reservations are off (`--enable-reservations` not given): no Reservation blocker."""
 
     jobs: tuple[JobFacts, ...] = ()
     quotas: tuple[QuotaState, ...] = ()
@@ -147,7 +147,7 @@ def wait_status(
         quotas = [quota_facts(q) for q in ctx.quotas]
         inventory = node_inventory(nodes)
         never = never_blocker(me, job.spec.gpu_type, inventory, ctx.sku_types, quotas)
-        found = never or _reservation(job, me, ctx)
+        found = never or _reservation(job, me, ctx, nodes)
         if found is None:
             found = _node_wait(job, me, nodes, pods, ctx, now)
     elif stuck and me.total:
@@ -157,20 +157,23 @@ def wait_status(
     return out
 
 
-def _reservation(job: GryviaAIJob, me: JobFacts, ctx: WaitContext) -> Found | None:
-    """A job that opts into a reservation (annotation gryvia.io/reservation) which is not
-    active (missing, pending or expired). Reservations have no controller yet (issue 18): the
-    operator passes `WaitContext.reservations=None` until one exists, and nothing is reported."""
+def _reservation(
+    job: GryviaAIJob, me: JobFacts, ctx: WaitContext, nodes: Sequence[NodeView]
+) -> Found | None:
+    """The Reservation blocker: the job opts into a reservation (annotation
+    gryvia.io/reservation) of its owner that is not active yet, or it fits only on nodes that
+    other owners' reservations hold. Nothing while reservations are off."""
+    if ctx.reservations is None:
+        return None
+    from gryvia_operator.reconcile.reservations import reserved_elsewhere
+
     name = (job.metadata.annotations or {}).get(ANNOTATION_RESERVATION)
-    if not name or ctx.reservations is None:
+    state = ctx.reservations.get(name or "", "active")
+    if name and state != "active":
+        text = f"reservation {name} is {state or 'not active yet'}"
+    elif (other := reserved_elsewhere(job, nodes)) is not None:
+        name, text = other
+    else:
         return None
-    state = ctx.reservations.get(name)
-    if state == "active":
-        return None
-    text = (
-        f"reservation {name} does not exist"
-        if state is None
-        else f"reservation {name} is {state or 'not active yet'}"
-    )
     pending = {"kind": "Reservation", "resource": f"reservation {name}", "needed": me.total}
     return {**pending, "message": text}, {"unknownReason": text}

@@ -18,6 +18,7 @@ from gryvia_operator.api.names import (
     LABEL_RDMA,
     LABEL_SRIOV,
 )
+from gryvia_operator.api.reservation import reserved_problem
 from gryvia_operator.reconcile.names import Msg
 from gryvia_operator.reconcile.registration import GFD_PRESENT
 from gryvia_operator.reconcile.views import NodeView, PodView, _int
@@ -151,6 +152,7 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
     for key, value in sorted(req.node_selector.items()):
         if labels.get(key) != value:
             problems.append(f"does not match nodeSelector {key}={value}")
+    problems += [p] if (p := reserved_problem(labels, req.node_selector)) else []
     if free < req.gpus:
         kind = req.gpu_type or actual_type or "GPUs"
         problems.append(f"has {free}/{total} free {kind}")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gryvia_operator.api import messages as msg
-from gryvia_operator.api.invoice import update_problems
+from gryvia_operator.api.invoicing import update_problems
 from gryvia_operator.api.ledger import ENTRY_IMMUTABLE
 from gryvia_operator.webhook.review import Verdict, request_of, response
 

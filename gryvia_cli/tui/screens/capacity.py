@@ -26,7 +26,9 @@ class CapacityScreen(ViewScreen):
         with VerticalScroll(id="capacity-scroll"):
             yield Static("GPU types", classes="section-title")
             yield CapacityBars(id="capacity-bars")
-            yield Static("Nodes  (■ allocated  □ free  ✗ not usable)", classes="section-title")
+            yield Static(
+                "Nodes  (■ allocated  □ free  ◇ reserved  ✗ not usable)", classes="section-title"
+            )
             yield NodeGrid(id="capacity-grid")
         yield Static(id="capacity-status", classes="status-line")
 

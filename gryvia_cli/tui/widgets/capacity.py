@@ -64,6 +64,8 @@ class CapacityBars(Static):
             f"{plural(totals.nodes, 'node')} · "
             f"{totals.allocated} allocated · {totals.free} free · {totals.pending} pending"
         )
+        if totals.reserved:
+            summary += f" · {totals.reserved} reserved"
         if report.unspecified_pending:
             summary += f" ({report.unspecified_pending} of any type)"
         lines.append(Text(summary, style=self._style("capacity--label")))
@@ -98,6 +100,8 @@ class CapacityBars(Static):
         text.append(
             f"{row.allocated:>4}/{row.total:<4} used {row.free:>4} free {row.pending:>4} pend"
         )
+        if row.reserved:
+            text.append(f" {row.reserved} reserved", style=self._style("capacity--label"))
         if row.shortfall:
             text.append(f" ⚠ short {row.shortfall}", style=self._style("capacity--shortfall"))
         for note in row.notes:
@@ -106,7 +110,7 @@ class CapacityBars(Static):
 
 
 class NodeGrid(Static):
-    """Every GPU node as `name ■■■□□□□□` (■ allocated, □ free, ✗ unusable)."""
+    """Every GPU node as `name ■■■□□□□□` (■ allocated, □ free, ◇ reserved, ✗ unusable)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "capacity--allocated",
@@ -144,7 +148,8 @@ class NodeGrid(Static):
                 used = min(node.allocated, gpus_w)
                 free = min(max(node.total - node.allocated, 0), gpus_w - used)
                 line.append("■" * used, style=self._style("capacity--allocated"))
-                line.append("□" * free, style=self._style("capacity--free"))
+                glyph = "◇" if node.reserved_for else "□"  # held by a GryviaReservation
+                line.append(glyph * free, style=self._style("capacity--free"))
                 pad = gpus_w - used - free
             line.append(" " * (pad + 3))
         lines.append(line)

@@ -88,8 +88,13 @@ def _explain(case: CliCase, job: dict[str, Any], ns: str) -> tuple[int, dict[str
 
 
 def _not_created(case: CliCase, ns: str, name: str) -> None:
+    """Nothing was created: the job is not there, and the API server's audit log shows only
+    the explain's server-side dry run of it, no real create."""
     done = case.sandbox.kubectl_run("get", "gryviaaijob", name, "-n", ns, check=False)
     assert done.returncode != 0 and "NotFound" in done.stderr
+    creates = case.sandbox.audited_creates("gryviaaijobs", ns, name)
+    assert creates, f"the audit log has no (dry-run) create of {ns}/{name}"
+    assert all("dryRun=All" in e["requestURI"] for e in creates), creates
 
 
 def _quota(name: str, ns: str, max_gpus: int, **budget: Any) -> dict[str, Any]:
@@ -154,6 +159,7 @@ def test_each_blocker_field_by_field_explain_and_queue(case: CliCase, spaces: li
     for name, (job, kind) in never.items():
         code, explained = _explain(case, job, ns)
         assert (code, explained["verdict"], explained["blocker"]["kind"]) == (3, "never", kind)
+        _not_created(case, ns, name)
         apply(sandbox, ns, job)
         status = _pending(sandbox, ns, name, kind)
         assert status["phase"] == "Pending"
@@ -175,6 +181,7 @@ def test_each_blocker_field_by_field_explain_and_queue(case: CliCase, spaces: li
     q2 = sh_job("q2", gpus=4)
     code, explained = _explain(case, q2, qns)
     assert code == 4
+    _not_created(case, qns, "q2")
     apply(sandbox, qns, q2)
     status = _pending(sandbox, qns, "q2", "Quota")
     assert status["phase"] == "Queued"
@@ -196,6 +203,7 @@ def test_each_blocker_field_by_field_explain_and_queue(case: CliCase, spaces: li
     spender = sh_job("spender", gpus=1, gpu_type="L40")
     code, explained = _explain(case, spender, bns)
     assert code == 4
+    _not_created(case, bns, "spender")
     apply(sandbox, bns, spender)
     status = _pending(sandbox, bns, "spender", "Budget")
     now = dt.datetime.now(dt.UTC)

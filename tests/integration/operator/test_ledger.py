@@ -91,13 +91,8 @@ def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenan
     for ns in tenants:  # a plain namespace is its own tenant
         sandbox.kubectl_run("create", "namespace", ns)
     try:
-        for ns in tenants:
-            jobs = [
-                sh_job(f"j{n:02d}", gpus=8, gpu_type="H100", script="sleep 2")
-                for n in range(JOBS_PER_TENANT)
-            ]
-            sandbox.apply(*jobs, namespace=ns, verb="create")
         total = JOBS_PER_TENANT * len(tenants)
+        batch = total // KILLS
 
         def written() -> int:
             return sum(len(_entries(sandbox, t)) for t in tenants)
@@ -107,25 +102,26 @@ def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenan
                 1 for t in tenants for r in _records(sandbox, t) if r["spec"].get("final") is True
             )
 
-        # 16 H100 GPUs run 2 of these jobs at a time: the run takes 25 waves. Kill the
-        # operator at ten points spread over the run, by the count of sealed records (4, 9,
-        # ..., 45 of 50), so every kill falls inside it however fast the jobs go (waiting
-        # for any change instead ran out of changes when the jobs outpaced the restarts).
+        # The test paces the run: ten batches of 5 jobs (alternating tenants; 16 H100 GPUs
+        # run 2 at a time). Each kill comes once the first record of the newest batch is
+        # sealed and before the next batch exists, so every kill falls inside the run however
+        # slow the restarts are on a loaded machine (pacing by time let the jobs outpace them).
         at_kill = []
-        for k in range(1, KILLS + 1):
-            threshold = k * total // (KILLS + 1)
+        for k in range(KILLS):
+            ns = tenants[k % 2]
+            jobs = [
+                sh_job(f"j{n:02d}", gpus=8, gpu_type="H100", script="sleep 2")
+                for n in range(k // 2 * batch, (k // 2 + 1) * batch)
+            ]
+            sandbox.apply(*jobs, namespace=ns, verb="create")
+            mark = k * batch + 1
 
-            def reached(mark: int = threshold) -> tuple[int, int] | None:
+            def reached(mark: int = mark) -> tuple[int, int] | None:
                 now = (sealed(), written())
                 return now if now[0] >= mark else None
 
             at_kill.append(
-                wait_for(
-                    reached,
-                    timeout=240,
-                    interval=0.1,
-                    what=f"{threshold} of {total} records sealed",
-                )
+                wait_for(reached, timeout=240, interval=0.1, what=f"{mark} of {total} sealed")
             )
             ledger_operator.kill()
             ledger_operator.start()

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from gryvia_operator.api.invoice import (
-    GryviaInvoice,
+from gryvia_operator.api.invoice import GryviaInvoice, line_amount
+from gryvia_operator.api.invoicing import (
     build_invoice,
     finalize_refusals,
-    line_amount,
     next_number,
     paid_patch,
     update_problems,

@@ -248,8 +248,10 @@ def test_capacity_table_json_and_wide() -> None:
     out = run(["capacity"], cluster()).output.splitlines()
     assert out[0].split()[:3] == ["GPU", "TYPE", "NODES"]
     rows = {line.split()[0]: line.split() for line in out[1:4]}
-    assert rows["H100"][1:8] == ["2", "16", "8", "8", "0", "0", "8"]
-    assert rows["B200"][1:8] == [
+    # nodes, total, allocated, free, reserved, pending, shortfall, headroom
+    assert rows["H100"][1:9] == ["2", "16", "8", "8", "0", "0", "0", "8"]
+    assert rows["B200"][1:9] == [
+        "0",
         "0",
         "0",
         "0",
@@ -258,11 +260,25 @@ def test_capacity_table_json_and_wide() -> None:
         "8",
         "0",
     ] and "no node registers this type" in " ".join(rows["B200"])
-    assert rows["L40"][1:8] == ["1", "4", "0", "4", "0", "0", "4"]
+    assert rows["L40"][1:9] == ["1", "4", "0", "4", "0", "0", "0", "4"]
     data = json.loads(run(["capacity", "-o", "json"], cluster()).output)
     assert data["totals"]["total"] == 20 and data["totals"]["allocated"] == 8
     wide = run(["cap", "-o", "wide", "--gpu-type", "H100"], cluster()).output
     assert "━━━ Nodes ━━━" in wide and "h1" in wide and "L40" not in wide
+
+
+def test_capacity_counts_reserved_gpus_apart_from_free() -> None:
+    fake = cluster()
+    for obj in fake.objects:
+        if obj.get("kind") == "Node" and obj["metadata"]["name"] == "h1":
+            obj["metadata"].setdefault("labels", {})["gryvia.io/reserved-for"] = "night"
+    data = json.loads(run(["capacity", "-o", "json", "--gpu-type", "H100"], fake).output)
+    h100 = data["types"][0]
+    assert (h100["free"], h100["reserved"], h100["allocated"]) == (0, 8, 8)
+    assert data["totals"]["reserved"] == 8
+    assert [n["reserved_for"] for n in data["nodes"]] == ["", "night"]
+    wide = run(["capacity", "-o", "wide", "--gpu-type", "H100"], fake).output
+    assert "night" in wide and "8 reserved" in wide
 
 
 def test_health_gpu_and_version_and_config(isolated_env) -> None:  # type: ignore[no-untyped-def]

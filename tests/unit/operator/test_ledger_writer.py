@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gryvia_operator.api.invoice import void_patch
+from gryvia_operator.api.invoicing import void_patch
 from gryvia_operator.api.ledger import ANNOTATION_LEDGER_ENTRY, verify
 from gryvia_operator.reconcile.ledger import is_pending, plan
 from gryvia_operator.webhook.billing import admit_invoice, admit_ledger_entry

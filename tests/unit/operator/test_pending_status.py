@@ -196,15 +196,14 @@ def test_budget_blocker_renews_with_the_month() -> None:
     }
 
 
-def test_reservation_blocker_is_ready_for_a_controller() -> None:
+def test_reservation_blocker_for_a_reservation_the_job_waits_for() -> None:
     body = waiting_job("me", 8, created=-1)
     body["metadata"]["annotations"] = {"gryvia.io/reservation": "night"}
     unwatched = wait_status(model(body), {"phase": "Pending"}, NODES, [], context(body), T0)
-    assert unwatched["pending"]["kind"] == "Resources"  # no reservation controller yet
-    none = context(body, reservations={})
+    assert unwatched["pending"]["kind"] == "Resources"  # reservations off
+    none = context(body, reservations={})  # not the owner's, or none: the job runs outside it
     out = wait_status(model(body), {"phase": "Pending"}, NODES, [], none, T0)
-    assert out["pending"]["kind"] == "Reservation"
-    assert out["pending"]["message"] == "reservation night does not exist"
+    assert out["pending"]["kind"] == "Resources"
     pend = context(body, reservations={"night": "pending"})
     out = wait_status(model(body), {"phase": "Pending"}, NODES, [], pend, T0)
     assert out["pending"]["message"] == "reservation night is pending"

@@ -1,0 +1,268 @@
+"""Invoice rules: what blocks finalizing a month, the lines and total built from the ledger,
+numbering and revisions, and which spec updates are allowed.
+
+Pure: `gryvia invoice finalize|void|mark-paid` and the billing webhook use these rules; the
+model and its names live in `gryvia_operator.api.invoice`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from gryvia_operator.api.invoice import (
+    ALLOWED_NEXT,
+    FIXED,
+    IMMUTABLE,
+    MAX_LINES,
+    PAYMENT_ONCE,
+    REASON_MAX,
+    REASON_MIN,
+    TRANSITIONS,
+    VOID_REASON,
+    invoice_name,
+    line_amount,
+    month_of,
+)
+from gryvia_operator.api.ledger import timestamp, verify
+from gryvia_operator.api.names import API_VERSION, LABEL_TENANT
+from gryvia_operator.api.periods import month_bounds
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("spec") or {}
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+def _listed(names: Sequence[str], limit: int = 5) -> str:
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def finalize_refusals(
+    tenant: str,
+    month: str,
+    *,
+    records: Iterable[Mapping[str, Any]],
+    entries: Sequence[Mapping[str, Any]],
+    invoices: Iterable[Mapping[str, Any]],
+    now: dt.datetime | None = None,
+    tenants: set[str] | None = None,
+) -> list[str]:
+    """Why `tenant`'s invoice for `month` cannot be finalized now (empty: it can).
+
+    `records`: raw GryviaUsageRecords (any tenant; only the tenant's runs started in the
+    month count); `entries`: raw GryviaLedgerEntries (the whole chain is verified);
+    `invoices`: raw GryviaInvoices. Reasons: records still open, sealed records not in the
+    ledger yet, a broken chain, mixed currencies, no ledgered usage, an invoice already
+    Finalized or Paid; with `now` (UTC), a month that has not ended (runs may still start in
+    it); with `tenants` (the existing GryviaTenant names), a tenant that does not exist and
+    has no entry in the month.
+    """
+    reasons: list[str] = []
+    if now is not None:
+        end = month_bounds(month)[1]
+        if now < end:
+            reasons.append(
+                f"{month} has not ended yet (it ends {timestamp(end)}) and runs may still "
+                "start in it; finalize it from then on"
+            )
+    mine = [
+        r
+        for r in records
+        if _spec(r).get("tenant") == tenant and month_of(str(_spec(r).get("start"))) == month
+    ]
+    open_ = sorted(_name(r) for r in mine if _spec(r).get("final") is not True)
+    if open_:
+        reasons.append(
+            f"{len(open_)} usage record(s) of {month} still open (their jobs still run): "
+            f"{_listed(open_)}; finalize after they end"
+        )
+    ledgered = {str((_spec(e).get("usageRecord") or {}).get("uid")) for e in entries}
+    missing = sorted(
+        _name(r)
+        for r in mine
+        if _spec(r).get("final") is True
+        and str((r.get("metadata") or {}).get("uid")) not in ledgered
+    )
+    if missing:
+        reasons.append(
+            f"{len(missing)} sealed usage record(s) not in the ledger yet: {_listed(missing)}; "
+            "the operator writes them when billing.ledger.enabled is on (wait, then retry)"
+        )
+    check = verify(tenant, entries)
+    if not check.valid:
+        reasons.append(
+            f"the ledger chain of {tenant} is invalid ({_listed(list(check.problems), 2)}); "
+            f"see: gryvia ledger verify {tenant}"
+        )
+    billed = month_entries(tenant, month, entries)
+    currencies = sorted({str(_spec(e).get("currency")) for e in billed})
+    if len(currencies) > 1:
+        reasons.append(
+            f"the entries of {month} use several currencies ({', '.join(currencies)}); "
+            "one invoice has one currency"
+        )
+    if not billed and not open_ and not missing:
+        if tenants is not None and tenant not in tenants:
+            reasons.append(f"tenant {tenant} does not exist (see: gryvia tenant list)")
+        else:
+            reasons.append(f"tenant {tenant} has no ledgered usage in {month}")
+    for inv in invoices:
+        spec = _spec(inv)
+        same = spec.get("tenant") == tenant and spec.get("month") == month
+        if same and spec.get("state") in ("Finalized", "Paid"):
+            reasons.append(
+                f"invoice {spec.get('number')} ({_name(inv)}) for {month} is already "
+                f"{spec.get('state')}; void it first to invoice the month again"
+            )
+    return reasons
+
+
+def month_entries(
+    tenant: str, month: str, entries: Iterable[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The tenant's entries whose run started in `month` (UTC), in chain order."""
+    found = [
+        e
+        for e in entries
+        if _spec(e).get("tenant") == tenant and month_of(str(_spec(e).get("start"))) == month
+    ]
+    return sorted(found, key=lambda e: int(_spec(e).get("sequence") or 0))
+
+
+_NUMBER = re.compile(r"-(\d+)$")
+
+
+def next_number(tenant: str, invoices: Iterable[Mapping[str, Any]]) -> str:
+    """`INV-<tenant>-<NNNNNN>`: one more than the tenant's highest invoice number."""
+    highest = 0
+    for inv in invoices:
+        spec = _spec(inv)
+        match = _NUMBER.search(str(spec.get("number") or ""))
+        if spec.get("tenant") == tenant and match:
+            highest = max(highest, int(match.group(1)))
+    return f"INV-{tenant}-{highest + 1:06d}"
+
+
+def next_revision(tenant: str, month: str, invoices: Iterable[Mapping[str, Any]]) -> int:
+    """One more than the highest revision of the tenant's invoices for `month` (1 first)."""
+    revisions = [
+        int(_spec(i).get("revision") or 1)
+        for i in invoices
+        if _spec(i).get("tenant") == tenant and _spec(i).get("month") == month
+    ]
+    return max(revisions, default=0) + 1
+
+
+def build_invoice(
+    tenant: str,
+    month: str,
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    invoices: Iterable[Mapping[str, Any]],
+    now: dt.datetime,
+    by: str,
+) -> dict[str, Any]:
+    """The Finalized GryviaInvoice manifest of `tenant`'s `month` from the whole chain
+    `entries` (check `finalize_refusals` first). Raises ValueError when the month has no
+    entries or more lines than an invoice holds."""
+    billed = month_entries(tenant, month, entries)
+    if not billed:
+        raise ValueError(f"tenant {tenant} has no ledgered usage in {month}")
+    if len(billed) > MAX_LINES:
+        raise ValueError(f"{len(billed)} entries in {month}; an invoice holds {MAX_LINES} lines")
+    lines: list[dict[str, Any]] = []
+    for e in billed:
+        spec = _spec(e)
+        lines.append(
+            {
+                "sequence": int(spec["sequence"]),
+                "entry": str((e.get("metadata") or {}).get("name")),
+                "job": str(spec.get("job") or ""),
+                "sku": str(spec.get("sku") or ""),
+                "gpuHours": str(spec["gpuHours"]),
+                "rate": str(spec["rate"]),
+                "amount": str(line_amount(str(spec["cost"]))),
+            }
+        )
+    known = list(invoices)
+    revision = next_revision(tenant, month, known)
+    head = verify(tenant, entries).head
+    spec_out: dict[str, Any] = {
+        "tenant": tenant,
+        "month": month,
+        "revision": revision,
+        "number": next_number(tenant, known),
+        "state": "Finalized",
+        "currency": str(_spec(billed[0]).get("currency") or "USD"),
+        "lines": lines,
+        "total": str(sum((Decimal(str(line["amount"])) for line in lines), Decimal("0.00"))),
+        "ledger": {
+            "entries": len(lines),
+            "firstSequence": lines[0]["sequence"],
+            "lastSequence": lines[-1]["sequence"],
+            "headHash": head.hash,
+        },
+        "finalizedAt": timestamp(now),
+        "finalizedBy": by,
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "GryviaInvoice",
+        "metadata": {
+            "name": invoice_name(tenant, month, revision),
+            "labels": {LABEL_TENANT: tenant},
+        },
+        "spec": spec_out,
+    }
+
+
+_FIXED_KEYS = ("tenant", "month", "number", "revision", "currency", "total", "lines", "ledger")
+
+
+def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Why an update of an invoice's spec from `old` to `new` is refused (the CEL rules'
+    words; empty: allowed)."""
+    if old == new:
+        return []
+    state, after = str(old.get("state") or "Draft"), str(new.get("state") or "Draft")
+    if state in ("Paid", "Void"):
+        return [f"the invoice is {state}; {IMMUTABLE}"]
+    problems = []
+    if after != state and after not in ALLOWED_NEXT.get(state, frozenset()):
+        problems.append(f"{state} -> {after} is not allowed: {TRANSITIONS}")
+    changed = [k for k in _FIXED_KEYS if old.get(k) != new.get(k)]
+    if changed:
+        problems.append(f"{', '.join(changed)} changed: {FIXED}")
+    if old.get("payment") is not None and new.get("payment") != old.get("payment"):
+        problems.append(PAYMENT_ONCE)
+    if after == "Void" and len(str(new.get("voidReason") or "")) < REASON_MIN:
+        problems.append(VOID_REASON)
+    return problems
+
+
+def void_patch(reason: str, *, now: dt.datetime, by: str) -> dict[str, Any]:
+    """The spec patch voiding an invoice. Raises ValueError when the reason is too short or
+    too long (3-500 characters)."""
+    text = reason.strip()
+    if not REASON_MIN <= len(text) <= REASON_MAX:
+        raise ValueError(f"--reason must be {REASON_MIN}-{REASON_MAX} characters, got {len(text)}")
+    return {"state": "Void", "voidedAt": timestamp(now), "voidedBy": by, "voidReason": text}
+
+
+def paid_patch(*, now: dt.datetime, method: str, reference: str = "") -> dict[str, Any]:
+    """The spec patch marking an invoice Paid (payment recorded once)."""
+    return {
+        "state": "Paid",
+        "paidAt": timestamp(now),
+        "payment": {"method": method, "reference": reference},
+    }

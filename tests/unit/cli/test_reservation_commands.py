@@ -1,0 +1,114 @@
+"""`gryvia reservation create|list|get|delete` through CliRunner with the fake access layer
+(tests/integration/operator/test_reservations.py runs them against the real API server)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from gryvia_cli.cli.session import Session
+from gryvia_cli.core.reservations import build_reservation
+from gryvia_cli.kube import resources as r
+from tests.unit.cli.fakes import FakeAccess
+
+NOW = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
+
+
+def run(args: list[str], fake: FakeAccess, **kw: Any) -> Result:
+    from gryvia_cli.main import app
+
+    state = Session(access_factory=lambda _s: fake, clock=lambda: NOW)
+    return CliRunner().invoke(app, args, obj=state, **kw)
+
+
+def test_build_immediate_scheduled_and_recurring() -> None:
+    body = build_reservation("a", owner="team:ml", now=NOW, gpu_type="H100", gpus=8, duration="2h")
+    assert body["spec"] == {
+        "owner": {"type": "team", "name": "ml"},
+        "resources": {"gpuType": "H100", "gpuCount": 8},
+        "schedule": {"type": "immediate", "endTime": "2026-12-01T23:00:00Z"},
+    }
+    sched = build_reservation(
+        "b",
+        owner="tenant:acme",
+        now=NOW,
+        nodes=["n2", "n1", "n2"],
+        start="2026-12-02T08:00:00Z",
+        end="2026-12-02T20:00:00Z",
+        exclusive=True,
+    )
+    assert sched["spec"]["resources"] == {"nodes": ["n2", "n1"]}
+    assert sched["spec"]["schedule"] == {
+        "type": "scheduled",
+        "startTime": "2026-12-02T08:00:00Z",
+        "endTime": "2026-12-02T20:00:00Z",
+    }
+    assert sched["spec"]["guarantees"] == {"exclusive": True}
+    rec = build_reservation(
+        "c",
+        owner="namespace:r",
+        now=NOW,
+        gpu_type="L40",
+        gpus=4,
+        cron="0 22 * * 1-5",
+        duration="8h",
+    )
+    assert rec["spec"]["schedule"] == {
+        "type": "recurring",
+        "recurrence": {"cron": "0 22 * * 1-5", "duration": "8h"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"owner": "user:bob", "gpu_type": "H100", "gpus": 8, "duration": "1h"}, "--owner"),
+        ({"owner": "team:ml", "duration": "1h"}, "--gpu-type and --gpus"),
+        ({"owner": "team:ml", "gpu_type": "H100", "gpus": 8}, "--end TIME or --duration"),
+        ({"owner": "team:ml", "gpu_type": "H100", "gpus": 8, "cron": "0 22 * * MON"}, "--cron"),
+        ({"owner": "team:ml", "gpu_type": "H100", "gpus": 8, "cron": "0 22 * * *"}, "--duration"),
+        ({"owner": "team:ml", "gpu_type": "H100", "gpus": 8, "duration": "soon"}, "--duration"),
+        (
+            {"owner": "team:ml", "gpu_type": "H100", "gpus": 8, "end": "2026-12-01T20:00:00Z"},
+            "must be after",
+        ),
+    ],
+)
+def test_bad_options_name_the_option(kwargs: dict[str, Any], says: str) -> None:
+    with pytest.raises(ValueError, match=None) as info:
+        build_reservation("x", now=NOW, **kwargs)
+    assert says in str(info.value)
+
+
+def test_create_list_get_delete() -> None:
+    fake = FakeAccess()
+    args = ["reservation", "create", "night", "--owner", "team:ml", "--gpu-type", "H100"]
+    done = run([*args, "--gpus", "8", "--duration", "1h", "-o", "json"], fake)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["spec"]["schedule"]["endTime"] == "2026-12-01T22:00:00Z"
+    stored = fake.get(r.RESERVATION, "night")
+    stored["status"] = {
+        "state": "active",
+        "allocatedNodes": ["gpu-h100-0"],
+        "allocatedGPUs": 8,
+        "actualStartTime": "2026-12-01T21:00:05Z",
+    }
+    for obj in fake._of(r.RESERVATION):
+        obj["status"] = stored["status"]
+    listed = run(["reservation", "list"], fake)
+    assert listed.exit_code == 0, listed.output
+    assert "night" in listed.stdout and "team:ml" in listed.stdout and "gpu-h100-0" in listed.stdout
+    shown = run(["reservation", "get", "night"], fake)
+    assert "annotate jobs gryvia.io/reservation: night" in shown.stdout
+    assert "Nodes held:" in shown.stdout and "gpu-h100-0" in shown.stdout
+    missing = run(["reservation", "get", "nope"], fake)
+    assert missing.exit_code != 0 and "gryvia reservation list" in missing.output
+    gone = run(["reservation", "delete", "night", "--yes"], fake)
+    assert gone.exit_code == 0, gone.output
+    assert "No reservations found." in run(["reservation", "list"], fake).output
+    bad = run([*args, "--gpus", "8"], fake)
+    assert bad.exit_code == 2 and "--duration" in bad.output

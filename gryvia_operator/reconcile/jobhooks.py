@@ -232,10 +232,17 @@ def payload(
     hook: str, job: Mapping[str, Any], t: Transition, key: str, attempt: int, now: datetime
 ) -> dict[str, Any]:
     """The JSON body (format gryvia): hook, event, kind, namespace, name, uid, message (at
-    most 1000 bytes), labels, time (of the transition, else `now`), delivery, attempt."""
+    most 1000 bytes), labels, time (of the transition, else `now`), delivery, attempt,
+    preemptions; and, while the job waits (a preempted job requeued, for one), `pending` and
+    `estimatedStart` as the operator wrote them in its status (issue 20)."""
     meta = job.get("metadata") or {}
     status = job.get("status") or {}
-    return {
+    waiting = {
+        key: status[key]
+        for key in ("pending", "estimatedStart")
+        if isinstance(status.get(key), Mapping) and status[key]
+    }
+    return waiting | {
         "hook": hook,
         "event": t.event,
         "kind": job.get("kind", "GryviaAIJob"),

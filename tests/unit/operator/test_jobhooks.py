@@ -163,6 +163,24 @@ def test_payload_and_slack_text() -> None:
     assert core.slack_text(failed, item.transition).startswith("GryviaAIJob ns/j Failed: éé")
 
 
+def test_a_waiting_job_s_payload_carries_its_blocker_and_estimate() -> None:
+    blocker = {"kind": "Resources", "resource": "H100", "needed": 8, "freeNow": 0, "message": "m"}
+    estimate = {"earliest": "2026-12-01T12:10:00Z", "likely": "2026-12-01T12:20:00Z"}
+    requeued = job("Pending", preemptions=1, pending=blocker, estimatedStart=estimate)
+    (item,) = core.due(hook(["Preempted"]), requeued)
+    body = core.payload("h", requeued, item.transition, item.delivery, 1, NOW)
+    assert (body["event"], body["pending"], body["estimatedStart"]) == (
+        "Preempted",
+        blocker,
+        estimate,
+    )
+    done = job("Failed", completionTime="2026-12-01T11:30:00Z")
+    (item,) = core.due(hook(["Failed"]), done)
+    assert not {"pending", "estimatedStart"} & set(
+        core.payload("h", done, item.transition, "d", 1, NOW)
+    )
+
+
 def test_ready_reasons() -> None:
     h = hook(["Failed"])
     assert core.ready_condition(h, secret_missing=None, invalid="bad")[:2] == (

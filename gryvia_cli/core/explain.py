@@ -31,8 +31,14 @@ from gryvia_operator.api.blockers import (
 from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.mig import parse_profile, type_serves
-from gryvia_operator.api.names import CLI_API_VERSION
+from gryvia_operator.api.names import ANNOTATION_RESERVATION, CLI_API_VERSION
 from gryvia_operator.api.pending import EstimatedStart, PendingStatus, never_fits, waiting_line
+from gryvia_operator.api.reservation import (
+    LABEL_RESERVED_BY,
+    LABEL_RESERVED_FOR,
+    reservation_blocker,
+    reserved_for_others,
+)
 
 Verdict = Literal["start-now", "wait", "never"]
 EXIT_OF: dict[str, int] = {"start-now": EXIT_OK, "wait": EXIT_WOULD_WAIT, "never": EXIT_NEVER_RUNS}
@@ -222,8 +228,10 @@ def explain_job(
     """Explain one job (a manifest not yet created) going to `namespace`.
 
     Order, as the operator decides: the server's dry run refuses it -> never; the fail-fast
-    rule -> never (NoSuchGPUType/TooLarge); a quota or budget holds it -> wait; no set of
-    nodes takes it now -> wait (Resources); else start now.
+    rule -> never (NoSuchGPUType/TooLarge); a quota or budget holds it -> wait; it fits now
+    only with nodes other owners' reservations hold -> wait (Reservation); no set of open
+    nodes takes it now -> wait (Resources); else start now. A node reserved for the
+    reservation the job names (annotation gryvia.io/reservation) is open to it.
     """
     meta = dict(obj.get("metadata") or {})
     name = str(meta.get("name") or meta.get("generateName") or "job")
@@ -280,14 +288,34 @@ def explain_job(
     found = quota_blocker(me, qfacts, facts, now)
     if found is not None:
         return made("wait", found, now_nodes)
-    if len(now_nodes) >= me.pods:
-        return made("start-now", None, now_nodes)
+    opted = str(_map(meta.get("annotations")).get(ANNOTATION_RESERVATION) or "")
+    closed = {n.name for n in usable if n.reserved_for and n.reserved_for != opted}
+    open_now = tuple(item for item in now_nodes if item[0] not in closed)
+    if len(open_now) >= me.pods:
+        return made("start-now", None, open_now)
+    others = [n for n in usable if n.name in closed and free[n.name] >= me.per_pod]
+    if others and len(open_now) + len(others) >= me.pods:  # the operator's reserved_elsewhere
+        reservation, text = reserved_for_others([(n.name, _reserved_labels(n)) for n in others])
+        return made("wait", reservation_blocker(reservation, text, me.total), open_now)
+    usable = [n for n in usable if n.name not in closed]
+    free = {name: f for name, f in free.items() if name not in closed}
+    now_nodes = open_now
     profile = parse_profile(gpu_type)
     held = _held_by_job(pods, set(free), profile.name if profile else None)
     shown = "GPUs" if gpu_type_is_any(gpu_type) else str(gpu_type)
     totals = {n.name: n.gpus for n in usable}
     found = node_blocker(me, shown, free, held, facts, now, qfacts, totals)
     return made("wait", found, now_nodes)
+
+
+def _reserved_labels(node: GpuNode) -> dict[str, str]:
+    """The reservation labels of a node, as the Node carries them."""
+    labels = {LABEL_RESERVED_FOR: node.reserved_for}
+    return labels | ({LABEL_RESERVED_BY: node.reserved_by} if node.reserved_by else {})
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _most(item: tuple[str, int]) -> tuple[int, str]:

@@ -52,6 +52,8 @@ class GpuNode:
     node_exists: bool
     reserved_for: str = ""
     """The GryviaReservation holding the node (Node label gryvia.io/reserved-for), or ""."""
+    reserved_by: str = ""
+    """The owner of that reservation (Node label gryvia.io/reserved-by), or ""."""
 
     @property
     def slot(self) -> str:
@@ -183,15 +185,24 @@ def gpu_nodes(
             **facts,
         )
         out.extend(with_slices(row, node))
-    out = [replace(n, reserved_for=reserved_for(by_name.get(n.name))) for n in out]
+    out = [
+        replace(
+            n,
+            reserved_for=reserved_for(by_name.get(n.name)),
+            reserved_by=reserved_for(by_name.get(n.name), by=True),
+        )
+        for n in out
+    ]
     return sorted(out, key=lambda n: (n.gpu_type, n.name))
 
 
-def reserved_for(node: Mapping[str, Any] | None) -> str:
-    """The reservation a Node is held for (label gryvia.io/reserved-for), or ""."""
-    from gryvia_operator.api.reservation import LABEL_RESERVED_FOR
+def reserved_for(node: Mapping[str, Any] | None, *, by: bool = False) -> str:
+    """The reservation a Node is held for (label gryvia.io/reserved-for), or its owner with
+    `by` (label gryvia.io/reserved-by); "" when not reserved."""
+    from gryvia_operator.api.reservation import LABEL_RESERVED_BY, LABEL_RESERVED_FOR
 
-    return str(_map(_map((node or {}).get("metadata")).get("labels")).get(LABEL_RESERVED_FOR, ""))
+    labels = _map(_map((node or {}).get("metadata")).get("labels"))
+    return str(labels.get(LABEL_RESERVED_BY if by else LABEL_RESERVED_FOR, ""))
 
 
 def pod_gpus(pod: Mapping[str, Any]) -> int:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
@@ -208,3 +208,28 @@ def reserved_problem(labels: Mapping[str, str], node_selector: Mapping[str, str]
         return None
     owner = labels.get(LABEL_RESERVED_BY, "")
     return f"is reserved for {owner or 'another owner'} (reservation {held_for})"
+
+
+def reserved_for_others(held: Sequence[tuple[str, Mapping[str, str]]]) -> tuple[str, str]:
+    """(reservation, message) of the Reservation pending blocker, from the nodes
+    `(name, labels)` that other owners' reservations hold and that would take the job: the
+    first one's reservation (by node name) and `fits only on nodes reserved for others:
+    <node> (reservation <r> for <owner>), ...` (at most 3 listed). The operator's status and
+    `gryvia submit --explain` both word it here. `held` must not be empty."""
+    ordered = sorted(held, key=lambda item: item[0])
+    listed = ", ".join(
+        f"{name} (reservation {labels[LABEL_RESERVED_FOR]} for "
+        f"{labels.get(LABEL_RESERVED_BY, 'another owner')})"
+        for name, labels in ordered[:3]
+    )
+    return ordered[0][1][LABEL_RESERVED_FOR], f"fits only on nodes reserved for others: {listed}"
+
+
+def reservation_blocker(
+    reservation: str, message: str, needed: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(status.pending, status.estimatedStart) of a job held by reservation `reservation`
+    (`needed` GPUs): kind Reservation, resource `reservation <name>`, and no estimate (the
+    reason instead). Shared by the operator and `gryvia submit --explain`."""
+    pending = {"kind": "Reservation", "resource": f"reservation {reservation}", "needed": needed}
+    return {**pending, "message": message}, {"unknownReason": message}

@@ -175,5 +175,6 @@ def _reservation(
         name, text = other
     else:
         return None
-    pending = {"kind": "Reservation", "resource": f"reservation {name}", "needed": me.total}
-    return {**pending, "message": text}, {"unknownReason": text}
+    from gryvia_operator.api.reservation import reservation_blocker
+
+    return reservation_blocker(str(name), text, me.total)

@@ -26,6 +26,7 @@ from gryvia_operator.api.reservation import (
     LABEL_RESERVED_BY,
     LABEL_RESERVED_FOR,
     TAINT_RESERVED,
+    reserved_for_others,
 )
 from gryvia_operator.reconcile.placement import Requirements, evaluate_node
 from gryvia_operator.reconcile.views import NodeView
@@ -346,10 +347,4 @@ def reserved_elsewhere(job: GryviaAIJob, nodes: Sequence[NodeView]) -> tuple[str
             held.append(node)
     if not held or len(open_nodes) + len(held) < req.nodes:
         return None
-    first = sorted(held, key=lambda n: n.name)[0]
-    listed = ", ".join(
-        f"{n.name} (reservation {n.labels[LABEL_RESERVED_FOR]} for "
-        f"{n.labels.get(LABEL_RESERVED_BY, 'another owner')})"
-        for n in sorted(held, key=lambda n: n.name)[:3]
-    )
-    return first.labels[LABEL_RESERVED_FOR], f"fits only on nodes reserved for others: {listed}"
+    return reserved_for_others([(n.name, n.labels) for n in held])

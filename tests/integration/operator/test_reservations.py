@@ -210,7 +210,24 @@ def test_delete_and_the_orphan_sweep_release_nodes(
         assert marks(sandbox, n)[0] == {FOR: name, BY: "ml"}
         assert node(sandbox, n)["metadata"]["labels"].get("gryvia.io/exclusive") == "true"
     with sandbox.fresh_namespace("rsv-blocked") as ns:  # every H100 node is held for team ml
-        create(sandbox, ns, sh_job("plain", gpu_type="H100", script="sleep 1"))
+        plain = sh_job("plain", gpu_type="H100", script="sleep 1")
+        (tmp_path / "plain.yaml").write_text(json.dumps(plain))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+        env |= {"KUBECONFIG": str(sandbox.kubeconfig), "GRYVIA_CONFIG_HOME": str(tmp_path)}
+        explain = run_gryvia(
+            "submit",
+            "-f",
+            str(tmp_path / "plain.yaml"),
+            "-n",
+            ns,
+            "--explain",
+            "-o",
+            "json",
+            env=env,
+        )
+        assert explain.returncode == 4, explain.stderr  # would wait
+        explained = json.loads(explain.stdout)["items"][0]
+        create(sandbox, ns, plain)
 
         def blocked() -> dict[str, Any] | None:
             pending = get_job(sandbox, ns, "plain").get("status", {}).get("pending") or {}
@@ -219,6 +236,14 @@ def test_delete_and_the_orphan_sweep_release_nodes(
         pending = wait_for(blocked, timeout=60, what="the Reservation blocker")
         assert pending["message"].startswith("fits only on nodes reserved for others")
         assert f"gpu-h100-0 (reservation {name} for ml)" in pending["message"]
+        assert (pending["kind"], pending["resource"], pending["needed"]) == (
+            "Reservation",
+            f"reservation {name}",
+            8,
+        )
+        assert explained["blocker"] == pending  # the same reason before and after submitting
+        queue = gryvia(sandbox, tmp_path, "queue", "-n", ns)
+        assert "plain" in queue and "fits only on nodes reserved for others" in queue
         assert "is reserved for ml" in get_job(sandbox, ns, "plain")["status"]["message"]
     gryvia(sandbox, tmp_path, "reservation", "delete", name, "--yes")
     wait_for(lambda: reservation(sandbox, name) is None, timeout=60, what="reservation gone")

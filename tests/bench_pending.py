@@ -96,10 +96,16 @@ class StatusChanges(threading.Thread):
         self.changes = 0
         self.version = ""
         self.stop = threading.Event()
+        self.ready = threading.Event()
+        """Set once the watch starts from a listed resourceVersion: submit after it, so no
+        write happens before the count begins."""
 
     def run(self) -> None:
         from kubernetes import watch
 
+        listed = self.api.list_namespaced_custom_object("gryvia.io", "v1alpha1", NS, "gryviaaijobs")
+        self.version = listed["metadata"]["resourceVersion"]
+        self.ready.set()
         while not self.stop.is_set():
             stream = watch.Watch().stream(
                 self.api.list_namespaced_custom_object,
@@ -161,6 +167,7 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     poller, changes = Poller(api), StatusChanges(api)
     poller.start()
     changes.start()
+    changes.ready.wait(timeout=60)
     per_wave = JOBS // WAVES
     for wave in range(WAVES):
         items = [_job(f"w{wave}-{i:03d}", rng.randint(10, 20)) for i in range(per_wave)]

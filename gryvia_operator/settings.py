@@ -68,6 +68,9 @@ class OperatorSettings(BaseSettings):
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
+    # --- priorities and preemption (issue 18 part 3) ---
+    enable_priorities: bool = False
+    """GryviaPriority -> PriorityClass, pods' priorityClassName, preemption in full quotas."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -145,6 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
         "default off",
+    )
+    # --- priorities and preemption (issue 18 part 3) ---
+    add(
+        "--enable-priorities",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="GryviaPriority controller, pod PriorityClasses and preemption of lower-priority "
+        "jobs in a full quota (env GRYVIA_OPERATOR_ENABLE_PRIORITIES); default off",
     )
     return p
 

@@ -47,6 +47,8 @@ NODE_LABELS: Final = (
 # Annotations read on a GryviaAIJob.
 ANNOTATION_CANCEL: Final = "gryvia.io/cancel"
 ANNOTATION_PRIORITY_CLASS: Final = "gryvia.io/priority-class"
+LABEL_PRIORITY: Final = "gryvia.io/priority"
+"""On a PriorityClass Gryvia manages: the GryviaPriority that owns it."""
 ANNOTATION_PLACEMENT_STRATEGY: Final = "gryvia.io/placement-strategy"
 
 # Annotations written on pod templates.

@@ -107,6 +107,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             admission_fail_open=s.admission_fail_open,
             admission_default_hours=s.admission_default_hours,
             billing_ledger=s.billing_ledger,
+            priorities=s.enable_priorities,
         ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,

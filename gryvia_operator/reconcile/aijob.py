@@ -19,6 +19,7 @@ from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
+from gryvia_operator.reconcile.priority import carried_retries, requeue_pending, requeued_status
 from gryvia_operator.reconcile.status import (
     OWNED_STATUS_KEYS,
     WorkloadSummary,
@@ -140,6 +141,11 @@ def reconcile_job(
     if phase in STICKY_PHASES:
         status["completionTime"] = status.get("completionTime") or timestamp(now)
         return Reconciliation((), status)
+    if phase in STOPPED_PHASES and requeue_pending(status):  # preempted by priority
+        if observed.workloads or observed.pods:  # wait until its pods are gone
+            retry = config.conflict_retry_seconds
+            return Reconciliation(_deletes(observed.workloads), status, retry)
+        return Reconciliation((), requeued_status(status, now, gen), 0.0)
     if phase in STOPPED_PHASES:
         status["completionTime"] = status.get("completionTime") or timestamp(now)
         return Reconciliation(_deletes(observed.workloads), status)
@@ -324,7 +330,7 @@ def _apply_summary(
         phase = JobPhase.RUNNING
     status["phase"] = phase.value
     status["message"] = message
-    status["retries"] = summary.retries
+    status["retries"] = summary.retries + carried_retries(job)
     status["replicasReady"] = summary.replicas_ready
     if phase in (JobPhase.RUNNING, JobPhase.SUCCEEDED, JobPhase.FAILED):
         status["startTime"] = status.get("startTime") or summary.start_time or timestamp(now)

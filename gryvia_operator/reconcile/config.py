@@ -29,3 +29,5 @@ class ReconcileConfig:
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
+    priorities: bool = False
+    """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""

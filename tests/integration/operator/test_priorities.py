@@ -1,0 +1,175 @@
+"""Issue 18 part 3, priorities and preemption, against the sandbox with `--enable-priorities`.
+
+- a GryviaPriority owns the PriorityClass of its name: created with its value, replaced when
+  the value changes, re-created when deleted, removed with it; the table's priorities exist;
+- a priority-90 job in a full quota preempts the priority-10 job holding it: the low job shows
+  phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
+  its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
+  again once the high job ended; the pods carry the table's PriorityClasses.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SandboxHandle
+from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.manifests import sh_job
+from tests.support.operator import OperatorProcess
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+FLAGS = ("--enable-priorities",)
+
+
+def _restart(operator: OperatorProcess, *flags: str) -> None:
+    operator.stop()
+    operator.extra = tuple(flags)
+    operator.start()
+
+
+@pytest.fixture(scope="module")
+def prio_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
+    """The session's operator with priorities on, given back without them after the module."""
+    _restart(operator, *FLAGS)
+    try:
+        yield operator
+    finally:
+        _restart(operator)
+
+
+@pytest.fixture
+def ns(sandbox: SandboxHandle, prio_operator: OperatorProcess) -> Iterator[str]:
+    with sandbox.fresh_namespace("prio") as name:
+        yield name
+
+
+def _class(sandbox: SandboxHandle, name: str) -> dict[str, Any] | None:
+    found = sandbox.kubectl_run("get", "priorityclass", name, "-o", "json", check=False)
+    if found.returncode != 0:
+        return None
+    obj: dict[str, Any] = kubectl_json(sandbox, "get", "priorityclass", name)
+    return obj
+
+
+def _condition(job: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def test_priority_owns_its_priority_class(sandbox: SandboxHandle, ns: str) -> None:
+    for table in ("gryvia-low", "gryvia-normal", "gryvia-high"):
+        wait_for(lambda t=table: _class(sandbox, t), what=f"the table's PriorityClass {table}")
+    name = f"urgent-{uuid.uuid4().hex[:6]}"
+    prio = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaPriority",
+        "metadata": {"name": name},
+        "spec": {"value": 50000, "description": "deadline work"},
+    }
+    sandbox.apply(prio)
+    try:
+        made = wait_for(lambda: _class(sandbox, name), what="the owned PriorityClass")
+        assert made["value"] == 50000 and made["description"] == "deadline work"
+        owner = made["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["controller"]) == ("GryviaPriority", name, True)
+        ready = wait_for(
+            lambda: _condition(kubectl_json(sandbox, "get", "gryviapriority", name), "Ready"),
+            what="Ready on the GryviaPriority",
+        )
+        assert ready["status"] == "True", ready
+
+        sandbox.apply({**prio, "spec": {"value": 60000, "description": "deadline work"}})
+        wait_for(
+            lambda: (_class(sandbox, name) or {}).get("value") == 60000,
+            what="the PriorityClass replaced with the new value",
+        )
+        sandbox.kubectl_run("delete", "priorityclass", name)
+        again = wait_for(lambda: _class(sandbox, name), what="the deleted PriorityClass re-created")
+        assert again["value"] == 60000
+
+        job = sh_job("named", gpus=1, gpu_type="L40", script="sleep 60", priorityClassName=name)
+        create(sandbox, ns, job)
+        wait_phase(sandbox, ns, "named", "Running", timeout=120)
+        pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=named")["items"]
+        assert [(p["spec"]["priorityClassName"], p["spec"]["priority"]) for p in pods] == [
+            (name, 60000)
+        ]
+    finally:
+        sandbox.kubectl_run("delete", "gryviapriority", name, "--ignore-not-found", check=False)
+    wait_for(lambda: _class(sandbox, name) is None, what="the PriorityClass collected with it")
+
+
+@pytest.fixture
+def full_quota(sandbox: SandboxHandle, ns: str) -> Iterator[str]:
+    """A GryviaQuota of 2 GPUs on the namespace."""
+    name = f"q-{ns}"
+    sandbox.apply(
+        {
+            "apiVersion": "gryvia.io/v1alpha1",
+            "kind": "GryviaQuota",
+            "metadata": {"name": name},
+            "spec": {"team": ns, "namespaces": [ns], "gpuQuota": {"maxGPUs": 2}},
+        }
+    )
+    yield name
+    sandbox.kubectl_run("delete", "gryviaquota", name, "--wait=false", check=False)
+
+
+def test_high_priority_job_preempts_low_in_full_quota(
+    sandbox: SandboxHandle, ns: str, full_quota: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "failed-once"
+    # the first pod fails (one retry used), every later pod runs until deleted
+    script = f"if [ ! -e {marker} ]; then touch {marker}; exit 1; fi; echo low running; sleep 600"
+    low = sh_job("low", gpus=2, gpu_type="L40", script=script, priority=10, retryLimit=3)
+    create(sandbox, ns, low)
+
+    def runs_after_retry() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, "low")
+        status = job.get("status") or {}
+        return job if status.get("phase") == "Running" and status.get("retries") == 1 else None
+
+    wait_for(runs_after_retry, timeout=180, what="low Running after one failed pod")
+
+    high = sh_job("high", gpus=2, gpu_type="L40", script="echo high; sleep 20", priority=90)
+    create(sandbox, ns, high)
+
+    def preempted() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, "low")
+        cond = _condition(job, "Preempted")
+        return job if cond and cond["status"] == "True" else None
+
+    job = wait_for(preempted, timeout=120, what="low preempted")
+    cond = _condition(job, "Preempted")
+    assert cond is not None and f"preempted by {ns}/high" in cond["message"], cond
+    assert job["status"]["preemptions"] == 1
+    events = kubectl_json(
+        sandbox, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=low"
+    )["items"]
+    shown = [e for e in events if e["reason"] == "Preempted"]
+    assert shown and f"{ns}/high" in shown[0]["message"], [e["reason"] for e in events]
+
+    wait_phase(sandbox, ns, "high", "Running", timeout=120)
+    pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=high")["items"]
+    assert {p["spec"].get("priorityClassName") for p in pods} == {"gryvia-high"}
+
+    def requeued() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, "low")
+        return job if job["status"].get("phase") in ("Pending", "Queued") else None
+
+    waiting = wait_for(requeued, timeout=120, what="low requeued while high runs")
+    assert waiting["status"]["carriedRetries"] == 1 and waiting["status"]["retries"] == 1
+
+    wait_phase(sandbox, ns, "high", "Succeeded", timeout=180)
+    again = wait_phase(sandbox, ns, "low", "Running", timeout=180)
+    assert again["status"]["retries"] == 1 and again["status"]["preemptions"] == 1
+    batch = kubectl_json(sandbox, "get", "job", "-n", ns, "low")
+    assert batch["spec"]["backoffLimit"] == 2  # retryLimit 3 less the carried retry
+    pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=low")["items"]
+    assert {p["spec"].get("priorityClassName") for p in pods} == {"gryvia-low"}

@@ -5,11 +5,14 @@
 - a priority-90 job in a full quota preempts the priority-10 job holding it: the low job shows
   phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
   its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
-  again once the high job ended; the pods carry the table's PriorityClasses.
+  again once the high job ended; the pods carry the table's PriorityClasses;
+- `gryvia priority create|list|get|delete` against the API server.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.cli import run_gryvia
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
@@ -173,3 +177,50 @@ def test_high_priority_job_preempts_low_in_full_quota(
     assert batch["spec"]["backoffLimit"] == 2  # retryLimit 3 less the carried retry
     pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=low")["items"]
     assert {p["spec"].get("priorityClassName") for p in pods} == {"gryvia-low"}
+
+
+def test_priority_cli_create_list_get_delete(
+    sandbox: SandboxHandle, prio_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env.update(
+        KUBECONFIG=str(sandbox.kubeconfig),
+        GRYVIA_CONFIG_HOME=str(tmp_path / "cfg"),
+        NO_COLOR="1",
+        COLUMNS="200",
+    )
+    name = f"cli-{uuid.uuid4().hex[:6]}"
+
+    def gryvia(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_gryvia(*args, env=env)
+
+    made = gryvia("priority", "create", name, "--value", "42000", "--description", "from cli")
+    assert made.returncode == 0, made.stderr
+    assert f"gryviapriority.gryvia.io/{name}" in made.stdout
+    wait_for(lambda: (_class(sandbox, name) or {}).get("value") == 42000, what="its class")
+
+    def listed() -> str | None:
+        out = gryvia("priority", "list", "-o", "wide").stdout
+        row = next((line for line in out.splitlines() if line.startswith(name + " ")), "")
+        return out if "yes" in row.split() else None
+
+    table = wait_for(listed, what="the priority listed Ready")
+    lines = table.splitlines()
+    assert lines[0].split()[:4] == ["NAME", "VALUE", "PREEMPTION", "READY"]
+    names = [line.split()[0] for line in lines[1:] if line and not line.startswith("Total")]
+    assert names.index(name) < names.index("gryvia-high")  # 42000 > 10000: listed first
+    row = next(line for line in lines if line.startswith(name + " ")).split()
+    assert row[1:5] == ["42000", "PreemptLowerPriority", "yes", "-"]
+    high = next(line for line in lines if line.startswith("gryvia-high ")).split()
+    assert high[4] == "70-100"
+
+    shown = gryvia("priority", "get", name)
+    assert shown.returncode == 0 and "PriorityClass:" in shown.stdout, shown.stderr
+    assert "from cli" in shown.stdout
+    bad = gryvia("priority", "create", "system-x", "--value", "1")
+    assert bad.returncode == 2 and '"system-" is reserved' in bad.stderr
+    gone = gryvia("priority", "delete", name, "--yes")
+    assert gone.returncode == 0, gone.stderr
+    missing = gryvia("priority", "get", name)
+    assert missing.returncode != 0 and "gryvia priority list" in missing.stderr
+    wait_for(lambda: _class(sandbox, name) is None, what="its class collected")

@@ -25,6 +25,7 @@ from gryvia_operator.api.names import (
     POD_INDEX_LABEL,
 )
 from gryvia_operator.api.pending import EstimatedStart, PendingStatus
+from gryvia_operator.api.priority import requeue_pending
 
 M = TypeVar("M", PendingStatus, EstimatedStart)
 
@@ -93,7 +94,10 @@ class JobSummary:
 
     @property
     def terminal(self) -> bool:
-        """True once the job reached a terminal phase."""
+        """True once the job reached a terminal phase; a job preempted by priority is not
+        (it is requeued and runs again: waits and follows go on)."""
+        if requeue_pending({"phase": self.phase, "conditions": self.conditions}):
+            return False
         return is_terminal(self.phase)
 
     def condition(self, kind: str) -> Mapping[str, Any] | None:

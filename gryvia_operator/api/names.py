@@ -156,6 +156,7 @@ def saved_logs_name(job_name: str) -> str:
     return f"{job_name}-logs"
 
 
-def usage_record_name(job_uid: str) -> str:
-    """The usage record of one job run: `usage-<job uid>`."""
-    return f"{USAGE_RECORD_PREFIX}{job_uid}"
+def usage_record_name(job_uid: str, run: int = 0) -> str:
+    """The usage record of one job run: `usage-<job uid>` for the first run, and
+    `usage-<job uid>-<n>` for the run after the job's n-th preemption (it was requeued)."""
+    return f"{USAGE_RECORD_PREFIX}{job_uid}" + (f"-{run}" if run > 0 else "")

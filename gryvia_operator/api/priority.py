@@ -7,8 +7,9 @@ no I/O: the controller is `gryvia_operator.handlers.priority`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
@@ -57,6 +58,33 @@ PRIORITY_TABLE: tuple[PriorityBand, ...] = (
 """How `spec.priority` (0..100) maps to a GryviaPriority; 0 (the default) uses none, so such
 pods get the cluster's default priority (0). The operator creates these three GryviaPriorities
 when they are missing (and never changes one a person edited)."""
+
+
+COND_PREEMPTED = "Preempted"
+"""Condition type on a GryviaAIJob a higher-priority job preempted."""
+REASON_PREEMPTED = "PreemptedByPriority"
+"""Reason of condition Preempted=True while phase Preempted is not final: the job is requeued
+once its pods are gone (clients keep waiting for it)."""
+REASON_REQUEUED = "Requeued"
+"""Reason of condition Preempted=True once the job is back in the queue."""
+
+
+def requeue_pending(status: Mapping[str, Any]) -> bool:
+    """True for a job status in phase Preempted by priority (condition Preempted with reason
+    PreemptedByPriority): not an end, it goes back to the queue once its pods are gone."""
+    if status.get("phase") != "Preempted":
+        return False
+    found = (c for c in status.get("conditions") or [] if c.get("type") == COND_PREEMPTED)
+    cond = next(found, None)
+    return cond is not None and cond.get("reason") == REASON_PREEMPTED
+
+
+def run_index(status: Mapping[str, Any]) -> int:
+    """Which run of a job a status belongs to (its usage record, `names.usage_record_name`):
+    `preemptions`, less one while the job is still stopping after its last preemption."""
+    raw = status.get("preemptions")
+    runs = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
+    return runs - 1 if runs and requeue_pending(status) else runs
 
 
 def band_for(priority: int) -> PriorityBand | None:

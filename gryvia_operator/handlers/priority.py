@@ -25,7 +25,7 @@ import kopf
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaPriority
 from gryvia_operator.api.names import LABEL_MANAGED_BY, LABEL_PRIORITY
 from gryvia_operator.api.parse import parse_valid
-from gryvia_operator.api.priority import PRIORITY_TABLE
+from gryvia_operator.api.priority import COND_PREEMPTED, PRIORITY_TABLE
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import PRIORITIES
@@ -149,7 +149,7 @@ async def _mark_preempted(rt: Runtime, body: Mapping[str, Any], message: str) ->
     slim = {k: v for k, v in result.items() if k != "metadata"}
     slim["metadata"] = {k: v for k, v in result["metadata"].items() if k != "managedFields"}
     rt.recent_jobs.note(key, str(result["metadata"].get("resourceVersion", "")), slim)
-    rt.post_event(result, JobEvent("Warning", rules.COND_PREEMPTED, message))
+    rt.post_event(result, JobEvent("Warning", COND_PREEMPTED, message))
     log.info("job %s/%s: %s", key[0], key[1], message)
     rt.jobs.add(key)
 

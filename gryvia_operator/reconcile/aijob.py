@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from gryvia_operator.api import DurationError, GryviaAIJob, JobPhase
 from gryvia_operator.api.names import ANNOTATION_CANCEL
+from gryvia_operator.api.priority import requeue_pending
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
@@ -19,7 +20,7 @@ from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
-from gryvia_operator.reconcile.priority import carried_retries, requeue_pending, requeued_status
+from gryvia_operator.reconcile.priority import carried_retries, requeued_status
 from gryvia_operator.reconcile.status import (
     OWNED_STATUS_KEYS,
     WorkloadSummary,

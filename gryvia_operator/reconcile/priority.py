@@ -12,7 +12,7 @@ docs/priorities.md describes the rules for people.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,13 +24,14 @@ from gryvia_operator.api.names import (
     LABEL_MANAGED_BY,
     LABEL_PRIORITY,
 )
-from gryvia_operator.api.priority import band_for
+from gryvia_operator.api.priority import (
+    COND_PREEMPTED,
+    REASON_PREEMPTED,
+    REASON_REQUEUED,
+    band_for,
+)
 from gryvia_operator.reconcile.status import get_condition, set_condition, timestamp
 
-COND_PREEMPTED = "Preempted"
-REASON_PREEMPTED = "PreemptedByPriority"
-"""Reason of condition Preempted=True: the job will be requeued (only this reason is)."""
-REASON_REQUEUED = "Requeued"
 MANAGED_BY = "gryvia-priority-controller"
 _DROPPED_ON_REQUEUE = (
     "completionTime",
@@ -199,8 +200,9 @@ def preempted_status(
     out["phase"] = JobPhase.PREEMPTED.value
     out["message"] = message
     out["preemptions"] = int(out.get("preemptions") or 0) + 1
-    out["conditions"] = set_condition(
-        out.get("conditions") or [],
+    kept = [c for c in out.get("conditions") or [] if c.get("type") != COND_PREEMPTED]
+    out["conditions"] = set_condition(  # a fresh lastTransitionTime: when this run ended
+        kept,
         COND_PREEMPTED,
         "True",
         REASON_PREEMPTED,
@@ -209,15 +211,6 @@ def preempted_status(
         generation,
     )
     return out
-
-
-def requeue_pending(status: Mapping[str, Any]) -> bool:
-    """True for a job preempted by priority (phase Preempted, condition Preempted with reason
-    PreemptedByPriority): it goes back to the queue once its workload and pods are gone."""
-    if status.get("phase") != JobPhase.PREEMPTED.value:
-        return False
-    cond = get_condition(status.get("conditions") or [], COND_PREEMPTED)
-    return cond is not None and cond.get("reason") == REASON_PREEMPTED
 
 
 def requeued_status(
@@ -263,6 +256,19 @@ def need_for(
     return need_gpus, need_slots
 
 
-def lower_than(value: int, jobs: Sequence[RunningJob]) -> list[RunningJob]:
-    """The jobs of `jobs` with a priority below `value`."""
-    return [j for j in jobs if j.value < value]
+def job_run(job: GryviaAIJob) -> int:
+    """`api.priority.run_index` of a job model: the run its pods and usage record belong to."""
+    status = job.status
+    if status is None or not status.preemptions:
+        return 0
+    stopping = status.phase == JobPhase.PREEMPTED and any(
+        c.type == COND_PREEMPTED and c.reason == REASON_PREEMPTED for c in status.conditions or []
+    )
+    return status.preemptions - 1 if stopping else status.preemptions
+
+
+def preempted_at(job: GryviaAIJob) -> datetime | None:
+    """When the job was last preempted (its Preempted condition's lastTransitionTime)."""
+    conditions = job.status.conditions if job.status else None
+    cond = next((c for c in conditions or [] if c.type == COND_PREEMPTED), None)
+    return cond.last_transition_time if cond else None

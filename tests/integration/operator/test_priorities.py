@@ -5,7 +5,8 @@
 - a priority-90 job in a full quota preempts the priority-10 job holding it: the low job shows
   phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
   its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
-  again once the high job ended; the pods carry the table's PriorityClasses;
+  again once the high job ended, metered as two runs (the first sealed); the pods carry the
+  table's PriorityClasses;
 - `gryvia priority create|list|get|delete` against the API server.
 """
 
@@ -177,6 +178,19 @@ def test_high_priority_job_preempts_low_in_full_quota(
     assert batch["spec"]["backoffLimit"] == 2  # retryLimit 3 less the carried retry
     pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=low")["items"]
     assert {p["spec"].get("priorityClassName") for p in pods} == {"gryvia-low"}
+
+    uid = again["metadata"]["uid"]
+
+    def records() -> dict[str, Any] | None:
+        items = kubectl_json(sandbox, "get", "gryviausagerecords", "-n", ns)["items"]
+        found = {r["metadata"]["name"]: r["spec"] for r in items}
+        wanted = (f"usage-{uid}", f"usage-{uid}-1")
+        return found if all(n in found for n in wanted) else None
+
+    found = wait_for(records, timeout=120, what="a usage record per run of low")
+    first, second = found[f"usage-{uid}"], found[f"usage-{uid}-1"]
+    assert first["final"] is True and first["end"] <= second["start"], (first, second)
+    assert second["final"] is False
 
 
 def test_priority_cli_create_list_get_delete(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gryvia_operator.api import GryviaPriority
-from gryvia_operator.api.priority import PRIORITY_TABLE, band_for
+from gryvia_operator.api.priority import PRIORITY_TABLE, band_for, requeue_pending
 from gryvia_operator.reconcile import priority as rules
 from gryvia_operator.reconcile.aijob import Observed, reconcile_job
 from gryvia_operator.reconcile.children import build_batch_job
@@ -134,7 +134,7 @@ def test_preempted_then_requeued_keeps_retries() -> None:
     out = rules.preempted_status(running, message, NOW)
     assert out["phase"] == "Preempted" and out["preemptions"] == 1
     assert "preempted by ml/high (priority 10000 > 1000)" in out["message"]
-    assert rules.requeue_pending(out)
+    assert requeue_pending(out)
     assert rules.preempted_status(out, message, NOW)["preemptions"] == 2
     back = rules.requeued_status(out, NOW)
     assert (back["phase"], back["retries"], back["carriedRetries"]) == ("Pending", 1, 1)
@@ -143,7 +143,7 @@ def test_preempted_then_requeued_keeps_retries() -> None:
     assert "Admitted" not in types
     assert types["Preempted"]["reason"] == "Requeued"
     assert "preempted by ml/high" in types["Preempted"]["message"]
-    assert not rules.requeue_pending(back)
+    assert not requeue_pending(back)
 
 
 def test_reconcile_deletes_the_workload_then_requeues() -> None:
@@ -161,3 +161,39 @@ def test_reconcile_deletes_the_workload_then_requeues() -> None:
     assert second.status["phase"] == "Pending" and second.status["carriedRetries"] == 2
     plain = make_job().status(phase="Preempted").model()  # not by priority: stays stopped
     assert reconcile_job(plain, Observed(), ON, NOW).status["phase"] == "Preempted"
+
+
+def test_each_run_has_its_own_usage_record_and_the_previous_is_sealed() -> None:
+    from datetime import timedelta
+
+    from gryvia_operator.api.names import usage_record_name
+    from gryvia_operator.api.pricing import Rate
+    from gryvia_operator.api.priority import run_index
+    from gryvia_operator.reconcile.metering import build_usage_record, sealed_previous_run
+
+    started = NOW - timedelta(hours=2)
+    running = {"phase": "Running", "startTime": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    first = make_job().gpus(2).uid("u1").status(**running).model()
+    rate = Rate("l40", "L40", 2.5)
+    rec = build_usage_record(first, tenant="t", rate=rate, gpu_type="L40", now=NOW)
+    assert rec is not None and rec["metadata"]["name"] == "usage-u1"
+
+    preempted_time = NOW - timedelta(hours=1)
+    stopping = rules.preempted_status(running, "preempted by ml/high", preempted_time)
+    assert run_index(stopping) == 0  # still the first run while its pods stop
+    back = rules.requeued_status(stopping, NOW)
+    assert run_index(back) == 1
+    requeued = make_job().gpus(2).uid("u1").status(**back).model()
+    assert rules.job_run(requeued) == 1 and rules.preempted_at(requeued) == preempted_time
+    sealed = sealed_previous_run(requeued, rec)
+    assert sealed is not None and sealed["metadata"]["name"] == "usage-u1"
+    assert sealed["spec"]["final"] is True
+    assert sealed["spec"]["end"] == preempted_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert sealed["spec"]["gpuHours"] == pytest.approx(2.0)  # 2 GPUs x 1 hour
+    assert sealed["spec"]["cost"] == pytest.approx(5.0)
+    assert sealed_previous_run(requeued, sealed) is None  # sealed once, never again
+    again = {**back, "phase": "Running", "startTime": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    second = make_job().gpus(2).uid("u1").status(**again).model()
+    rec2 = build_usage_record(second, tenant="t", rate=rate, gpu_type="L40", now=NOW)
+    assert rec2 is not None and rec2["metadata"]["name"] == usage_record_name("u1", 1)
+    assert rec2["metadata"]["name"] == "usage-u1-1"

@@ -32,7 +32,7 @@ from gryvia_operator.controller.store import PRIORITIES
 from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile import priority as rules
 from gryvia_operator.reconcile.admission import AdmissionDecision
-from gryvia_operator.reconcile.quotas import governing, job_view
+from gryvia_operator.reconcile.quotas import budget_spent, governing, job_view
 from gryvia_operator.reconcile.status import JobEvent, set_condition
 
 log = logging.getLogger("gryvia.operator.priority")
@@ -85,6 +85,9 @@ async def preempt(
     bodies = policy.known_jobs(rt)
     victims: dict[str, tuple[rules.RunningJob, Mapping[str, Any]]] = {}
     for state in states:
+        first = state.held[0].key if state.held else view.key
+        if first != view.key or budget_spent(state):  # it waits behind others or for money
+            return decision
         limits = state.quota.spec.gpu_quota
         need_gpus, need_slots = rules.need_for(
             view.gpus,

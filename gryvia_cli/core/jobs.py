@@ -74,6 +74,10 @@ class JobSummary:
     """The operator's structured blocker (`status.pending`), None when absent or unreadable."""
     estimated_start: EstimatedStart | None = None
     """The operator's start estimate (`status.estimatedStart`)."""
+    priority_class: str = ""
+    """`spec.priorityClassName` (a GryviaPriority), "" when unset."""
+    preemptions: int = 0
+    """`status.preemptions`: times a higher-priority job preempted it."""
 
     @property
     def total_gpus(self) -> int:
@@ -142,7 +146,27 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         nodes_allocated=tuple(str(n) for n in status.get("nodesAllocated") or []),
         pending=_model(PendingStatus, status.get("pending")),
         estimated_start=_model(EstimatedStart, status.get("estimatedStart")),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        preemptions=_int(status.get("preemptions")),
     )
+
+
+def priority_text(job: JobSummary) -> str:
+    """The job's priority as shown: `90`, or `urgent (GryviaPriority)` when it names one."""
+    if job.priority_class:
+        return f"{job.priority_class} (GryviaPriority)"
+    return str(job.priority)
+
+
+def preemption_text(job: JobSummary) -> str:
+    """`preempted 2 times, last by ns/high` ("" when never preempted)."""
+    if job.preemptions <= 0:
+        return ""
+    cond = job.condition("Preempted") or {}
+    text = str(cond.get("message") or "")
+    who = text.split("preempted by ", 1)[1].split(" ", 1)[0] if "preempted by " in text else ""
+    times = "1 time" if job.preemptions == 1 else f"{job.preemptions} times"
+    return f"preempted {times}" + (f", last by {who}" if who else "")
 
 
 def _model(model: type[M], value: Any) -> M | None:

@@ -42,3 +42,32 @@ def test_rows_and_details() -> None:
     assert details["Jobs naming it"] == "ml (2)" and details["spec.priority"] == "1-29"
     fresh = GryviaPriority.model_validate({"metadata": {"name": "u"}, "spec": {"value": 5}})
     assert priority_row(fresh)[3:] == ["pending", "-"]
+
+
+def test_job_priority_and_preemption_texts() -> None:
+    from gryvia_cli.core.jobs import preemption_text, priority_text, summarize_job
+
+    job = {
+        "metadata": {"name": "low", "namespace": "ml"},
+        "spec": {"priority": 10, "gpus": 1, "image": "i", "type": "training"},
+        "status": {
+            "phase": "Preempted",
+            "preemptions": 2,
+            "conditions": [
+                {
+                    "type": "Preempted",
+                    "status": "True",
+                    "reason": "PreemptedByPriority",
+                    "message": "preempted by ml/high (priority 10000 > 1000); requeued once ...",
+                }
+            ],
+        },
+    }
+    s = summarize_job(job)
+    assert priority_text(s) == "10"
+    assert preemption_text(s) == "preempted 2 times, last by ml/high"
+    assert not s.terminal  # requeued: waits and follows go on
+    named = summarize_job({**job, "spec": {**job["spec"], "priorityClassName": "urgent"}})
+    assert priority_text(named) == "urgent (GryviaPriority)"
+    done = summarize_job({**job, "status": {"phase": "Preempted"}})
+    assert done.terminal and preemption_text(done) == ""

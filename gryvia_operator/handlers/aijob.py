@@ -185,7 +185,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         if not observed.workloads:  # the admission gate: only before anything is created
             decision = gate.combine(rt, job, body, decision)
             decision = await priority.preempt(rt, job, body, decision)
-        observed = replace(observed, admission=decision)
+        below = priority.preempts_below(rt, job, body)
+        observed = replace(observed, admission=decision, preempts_below=below)
     outcome = reconcile_job(job, observed, rt.config, now)
     if outcome.actions:
         found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))

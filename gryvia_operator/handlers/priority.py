@@ -63,6 +63,15 @@ def _value_of(body: Mapping[str, Any], known: Mapping[str, int]) -> int:
     return rules.priority_value(body.get("spec") or {}, meta.get("annotations") or {}, known)
 
 
+def preempts_below(rt: Runtime, job: GryviaAIJob, body: Mapping[str, Any]) -> int | None:
+    """The priority below which `job`'s pods may preempt others on full nodes (the job's
+    value), None without priorities, with policy Never, or for priority 0 or less."""
+    if not rt.config.priorities or _policy_of(rt, job) == "Never":
+        return None
+    value = _value_of(body, values(rt))
+    return value if value > 0 else None
+
+
 async def preempt(
     rt: Runtime, job: GryviaAIJob, body: Mapping[str, Any], decision: AdmissionDecision
 ) -> AdmissionDecision:

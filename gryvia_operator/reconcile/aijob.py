@@ -20,7 +20,11 @@ from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
-from gryvia_operator.reconcile.priority import carried_retries, requeued_status
+from gryvia_operator.reconcile.priority import (
+    carried_retries,
+    preemption_survivors,
+    requeued_status,
+)
 from gryvia_operator.reconcile.status import (
     OWNED_STATUS_KEYS,
     WorkloadSummary,
@@ -71,6 +75,9 @@ class Observed:
     """API server refusals (422) of children this job asked for: its spec cannot run."""
     admission: AdmissionDecision = ALLOW
     """The quota gate's verdict for this job while it is Pending or Queued."""
+    preempts_below: int | None = None
+    """With priorities: the job's pods may preempt pods of a lower priority than this (their
+    GPUs count as free for placement; the kube-scheduler preempts them). None: no preemption."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +237,8 @@ def _place(
             conditions, Cond.SCHEDULED, "True", Reason.CPU_ONLY, Msg.CPU_ONLY, now, gen
         )
         return None
-    placement = select_nodes(job, observed.nodes, observed.node_pods)
+    pods = preemption_survivors(observed.node_pods, observed.preempts_below)
+    placement = select_nodes(job, observed.nodes, pods)
     if not placement.ok:
         status["conditions"] = set_condition(
             conditions,

@@ -31,6 +31,7 @@ from gryvia_operator.api.priority import (
     band_for,
 )
 from gryvia_operator.reconcile.status import get_condition, set_condition, timestamp
+from gryvia_operator.reconcile.views import PodView
 
 MANAGED_BY = "gryvia-priority-controller"
 _DROPPED_ON_REQUEUE = (
@@ -272,3 +273,11 @@ def preempted_at(job: GryviaAIJob) -> datetime | None:
     conditions = job.status.conditions if job.status else None
     cond = next((c for c in conditions or [] if c.type == COND_PREEMPTED), None)
     return cond.last_transition_time if cond else None
+
+
+def preemption_survivors(pods: Iterable[PodView], below: int | None) -> tuple[PodView, ...]:
+    """The bound pods a job's placement must leave alone: all of them (`below` None), else
+    those of priority `below` or more (the scheduler may preempt the others for it)."""
+    if below is None:
+        return tuple(pods)
+    return tuple(p for p in pods if p.priority >= below)

@@ -6,7 +6,7 @@
   phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
   its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
   again once the high job ended, metered as two runs (the first sealed); the pods carry the
-  table's PriorityClasses;
+  table's PriorityClasses; a priority-90 job takes full nodes through the scheduler's preemption;
 - `gryvia priority create|list|get|delete` against the API server.
 """
 
@@ -238,3 +238,35 @@ def test_priority_cli_create_list_get_delete(
     missing = gryvia("priority", "get", name)
     assert missing.returncode != 0 and "gryvia priority list" in missing.stderr
     wait_for(lambda: _class(sandbox, name) is None, what="its class collected")
+
+
+def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
+    sandbox: SandboxHandle, ns: str
+) -> None:
+    """No quota: both H100 nodes full of priority-10 jobs; a priority-90 job is placed anyway
+    and the kube-scheduler preempts one low pod for it (its Job replaces the pod, which waits:
+    a disruption, not a retry)."""
+    for name in ("fill-a", "fill-b"):
+        create(sandbox, ns, sh_job(name, gpus=8, gpu_type="H100", script="sleep 600", priority=10))
+    for name in ("fill-a", "fill-b"):
+        wait_phase(sandbox, ns, name, "Running", timeout=180)
+    create(sandbox, ns, sh_job("urgent", gpus=8, gpu_type="H100", script="sleep 600", priority=90))
+    wait_phase(sandbox, ns, "urgent", "Running", timeout=180)
+    pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=urgent")["items"]
+    assert [p["spec"]["priority"] for p in pods] == [10000]
+
+    def one_low_waits() -> list[str] | None:
+        items = kubectl_json(sandbox, "get", "pods", "-n", ns)["items"]
+        waiting = [
+            p["metadata"]["labels"]["gryvia.io/job"]
+            for p in items
+            if p["metadata"]["labels"].get("gryvia.io/job", "").startswith("fill-")
+            and p["status"].get("phase") == "Pending"
+            and not p["metadata"].get("deletionTimestamp")
+        ]
+        return waiting or None
+
+    waiting = wait_for(one_low_waits, timeout=120, what="a preempted low pod waiting again")
+    assert len(waiting) == 1
+    for name in ("fill-a", "fill-b"):
+        assert get_job(sandbox, ns, name)["status"].get("retries", 0) == 0  # not a failure

@@ -197,3 +197,17 @@ def test_each_run_has_its_own_usage_record_and_the_previous_is_sealed() -> None:
     rec2 = build_usage_record(second, tenant="t", rate=rate, gpu_type="L40", now=NOW)
     assert rec2 is not None and rec2["metadata"]["name"] == usage_record_name("u1", 1)
     assert rec2["metadata"]["name"] == "usage-u1-1"
+
+
+def test_placement_leaves_only_pods_of_equal_or_higher_priority() -> None:
+    from gryvia_operator.reconcile.placement import select_nodes
+    from gryvia_operator.reconcile.views import PodView
+    from tests.builders import gpu_node
+
+    node = gpu_node("h100-a", "H100", 8)
+    pods = (PodView("ml", "low-0", node_name="h100-a", phase="Running", gpus=8, priority=1000),)
+    job = make_job("urgent").gpus(8).gpu_type("H100").model()
+    assert not select_nodes(job, (node,), rules.preemption_survivors(pods, None)).ok
+    assert select_nodes(job, (node,), rules.preemption_survivors(pods, 10000)).ok
+    assert not select_nodes(job, (node,), rules.preemption_survivors(pods, 1000)).ok
+    assert PodView.from_pod({"metadata": {}, "spec": {"priority": 42}}).priority == 42

@@ -179,6 +179,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "priority",
+            _C + "priority",
+            "Tenancy",
+            "Job priorities: create, list, show and delete them.",
+        ),
+        ("priorities",),
+    ),
+    (
+        LazyCommand(
             "quota",
             _C + "quota",
             "Tenancy",

@@ -77,6 +77,9 @@ class OperatorSettings(BaseSettings):
     """Address ranges hooks may reach despite the SSRF guard (e.g. an in-cluster receiver)."""
     job_hook_workers: int = Field(default=4, ge=1, le=64)
     """Hook deliveries in flight at once."""
+    # --- priorities and preemption (issue 18 part 3) ---
+    enable_priorities: bool = False
+    """GryviaPriority -> PriorityClass, pods' priorityClassName, preemption in full quotas."""
     # Reservations (issue 18 part 2).
     enable_reservations: bool = False
     """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
@@ -186,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run the GryviaReservation controller (env GRYVIA_OPERATOR_ENABLE_RESERVATIONS); "
         "default off",
+    )
+    # --- priorities and preemption (issue 18 part 3) ---
+    add(
+        "--enable-priorities",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="GryviaPriority controller, pod PriorityClasses and preemption of lower-priority "
+        "jobs in a full quota (env GRYVIA_OPERATOR_ENABLE_PRIORITIES); default off",
     )
     return p
 

@@ -22,6 +22,7 @@ from gryvia_operator.api.names import (
     JOB_POD_LABELS,
     POD_INDEX_LABEL,
 )
+from gryvia_operator.api.preemption import requeue_pending
 
 if TYPE_CHECKING:  # the models load pydantic: only views that show a blocker pay for it
     from pydantic import BaseModel
@@ -71,6 +72,10 @@ class JobSummary:
     timeout: str
     conditions: tuple[Mapping[str, Any], ...] = field(default=())
     nodes_allocated: tuple[str, ...] = field(default=())
+    priority_class: str = ""
+    """`spec.priorityClassName` (a GryviaPriority), "" when unset."""
+    preemptions: int = 0
+    """`status.preemptions`: times a higher-priority job preempted it."""
     pending_raw: Mapping[str, Any] | None = field(default=None, repr=False)
     """`status.pending` as stored; read it through `pending`."""
     estimate_raw: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -111,7 +116,10 @@ class JobSummary:
 
     @property
     def terminal(self) -> bool:
-        """True once the job reached a terminal phase."""
+        """True once the job reached a terminal phase; a job preempted by priority is not
+        (it is requeued and runs again: waits and follows go on)."""
+        if requeue_pending({"phase": self.phase, "conditions": self.conditions}):
+            return False
         return is_terminal(self.phase)
 
     def condition(self, kind: str) -> Mapping[str, Any] | None:
@@ -156,7 +164,27 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         nodes_allocated=tuple(str(n) for n in status.get("nodesAllocated") or []),
         pending_raw=_map(status.get("pending")) or None,
         estimate_raw=_map(status.get("estimatedStart")) or None,
+        priority_class=str(spec.get("priorityClassName") or ""),
+        preemptions=_int(status.get("preemptions")),
     )
+
+
+def priority_text(job: JobSummary) -> str:
+    """The job's priority as shown: `90`, or `urgent (GryviaPriority)` when it names one."""
+    if job.priority_class:
+        return f"{job.priority_class} (GryviaPriority)"
+    return str(job.priority)
+
+
+def preemption_text(job: JobSummary) -> str:
+    """`preempted 2 times, last by ns/high` ("" when never preempted)."""
+    if job.preemptions <= 0:
+        return ""
+    cond = job.condition("Preempted") or {}
+    text = str(cond.get("message") or "")
+    who = text.split("preempted by ", 1)[1].split(" ", 1)[0] if "preempted by " in text else ""
+    times = "1 time" if job.preemptions == 1 else f"{job.preemptions} times"
+    return f"preempted {times}" + (f", last by {who}" if who else "")
 
 
 def _model(model: type[M], value: Mapping[str, Any] | None) -> M | None:

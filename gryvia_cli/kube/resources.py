@@ -29,6 +29,7 @@ from gryvia_operator.api.resources import (
     NAMESPACE,
     NODE,
     POD,
+    PRIORITY,
     QUOTA,
     RESERVATION,
     TENANT,
@@ -56,6 +57,7 @@ __all__ = [
     "NODE",
     "NOUNS",
     "POD",
+    "PRIORITY",
     "QUOTA",
     "RESERVATION",
     "TENANT",
@@ -81,6 +83,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     JOBHOOK: ("jobhook", "jobhooks", "job-hook", "job-hooks"),
     LEDGER_ENTRY: ("ledgerentry", "ledgerentries", "ledger-entry", "ledger-entries"),
     INVOICE: ("invoice", "invoices"),
+    PRIORITY: ("priority", "priorities"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -20,6 +20,8 @@ from gryvia_cli.core.jobs import (
     bound_nodes,
     durations,
     gpu_text,
+    preemption_text,
+    priority_text,
     replica_of_pod,
     summarize_job,
 )
@@ -132,7 +134,11 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         _line(
             "Distributed", f"{s.pods} pods, {dist.get('framework') or 'pytorch'}, backend {backend}"
         )
-    _line("Limits", f"timeout {s.timeout or 'none'}, priority {s.priority}, retries {s.retries}")
+    _line(
+        "Limits", f"timeout {s.timeout or 'none'}, priority {priority_text(s)}, retries {s.retries}"
+    )
+    if s.preemptions:
+        _line("Preempted", preemption_text(s).removeprefix("preempted "))
     status = s.phase + (" (cancel requested)" if s.cancel_requested and not s.terminal else "")
     _line("Phase", Marked(status, phase_marker(s.phase)))
     if s.message:

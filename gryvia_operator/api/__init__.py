@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from gryvia_operator.api.invoice import INVOICE_KIND, GryviaInvoice
     from gryvia_operator.api.jobhook import JOBHOOK_KIND, GryviaJobHook
     from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND, GryviaLedgerEntry
+    from gryvia_operator.api.priority import PRIORITY_KIND, GryviaPriority
     from gryvia_operator.api.quota import QUOTA_KIND, GryviaQuota
     from gryvia_operator.api.registry import ALL_KINDS, kind_info, parse_object
     from gryvia_operator.api.reservation import RESERVATION_KIND, GryviaReservation
@@ -81,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "GryviaLedgerEntry": "gryvia_operator.api.ledger",
     "INVOICE_KIND": "gryvia_operator.api.invoice",
     "LEDGER_ENTRY_KIND": "gryvia_operator.api.ledger",
+    "GryviaPriority": "gryvia_operator.api.priority",
     "GryviaQuota": "gryvia_operator.api.quota",
     "GryviaReservation": "gryvia_operator.api.reservation",
     "GryviaTenant": "gryvia_operator.api.tenant",
@@ -91,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "MAX_TOTAL_GPUS": "gryvia_operator.api.helpers",
     "ObjectMeta": "gryvia_operator.api.base",
     "PENDING_PHASES": "gryvia_operator.api.helpers",
+    "PRIORITY_KIND": "gryvia_operator.api.priority",
     "QUOTA_KIND": "gryvia_operator.api.quota",
     "RESERVATION_KIND": "gryvia_operator.api.reservation",
     "TENANT_KIND": "gryvia_operator.api.tenant",
@@ -138,6 +141,7 @@ __all__ = [
     "LEDGER_ENTRY_KIND",
     "MAX_TOTAL_GPUS",
     "PENDING_PHASES",
+    "PRIORITY_KIND",
     "QUOTA_KIND",
     "RESERVATION_KIND",
     "TENANT_KIND",
@@ -158,6 +162,7 @@ __all__ = [
     "GryviaInvoice",
     "GryviaJobHook",
     "GryviaLedgerEntry",
+    "GryviaPriority",
     "GryviaQuota",
     "GryviaReservation",
     "GryviaTenant",

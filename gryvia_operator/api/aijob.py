@@ -157,7 +157,12 @@ class GryviaAIJobSpec(GryviaModel):
     volume_mounts: list[VolumeMount] | None = None
     """Extra mounts of the trainer container."""
     priority: Annotated[Int32, SchemaExtra({"x-kubernetes-validations": [_PRIORITY_RULE]})] = 0
-    """0..100; bucketed by tens into Kueue WorkloadPriorityClasses."""
+    """0..100; bucketed by tens into Kueue WorkloadPriorityClasses. With priorities enabled,
+    mapped to a GryviaPriority by the table of docs/priorities.md unless priorityClassName is
+    set."""
+    priority_class_name: Str253 | None = None
+    """A GryviaPriority (its PriorityClass of the same name goes on the pods); wins over
+    `priority`. Only with the operator's priorities enabled."""
     retry_limit: NonNegativeInt32 = 0
     """Failed pods tolerated before the job fails (batch Job backoffLimit)."""
     timeout: Annotated[str, StringConstraints(max_length=64, pattern=DURATION_PATTERN)] | None = (
@@ -260,6 +265,11 @@ class GryviaAIJobStatus(GryviaModel):
     """Why the job waits, with numbers (only while Pending, Queued or suspended)."""
     estimated_start: EstimatedStart | None = None
     """When it should start: a range, or unknown with the reason (only while it waits)."""
+    preemptions: NonNegativeInt32 | None = None
+    """Times a higher-priority job preempted this one (each time it was requeued)."""
+    carried_retries: NonNegativeInt32 | None = None
+    """Failed pods of runs before the last preemption; `retries` includes them and the new
+    run's batch Job may fail only `retryLimit - carriedRetries` more pods."""
 
 
 class GryviaAIJob(GryviaResource):

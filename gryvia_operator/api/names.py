@@ -47,6 +47,8 @@ NODE_LABELS: Final = (
 # Annotations read on a GryviaAIJob.
 ANNOTATION_CANCEL: Final = "gryvia.io/cancel"
 ANNOTATION_PRIORITY_CLASS: Final = "gryvia.io/priority-class"
+LABEL_PRIORITY: Final = "gryvia.io/priority"
+"""On a PriorityClass Gryvia manages: the GryviaPriority that owns it."""
 ANNOTATION_PLACEMENT_STRATEGY: Final = "gryvia.io/placement-strategy"
 
 # Annotations written on pod templates.
@@ -154,6 +156,7 @@ def saved_logs_name(job_name: str) -> str:
     return f"{job_name}-logs"
 
 
-def usage_record_name(job_uid: str) -> str:
-    """The usage record of one job run: `usage-<job uid>`."""
-    return f"{USAGE_RECORD_PREFIX}{job_uid}"
+def usage_record_name(job_uid: str, run: int = 0) -> str:
+    """The usage record of one job run: `usage-<job uid>` for the first run, and
+    `usage-<job uid>-<n>` for the run after the job's n-th preemption (it was requeued)."""
+    return f"{USAGE_RECORD_PREFIX}{job_uid}" + (f"-{run}" if run > 0 else "")

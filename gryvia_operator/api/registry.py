@@ -12,6 +12,7 @@ from gryvia_operator.api.gpusku import GPUSKU_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
 from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
+from gryvia_operator.api.priority import PRIORITY_KIND
 from gryvia_operator.api.quota import QUOTA_KIND
 from gryvia_operator.api.reservation import RESERVATION_KIND
 from gryvia_operator.api.tenant import TENANT_KIND
@@ -29,6 +30,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     JOBHOOK_KIND,
     LEDGER_ENTRY_KIND,
     INVOICE_KIND,
+    PRIORITY_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

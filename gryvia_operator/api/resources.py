@@ -78,6 +78,7 @@ BUDGET = _gryvia("GryviaBudget", "gbud", namespaced=False)
 JOBHOOK = _gryvia("GryviaJobHook", "gjh", namespaced=True)
 LEDGER_ENTRY = Resource("GryviaLedgerEntry", GROUP, VERSION, "gryvialedgerentries", False, ("gle",))
 INVOICE = _gryvia("GryviaInvoice", "ginv", namespaced=False)
+PRIORITY = Resource("GryviaPriority", GROUP, VERSION, "gryviapriorities", False, ("gprio",))
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -91,6 +92,7 @@ GRYVIA: tuple[Resource, ...] = (
     JOBHOOK,
     LEDGER_ENTRY,
     INVOICE,
+    PRIORITY,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
@@ -118,6 +120,9 @@ VALIDATING_WEBHOOKS = Resource(
     "validatingwebhookconfigurations",
     namespaced=False,
 )
+PRIORITY_CLASS = Resource(
+    "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False
+)
 KOPF_PEERINGS = Resource("ClusterKopfPeering", "kopf.dev", "v1", "clusterkopfpeerings", False)
 
 BUILTIN: tuple[Resource, ...] = (
@@ -140,6 +145,7 @@ BUILTIN: tuple[Resource, ...] = (
     LEASE,
     VALIDATING_WEBHOOKS,
     KOPF_PEERINGS,
+    PRIORITY_CLASS,
 )
 """The built-in (and kopf) kinds Gryvia reads or writes."""
 

@@ -111,6 +111,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             job_hook_allowed_cidrs=tuple(s.job_hook_allowed_cidrs),
             job_hook_workers=s.job_hook_workers,
             reservations=s.enable_reservations,
+            priorities=s.enable_priorities,
         ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,

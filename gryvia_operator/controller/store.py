@@ -37,6 +37,8 @@ RESERVATIONS = "gryvia_reservations"
 """GryviaReservations with their status (indexed only with --enable-reservations)."""
 GATE_BUDGETS = "gryvia_gate_budgets"
 """GryviaBudgets the admission gate reads (indexed only while the gate is on)."""
+PRIORITIES = "gryvia_priorities"
+"""GryviaPriorities (indexed only with priorities enabled): name -> body."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -49,6 +51,7 @@ INDEX_IDS = (
     BUDGETS,
     GATE_BUDGETS,
     RESERVATIONS,
+    PRIORITIES,
 )
 
 

@@ -25,6 +25,7 @@ from gryvia_operator.api.names import LABEL_GPU, usage_record_name
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun
 from gryvia_operator.api.pricing import default_catalog, select_rate
+from gryvia_operator.api.priority import requeue_pending, run_index
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
@@ -33,7 +34,9 @@ from gryvia_operator.reconcile.metering import (
     build_usage_record,
     needs_update,
     run_window,
+    sealed_previous_run,
 )
+from gryvia_operator.reconcile.priority import job_run
 from gryvia_operator.reconcile.quotas import job_view, quota_status
 from gryvia_operator.reconcile.tenancy import tenant_status
 
@@ -150,7 +153,7 @@ class Accounting:
         gpu_type = self._billed_type(job)
         rate = select_rate(gpu_type, skus, owner.spec.allowed_skus if owner else None)
         now = rt.clock()
-        key = (job.namespace, usage_record_name(job.metadata.uid or ""))
+        key = (job.namespace, usage_record_name(job.metadata.uid or "", job_run(job)))
         stored = self.records.get(key) or rt.indices.first(USAGE, key)
         pods = rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
         return build_usage_record(
@@ -215,6 +218,9 @@ class Accounting:
 
         wanted = []
         for body in self.rt.indices.all_values(AIJOBS):
+            sealed = self.previous_run(body)  # requeued after a preemption
+            if sealed is not None:
+                wanted.append(sealed)
             if not _ran(body):
                 continue
             for job in parse_valid(GryviaAIJob, [body]):  # one model alive at a time
@@ -225,10 +231,27 @@ class Accounting:
         for key in [k for k, rec in self.records.items() if _indexed(self.rt, k, rec)]:
             del self.records[key]  # the watch has caught up with our write
 
+    def previous_run(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The sealed record of the run before a requeued job's last preemption, when that
+        record is still open (`reconcile.metering.sealed_previous_run`)."""
+        status = body.get("status") or {}
+        run = run_index(status)
+        if run == 0 or requeue_pending(status):
+            return None
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", "")), run - 1))
+        stored = self.records.get(key) or self.rt.indices.first(USAGE, key)
+        if stored is None or (stored.get("spec") or {}).get("final"):
+            return None
+        for job in parse_valid(GryviaAIJob, [body]):
+            return sealed_previous_run(job, stored)
+        return None
+
     async def on_job_deleted(self, body: Mapping[str, Any]) -> None:
         """Close the open record of a job deleted while it ran (billed up to now)."""
         meta = body.get("metadata") or {}
-        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", ""))))
+        run = run_index(body.get("status") or {})
+        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", "")), run))
         existing = self.records.get(key) or self.rt.indices.first(USAGE, key)
         if existing is not None and (existing.get("spec") or {}).get("final"):
             return
@@ -313,7 +336,8 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, acc: Accounting) -> N
             return
         phase = (body.get("status") or {}).get("phase")
         meta = body.get("metadata") or {}
-        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", ""))))
+        run = run_index(body.get("status") or {})
+        key = (str(meta.get("namespace", "")), usage_record_name(str(meta.get("uid", "")), run))
         started = phase == "Running" and rt.indices.first(USAGE, key) is None
         if phase in TERMINAL_PHASES or (started and key not in acc.records):
             acc.kick.set()  # a run began (open its record) or ended (seal it)

@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import gate, pending, reservation
+from gryvia_operator.handlers import gate, pending, priority, reservation
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -186,7 +186,9 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         decision = admission_for(rt, body)
         if not observed.workloads:  # the admission gate: only before anything is created
             decision = gate.combine(rt, job, body, decision)
-        observed = replace(observed, admission=decision)
+            decision = await priority.preempt(rt, job, body, decision)
+        below = priority.preempts_below(rt, job, body)
+        observed = replace(observed, admission=decision, preempts_below=below)
     outcome = reconcile_job(job, observed, rt.config, now)
     if outcome.actions:
         found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))

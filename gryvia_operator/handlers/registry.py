@@ -29,6 +29,7 @@ from gryvia_operator.handlers import (
     node,
     pod,
     policy,
+    priority,
     reservation,
     tenant,
 )
@@ -70,7 +71,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     """A kopf registry with every handler of this operator; `configuration` is the official
     client's Configuration that kopf logs in with."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate):
+    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate, priority):
         module.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)

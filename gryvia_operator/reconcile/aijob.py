@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from gryvia_operator.api import DurationError, GryviaAIJob, JobPhase
 from gryvia_operator.api.names import ANNOTATION_CANCEL
+from gryvia_operator.api.priority import requeue_pending
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
@@ -19,6 +20,11 @@ from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
+from gryvia_operator.reconcile.priority import (
+    carried_retries,
+    preemption_survivors,
+    requeued_status,
+)
 from gryvia_operator.reconcile.status import (
     OWNED_STATUS_KEYS,
     WorkloadSummary,
@@ -69,6 +75,9 @@ class Observed:
     """API server refusals (422) of children this job asked for: its spec cannot run."""
     admission: AdmissionDecision = ALLOW
     """The quota gate's verdict for this job while it is Pending or Queued."""
+    preempts_below: int | None = None
+    """With priorities: the job's pods may preempt pods of a lower priority than this (their
+    GPUs count as free for placement; the kube-scheduler preempts them). None: no preemption."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,11 @@ def reconcile_job(
     if phase in STICKY_PHASES:
         status["completionTime"] = status.get("completionTime") or timestamp(now)
         return Reconciliation((), status)
+    if phase in STOPPED_PHASES and requeue_pending(status):  # preempted by priority
+        if observed.workloads or observed.pods:  # wait until its pods are gone
+            retry = config.conflict_retry_seconds
+            return Reconciliation(_deletes(observed.workloads), status, retry)
+        return Reconciliation((), requeued_status(status, now, gen), 0.0)
     if phase in STOPPED_PHASES:
         status["completionTime"] = status.get("completionTime") or timestamp(now)
         return Reconciliation(_deletes(observed.workloads), status)
@@ -223,7 +237,8 @@ def _place(
             conditions, Cond.SCHEDULED, "True", Reason.CPU_ONLY, Msg.CPU_ONLY, now, gen
         )
         return None
-    placement = select_nodes(job, observed.nodes, observed.node_pods)
+    pods = preemption_survivors(observed.node_pods, observed.preempts_below)
+    placement = select_nodes(job, observed.nodes, pods)
     if not placement.ok:
         status["conditions"] = set_condition(
             conditions,
@@ -324,7 +339,7 @@ def _apply_summary(
         phase = JobPhase.RUNNING
     status["phase"] = phase.value
     status["message"] = message
-    status["retries"] = summary.retries
+    status["retries"] = summary.retries + carried_retries(job)
     status["replicasReady"] = summary.replicas_ready
     if phase in (JobPhase.RUNNING, JobPhase.SUCCEEDED, JobPhase.FAILED):
         status["startTime"] = status.get("startTime") or summary.start_time or timestamp(now)

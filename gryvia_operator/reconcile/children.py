@@ -20,6 +20,7 @@ from gryvia_operator.reconcile.podtemplate import (
     child_metadata,
     selector_labels,
 )
+from gryvia_operator.reconcile.priority import remaining_backoff
 
 WORKLOAD_KINDS: dict[WorkloadKind, str] = {"job": "Job", "statefulset": "StatefulSet"}
 """Workload kind of the spec -> Kubernetes kind."""
@@ -45,7 +46,7 @@ def build_batch_job(job: GryviaAIJob, config: ReconcileConfig | None = None) -> 
         "completionMode": "Indexed",
         "completions": pods,
         "parallelism": pods,
-        "backoffLimit": max(spec.retry_limit, 0),
+        "backoffLimit": remaining_backoff(job),
         "suspend": spec.suspend,
         "podFailurePolicy": {
             "rules": [

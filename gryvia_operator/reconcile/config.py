@@ -37,3 +37,5 @@ class ReconcileConfig:
     """Hook deliveries in flight at once."""
     reservations: bool = False
     """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""
+    priorities: bool = False
+    """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""

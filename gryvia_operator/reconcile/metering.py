@@ -24,6 +24,7 @@ from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import API_VERSION, LABEL_JOB, LABEL_TENANT, usage_record_name
 from gryvia_operator.api.pricing import Rate
+from gryvia_operator.reconcile.priority import job_run, preempted_at
 from gryvia_operator.reconcile.views import PodView
 
 
@@ -146,11 +147,47 @@ def build_usage_record(
         "apiVersion": API_VERSION,
         "kind": "GryviaUsageRecord",
         "metadata": {
-            "name": usage_record_name(uid),
+            "name": usage_record_name(uid, job_run(job)),
             "namespace": job.namespace,
             "labels": {LABEL_TENANT: tenant, LABEL_JOB: job.name},
         },
         "spec": spec,
+    }
+
+
+def sealed_previous_run(
+    job: GryviaAIJob, stored: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The record of the run before the job's last preemption, sealed, when the job was
+    requeued before a metering pass sealed it (None when there is nothing to seal).
+
+    That run ended when it was preempted (the Preempted condition's time): GPU-hours and cost
+    are recomputed from the stored start and rate up to then.
+    """
+    spec = (stored or {}).get("spec") or {}
+    when = preempted_at(job)
+    if stored is None or spec.get("final") or when is None or job_run(job) == 0:
+        return None
+    start = _when(str(spec.get("start") or ""))
+    if start is None:
+        return None
+    end = max(when, start)
+    gpus = int(spec.get("gpus") or 0)
+    hours = gpu_hours(gpus, start, end)
+    rate = float(spec.get("rate") or 0.0)
+    sealed = {
+        **spec,
+        "gpuHours": round(hours, 6),
+        "cost": round(hours * rate, 6),
+        "final": True,
+        "end": _rfc3339(end),
+    }
+    meta = stored.get("metadata") or {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "GryviaUsageRecord",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "labels") if k in meta},
+        "spec": sealed,
     }
 
 

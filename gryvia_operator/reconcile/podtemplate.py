@@ -9,7 +9,6 @@ from gryvia_operator.api.gputype import gpu_resource_name, mig_profile
 from gryvia_operator.api.names import (
     ANNOTATION_ENV_VERSION,
     ANNOTATION_NETWORKS,
-    ANNOTATION_PRIORITY_CLASS,
     ANNOTATION_RDMA,
     ANNOTATION_SRIOV,
     CONTAINER_NAME,
@@ -34,6 +33,7 @@ from gryvia_operator.api.names import (
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind, build_env
 from gryvia_operator.reconcile.placement import cpu_only_affinity
+from gryvia_operator.reconcile.priority import job_priority_class
 
 
 def owner_reference(job: GryviaAIJob) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def build_pod_template(
         pod["affinity"] = cpu_only_affinity(spec.affinity)
     elif spec.affinity:
         pod["affinity"] = dict(spec.affinity)
-    priority_class = (job.metadata.annotations or {}).get(ANNOTATION_PRIORITY_CLASS)
+    priority_class = job_priority_class(job, config.priorities)
     if priority_class:
         pod["priorityClassName"] = priority_class
     return {

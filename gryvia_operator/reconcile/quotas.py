@@ -197,6 +197,10 @@ def _budget_spent(state: QuotaState) -> bool:
     )
 
 
+budget_spent = _budget_spent
+"""True when the quota's hard monthly budget is spent (its jobs wait whatever else frees)."""
+
+
 def plan(state: QuotaState) -> dict[str, Decision]:
     """Decide every held job of one quota, in release order, without backfilling past a job
     that must wait (so big jobs are not starved by small ones). Returns key -> Decision."""

@@ -23,6 +23,8 @@ OWNED_STATUS_KEYS = (
     "replicasReady",
     "pending",
     "estimatedStart",
+    "preemptions",
+    "carriedRetries",
 )
 """status keys the AIJob reconciler writes; every other key belongs to someone else."""
 

@@ -132,6 +132,8 @@ class PodView:
     """MIG slices requested per profile (`nvidia.com/mig-*` requests, else limits)."""
     unschedulable: bool = False
     """The scheduler found no node for it (condition PodScheduled=False, Unschedulable)."""
+    priority: int = 0
+    """`spec.priority` (from its PriorityClass): the scheduler may preempt it for higher ones."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
@@ -170,6 +172,7 @@ class PodView:
                 and c.get("reason") == "Unschedulable"
                 for c in status.get("conditions") or []
             ),
+            priority=_int(spec.get("priority")),
             **_container_times(status.get("containerStatuses")),
         )
 

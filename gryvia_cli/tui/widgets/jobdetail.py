@@ -17,7 +17,14 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gryvia_cli.core.events import event_time, sort_events
-from gryvia_cli.core.jobs import JobSummary, durations, gpu_text, sort_pods
+from gryvia_cli.core.jobs import (
+    JobSummary,
+    durations,
+    gpu_text,
+    preemption_text,
+    priority_text,
+    sort_pods,
+)
 from gryvia_cli.core.spend import JobCost
 from gryvia_cli.core.timefmt import age, format_seconds
 from gryvia_cli.tui.rows import money, phase_cell
@@ -112,7 +119,8 @@ class JobOverview(Static):
                 ("type", job.job_type or "-"),
                 ("image", job.image or "-"),
                 ("gpus", gpu_text(job)),
-                ("priority", str(job.priority)),
+                ("priority", priority_text(job)),
+                *([("preempted", preemption_text(job))] if job.preemptions else []),
                 ("timeout", job.timeout or "-"),
                 ("storage", str(spec.get("storage") or "-")),
                 ("command", command or "-"),

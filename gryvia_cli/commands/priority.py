@@ -1,0 +1,166 @@
+"""`gryvia priority create|list|get|delete`: GryviaPriorities (each owns a PriorityClass)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    emit,
+    info,
+    render_data,
+    render_names,
+    render_table,
+    success,
+    warn,
+)
+
+app = typer.Typer(help="Job priorities: create, list, show and delete them.", no_args_is_help=True)
+NameArg = Annotated[str, typer.Argument(help="Priority name.", show_default=False)]
+
+
+def read_priority(state: Session, name: str) -> dict[str, Any]:
+    """Read one priority; NotFoundError with a hint when it does not exist."""
+    try:
+        return state.access().get(r.PRIORITY, name)
+    except NotFoundError:
+        raise NotFoundError(
+            f'priority "{name}" not found', hint="see 'gryvia priority list'"
+        ) from None
+
+
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    name: NameArg,
+    value: Annotated[
+        int,
+        typer.Option(
+            "--value", help="Priority value; higher wins (-1e9..1e9).", show_default=False
+        ),
+    ],
+    preemption: Annotated[
+        str,
+        typer.Option(
+            "--preemption",
+            help="PreemptLowerPriority (its jobs may preempt lower ones) or Never (they wait).",
+        ),
+    ] = "PreemptLowerPriority",
+    description: Annotated[
+        str | None, typer.Option("--description", help="What the priority is for.")
+    ] = None,
+    output: OutputOpt = None,
+) -> None:
+    """Create or update a priority (server-side apply).
+
+    The operator (with priorities enabled) keeps a PriorityClass of the same name with this
+    value; jobs use it with `spec.priorityClassName: NAME`. Changing the value replaces the
+    PriorityClass (running pods keep the priority they started with).
+
+    Examples:
+      gryvia priority create urgent --value 50000 --description "deadline work"
+      gryvia priority create batch --value 100 --preemption Never
+    """
+    from gryvia_cli.core.priorities import build_priority
+
+    try:
+        body = build_priority(name, value, preemption, description)
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="see 'gryvia priority create --help'") from None
+    state = session(ctx)
+    obj = state.access().apply(r.PRIORITY, body)
+    success(f"priority {name} applied")
+    fmt = state.fmt(output, OutputFormat.name)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+    else:
+        render_names([f"{r.PRIORITY.qualified}/{name}"])
+
+
+@app.command("list")
+def list_priorities(ctx: typer.Context, output: OutputOpt = None) -> None:
+    """List priorities, highest value first.
+
+    Columns NAME, VALUE, PREEMPTION, READY (pending until the operator applied its
+    PriorityClass), USED-BY-SPEC.PRIORITY (the `spec.priority` range the table maps to it);
+    `-o wide` adds PRIORITYCLASS and DESCRIPTION. `-o json|yaml` prints the list.
+
+    Examples:
+      gryvia priority list
+      gryvia priority list -o wide
+    """
+    from gryvia_cli.core.priorities import PRIORITY_COLUMNS, PRIORITY_WIDE_COLUMNS, priority_row
+    from gryvia_operator.api import GryviaPriority
+    from gryvia_operator.api.parse import parse_all
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    data = state.access().list_objects(r.PRIORITY)
+    if render_raw(data, r.PRIORITY, fmt):
+        return
+    found, problems = parse_all(GryviaPriority, data.get("items") or [])
+    for problem in problems:
+        warn(f"skipped an invalid priority: {problem}")
+    if not found:
+        info("No priorities found (the operator creates the table's with priorities enabled).")
+        return
+    found.sort(key=lambda p: (-p.spec.value, p.name))
+    wide = fmt is OutputFormat.wide
+    columns = PRIORITY_WIDE_COLUMNS if wide else PRIORITY_COLUMNS
+    render_table(columns, [priority_row(p, wide) for p in found])
+    info(f"Total: {len(found)} priority(ies)")
+
+
+@app.command("get")
+def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
+    """Show one priority: value, preemption policy, its PriorityClass and the jobs naming it.
+
+    Examples:
+      gryvia priority get gryvia-high
+      gryvia priority get urgent -o yaml
+    """
+    from gryvia_cli.core.priorities import priority_details
+    from gryvia_operator.api import GryviaPriority
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    obj = read_priority(state, name)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names([f"{r.PRIORITY.qualified}/{name}"])
+        return
+    used: dict[str, int] = {}
+    for job in state.access().list_objects(r.AIJOB).get("items") or []:
+        if (job.get("spec") or {}).get("priorityClassName") == name:
+            ns = str((job.get("metadata") or {}).get("namespace", ""))
+            used[ns] = used.get(ns, 0) + 1
+    details = priority_details(GryviaPriority.model_validate(obj), used)
+    width = max(len(label) for label, _ in details) + 2
+    for label, value in details:
+        emit(f"{label + ':':<{width}}{value}")
+
+
+@app.command("delete")
+def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
+    """Delete a priority and, with it, its PriorityClass (running pods keep their priority;
+    new pods of jobs naming it are refused until it exists again).
+
+    Examples:
+      gryvia priority delete urgent --yes
+    """
+    state = session(ctx)
+    read_priority(state, name)
+    if not confirm(f"Delete priority {name}?", yes):
+        raise typer.Exit(1)
+    state.access().delete(r.PRIORITY, name, None)
+    success(f"priority {name} deleted")
+    render_names([f"{r.PRIORITY.qualified}/{name}"])

@@ -68,6 +68,11 @@ class OperatorSettings(BaseSettings):
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger: one GryviaLedgerEntry per sealed usage record."""
+    # Checkpoint guards (GryviaCheckpointGuard, docs/checkpoints.md).
+    enable_checkpoint_guards: bool = False
+    """Serve GryviaCheckpointGuards: checkpoint env, commit records and resume after a loss."""
+    checkpoint_poll_seconds: float = Field(default=5.0, ge=0.2, le=300)
+    """How often the logs of guarded pods are read for committed steps."""
 
     @property
     def effective_log_format(self) -> LogFormat:
@@ -145,6 +150,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
         "default off",
+    )
+    # Checkpoint guards.
+    add(
+        "--enable-checkpoint-guards",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve GryviaCheckpointGuards (env GRYVIA_OPERATOR_ENABLE_CHECKPOINT_GUARDS); "
+        "default off",
+    )
+    add(
+        "--checkpoint-poll-seconds",
+        type=float,
+        help="how often guarded pods' logs are read for committed steps (default 5)",
     )
     return p
 

@@ -15,6 +15,7 @@ from gryvia_operator.api import resources as api
 from gryvia_operator.api.resources import (
     AIJOB,
     BUDGET,
+    CHECKPOINT_GUARD,
     CONFIG_MAP,
     DEPLOYMENT,
     EVENT,
@@ -40,6 +41,7 @@ from gryvia_operator.api.resources import (
 __all__ = [
     "AIJOB",
     "BUDGET",
+    "CHECKPOINT_GUARD",
     "CONFIG_MAP",
     "DEPLOYMENT",
     "EVENT",
@@ -81,6 +83,12 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     JOBHOOK: ("jobhook", "jobhooks", "job-hook", "job-hooks"),
     LEDGER_ENTRY: ("ledgerentry", "ledgerentries", "ledger-entry", "ledger-entries"),
     INVOICE: ("invoice", "invoices"),
+    CHECKPOINT_GUARD: (
+        "checkpointguard",
+        "checkpointguards",
+        "checkpoint-guard",
+        "checkpoint-guards",
+    ),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

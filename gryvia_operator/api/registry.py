@@ -7,6 +7,7 @@ from typing import Any
 from gryvia_operator.api.aijob import AIJOB_KIND
 from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
+from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
@@ -29,6 +30,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     JOBHOOK_KIND,
     LEDGER_ENTRY_KIND,
     INVOICE_KIND,
+    CHECKPOINT_GUARD_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -78,6 +78,7 @@ BUDGET = _gryvia("GryviaBudget", "gbud", namespaced=False)
 JOBHOOK = _gryvia("GryviaJobHook", "gjh", namespaced=True)
 LEDGER_ENTRY = Resource("GryviaLedgerEntry", GROUP, VERSION, "gryvialedgerentries", False, ("gle",))
 INVOICE = _gryvia("GryviaInvoice", "ginv", namespaced=False)
+CHECKPOINT_GUARD = _gryvia("GryviaCheckpointGuard", "gckg", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -91,6 +92,7 @@ GRYVIA: tuple[Resource, ...] = (
     JOBHOOK,
     LEDGER_ENTRY,
     INVOICE,
+    CHECKPOINT_GUARD,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

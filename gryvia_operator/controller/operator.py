@@ -107,6 +107,8 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             admission_fail_open=s.admission_fail_open,
             admission_default_hours=s.admission_default_hours,
             billing_ledger=s.billing_ledger,
+            checkpoint_guards=s.enable_checkpoint_guards,
+            checkpoint_poll_seconds=s.checkpoint_poll_seconds,
         ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,

@@ -35,6 +35,8 @@ BUDGETS = "gryvia_budgets"
 """GryviaBudgets with their status (the budget controller and enforcement)."""
 GATE_BUDGETS = "gryvia_gate_budgets"
 """GryviaBudgets the admission gate reads (indexed only while the gate is on)."""
+CHECKPOINT_GUARDS = "gryvia_checkpoint_guards"
+"""GryviaCheckpointGuards by namespace (indexed only with --enable-checkpoint-guards)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -46,6 +48,7 @@ INDEX_IDS = (
     *TENANCY_INDEX_IDS,
     BUDGETS,
     GATE_BUDGETS,
+    CHECKPOINT_GUARDS,
 )
 
 

@@ -21,6 +21,7 @@ from gryvia_operator.handlers import (
     aijob,
     arrays,
     budget,
+    checkpoint,
     children,
     gate,
     gpunode,
@@ -77,6 +78,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
+    guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
+    if guards is not None:
+        checkpoint.register(registry, rt, guards)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -105,6 +109,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.tasks.append(asyncio.create_task(budgets.loop()))
         if writer is not None:
             rt.tasks.append(asyncio.create_task(writer.loop()))
+        if guards is not None:
+            rt.tasks.append(asyncio.create_task(guards.loop()))
 
     rt.on_synced = start_workers
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gryvia_operator.reconcile.checkpoint import CheckpointPlan
+
 
 @dataclass(frozen=True)
 class ReconcileConfig:
@@ -29,3 +31,9 @@ class ReconcileConfig:
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
+    checkpoint_guards: bool = False
+    """Serve GryviaCheckpointGuards (`--enable-checkpoint-guards`)."""
+    checkpoint_poll_seconds: float = 5.0
+    """How often guarded pods' logs are read for committed steps."""
+    checkpoint: CheckpointPlan | None = None
+    """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""

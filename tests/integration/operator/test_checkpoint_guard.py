@@ -3,6 +3,7 @@ resume from the last committed step, which the trainer's log shows (docs/checkpo
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from gryvia_operator.reconcile.checkpoint import SCHEDULING_GATE, configmap_name
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json, wait_phase
+from tests.support.cli import run_gryvia
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -80,6 +82,18 @@ def volume(sandbox: SandboxHandle, tmp_path: Path) -> Iterator[str]:
         sandbox.kubectl_run("delete", "pv", klass, "--wait=false", check=False)
 
 
+@pytest.fixture
+def env(sandbox: SandboxHandle, tmp_path: Path) -> dict[str, str]:
+    """Environment of `gryvia` subprocesses against the sandbox."""
+    out = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    out |= {
+        "KUBECONFIG": str(sandbox.kubeconfig),
+        "GRYVIA_CONFIG_HOME": str(tmp_path / "config"),
+        "NO_COLOR": "1",
+    }
+    return out
+
+
 def _pods(sandbox: SandboxHandle, ns: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = kubectl_json(
         sandbox, "get", "pods", "-n", ns, "-l", f"{LABEL_JOB}=train"
@@ -102,17 +116,15 @@ def _committed(sandbox: SandboxHandle, ns: str) -> list[int]:
 
 
 def test_a_deleted_pod_of_a_guarded_two_node_job_resumes_from_the_last_committed_step(
-    sandbox: SandboxHandle, ns: str, volume: str
+    sandbox: SandboxHandle, ns: str, volume: str, env: dict[str, str]
 ) -> None:
-    guard = {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaCheckpointGuard",
-        "metadata": {"name": "g"},
-        "spec": {
-            "jobSelector": {"matchLabels": {"checkpoint": "on"}},
-            "checkpointPolicy": {"intervalSeconds": 30},
-        },
-    }
+    made = run_gryvia(
+        "checkpoint", "create", "g", "-l", "checkpoint=on", "--interval", "30", "-n", ns, env=env
+    )
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == "gryviacheckpointguard.gryvia.io/g"
+    bad = run_gryvia("checkpoint", "create", "h", "--interval", "5", "-n", ns, env=env)
+    assert bad.returncode == 2 and "intervalSeconds" in bad.stderr
     job = (
         make_job("train")
         .image("none")
@@ -127,15 +139,14 @@ def test_a_deleted_pod_of_a_guarded_two_node_job_resumes_from_the_last_committed
     for key in ("uid", "generation", "resourceVersion", "namespace"):
         job["metadata"].pop(key, None)
     job["metadata"]["labels"] = {"checkpoint": "on"}
-    create(sandbox, ns, guard)
     create(sandbox, ns, job)
     wait_phase(sandbox, ns, "train", "Running", timeout=120)
 
     first = wait_for(lambda: len(_pods(sandbox, ns)) == 2 and _pods(sandbox, ns), timeout=60)
     for pod in first:  # created gated, released once the ConfigMap existed
         assert SCHEDULING_GATE not in [g["name"] for g in pod["spec"].get("schedulingGates", [])]
-        env = {e["name"] for e in pod["spec"]["containers"][0]["env"]}
-        assert {"GRYVIA_CHECKPOINT_DIR", "GRYVIA_RESUME_STEP"} <= env
+        names = {e["name"] for e in pod["spec"]["containers"][0]["env"]}
+        assert {"GRYVIA_CHECKPOINT_DIR", "GRYVIA_RESUME_STEP"} <= names
     by_rank = {p["metadata"]["annotations"][COMPLETION]: p["metadata"]["name"] for p in first}
     wait_for(
         lambda: "rank 0 starting fresh" in _log(sandbox, ns, by_rank["0"]),
@@ -184,6 +195,15 @@ def test_a_deleted_pod_of_a_guarded_two_node_job_resumes_from_the_last_committed
     assert kubectl_json(sandbox, "get", "gryviaaijob", "-n", ns, "train")["status"]["phase"] in (
         "Running",
     )
+    listed = run_gryvia("checkpoint", "list", "-n", ns, env=env)
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.splitlines()
+    assert header.split() == ["NAME", "SELECTOR", "INTERVAL", "JOBS", "LAST-RESTORE"]
+    assert row.split() == ["g", "checkpoint=on", "30s", "1", "train", "@", "step", str(step)]
+    shown = run_gryvia("checkpoint", "get", "g", "-n", ns, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert f"from step {step} (PodDeleted," in shown.stdout
+    assert re.search(r"Job train: +committed [0-9, ]+; [0-9]+ restore\(s\)", shown.stdout)
 
 
 COMPLETION = "batch.kubernetes.io/job-completion-index"

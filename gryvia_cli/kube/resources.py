@@ -19,6 +19,7 @@ from gryvia_operator.api.resources import (
     CONFIG_MAP,
     DEPLOYMENT,
     EVENT,
+    GPU_SHARING_POLICY,
     GPUNODE,
     GPUSKU,
     INVOICE,
@@ -47,6 +48,7 @@ __all__ = [
     "EVENT",
     "GPUNODE",
     "GPUSKU",
+    "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
     "INVOICE",
     "JOB",
@@ -83,6 +85,12 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     JOBHOOK: ("jobhook", "jobhooks", "job-hook", "job-hooks"),
     LEDGER_ENTRY: ("ledgerentry", "ledgerentries", "ledger-entry", "ledger-entries"),
     INVOICE: ("invoice", "invoices"),
+    GPU_SHARING_POLICY: (
+        "gpusharingpolicy",
+        "gpusharingpolicies",
+        "gpu-sharing-policy",
+        "gpu-sharing-policies",
+    ),
     CHECKPOINT_GUARD: (
         "checkpointguard",
         "checkpointguards",

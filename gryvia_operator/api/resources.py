@@ -79,6 +79,9 @@ JOBHOOK = _gryvia("GryviaJobHook", "gjh", namespaced=True)
 LEDGER_ENTRY = Resource("GryviaLedgerEntry", GROUP, VERSION, "gryvialedgerentries", False, ("gle",))
 INVOICE = _gryvia("GryviaInvoice", "ginv", namespaced=False)
 CHECKPOINT_GUARD = _gryvia("GryviaCheckpointGuard", "gckg", namespaced=True)
+GPU_SHARING_POLICY = Resource(
+    "GryviaGPUSharingPolicy", GROUP, VERSION, "gryviagpusharingpolicies", False, ("ggsp",)
+)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -93,6 +96,7 @@ GRYVIA: tuple[Resource, ...] = (
     LEDGER_ENTRY,
     INVOICE,
     CHECKPOINT_GUARD,
+    GPU_SHARING_POLICY,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

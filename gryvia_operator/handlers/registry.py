@@ -25,6 +25,7 @@ from gryvia_operator.handlers import (
     children,
     gate,
     gpunode,
+    gpusharing,
     ledger,
     node,
     pod,
@@ -81,6 +82,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
+    sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
+    if sharing is not None:
+        gpusharing.register(registry, rt, sharing)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -111,6 +115,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(writer.loop()))
         if guards is not None:
             rt.tasks.append(asyncio.create_task(guards.loop()))
+        if sharing is not None:
+            rt.tasks.append(asyncio.create_task(sharing.loop()))
 
     rt.on_synced = start_workers
 

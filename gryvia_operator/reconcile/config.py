@@ -35,5 +35,11 @@ class ReconcileConfig:
     """Serve GryviaCheckpointGuards (`--enable-checkpoint-guards`)."""
     checkpoint_poll_seconds: float = 5.0
     """How often guarded pods' logs are read for committed steps."""
+    gpu_sharing: bool = False
+    """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
+    device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")
+    """(namespace, name) of the NVIDIA device plugin ConfigMap."""
+    simulate_device_plugin: bool = False
+    """Sandbox only: advertise time-sliced GPUs on node status."""
     checkpoint: CheckpointPlan | None = None
     """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""

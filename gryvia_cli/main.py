@@ -155,6 +155,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "checkpoint",
+            _C + "checkpoint",
+            "Workloads",
+            "Checkpoint guards: save and resume selected jobs.",
+        ),
+        ("checkpoints",),
+    ),
+    (
+        LazyCommand(
             "tenant", _C + "tenant", "Tenancy", "Tenants: create, list, show and delete them."
         ),
         ("tenants",),

@@ -80,6 +80,20 @@ class OperatorSettings(BaseSettings):
     # --- priorities and preemption (issue 18 part 3) ---
     enable_priorities: bool = False
     """GryviaPriority -> PriorityClass, pods' priorityClassName, preemption in full quotas."""
+    # Checkpoint guards (GryviaCheckpointGuard, docs/checkpoints.md).
+    enable_checkpoint_guards: bool = False
+    """Serve GryviaCheckpointGuards: checkpoint env, commit records and resume after a loss."""
+    checkpoint_poll_seconds: float = Field(default=5.0, ge=0.2, le=300)
+    """How often the logs of guarded pods are read for committed steps."""
+    # GPU sharing (GryviaGPUSharingPolicy, docs/gpu-sharing.md).
+    enable_gpu_sharing: bool = False
+    """Serve GryviaGPUSharingPolicies: the device plugin ConfigMap and node labels."""
+    device_plugin_config_name: str = "gryvia-device-plugin-config"
+    """Name of the device plugin ConfigMap (the GPU Operator's devicePlugin.config.name)."""
+    device_plugin_config_namespace: str = "gpu-operator"
+    """Namespace of that ConfigMap (the GPU Operator's namespace)."""
+    simulate_device_plugin: bool = False
+    """Sandbox only: advertise time-sliced GPUs on the node status as a device plugin would."""
     # Reservations (issue 18 part 2).
     enable_reservations: bool = False
     """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
@@ -197,6 +211,34 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="GryviaPriority controller, pod PriorityClasses and preemption of lower-priority "
         "jobs in a full quota (env GRYVIA_OPERATOR_ENABLE_PRIORITIES); default off",
+    )
+    # Checkpoint guards.
+    add(
+        "--enable-checkpoint-guards",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve GryviaCheckpointGuards (env GRYVIA_OPERATOR_ENABLE_CHECKPOINT_GUARDS); "
+        "default off",
+    )
+    add(
+        "--checkpoint-poll-seconds",
+        type=float,
+        help="how often guarded pods' logs are read for committed steps (default 5)",
+    )
+    # GPU sharing.
+    add(
+        "--enable-gpu-sharing",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve GryviaGPUSharingPolicies (env GRYVIA_OPERATOR_ENABLE_GPU_SHARING); default off",
+    )
+    add("--device-plugin-config-name", help="device plugin ConfigMap name")
+    add("--device-plugin-config-namespace", help="device plugin ConfigMap namespace")
+    add(
+        "--simulate-device-plugin",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="sandbox only: patch node status as the device plugin would; default off",
     )
     return p
 

@@ -17,6 +17,7 @@ from gryvia_cli.core.jobs import JobSummary, job_of_pod
 from gryvia_cli.core.nodes import (
     GpuNode,
     free_gpus,
+    physical_in_use,
     pod_gpus,
     pod_holds_node,
     pod_slices,
@@ -43,6 +44,8 @@ class TypeCapacity:
     reserved: int = 0
     """Unallocated GPUs on usable nodes a GryviaReservation holds (not part of free)."""
     notes: list[str] = field(default_factory=list)
+    shared_nodes: list[str] = field(default_factory=list)
+    """Time-sliced nodes of this type as `<node> x<replicas>` (their GPUs count once)."""
 
     @property
     def shortfall(self) -> int:
@@ -68,6 +71,7 @@ class TypeCapacity:
             "unavailable": self.unavailable,
             "suspended": self.suspended,
             "reserved": self.reserved,
+            "sharedNodes": list(self.shared_nodes),
             "notes": list(self.notes),
         }
 
@@ -186,11 +190,13 @@ def compute_capacity(
         if not _match(node.gpu_type, gpu_type):
             continue
         row = rows.setdefault(node.gpu_type, TypeCapacity(node.gpu_type))
-        used = allocated.get(node.slot, 0)
+        used = physical_in_use(node, allocated)
         free = free_gpus(node, allocated)
         if node.reserved_for and node.usable:  # held for its owner: not free for others
             row.reserved += free
             free = 0
+        if node.replicas > 1:
+            row.shared_nodes.append(f"{node.name} x{node.replicas}")
         row.nodes += 1
         row.total += node.gpus
         row.allocated += used
@@ -232,6 +238,8 @@ def compute_capacity(
             row.notes.append(f"{plural(row.unavailable, 'GPU')} on unavailable nodes")
         if row.suspended:
             row.notes.append(f"{plural(row.suspended, 'GPU')} of suspended jobs not counted")
+        if row.shared_nodes:
+            row.notes.append(f"time-sliced, physical GPUs counted: {', '.join(row.shared_nodes)}")
     types = sorted(rows.values(), key=lambda t: t.gpu_type.lower())
     totals = TypeCapacity("total")
     for row in types:

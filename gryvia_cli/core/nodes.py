@@ -16,6 +16,7 @@ from gryvia_operator.api.names import LABEL_GPU
 
 GPU_RESOURCE = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 READY_PHASES = ("Ready",)
 
 
@@ -54,6 +55,9 @@ class GpuNode:
     """The GryviaReservation holding the node (Node label gryvia.io/reserved-for), or ""."""
     reserved_by: str = ""
     """The owner of that reservation (Node label gryvia.io/reserved-by), or ""."""
+    replicas: int = 1
+    """Shared units per physical GPU (`nvidia.com/gpu.replicas`, time-slicing); `gpus` stays
+    the physical count, what capacity and cost count."""
 
     @property
     def slot(self) -> str:
@@ -84,7 +88,7 @@ def with_slices(row: GpuNode, node: Mapping[str, Any] | None) -> list[GpuNode]:
     parent = parent_type(row.gpu_type) or row.gpu_type
     whole = replace(row, gpu_type=parent, gpus=_count(allocatable.get(GPU_RESOURCE)))
     extra = [
-        replace(row, gpu_type=slice_type(parent, profile), gpus=count)
+        replace(row, gpu_type=slice_type(parent, profile), gpus=count, replicas=1)
         for name, count in sorted(slices.items())
         if (profile := parse_profile(name)) is not None
     ]
@@ -165,6 +169,7 @@ def gpu_nodes(
             node_ready=ready,
             schedulable=_map((node or {}).get("spec")).get("unschedulable") is not True,
             node_exists=node is not None or trusted,
+            replicas=replicas_of(node),
         )
         out.extend(with_slices(row, node))
     for name, node in by_name.items():
@@ -182,6 +187,7 @@ def gpu_nodes(
             node_ready=ready,
             schedulable=_map(node.get("spec")).get("unschedulable") is not True,
             node_exists=True,
+            replicas=replicas_of(node),
             **facts,
         )
         out.extend(with_slices(row, node))
@@ -263,7 +269,20 @@ def free_gpus(node: GpuNode, allocated: Mapping[str, int]) -> int:
     is not usable)."""
     if not node.usable:
         return 0
-    return max(node.gpus - allocated.get(node.slot, 0), 0)
+    return max(node.gpus - physical_in_use(node, allocated), 0)
+
+
+def physical_in_use(node: GpuNode, allocated: Mapping[str, int]) -> int:
+    """Physical GPUs the pods on `node` hold: the shared units they request divided by the
+    node's time-slicing replicas, rounded up (a pod on a shared GPU holds part of one)."""
+    units = allocated.get(node.slot, 0)
+    return -(-units // node.replicas) if node.replicas > 1 else units
+
+
+def replicas_of(node: Mapping[str, Any] | None) -> int:
+    """Time-slicing replicas from GPU feature discovery's `nvidia.com/gpu.replicas` (1: none)."""
+    labels = _map(_map((node or {}).get("metadata")).get("labels"))
+    return max(_count(labels.get(REPLICAS_LABEL)), 1)
 
 
 def phase_cell(node: GpuNode) -> Marked:

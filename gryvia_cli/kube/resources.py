@@ -15,9 +15,11 @@ from gryvia_operator.api import resources as api
 from gryvia_operator.api.resources import (
     AIJOB,
     BUDGET,
+    CHECKPOINT_GUARD,
     CONFIG_MAP,
     DEPLOYMENT,
     EVENT,
+    GPU_SHARING_POLICY,
     GPUNODE,
     GPUSKU,
     INVOICE,
@@ -41,11 +43,13 @@ from gryvia_operator.api.resources import (
 __all__ = [
     "AIJOB",
     "BUDGET",
+    "CHECKPOINT_GUARD",
     "CONFIG_MAP",
     "DEPLOYMENT",
     "EVENT",
     "GPUNODE",
     "GPUSKU",
+    "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
     "INVOICE",
     "JOB",
@@ -84,6 +88,18 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     LEDGER_ENTRY: ("ledgerentry", "ledgerentries", "ledger-entry", "ledger-entries"),
     INVOICE: ("invoice", "invoices"),
     PRIORITY: ("priority", "priorities"),
+    GPU_SHARING_POLICY: (
+        "gpusharingpolicy",
+        "gpusharingpolicies",
+        "gpu-sharing-policy",
+        "gpu-sharing-policies",
+    ),
+    CHECKPOINT_GUARD: (
+        "checkpointguard",
+        "checkpointguards",
+        "checkpoint-guard",
+        "checkpoint-guards",
+    ),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

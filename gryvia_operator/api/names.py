@@ -100,6 +100,12 @@ ANNOTATION_ARRAY_MAX_PARALLEL: Final = "gryvia.io/array-max-parallel"
 # Reservations.
 ANNOTATION_RESERVATION: Final = "gryvia.io/reservation"
 
+# GPU sharing: the policy that labelled a node (gryvia.io/gpu-sharing=<policy>).
+LABEL_GPU_SHARING: Final = "gryvia.io/gpu-sharing"
+
+# Checkpoint guards: the scheduling gate on a guarded job's pods until their resume step is set.
+GATE_CHECKPOINT_RESTORE: Final = "gryvia.io/checkpoint-restore"
+
 # The sandbox's simulated nodes.
 ANNOTATION_SANDBOX_NODE: Final = "gryvia.io/sandbox"
 

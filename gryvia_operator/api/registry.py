@@ -7,7 +7,9 @@ from typing import Any
 from gryvia_operator.api.aijob import AIJOB_KIND
 from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
+from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
+from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
@@ -31,6 +33,8 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     LEDGER_ENTRY_KIND,
     INVOICE_KIND,
     PRIORITY_KIND,
+    CHECKPOINT_GUARD_KIND,
+    GPU_SHARING_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

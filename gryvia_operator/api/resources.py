@@ -79,6 +79,10 @@ JOBHOOK = _gryvia("GryviaJobHook", "gjh", namespaced=True)
 LEDGER_ENTRY = Resource("GryviaLedgerEntry", GROUP, VERSION, "gryvialedgerentries", False, ("gle",))
 INVOICE = _gryvia("GryviaInvoice", "ginv", namespaced=False)
 PRIORITY = Resource("GryviaPriority", GROUP, VERSION, "gryviapriorities", False, ("gprio",))
+CHECKPOINT_GUARD = _gryvia("GryviaCheckpointGuard", "gckg", namespaced=True)
+GPU_SHARING_POLICY = Resource(
+    "GryviaGPUSharingPolicy", GROUP, VERSION, "gryviagpusharingpolicies", False, ("ggsp",)
+)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -93,6 +97,8 @@ GRYVIA: tuple[Resource, ...] = (
     LEDGER_ENTRY,
     INVOICE,
     PRIORITY,
+    CHECKPOINT_GUARD,
+    GPU_SHARING_POLICY,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

@@ -198,6 +198,20 @@ class KubeApi:
         )
         return bytes(data).decode("utf-8", "replace")
 
+    async def evict(self, name: str, namespace: str) -> bool:
+        """Evict a pod through the Eviction API (it gets condition DisruptionTarget); False
+        when it was already gone. Raises KubeError 429 when a disruption budget refuses."""
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        try:
+            await self._run("POST", by_kind("Pod").path(namespace, name, "eviction"), body)
+        except NotFound:
+            return False
+        return True
+
     async def replace(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """PUT a whole object (its metadata.resourceVersion guards against lost updates)."""
         meta = body["metadata"]

@@ -39,6 +39,8 @@ GATE_BUDGETS = "gryvia_gate_budgets"
 """GryviaBudgets the admission gate reads (indexed only while the gate is on)."""
 PRIORITIES = "gryvia_priorities"
 """GryviaPriorities (indexed only with priorities enabled): name -> body."""
+CHECKPOINT_GUARDS = "gryvia_checkpoint_guards"
+"""GryviaCheckpointGuards by namespace (indexed only with --enable-checkpoint-guards)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -52,6 +54,7 @@ INDEX_IDS = (
     GATE_BUDGETS,
     RESERVATIONS,
     PRIORITIES,
+    CHECKPOINT_GUARDS,
 )
 
 

@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import gate, pending, priority, reservation
+from gryvia_operator.handlers import checkpoint, gate, pending, priority, reservation
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -189,7 +189,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
             decision = await priority.preempt(rt, job, body, decision)
         below = priority.preempts_below(rt, job, body)
         observed = replace(observed, admission=decision, preempts_below=below)
-    outcome = reconcile_job(job, observed, rt.config, now)
+    config = checkpoint.config_for(rt, job)
+    outcome = reconcile_job(job, observed, config, now)
     if outcome.actions:
         found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))
         blockers = [b for b in found if isinstance(b, Blocker)]
@@ -198,7 +199,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
             observed = replace(
                 observed, blocked=(*observed.blocked, *blockers), refused=tuple(refused)
             )
-            outcome = reconcile_job(job, observed, rt.config, now)
+            outcome = reconcile_job(job, observed, config, now)
     status = pending.with_wait_status(rt, job, observed, outcome.status)
     status = reservation.with_condition(rt, body, use, current_status(job), status)
     if outcome.waiting_for_nodes or status.get("pending"):  # retried when GPUs free up

@@ -21,9 +21,11 @@ from gryvia_operator.handlers import (
     aijob,
     arrays,
     budget,
+    checkpoint,
     children,
     gate,
     gpunode,
+    gpusharing,
     jobhook,
     ledger,
     node,
@@ -86,6 +88,12 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     reservations = reservation.Reservations(rt) if rt.config.reservations else None
     if reservations is not None:
         reservation.register(registry, rt, reservations)
+    guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
+    if guards is not None:
+        checkpoint.register(registry, rt, guards)
+    sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
+    if sharing is not None:
+        gpusharing.register(registry, rt, sharing)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -118,6 +126,10 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(hooks.loop()))
         if reservations is not None:
             rt.tasks.append(asyncio.create_task(reservations.loop()))
+        if guards is not None:
+            rt.tasks.append(asyncio.create_task(guards.loop()))
+        if sharing is not None:
+            rt.tasks.append(asyncio.create_task(sharing.loop()))
 
     rt.on_synced = start_workers
 

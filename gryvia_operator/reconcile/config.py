@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gryvia_operator.reconcile.checkpoint import CheckpointPlan
+
 
 @dataclass(frozen=True)
 class ReconcileConfig:
@@ -39,3 +41,15 @@ class ReconcileConfig:
     """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""
     priorities: bool = False
     """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""
+    checkpoint_guards: bool = False
+    """Serve GryviaCheckpointGuards (`--enable-checkpoint-guards`)."""
+    checkpoint_poll_seconds: float = 5.0
+    """How often guarded pods' logs are read for committed steps."""
+    gpu_sharing: bool = False
+    """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
+    device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")
+    """(namespace, name) of the NVIDIA device plugin ConfigMap."""
+    simulate_device_plugin: bool = False
+    """Sandbox only: advertise time-sliced GPUs on node status."""
+    checkpoint: CheckpointPlan | None = None
+    """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""

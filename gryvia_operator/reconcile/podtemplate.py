@@ -30,6 +30,7 @@ from gryvia_operator.api.names import (
     pvc_name,
     service_name,
 )
+from gryvia_operator.reconcile.checkpoint import with_checkpoint
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind, build_env
 from gryvia_operator.reconcile.placement import cpu_only_affinity
@@ -173,6 +174,8 @@ def build_pod_template(
     priority_class = job_priority_class(job, config.priorities)
     if priority_class:
         pod["priorityClassName"] = priority_class
+    if kind == "job":
+        pod = with_checkpoint(pod, job, config.checkpoint)
     return {
         "metadata": {
             "labels": job_labels(job),

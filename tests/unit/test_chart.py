@@ -459,6 +459,7 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
         }
         | {("", "pods", v, "") for v in read | {"patch", "delete"}}
         | {("", "pods/log", "get", "")}
+        | {("", "pods/eviction", "create", "")}
         | {("", "configmaps", v, "") for v in ("get", "create", "patch")}
         | {("", "events", v, "") for v in ("create", "patch")}
         | {("events.k8s.io", "events", "create", "")}

@@ -155,12 +155,16 @@ def test_job_phase_defaults_to_pending() -> None:
 
 
 def test_registry_names_are_unique_and_complete() -> None:
-    assert len(ALL_KINDS) == 12
+    assert len(ALL_KINDS) == 14
     names = [n for info in ALL_KINDS for n in (info.kind, info.plural, *info.short_names)]
     assert len(names) == len(set(names))
     for info in ALL_KINDS:
         plural = info.kind.lower() + "s"
-        assert info.plural == plural.replace("entrys", "entries").replace("tys", "ties")
+        assert info.plural == (
+            plural.replace("entrys", "entries")
+            .replace("tys", "ties")
+            .replace("policys", "policies")
+        )
         assert info.categories == ("gryvia",)
         assert info.crd_name == f"{info.plural}.gryvia.io"
         assert info.model.kind_info is info
@@ -175,7 +179,12 @@ def test_registry_names_are_unique_and_complete() -> None:
 
 def test_scopes_follow_the_reference() -> None:
     namespaced = {info.kind for info in ALL_KINDS if info.namespaced}
-    assert namespaced == {"GryviaAIJob", "GryviaUsageRecord", "GryviaJobHook"}
+    assert namespaced == {
+        "GryviaAIJob",
+        "GryviaUsageRecord",
+        "GryviaJobHook",
+        "GryviaCheckpointGuard",
+    }
 
 
 def test_api_package_imports_no_kubernetes_kopf_typer_or_textual() -> None:

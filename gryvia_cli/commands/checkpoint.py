@@ -1,0 +1,199 @@
+"""`gryvia checkpoint create|list|get|delete`: GryviaCheckpointGuards and their jobs' steps."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gryvia_cli.cli.options import (
+    AllNamespacesOpt,
+    NamespaceOpt,
+    OutputOpt,
+    YesOpt,
+    confirm,
+    render_raw,
+)
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.kube import resources as r
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    emit,
+    info,
+    render_data,
+    render_names,
+    render_table,
+    success,
+    warn,
+)
+
+app = typer.Typer(
+    help="Checkpoint guards: save and resume selected jobs.",
+    no_args_is_help=True,
+)
+NameArg = Annotated[str, typer.Argument(help="Checkpoint guard name.", show_default=False)]
+
+
+def _read(state: Session, name: str, ns: str) -> dict[str, object]:
+    try:
+        return state.access().get(r.CHECKPOINT_GUARD, name, ns)
+    except NotFoundError:
+        raise NotFoundError(
+            f'checkpoint guard "{name}" not found in namespace {ns}',
+            hint="see 'gryvia checkpoint list'",
+        ) from None
+
+
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    name: NameArg,
+    selector: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--selector",
+            "-l",
+            metavar="KEY=VALUE",
+            help="Job label to select (repeatable; none: every job of the namespace).",
+        ),
+    ] = None,
+    interval: Annotated[
+        int, typer.Option("--interval", metavar="SECONDS", help="Save interval, 10..86400.")
+    ] = 600,
+    directory: Annotated[
+        str, typer.Option("--directory", help="Folder under the job's PVC mount /data.")
+    ] = "checkpoints",
+    whole_job: Annotated[
+        bool,
+        typer.Option(
+            "--whole-job/--lost-pods-only",
+            help="After a loss restart every rank of a non-elastic job, or only the lost pods.",
+        ),
+    ] = True,
+    no_restore: Annotated[
+        bool, typer.Option("--no-restore", help="Record commits but start pods afresh.")
+    ] = False,
+    namespace: NamespaceOpt = None,
+    output: OutputOpt = None,
+) -> None:
+    """Create (or update) a checkpoint guard for the jobs with the given labels.
+
+    Guarded jobs need spec.storage (their checkpoints live on the job's PVC) and the operator
+    flag --enable-checkpoint-guards (chart value aiOperator.checkpointGuards.enabled).
+
+    Examples:
+      gryvia checkpoint create guarded -l checkpoint=on --interval 300
+      gryvia checkpoint create all-jobs --directory ckpt --lost-pods-only -n ml
+    """
+    from gryvia_cli.core.checkpoints import build_guard, parse_selector
+
+    state = session(ctx)
+    ns = state.resolve_namespace(namespace)
+    try:
+        labels = parse_selector(selector or [])
+        body = build_guard(
+            name, ns, labels, interval, directory, restore=not no_restore, whole_job=whole_job
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="see 'gryvia checkpoint create --help'") from None
+    obj = state.access().apply(r.CHECKPOINT_GUARD, body, ns)
+    success(f"checkpoint guard {ns}/{name} applied")
+    fmt = state.fmt(output, OutputFormat.name)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+    else:
+        render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])
+
+
+@app.command("list")
+def list_guards(
+    ctx: typer.Context,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    output: OutputOpt = None,
+) -> None:
+    """List checkpoint guards: selector, interval, jobs guarded, last restore.
+
+    `-o wide` adds DIRECTORY, WHOLE-JOB and NAMESPACE; `-o json|yaml` prints the List.
+
+    Examples:
+      gryvia checkpoint list
+      gryvia checkpoint list -A -o wide
+    """
+    from gryvia_cli.core.checkpoints import (
+        GUARD_COLUMNS,
+        GUARD_WIDE_COLUMNS,
+        guard_row,
+        guard_wide_row,
+    )
+    from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
+    from gryvia_operator.api.parse import parse_all
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    ns = None if all_namespaces else state.resolve_namespace(namespace)
+    data = state.access().list_objects(r.CHECKPOINT_GUARD, ns)
+    if render_raw(data, r.CHECKPOINT_GUARD, fmt):
+        return
+    guards, problems = parse_all(GryviaCheckpointGuard, data.get("items") or [])
+    for problem in problems:
+        warn(f"skipped an invalid checkpoint guard: {problem}")
+    if not guards:
+        info("No checkpoint guards found.")
+        return
+    guards.sort(key=lambda g: (g.namespace, g.name))
+    if fmt is OutputFormat.wide:
+        render_table(GUARD_WIDE_COLUMNS, [guard_wide_row(g) for g in guards])
+    else:
+        render_table(GUARD_COLUMNS, [guard_row(g) for g in guards])
+
+
+@app.command("get")
+def get(
+    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
+) -> None:
+    """Show one guard: what it selects, where jobs save, each job's committed steps and the
+    last restore.
+
+    Examples:
+      gryvia checkpoint get guarded
+      gryvia checkpoint get guarded -o yaml
+    """
+    from gryvia_cli.core.checkpoints import guard_details
+    from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
+
+    state = session(ctx)
+    fmt = state.fmt(output)
+    ns = state.resolve_namespace(namespace)
+    obj = _read(state, name, ns)
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])
+        return
+    details = guard_details(GryviaCheckpointGuard.model_validate(obj))
+    width = max(len(label) for label, _ in details) + 2
+    for label, value in details:
+        emit(f"{label + ':':<{width}}{value}")
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, yes: YesOpt = False
+) -> None:
+    """Delete a guard (running jobs keep their env; their records stay in `<job>-checkpoint`).
+
+    Examples:
+      gryvia checkpoint delete guarded --yes
+    """
+    state = session(ctx)
+    ns = state.resolve_namespace(namespace)
+    _read(state, name, ns)
+    if not confirm(f"Delete checkpoint guard {ns}/{name}?", yes):
+        raise typer.Exit(1)
+    state.access().delete(r.CHECKPOINT_GUARD, name, ns)
+    success(f"checkpoint guard {ns}/{name} deleted")
+    render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])

@@ -1,0 +1,307 @@
+"""GryviaCheckpointGuard handlers: index the guards, and one loop that records the steps the
+trainers of guarded jobs commit, restarts a non-elastic job as a whole after a pod loss, and
+releases the gated pods once the job's ConfigMap holds the step they resume from.
+
+Served only with `--enable-checkpoint-guards`; the pure rules are `reconcile.checkpoint`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import replace
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
+from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
+from gryvia_operator.api.names import CONTAINER_NAME
+from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
+from gryvia_operator.controller.runtime import JobKey, Runtime
+from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
+from gryvia_operator.reconcile.checkpoint import (
+    SCHEDULING_GATE,
+    CheckpointPlan,
+    GuardedPod,
+    GuardView,
+    JobCheckpoints,
+    build_configmap,
+    configmap_name,
+    guard_status,
+    is_guarded_pod,
+    lost_pods,
+    merge_commits,
+    parse_commits,
+    plan_for,
+    pod_facts,
+    read_state,
+    siblings_to_evict,
+    state_data,
+)
+from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.status import JobEvent
+
+log = logging.getLogger("gryvia.operator.checkpoint")
+PLURAL = "gryviacheckpointguards"
+LOG_TAIL_LINES = 2000
+"""Lines of each pod's log read for commit lines."""
+_SEEN_LIMIT = 10_000
+
+
+def guards(rt: Runtime) -> list[GryviaCheckpointGuard]:
+    """Every valid guard the index holds (empty unless the feature is on)."""
+    out = []
+    for body in rt.indices.all_values(CHECKPOINT_GUARDS):
+        with contextlib.suppress(ValidationError):
+            out.append(GryviaCheckpointGuard.model_validate(body))
+    return out
+
+
+def config_for(rt: Runtime, job: GryviaAIJob) -> ReconcileConfig:
+    """The reconcile config of one job: `rt.config` with the job's checkpoint plan."""
+    if not rt.config.checkpoint_guards:
+        return rt.config
+    plan = plan_for(job, guards(rt))
+    return rt.config if plan is None else replace(rt.config, checkpoint=plan)
+
+
+def _stamp(rt: Runtime) -> str:
+    return rt.clock().isoformat().replace("+00:00", "Z")
+
+
+class CheckpointGuards:
+    """The guard loop's state: pods of guarded jobs, each job's record, handled losses."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.pods: dict[JobKey, dict[str, GuardedPod]] = {}
+        self.states: dict[JobKey, JobCheckpoints] = {}
+        self.handled: set[str] = set()
+        """UIDs of lost pods already acted on."""
+        self.evicted: set[str] = set()
+        """UIDs of pods this operator evicted (their loss restarts nothing more)."""
+        self.reasons: dict[JobKey, str] = {}
+        self.restores: dict[tuple[str, str], dict[str, Any]] = {}
+        self.sent: dict[tuple[str, str], Any] = {}
+        self.pinned: dict[JobKey, int | None] = {}
+        """Jobs restarting as a whole after a loss: no commits are merged until every pod
+        was replaced and released."""
+        self.wake = asyncio.Event()
+
+    def on_pod(self, type: str, body: Any) -> None:
+        """Track a pod of a guarded job; wake the loop when it needs a release or was lost."""
+        if not is_guarded_pod(body):
+            return
+        pod = pod_facts(body)
+        key = (str(body["metadata"].get("namespace", "")), pod.job)
+        if type == "DELETED":
+            self.pods.get(key, {}).pop(pod.uid, None)
+            return
+        self.pods.setdefault(key, {})[pod.uid] = pod
+        if pod.gated or pod.loss_reason is not None:
+            self.wake.set()
+
+    async def loop(self) -> None:
+        """Run passes until cancelled: at once after a gated or lost pod, else every poll."""
+        poll = self.rt.config.checkpoint_poll_seconds
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=poll)
+            self.wake.clear()
+            try:
+                await self.run_pass()
+            except (KubeError, OSError) as exc:
+                log.warning("checkpoint pass failed (retried): %s", exc)
+                await asyncio.sleep(min(poll, 2.0))
+
+    async def run_pass(self) -> None:
+        """One pass over every guarded job with pods, then the guards' status."""
+        known = guards(self.rt)
+        views: dict[tuple[str, str], GuardView] = {
+            (g.namespace, g.name): GuardView() for g in known
+        }
+        for key in list(self.pods):
+            body = self.rt.indices.first(AIJOBS, key)
+            if body is None:
+                self.pods.pop(key, None)
+                self.states.pop(key, None)
+                continue
+            try:
+                job = GryviaAIJob.model_validate(body)
+            except ValidationError:
+                continue
+            plan = plan_for(job, known)
+            state = await self._job_pass(key, dict(body), job, plan)
+            if plan is not None and (key[0], plan.guard) in views:
+                views[(key[0], plan.guard)].jobs[key[1]] = state
+        for (ns, name), view in views.items():
+            view.last_restore = self.restores.get((ns, name))
+            await self._write_guard_status(ns, name, view)
+
+    async def _state(self, key: JobKey) -> JobCheckpoints:
+        if key not in self.states:
+            try:
+                cm = await self.rt.api.get("ConfigMap", configmap_name(key[1]), key[0])
+                self.states[key] = read_state(cm.get("data") or {})
+            except NotFound:
+                self.states[key] = JobCheckpoints()
+        return self.states[key]
+
+    async def _commits(self, key: JobKey, pods: list[GuardedPod]) -> list[int]:
+        steps: list[int] = []
+        for pod in pods:
+            if not pod.started:
+                continue
+            try:
+                text = await self.rt.api.pod_log(
+                    pod.name, key[0], container=CONTAINER_NAME, tail_lines=LOG_TAIL_LINES
+                )
+            except KubeError:  # gone, or no log yet
+                continue
+            steps.extend(parse_commits(text))
+        return steps
+
+    async def _save(
+        self, key: JobKey, body: dict[str, Any], state: JobCheckpoints, resume: bool
+    ) -> None:
+        """Create or update the job's ConfigMap with `state` (before any pod is released)."""
+        state = replace(state, started=True)
+        if not self.states.get(key, JobCheckpoints()).started:
+            try:
+                await self.rt.api.create(build_configmap(body, state, resume=resume))
+                self.states[key] = state
+                return
+            except AlreadyExists:
+                pass
+        await self.rt.api.patch(
+            "ConfigMap", configmap_name(key[1]), {"data": state_data(state, resume=resume)}, key[0]
+        )
+        self.states[key] = state
+
+    async def _job_pass(
+        self, key: JobKey, body: dict[str, Any], job: GryviaAIJob, plan: CheckpointPlan | None
+    ) -> JobCheckpoints:
+        """Record commits, act on losses, release gated pods; returns the job's record."""
+        pods = list(self.pods.get(key, {}).values())
+        resume = plan is None or plan.restore
+        before = await self._state(key)
+        lost = [p for p in lost_pods(pods) if p.uid not in self.handled]
+        gated = [p for p in pods if p.gated and not p.deleting]
+        if key in self.pinned and not any(p.gated or p.deleting for p in pods):
+            del self.pinned[key]  # the whole job restarted: record commits again
+        state = before
+        if key not in self.pinned:  # a restarting job resumes every rank from one step
+            reading = [p for p in pods if p.phase == "Running" or p.deleting]
+            state = merge_commits(before, await self._commits(key, reading), self.rt.clock())
+        if gated or state != before:
+            await self._save(key, body, state, resume)
+        state = self.states[key]
+        for pod in lost:
+            self._remember(self.handled, pod.uid)
+            if pod.uid in self.evicted:
+                continue
+            self.reasons[key] = str(pod.loss_reason)
+            log.info("job %s/%s lost pod %s (%s)", *key, pod.name, pod.loss_reason)
+            if plan is not None:
+                elastic = bool(job.spec.distributed and job.spec.distributed.elastic)
+                for name in siblings_to_evict(pods, pod, plan, elastic=elastic):
+                    self.pinned[key] = state.resume_step
+                    await self._evict(key, name, pods)
+        released = [p for p in gated if await self._release(key, p)]
+        if released and state.resume_step is not None and resume:
+            state = replace(state, restores=state.restores + len(released))
+            await self._save(key, body, state, resume)
+            if plan is not None:
+                self._record_restore(key, body, plan.guard, released[-1], state)
+        return self.states[key]
+
+    async def _evict(self, key: JobKey, name: str, pods: list[GuardedPod]) -> None:
+        pod = next(p for p in pods if p.name == name)
+        self._remember(self.evicted, pod.uid)
+        try:
+            await self.rt.api.evict(name, key[0])
+            self.pods.get(key, {})[pod.uid] = replace(pod, deleting=True)
+            log.info("job %s/%s: evicted %s so every rank resumes from one step", *key, name)
+        except KubeError as exc:  # a disruption budget said no: that rank keeps running
+            log.warning("job %s/%s: could not evict %s: %s", *key, name, exc)
+
+    async def _release(self, key: JobKey, pod: GuardedPod) -> bool:
+        """Remove the guard's scheduling gate from `pod` (False when it was already gone)."""
+        ops = [
+            {"op": "test", "path": f"/spec/schedulingGates/{pod.gate_index}/name",
+             "value": SCHEDULING_GATE},
+            {"op": "remove", "path": f"/spec/schedulingGates/{pod.gate_index}"},
+        ]  # fmt: skip
+        try:
+            result = await self.rt.api.json_patch("Pod", pod.name, ops, key[0])
+        except (NotFound, Invalid):
+            return False
+        self.on_pod("MODIFIED", result)
+        return True
+
+    def _record_restore(
+        self,
+        key: JobKey,
+        body: dict[str, Any],
+        guard: str,
+        pod: GuardedPod,
+        state: JobCheckpoints,
+    ) -> None:
+        reason = self.reasons.get(key, "PodDeleted")
+        step = state.resume_step or 0
+        self.restores[(key[0], guard)] = {
+            "job": key[1],
+            "pod": pod.name,
+            "step": step,
+            "reason": reason,
+            "time": _stamp(self.rt),
+        }
+        message = f"pod {pod.name} resumes from committed step {step} ({reason})"
+        log.info("job %s/%s: %s", *key, message)
+        self.rt.post_event(body, JobEvent("Normal", "CheckpointRestored", message))
+
+    async def _write_guard_status(self, ns: str, name: str, view: GuardView) -> None:
+        status = guard_status(view, self.rt.clock())
+        compared = {k: v for k, v in status.items() if k != "conditions"}
+        compared["message"] = status["conditions"][0]["message"]
+        if self.sent.get((ns, name)) == compared:
+            return
+        try:
+            await self.rt.api.patch(
+                "GryviaCheckpointGuard", name, {"status": status}, ns, subresource="status"
+            )
+        except NotFound:
+            return
+        self.sent[(ns, name)] = compared
+
+    @staticmethod
+    def _remember(seen: set[str], uid: str) -> None:
+        if len(seen) > _SEEN_LIMIT:
+            seen.clear()
+        seen.add(uid)
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: CheckpointGuards) -> None:
+    """Register the guard index, the guard and pod event handlers (feature on only)."""
+
+    @kopf.index(GROUP, VERSION, PLURAL, id=CHECKPOINT_GUARDS, registry=registry)
+    async def guard_index(body: kopf.Body, namespace: str | None, **_: Any) -> Any:
+        """Keep the guard's metadata and spec by namespace."""
+        return {namespace or "": {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec")}}
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_checkpoint_guard_events", registry=registry)
+    async def guard_event(type: str, body: kopf.Body, **_: Any) -> None:
+        """A guard changed: its jobs' status is written again on the next pass."""
+        rt.mark_synced()
+        meta = body.get("metadata", {})
+        loop.sent.pop((meta.get("namespace", ""), meta.get("name", "")), None)
+        loop.wake.set()
+
+    @kopf.on.event("v1", "pods", id="gryvia_checkpoint_pods", registry=registry)
+    async def checkpoint_pod_event(type: str, body: kopf.Body, **_: Any) -> None:
+        """Track pods of guarded jobs."""
+        rt.mark_synced()
+        loop.on_pod(type, body)

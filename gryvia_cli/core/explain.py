@@ -228,8 +228,8 @@ def explain_job(
     """Explain one job (a manifest not yet created) going to `namespace`.
 
     Order, as the operator decides: the server's dry run refuses it -> never; the fail-fast
-    rule -> never (NoSuchGPUType/TooLarge); a quota or budget holds it -> wait; it fits now
-    only with nodes other owners' reservations hold -> wait (Reservation); no set of open
+    rule -> never (NoSuchGPUType/TooLarge); a quota or budget holds it -> wait; even empty,
+    it fits only with nodes other owners' reservations hold -> wait (Reservation); no set of open
     nodes takes it now -> wait (Resources); else start now. A node reserved for the
     reservation the job names (annotation gryvia.io/reservation) is open to it.
     """
@@ -291,12 +291,14 @@ def explain_job(
     opted = str(_map(meta.get("annotations")).get(ANNOTATION_RESERVATION) or "")
     closed = {n.name for n in usable if n.reserved_for and n.reserved_for != opted}
     open_now = tuple(item for item in now_nodes if item[0] not in closed)
-    if len(open_now) >= me.pods:
-        return made("start-now", None, open_now)
-    others = [n for n in usable if n.name in closed and free[n.name] >= me.per_pod]
-    if others and len(open_now) + len(others) >= me.pods:  # the operator's reserved_elsewhere
+    others = [n for n in usable if n.name in closed]
+    # The operator's reserved_elsewhere: even empty, the open nodes cannot take the job and
+    # the reserved ones would (a rule of capacity, not of what is free now).
+    if others and len(usable) - len(others) < me.pods <= len(usable):
         reservation, text = reserved_for_others([(n.name, _reserved_labels(n)) for n in others])
         return made("wait", reservation_blocker(reservation, text, me.total), open_now)
+    if len(open_now) >= me.pods:
+        return made("start-now", None, open_now)
     usable = [n for n in usable if n.name not in closed]
     free = {name: f for name, f in free.items() if name not in closed}
     now_nodes = open_now

@@ -62,3 +62,12 @@ def test_an_owner_without_label_is_another_owner() -> None:
     out = explain(job(), [node("h-0", "rsv-b")])
     assert out.blocker is not None
     assert out.blocker["message"].endswith("h-0 (reservation rsv-b for another owner)")
+
+
+def test_a_partly_used_reserved_node_is_listed_as_the_operator_lists_it() -> None:
+    nodes = [node("h-0", "rsv-a", "ml"), node("h-1", "rsv-a", "ml")]
+    out = explain_job(
+        job(), "ns", nodes=nodes, allocated={"h-1": 4}, pods=[], jobs=[], quotas=[], skus=[],
+        cost=None, server=None, now=NOW,
+    )  # fmt: skip
+    assert out.blocker is not None and "h-1 (reservation rsv-a for ml)" in out.blocker["message"]

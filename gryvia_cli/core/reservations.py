@@ -51,14 +51,20 @@ def build_reservation(
 ) -> dict[str, Any]:
     """The GryviaReservation to create. Schedule: `cron` -> recurring (windows of
     `duration`, optional `start`/`end` bounds); `start` -> scheduled; else immediate (from
-    now). The end of a one-off window is `end`, or its start + `duration`. Raises ValueError
-    naming the option and the fix."""
+    now). The end of a one-off window is `end` or its start + `duration` (not both), and must
+    be after `now`; `nodes` excludes `gpu_type`/`gpus`. Raises ValueError naming the option
+    and the fix."""
     if not _NAME.match(name) or len(name) > 63:
         raise ValueError(
             f"name {name!r}: lowercase letters, digits and '-', at most 63 characters "
             "(node labels carry it)"
         )
     resources: dict[str, Any] = {}
+    if nodes and (gpu_type or gpus is not None):
+        raise ValueError(
+            "--node holds the named nodes whole (all their GPUs): leave out --gpu-type and "
+            "--gpus, or leave out --node to let the operator pick nodes of a GPU type"
+        )
     if nodes:
         resources["nodes"] = list(dict.fromkeys(nodes))
     elif gpus is None or not gpu_type:
@@ -86,14 +92,29 @@ def build_reservation(
         if first:
             schedule["startTime"] = _stamp(first)
         if last:
+            if last <= now:
+                raise ValueError(
+                    f"--end {_stamp(last)} is before now ({_stamp(now)}): no window would "
+                    "come; give a later --end or leave it out"
+                )
             schedule["endTime"] = _stamp(last)
     else:
         begin = first or now
         if last is None and span is None:
             raise ValueError("give --end TIME or --duration D (e.g. 2h): when the window ends")
+        if last is not None and span is not None:
+            raise ValueError(
+                "give --end TIME or --duration D, not both: a one-off window has one end "
+                "(--duration takes it from the start)"
+            )
         finish = last or begin + (span or dt.timedelta())
         if finish <= begin:
             raise ValueError(f"--end {_stamp(finish)} must be after the start {_stamp(begin)}")
+        if finish <= now:
+            raise ValueError(
+                f"the window ends at {_stamp(finish)}, before now ({_stamp(now)}): "
+                "give a later --end or --start"
+            )
         schedule = {"type": "scheduled" if first else "immediate", "endTime": _stamp(finish)}
         if first:
             schedule["startTime"] = _stamp(first)

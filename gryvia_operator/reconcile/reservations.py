@@ -290,12 +290,22 @@ def decide(
     if found is None:
         return JobReservation(name, "NotFound", f"reservation {name} does not exist")
     owner = found.spec.owner
-    if not owner_matches(found, job.namespace, job.metadata.labels or {}):
+    labels = job.metadata.labels or {}
+    if not owner_matches(found, job.namespace, labels):
+        whose = (
+            f"label {LABEL_TEAM}: {labels[LABEL_TEAM]}"
+            if owner.type == "team" and labels.get(LABEL_TEAM)
+            else f"no label {LABEL_TEAM}"
+            if owner.type == "team"
+            else f"namespace {job.namespace}"
+        )
+        fix = f" (a job of team {owner.name} has label {LABEL_TEAM}: {owner.name})"
         return JobReservation(
             name,
             "OwnerMismatch",
             f"reservation {name} is held for {owner.type} {owner.name}; this job "
-            f"(namespace {job.namespace}) is not theirs, so it runs outside the reservation",
+            f"({whose}) is not theirs, so it runs outside the reservation"
+            + (fix if owner.type == "team" else ""),
         )
     if found.metadata.deletion_timestamp is not None or state == "expired":
         return JobReservation(

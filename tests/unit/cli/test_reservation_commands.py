@@ -76,11 +76,53 @@ def test_build_immediate_scheduled_and_recurring() -> None:
             {"owner": "team:ml", "gpu_type": "H100", "gpus": 8, "end": "2026-12-01T20:00:00Z"},
             "must be after",
         ),
+        (
+            {
+                "owner": "team:ml",
+                "gpu_type": "H100",
+                "gpus": 8,
+                "node": ["gpu-7"],
+                "duration": "1h",
+            },
+            "leave out --gpu-type and --gpus",
+        ),
+        ({"owner": "team:ml", "gpus": 8, "node": ["gpu-7"], "duration": "1h"}, "--node holds"),
+        (
+            {
+                "owner": "team:ml",
+                "gpu_type": "H100",
+                "gpus": 8,
+                "end": "2026-12-02T08:00:00Z",
+                "duration": "1h",
+            },
+            "not both",
+        ),
+        (
+            {
+                "owner": "team:ml",
+                "gpu_type": "H100",
+                "gpus": 8,
+                "start": "2026-12-01T10:00:00Z",
+                "end": "2026-12-01T11:00:00Z",
+            },
+            "before now",
+        ),
+        (
+            {
+                "owner": "team:ml",
+                "node": ["gpu-7"],
+                "cron": "0 22 * * *",
+                "duration": "8h",
+                "end": "2026-11-30T00:00:00Z",
+            },
+            "before now",
+        ),
     ],
 )
 def test_bad_options_name_the_option(kwargs: dict[str, Any], says: str) -> None:
     with pytest.raises(ValueError, match=None) as info:
-        build_reservation("x", now=NOW, **kwargs)
+        node = kwargs.pop("node", ())
+        build_reservation("x", now=NOW, nodes=node, **kwargs)
     assert says in str(info.value)
 
 

@@ -170,6 +170,15 @@ def test_job_outcome(found: bool, state: str | None, team: str, verdict: str) ->
     assert use is not None and use.verdict == verdict
 
 
+def test_owner_mismatch_names_what_the_team_owner_looks_at() -> None:
+    other = decide(job(team="cv"), reservation(), "active")
+    unlabelled = decide(job(team=None), reservation(), "active")
+    assert other is not None and unlabelled is not None
+    assert "(label gryvia.io/team: cv) is not theirs" in other.message
+    assert "(no label gryvia.io/team) is not theirs" in unlabelled.message
+    assert "has label gryvia.io/team: ml" in unlabelled.message
+
+
 def test_a_bound_job_tolerates_the_taint_and_selects_the_nodes() -> None:
     use = decide(job(), reservation(), "active")
     out = steered(job(), use)

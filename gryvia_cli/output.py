@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -263,6 +263,27 @@ def render_names(names: Sequence[str]) -> None:
     """Print one `kind.group/name` per line (`-o name`)."""
     if names:
         sys.stdout.write("\n".join(names) + "\n")
+
+
+def render_one(
+    obj: Any,
+    fmt: OutputFormat,
+    qualified: str,
+    details: Callable[[], Sequence[tuple[str, str]]],
+) -> None:
+    """One object as a `get` command prints it: `-o yaml|json` as the API server stores it,
+    `-o name` as `qualified` (`<resource>/<name>`), else the label/value pairs `details()`
+    builds (only then), one per line, values aligned in one column."""
+    if fmt in MACHINE_FORMATS:
+        render_data(obj, fmt)
+        return
+    if fmt is OutputFormat.name:
+        render_names([qualified])
+        return
+    rows = details()
+    width = max(len(label) for label, _ in rows) + 2
+    for label, value in rows:
+        emit(f"{label + ':':<{width}}{value}")
 
 
 def emit(line: str = "") -> None:

@@ -15,10 +15,10 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    emit,
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -306,16 +306,12 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     state = session(ctx)
     fmt = state.fmt(output)
     obj = read_budget(state, name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.BUDGET.qualified}/{name}"])
-        return
-    details = budget_details(GryviaBudget.model_validate(obj), state.now().date())
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+    render_one(
+        obj,
+        fmt,
+        f"{r.BUDGET.qualified}/{name}",
+        lambda: budget_details(GryviaBudget.model_validate(obj), state.now().date()),
+    )
 
 
 @app.command("delete")

@@ -20,10 +20,10 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    emit,
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -168,16 +168,12 @@ def get(
     fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
     obj = _read(state, name, ns)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])
-        return
-    details = guard_details(GryviaCheckpointGuard.model_validate(obj))
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+    render_one(
+        obj,
+        fmt,
+        f"{r.CHECKPOINT_GUARD.qualified}/{name}",
+        lambda: guard_details(GryviaCheckpointGuard.model_validate(obj)),
+    )
 
 
 @app.command("delete")

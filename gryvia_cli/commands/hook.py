@@ -25,6 +25,7 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -200,16 +201,12 @@ def get(
     state = session(ctx)
     fmt = state.fmt(output)
     obj = read_hook(state, name, state.resolve_namespace(namespace))
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.JOBHOOK.qualified}/{name}"])
-        return
-    details = hook_details(GryviaJobHook.model_validate(obj), state.now())
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+    render_one(
+        obj,
+        fmt,
+        f"{r.JOBHOOK.qualified}/{name}",
+        lambda: hook_details(GryviaJobHook.model_validate(obj), state.now()),
+    )
 
 
 @app.command("delete")

@@ -13,10 +13,10 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    emit,
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -132,21 +132,16 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     state = session(ctx)
     fmt = state.fmt(output)
     obj = read_priority(state, name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.PRIORITY.qualified}/{name}"])
-        return
-    used: dict[str, int] = {}
-    for job in state.access().list_objects(r.AIJOB).get("items") or []:
-        if (job.get("spec") or {}).get("priorityClassName") == name:
-            ns = str((job.get("metadata") or {}).get("namespace", ""))
-            used[ns] = used.get(ns, 0) + 1
-    details = priority_details(GryviaPriority.model_validate(obj), used)
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+
+    def details() -> list[tuple[str, str]]:
+        used: dict[str, int] = {}  # jobs naming this priority, per namespace
+        for job in state.access().list_objects(r.AIJOB).get("items") or []:
+            if (job.get("spec") or {}).get("priorityClassName") == name:
+                ns = str((job.get("metadata") or {}).get("namespace", ""))
+                used[ns] = used.get(ns, 0) + 1
+        return list(priority_details(GryviaPriority.model_validate(obj), used))
+
+    render_one(obj, fmt, f"{r.PRIORITY.qualified}/{name}", details)
 
 
 @app.command("delete")

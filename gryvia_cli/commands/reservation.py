@@ -17,10 +17,10 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    emit,
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -188,16 +188,12 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     state = session(ctx)
     fmt = state.fmt(output)
     obj = read_reservation(state, name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.RESERVATION.qualified}/{name}"])
-        return
-    details = reservation_details(GryviaReservation.model_validate(obj))
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+    render_one(
+        obj,
+        fmt,
+        f"{r.RESERVATION.qualified}/{name}",
+        lambda: reservation_details(GryviaReservation.model_validate(obj)),
+    )
 
 
 @app.command("delete")

@@ -15,11 +15,11 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
-    emit,
     info,
     note,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -191,16 +191,12 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     state = session(ctx)
     fmt = state.fmt(output)
     obj = read_tenant(state, name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.TENANT.qualified}/{name}"])
-        return
-    details = tenant_details(GryviaTenant.model_validate(obj))
-    width = max(len(label) for label, _ in details) + 2
-    for label, value in details:
-        emit(f"{label + ':':<{width}}{value}")
+    render_one(
+        obj,
+        fmt,
+        f"{r.TENANT.qualified}/{name}",
+        lambda: tenant_details(GryviaTenant.model_validate(obj)),
+    )
 
 
 @app.command("delete")

@@ -37,6 +37,7 @@ from gryvia_operator.reconcile.metering import (
     needs_update,
     run_window,
     sealed_previous_run,
+    spec_patch,
 )
 from gryvia_operator.reconcile.priority import job_run
 from gryvia_operator.reconcile.quotas import job_view, quota_status
@@ -202,13 +203,12 @@ class Accounting:
                     await self.rt.api.patch(
                         "GryviaUsageRecord",
                         meta["name"],
-                        {"spec": desired["spec"]},
+                        {"spec": spec_patch(found, desired)},
                         meta["namespace"],
                     )
             else:
-                await self.rt.api.patch(
-                    "GryviaUsageRecord", meta["name"], {"spec": desired["spec"]}, meta["namespace"]
-                )
+                patch = {"spec": spec_patch(existing, desired)}
+                await self.rt.api.patch("GryviaUsageRecord", meta["name"], patch, meta["namespace"])
         except NotFound:
             return
         self.records[key] = desired

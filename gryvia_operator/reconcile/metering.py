@@ -267,5 +267,15 @@ def needs_update(
     return age_seconds is None or age_seconds >= refresh_seconds
 
 
+def spec_patch(existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch of a record's spec that makes it `desired["spec"]`: its fields,
+    and null for each field the stored record has and the desired one no longer does (a
+    `physicalGPUs` whose pods moved to unshared nodes, a `sku` whose SKU went away), which a
+    merge patch of the desired spec alone would leave in place."""
+    want = dict(desired["spec"])
+    have = (existing or {}).get("spec") or {}
+    return {**want, **{key: None for key in have if key not in want}}
+
+
 def _rfc3339(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

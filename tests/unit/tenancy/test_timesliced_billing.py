@@ -33,8 +33,10 @@ from gryvia_operator.reconcile.metering import (
     needs_update,
     run_window,
     sealed_previous_run,
+    spec_patch,
 )
 from gryvia_operator.reconcile.views import NodeView, PodView
+from tests.unit.operator.fakeapi import FakeApi
 
 T0 = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 H100 = Rate("h100-80g", "H100", 8.0)
@@ -204,8 +206,10 @@ def test_an_open_shared_run_spans_its_real_running_time_in_billing_windows() -> 
 # -- the handler reads pods and nodes ------------------------------------------------------
 
 
-def _runtime(pods: list[PodView], nodes: list[NodeView], usage: dict[Any, Any]) -> Runtime:
-    rt = Runtime(api=cast(Any, None), clock=lambda: T0 + dt.timedelta(hours=1))
+def _runtime(
+    pods: list[PodView], nodes: list[NodeView], usage: dict[Any, Any], api: Any = None
+) -> Runtime:
+    rt = Runtime(api=cast(Any, api), clock=lambda: T0 + dt.timedelta(hours=1))
     skus = {
         s.name: [s.model_dump(mode="json", by_alias=True, exclude_none=True)]
         for s in default_catalog()
@@ -237,6 +241,32 @@ def test_the_accounting_handler_bills_a_time_sliced_unit_as_a_quarter_gpu() -> N
     stored = {**desired, "spec": {**desired["spec"], "physicalGPUs": 0.25}}
     kept = Accounting(_runtime([], [], {key: [stored]})).desired_record(_job())
     assert kept is not None and kept["spec"]["physicalGPUs"] == 0.25
+
+
+def test_a_figure_that_goes_away_is_removed_from_the_stored_record() -> None:
+    stored = _open(1, physical_gpus=0.25)
+    assert spec_patch(stored, _open(1))["physicalGPUs"] is None  # merge patch: delete
+    assert "physicalGPUs" not in spec_patch(None, _open(1))
+    assert spec_patch(stored, stored) == stored["spec"]
+
+
+async def test_the_handler_writes_the_share_and_takes_it_back_when_the_pod_moves() -> None:
+    api = FakeApi()
+    shared = NodeView("ts", labels={"gryvia.io/gpu": "H100", LABEL_REPLICAS: "4"})
+    whole = NodeView("whole", labels={"gryvia.io/gpu": "H100"})
+    acc = Accounting(_runtime([_pod("ts")], [shared, whole], {}, api))
+    desired = acc.desired_record(_job())
+    assert desired is not None
+    await acc.write_record(desired)
+    (key,) = [k for k in api.objects if k[0] == "GryviaUsageRecord"]
+    assert api.objects[key]["spec"]["physicalGPUs"] == 0.25
+    moved = Accounting(_runtime([_pod("whole")], [shared, whole], {}, api))
+    moved.records = acc.records  # what the first pass wrote, not indexed yet
+    again = moved.desired_record(_job())
+    assert again is not None and "physicalGPUs" not in again["spec"]
+    await moved.write_record(again)  # an identity change: written at once
+    spec = api.objects[key]["spec"]
+    assert "physicalGPUs" not in spec and spec["gpuHours"] == 1.0 and spec["cost"] == 8.0
 
 
 # -- what reads the record ------------------------------------------------------------------

@@ -13,10 +13,10 @@ from gryvia_cli.core.cells import Marked
 from gryvia_operator.api.gputype import normalize_gpu_type
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in, slot_key
 from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.timeslicing import replicas_of as replicas_in
 
 GPU_RESOURCE = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 READY_PHASES = ("Ready",)
 
 
@@ -281,8 +281,7 @@ def physical_in_use(node: GpuNode, allocated: Mapping[str, int]) -> int:
 
 def replicas_of(node: Mapping[str, Any] | None) -> int:
     """Time-slicing replicas from GPU feature discovery's `nvidia.com/gpu.replicas` (1: none)."""
-    labels = _map(_map((node or {}).get("metadata")).get("labels"))
-    return max(_count(labels.get(REPLICAS_LABEL)), 1)
+    return replicas_in(_map(_map((node or {}).get("metadata")).get("labels")))
 
 
 def phase_cell(node: GpuNode) -> Marked:

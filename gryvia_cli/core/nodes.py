@@ -205,7 +205,7 @@ def gpu_nodes(
 def reserved_for(node: Mapping[str, Any] | None, *, by: bool = False) -> str:
     """The reservation a Node is held for (label gryvia.io/reserved-for), or its owner with
     `by` (label gryvia.io/reserved-by); "" when not reserved."""
-    from gryvia_operator.api.reservation import LABEL_RESERVED_BY, LABEL_RESERVED_FOR
+    from gryvia_operator.api.names import LABEL_RESERVED_BY, LABEL_RESERVED_FOR
 
     labels = _map(_map((node or {}).get("metadata")).get("labels"))
     return str(labels.get(LABEL_RESERVED_BY if by else LABEL_RESERVED_FOR, ""))

@@ -28,7 +28,16 @@ from typing import Any
 
 from kubernetes import client, config
 
-from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podnet, podstatus
+from gryvia_cli.sandbox import (
+    crilog,
+    hosts,
+    netplan,
+    podenv,
+    podforwards,
+    podnet,
+    podstatus,
+    podtools,
+)
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podstatus import now
@@ -83,6 +92,10 @@ class PodRunner:
         """Watch services and pods until `stop` is set."""
         threading.Thread(target=self._watch_services, daemon=True).start()
         threading.Thread(target=self._write_hosts_loop, daemon=True).start()
+        runs = lambda: list(self.runs.values())  # noqa: E731
+        threading.Thread(
+            target=podforwards.forward_loop, args=(self.api, runs, self.stop), daemon=True
+        ).start()
         watch_forever(
             self.api.core.list_pod_for_all_namespaces,
             self.on_pod,
@@ -178,6 +191,7 @@ class PodRunner:
             ip=ip,
             netns=self.network.netns(ip) if self.network and meta["uid"] in self._leases else "",
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
+            declared_ports=podtools.declared_ports(pod),
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
         spec = pod["spec"]
@@ -211,6 +225,8 @@ class PodRunner:
             pending = {c["name"]: c for c in spec["containers"]}
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
+            podforwards.publish_exec(self.api, run)  # `kubectl exec` from now on
+            podforwards.refresh_forwards(self.api, [run])
             self.api.patch_status(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)
@@ -279,6 +295,8 @@ class PodRunner:
         tmp.mkdir(parents=True, exist_ok=True)
         own = {"HOME": str(run.folder / "root"), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
         full_env = base | own | env
+        if spec in pod["spec"]["containers"]:
+            run.exec_targets[name] = (str(workdir), full_env)
         return start_container(
             run, ctr, argv, env=full_env, cwd=workdir, markers=self.state / "procs", wait=wait
         )

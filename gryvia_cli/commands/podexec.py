@@ -136,7 +136,7 @@ def exec_command(
     ] = False,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Run a command in one replica's pod of a job.
+    """Run a command in a job's pod.
 
     The command runs in the replica's running pod (replica 0 unless --replica picks
     another), in its first container unless -c names one, and gryvia exits with the
@@ -171,10 +171,11 @@ def shell(
     ] = "sh",
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Open an interactive shell in one replica's pod of a job.
+    """Open a shell in a job's pod.
 
-    With a terminal when stdin is one (exit the shell to come back); gryvia exits with the
-    shell's exit code.
+    An interactive shell (`sh` unless --shell names another) in one replica's pod, with a
+    terminal when stdin is one; exit the shell to come back. gryvia exits with the shell's
+    exit code.
 
     Examples:
       gryvia shell train-ddp
@@ -210,11 +211,12 @@ def port_forward(
     ] = "127.0.0.1",
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Forward a local port to a port of one replica's pod of a job, until Ctrl-C.
+    """Forward a local port to a job's pod.
 
-    Prints `Forwarding from ADDRESS:LOCAL -> REMOTE` on stdout once it listens; each
-    connection to the local port opens its own stream to the pod (a failure is reported on
-    stderr and ends only that connection).
+    Forwards to a port of one replica's pod until Ctrl-C. Prints `Forwarding from
+    ADDRESS:LOCAL -> REMOTE` on stdout once it listens; each connection to the local port
+    opens its own stream to the pod (a failure is reported on stderr and ends only that
+    connection).
 
     Examples:
       gryvia port-forward serve-llm 8000:8000

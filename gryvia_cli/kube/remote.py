@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import queue
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -72,6 +73,7 @@ class RemoteAccess:
         stream cannot be opened.
         """
         from kubernetes.stream import stream
+        from websocket import WebSocketException
 
         ws = self._open(
             f"exec in pod {namespace}/{pod}",
@@ -90,19 +92,25 @@ class RemoteAccess:
             ),
         )
         last_size: tuple[int, int] | None = None
+        typed: queue.Queue[bytes] = queue.Queue()
         if stdin is not None:
-            threading.Thread(target=_pump_stdin, args=(ws, stdin), daemon=True).start()
+            threading.Thread(target=_read_input, args=(stdin, typed), daemon=True).start()
+        # One thread reads and writes the stream: an SSL socket must not be written by one
+        # thread while another reads it.
         try:
             while ws.is_open():
                 if size is not None and (now := size()) and now != last_size:
                     last_size = now
                     ws.write_channel(RESIZE, json.dumps({"Width": now[0], "Height": now[1]}))
-                ws.update(timeout=0.2)
+                _send_input(ws, typed)
+                ws.update(timeout=0.05)
                 for channel, sink in ((STDOUT, stdout), (STDERR, stderr)):
                     if data := ws.read_channel(channel):
                         sink.write(data)
                         sink.flush()
             raw = ws.read_channel(STATUS)
+        except (WebSocketException, OSError):  # the server went away: no exit status
+            raw = ""
         finally:
             ws.close()
         return json.loads(raw) if raw else None
@@ -134,17 +142,29 @@ class RemoteAccess:
             pf.close()
 
 
-def _pump_stdin(ws: Any, read: Callable[[], bytes]) -> None:
-    """Send what `read` returns to the remote stdin; at its end, close the remote stdin."""
-    try:
-        while ws.is_open():
+def _read_input(read: Callable[[], bytes], typed: queue.Queue[bytes]) -> None:
+    """Queue what `read` returns until its end (b"", queued too)."""
+    while True:
+        try:
             data = read()
-            if not data:
-                ws.close_channel(STDIN)
-                return
+        except (OSError, ValueError):
+            data = b""
+        typed.put(data)
+        if not data:
+            return
+
+
+def _send_input(ws: Any, typed: queue.Queue[bytes]) -> None:
+    """Send the queued input to the remote stdin; at its end (b""), close the remote stdin."""
+    while True:
+        try:
+            data = typed.get_nowait()
+        except queue.Empty:
+            return
+        if data:
             ws.write_stdin(data)
-    except (OSError, ValueError, AttributeError):  # the stream closed meanwhile
-        return
+        else:
+            ws.close_channel(STDIN)
 
 
 def _pipe(src: socket.socket, dst: socket.socket, done: threading.Event) -> None:

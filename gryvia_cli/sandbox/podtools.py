@@ -18,7 +18,9 @@ TCP_LISTEN = "0A"
 """The `st` column of a listening socket in /proc/net/tcp and tcp6."""
 
 
-def _object(kind: str, pod_uid: str, namespace: str, name: str, spec: dict[str, Any]) -> dict:
+def _object(
+    kind: str, pod_uid: str, namespace: str, name: str, spec: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}",
         "kind": kind,

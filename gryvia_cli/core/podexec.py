@@ -18,6 +18,7 @@ EXIT_CANNOT_RUN = 126
 EXIT_NOT_FOUND = 127
 """Exit code when the remote command does not exist (the shells' convention)."""
 
+_INTERNAL = "Internal error occurred: "
 _EXIT_STATUS = re.compile(r"exit (?:status|code) (\d+)\s*$")
 _SIGNAL = re.compile(r"signal: ([a-z ]+?)\s*$")
 _SIGNALS = {
@@ -148,6 +149,8 @@ def exit_code_of(status: Mapping[str, Any] | None) -> tuple[int, str]:
     if status.get("status") == "Success":
         return 0, ""
     message = str(status.get("message") or "")
+    while message.startswith(_INTERNAL):  # the API server's wrapping, once per hop
+        message = message[len(_INTERNAL) :]
     for cause in (status.get("details") or {}).get("causes") or []:
         if cause.get("reason") == "ExitCode" and str(cause.get("message", "")).isdigit():
             return int(cause["message"]), ""

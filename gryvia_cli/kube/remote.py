@@ -117,7 +117,8 @@ class RemoteAccess:
 
     def forward(self, namespace: str, pod: str, port: int, conn: socket.socket) -> None:
         """Carry one local connection `conn` to `port` of `namespace/pod` until either side
-        closes; closes `conn`. Raises GryviaError when the stream cannot be opened."""
+        closes; closes `conn`. Raises GryviaError when the stream cannot be opened or the
+        server reported an error for it (the connection is closed then too)."""
         from kubernetes.stream import portforward
 
         pf = self._open(
@@ -140,6 +141,8 @@ class RemoteAccess:
             for sock in (conn, remote):
                 sock.close()
             pf.close()
+        if error := pf.error(port):  # e.g. nothing listens on that port in the pod
+            raise GryviaError(str(error).strip())
 
 
 def _read_input(read: Callable[[], bytes], typed: queue.Queue[bytes]) -> None:

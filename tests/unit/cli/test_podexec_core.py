@@ -150,5 +150,7 @@ def test_commands_that_cannot_run_and_cut_streams() -> None:
     assert exit_code_of(missing)[0] == EXIT_NOT_FOUND
     other = {"status": "Failure", "message": "container not found"}
     assert exit_code_of(other) == (EXIT_CANNOT_RUN, "container not found")
+    wrapped = {"message": "Internal error occurred: Internal error occurred: cmd start: denied"}
+    assert exit_code_of({"status": "Failure", **wrapped}) == (EXIT_CANNOT_RUN, "cmd start: denied")
     code, message = exit_code_of(None)
     assert code == 1 and "closed before" in message

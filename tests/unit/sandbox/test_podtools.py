@@ -74,3 +74,42 @@ def test_port_forward_object_reaches_the_pods_own_address_port_by_port() -> None
         {"ports": [8080], "target": {"address": "100.64.0.7", "port": 8080}},
     ]
     assert build_port_forward_object("u", "ns", "p", "1.2.3.4", ())["spec"]["forwards"] == []
+
+
+class FakeApi:
+    """Records the kwok object writes of `podforwards`."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, list[int]]] = []
+
+    def _record(self, how: str, body: dict) -> None:
+        ports = [f["ports"][0] for f in body["spec"].get("forwards", [])]
+        self.calls.append((how, body["kind"], ports))
+
+    def put_kwok_object(self, plural: str, body: dict) -> None:
+        self._record("put", body)
+
+    def patch_kwok_spec(self, plural: str, body: dict) -> None:
+        self._record("patch", body)
+
+
+def test_forwards_are_created_once_then_patched_only_when_the_ports_change(tmp_path) -> None:
+    from gryvia_cli.sandbox import podforwards
+    from gryvia_cli.sandbox.processes import PodRun
+
+    api = FakeApi()
+    run = PodRun(
+        uid="u", namespace="ns", name="p", ip="100.64.0.9", folder=tmp_path,
+        declared_ports=frozenset({8000}),
+    )  # fmt: skip
+    podforwards.refresh_forwards(api, [run])  # type: ignore[arg-type]
+    podforwards.refresh_forwards(api, [run])  # type: ignore[arg-type]
+    run.declared_ports = frozenset({8000, 9000})
+    podforwards.refresh_forwards(api, [run])  # type: ignore[arg-type]
+    run.stopping.set()
+    run.declared_ports = frozenset()
+    podforwards.refresh_forwards(api, [run])  # type: ignore[arg-type]
+    assert api.calls == [
+        ("put", "PortForward", [8000]),
+        ("patch", "PortForward", [8000, 9000]),
+    ]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_cli.core.jobs import replica_of_pod, sort_pods
+from gryvia_cli.core.phases import is_terminal
 from gryvia_cli.errors import GryviaError, NotFoundError, UsageError
 
 EXIT_CANNOT_RUN = 126
@@ -94,16 +95,21 @@ def choose_pod(
     if wanted:
         return wanted[0]
     which = "any replica" if replica is None else f"replica {replica}"
-    mine = [p for p in ordered if replica is not None and replica_of_pod(p) == replica]
-    seen = (
-        f"; its pod {mine[0]['metadata']['name']} is {_phase(mine[0])}"
-        if mine
-        else ("; it has no pods" if not ordered else "")
+    mine = [p for p in ordered if replica is None or replica_of_pod(p) == replica]
+    if replica is not None and mine:
+        seen = f"; its pod {mine[0]['metadata']['name']} is {_phase(mine[0])}"
+    elif mine:
+        seen = f"; its pods are {', '.join(sorted({_phase(p) for p in mine}))}"
+    else:
+        seen = "; it has no pods" if not ordered else ""
+    hint = (
+        "it has ended, and exec and port-forward need a running container"
+        if is_terminal(job_phase)
+        else f"wait for it to run (`gryvia status {job} --watch`) or pick another with --replica N"
     )
     raise PodNotReadyError(
         f"job {job} (phase {job_phase}) has no running pod for {which}{seen}. Replicas with a "
-        f"running pod: {listed}. Wait for it to run (`gryvia status {job} --watch`) or pick "
-        "another with --replica N"
+        f"running pod: {listed}; {hint}"
     )
 
 

@@ -84,7 +84,7 @@ def test_exec_runs_in_the_replicas_dir_with_its_env_and_returns_its_exit_code(
     missing = case.gryvia("exec", "shellme", "--replica", "5", "-n", ns, "--", "true")
     assert missing.returncode == 1
     assert "has no running pod for replica 5" in missing.stderr
-    assert "Replicas with a running pod: 0, 1" in missing.stderr
+    assert "Replicas with a running pod: 0, 1;" in missing.stderr
 
     nojob = case.gryvia("exec", "nosuchjob", "-n", ns, "--", "true")
     assert nojob.returncode == 1

@@ -77,8 +77,19 @@ def test_a_replica_without_a_running_pod_names_the_phase_and_the_running_replica
     text = str(err.value)
     assert "job j (phase Running) has no running pod for replica 1" in text
     assert "its pod j-1-a is Pending" in text
-    assert "Replicas with a running pod: 0." in text
+    assert "Replicas with a running pod: 0; wait for it to run" in text
     assert "--replica N" in text
+
+
+def test_an_ended_job_says_it_has_ended() -> None:
+    pods = [pod("j-0-a", 0, "Succeeded"), pod("j-1-a", 1, "Failed")]
+    with pytest.raises(PodNotReadyError) as err:
+        choose_pod(pods, None, job="j", job_phase="Failed")
+    assert str(err.value) == (
+        "job j (phase Failed) has no running pod for any replica; its pods are Failed, "
+        "Succeeded. Replicas with a running pod: none; it has ended, and exec and "
+        "port-forward need a running container"
+    )
 
 
 def test_a_job_without_pods_says_so() -> None:

@@ -12,8 +12,9 @@ their declared ports only: the host's sockets are not theirs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from gryvia_cli.sandbox import podtools
 from gryvia_cli.sandbox.podapi import PodApi
@@ -22,10 +23,14 @@ from gryvia_cli.sandbox.processes import PodRun
 POLL_SECONDS = 1.0
 
 
-def publish_exec(api: PodApi, run: PodRun) -> None:
-    """Create (or replace) the pod's `Exec` object from `run.exec_targets`."""
+def publish(api: PodApi, run: PodRun, pod: Mapping[str, Any]) -> None:
+    """Create (or replace) the pod's `Exec` object from `run.exec_targets` and its
+    `PortForward` object (its declared ports, and what it listens on already); from then on
+    `forward_loop` keeps the latter current."""
     body = podtools.build_exec_object(run.uid, run.namespace, run.name, run.exec_targets)
     api.put_kwok_object("execs", body)
+    run.declared_ports = podtools.declared_ports(pod)
+    refresh_forwards(api, [run])
 
 
 def current_ports(run: PodRun) -> frozenset[int]:
@@ -64,6 +69,6 @@ def refresh_forwards(api: PodApi, runs: Iterable[PodRun]) -> None:
 
 
 def forward_loop(api: PodApi, runs: Callable[[], list[PodRun]], stop: threading.Event) -> None:
-    """Refresh every pod's forwards each POLL_SECONDS until `stop` is set."""
+    """Refresh the forwards of every published pod each POLL_SECONDS until `stop` is set."""
     while not stop.wait(POLL_SECONDS):
-        refresh_forwards(api, runs())
+        refresh_forwards(api, [run for run in runs() if run.forwarded is not None])

@@ -28,16 +28,7 @@ from typing import Any
 
 from kubernetes import client, config
 
-from gryvia_cli.sandbox import (
-    crilog,
-    hosts,
-    netplan,
-    podenv,
-    podforwards,
-    podnet,
-    podstatus,
-    podtools,
-)
+from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podforwards, podnet, podstatus
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podstatus import now
@@ -92,9 +83,8 @@ class PodRunner:
         """Watch services and pods until `stop` is set."""
         threading.Thread(target=self._watch_services, daemon=True).start()
         threading.Thread(target=self._write_hosts_loop, daemon=True).start()
-        runs = lambda: list(self.runs.values())  # noqa: E731
         threading.Thread(
-            target=podforwards.forward_loop, args=(self.api, runs, self.stop), daemon=True
+            target=podforwards.forward_loop, args=(self.api, self._runs, self.stop), daemon=True
         ).start()
         watch_forever(
             self.api.core.list_pod_for_all_namespaces,
@@ -102,6 +92,10 @@ class PodRunner:
             self.stop,
             field_selector="spec.nodeName!=",
         )
+
+    def _runs(self) -> list[PodRun]:
+        with self.lock:  # other threads add and remove runs
+            return list(self.runs.values())
 
     def _watch_services(self) -> None:
         watch_forever(self.api.core.list_service_for_all_namespaces, self.on_service, self.stop)
@@ -191,7 +185,6 @@ class PodRunner:
             ip=ip,
             netns=self.network.netns(ip) if self.network and meta["uid"] in self._leases else "",
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
-            declared_ports=podtools.declared_ports(pod),
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
         spec = pod["spec"]
@@ -225,8 +218,7 @@ class PodRunner:
             pending = {c["name"]: c for c in spec["containers"]}
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
-            podforwards.publish_exec(self.api, run)  # `kubectl exec` from now on
-            podforwards.refresh_forwards(self.api, [run])
+            podforwards.publish(self.api, run, pod)  # `kubectl exec`, `port-forward` from now on
             self.api.patch_status(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)

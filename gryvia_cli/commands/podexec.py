@@ -146,7 +146,7 @@ def exec_command(
     Examples:
       gryvia exec train-ddp -- nvidia-smi
       gryvia exec train-ddp --replica 1 -- sh -c 'echo $RANK'
-      gryvia exec train-ddp -i -- python - < probe.py
+      gryvia exec train-ddp -it -- python3
     """
     _run(
         session(ctx),

@@ -35,6 +35,24 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (LazyCommand("logs", _C + "logs", "Workloads", "Print or follow a job's log.", "logs"), ()),
     (
+        LazyCommand("exec", _C + "podexec", "Workloads", "Run a command in a job's pod.", "exec"),
+        (),
+    ),
+    (
+        LazyCommand("shell", _C + "podexec", "Workloads", "Open a shell in a job's pod.", "shell"),
+        (),
+    ),
+    (
+        LazyCommand(
+            "port-forward",
+            _C + "podexec",
+            "Workloads",
+            "Forward a local port to a job's pod.",
+            "port-forward",
+        ),
+        (),
+    ),
+    (
         LazyCommand(
             "cancel", _C + "cancel", "Workloads", "Cancel waiting or running jobs.", "cancel"
         ),

@@ -20,7 +20,7 @@ from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
 
 def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
-    kwok's Logs CRDs, an audit log of creates and deletes of Gryvia objects
+    kwok's Logs, Exec and PortForward CRDs, an audit log of creates and deletes of Gryvia objects
     (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner)."""
     options: dict[str, Any] = {
         "runtime": "binary",
@@ -28,7 +28,7 @@ def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
         "securePort": True,
         "kubeAdmission": True,
         "kubeAuthorization": True,
-        "enableCRDs": ["Logs", "ClusterLogs"],
+        "enableCRDs": ["Logs", "ClusterLogs", "Exec", "PortForward"],
         "kubeApiserverBinary": str(bin_dir / "kube-apiserver"),
         "kubeControllerManagerBinary": str(bin_dir / "kube-controller-manager"),
         "kubeSchedulerBinary": str(bin_dir / "kube-scheduler"),

@@ -1,5 +1,6 @@
 """The pod runner's calls to the API server, as a kubelet makes them: pod status patches,
-final pod deletion, ConfigMap/Secret reads for env, and kwok `Logs` objects for `kubectl logs`.
+final pod deletion, ConfigMap/Secret reads for env, and kwok `Logs`, `Exec` and `PortForward`
+objects for `kubectl logs`, `exec` and `port-forward`.
 
 API errors are logged, never raised: the runner reports what it can and carries on.
 """
@@ -69,22 +70,45 @@ class PodApi:
     def create_logs(self, pod: dict[str, Any], logs_dir: Path) -> None:
         """Create empty log files for the pod's containers and the kwok Logs object serving
         them (replacing one left by an earlier pod of the same name)."""
-        meta = pod["metadata"]
-        body = podstatus.build_logs_object(pod, logs_dir)
         for n in podstatus.container_names(pod):
             logs_dir.mkdir(parents=True, exist_ok=True)
             (logs_dir / f"{n}.log").touch()
+        self.put_kwok_object("logs", podstatus.build_logs_object(pod, logs_dir))
+
+    def put_kwok_object(self, plural: str, body: dict[str, Any]) -> None:
+        """Create the namespaced kwok object `body` (`plural`: logs, execs, portforwards),
+        replacing one of the same name (left by an earlier pod of that name, or this pod's
+        previous version). A pod deleted meanwhile is ignored; other errors are logged."""
+        meta = body["metadata"]
+        ns, name = meta["namespace"], meta["name"]
         try:
-            self.custom.create_namespaced_custom_object(
-                KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
-            )
-        except ApiException as exc:
-            if exc.status == 409:  # left from an earlier pod of the same name
+            try:
+                self.custom.create_namespaced_custom_object(
+                    KWOK_GROUP, KWOK_VERSION, ns, plural, body
+                )
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
                 self.custom.delete_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", meta["name"]
+                    KWOK_GROUP, KWOK_VERSION, ns, plural, name
                 )
                 self.custom.create_namespaced_custom_object(
-                    KWOK_GROUP, KWOK_VERSION, meta["namespace"], "logs", body
+                    KWOK_GROUP, KWOK_VERSION, ns, plural, body
                 )
+        except ApiException as exc:
+            log.warning("%s of %s/%s: %s", plural, ns, name, exc.reason)
+
+    def patch_kwok_spec(self, plural: str, body: dict[str, Any]) -> None:
+        """Replace the spec of the existing kwok object `body` in place (a merge patch, so
+        kwok never sees it missing), creating it when it is gone. Errors are logged."""
+        meta = body["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        try:
+            self.custom.patch_namespaced_custom_object(
+                KWOK_GROUP, KWOK_VERSION, ns, plural, name, {"spec": body["spec"]}
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                self.put_kwok_object(plural, body)
             else:
-                log.warning("logs of %s/%s: %s", meta["namespace"], meta["name"], exc.reason)
+                log.warning("%s of %s/%s: %s", plural, ns, name, exc.reason)

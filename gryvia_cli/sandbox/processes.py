@@ -79,6 +79,10 @@ class PodRun:
     folder: Path
     netns: str = ""  # the pod's network namespace; empty: the host's network
     containers: dict[str, Container] = field(default_factory=dict)
+    # For kwok's Exec object: container name -> (working directory, environment) as started.
+    exec_targets: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    declared_ports: frozenset[int] = frozenset()
+    forwarded: frozenset[int] | None = None  # the ports its PortForward object lists
     stopping: threading.Event = field(default_factory=threading.Event)
     exited: threading.Event = field(default_factory=threading.Event)  # a container ended
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from kubernetes import client, config
 
-from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podnet, podstatus
+from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podforwards, podnet, podstatus
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podstatus import now
@@ -83,12 +83,19 @@ class PodRunner:
         """Watch services and pods until `stop` is set."""
         threading.Thread(target=self._watch_services, daemon=True).start()
         threading.Thread(target=self._write_hosts_loop, daemon=True).start()
+        threading.Thread(
+            target=podforwards.forward_loop, args=(self.api, self._runs, self.stop), daemon=True
+        ).start()
         watch_forever(
             self.api.core.list_pod_for_all_namespaces,
             self.on_pod,
             self.stop,
             field_selector="spec.nodeName!=",
         )
+
+    def _runs(self) -> list[PodRun]:
+        with self.lock:  # other threads add and remove runs
+            return list(self.runs.values())
 
     def _watch_services(self) -> None:
         watch_forever(self.api.core.list_service_for_all_namespaces, self.on_service, self.stop)
@@ -211,6 +218,7 @@ class PodRunner:
             pending = {c["name"]: c for c in spec["containers"]}
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
+            podforwards.publish(self.api, run, pod)  # `kubectl exec`, `port-forward` from now on
             self.api.patch_status(pod, self._status(pod, run, started))
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)
@@ -279,6 +287,8 @@ class PodRunner:
         tmp.mkdir(parents=True, exist_ok=True)
         own = {"HOME": str(run.folder / "root"), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
         full_env = base | own | env
+        if spec in pod["spec"]["containers"]:
+            run.exec_targets[name] = (str(workdir), full_env)
         return start_container(
             run, ctr, argv, env=full_env, cwd=workdir, markers=self.state / "procs", wait=wait
         )

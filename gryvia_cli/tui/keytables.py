@@ -207,6 +207,23 @@ JOB = (
     Key(
         "job", "e", "events", "Events", "Events of this job and its pods, newest first", show=False
     ),
+    Key(
+        "job",
+        "s",
+        "shell",
+        "Shell",
+        "Open a shell in replica 0's pod (the console comes back when it exits)",
+        show=False,
+        write=True,
+    ),
+    Key(
+        "job",
+        "F",
+        "port_forward",
+        "Forward",
+        "Forward a local port to replica 0's pod (LOCAL:REMOTE; Ctrl-C returns)",
+        show=False,
+    ),
 )
 
 LOGS = (

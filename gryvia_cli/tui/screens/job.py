@@ -250,6 +250,40 @@ class JobScreen(JobLogsBase):
         """Submit a copy of this job."""
         self.confirm_write("resubmit", [self.key])
 
+    def action_shell(self) -> None:
+        """Suspend the console, run `gryvia shell` into this job's replica 0, come back."""
+        self._run_suspended(["shell", self.job_name])
+
+    def action_port_forward(self) -> None:
+        """Ask for LOCAL:REMOTE, then suspend the console and forward until Ctrl-C."""
+        from gryvia_cli.tui.screens.dialogs import PromptDialog
+
+        def chosen(ports: str | None) -> None:
+            if ports:
+                self._run_suspended(["port-forward", self.job_name, ports])
+
+        self.app.push_screen(PromptDialog("Forward LOCAL:REMOTE", "8888:8000"), chosen)
+
+    def _run_suspended(self, args: list[str]) -> None:
+        import subprocess
+
+        from gryvia_cli.tui.suspended import gryvia_argv
+
+        argv = gryvia_argv(
+            args,
+            namespace=self.job_ns,
+            context=self.console.target.context,
+            kubeconfig=getattr(self.source, "kubeconfig", None),
+        )
+        try:
+            with self.app.suspend():
+                code = subprocess.run(argv, check=False).returncode
+        except Exception as exc:  # no terminal to hand over (a test, a web driver)
+            self.notify(f"cannot leave the console here: {exc}", severity="error")
+            return
+        if code not in (0, 130):
+            self.notify(f"gryvia {args[0]} ended with exit code {code}", severity="warning")
+
     def action_events(self) -> None:
         """Events of this job and its pods."""
         from gryvia_cli.tui.screens.registry import open_job_events

@@ -1,0 +1,258 @@
+"""`gryvia exec`, `gryvia shell` and `gryvia port-forward`: into one replica's pod of a job."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gryvia_cli.cli.options import NamespaceOpt, check_job_name
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.output import info, warn
+
+if TYPE_CHECKING:
+    from gryvia_cli.kube.remote import RemoteAccess
+
+app = typer.Typer()
+
+ReplicaOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--replica",
+        help="Replica number: the completion index of a batch-Job pod (RANK) or the ordinal "
+        "of a StatefulSet pod [default: 0, else the first with a running pod].",
+        show_default=False,
+    ),
+]
+ContainerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-c", "--container", help="Container [default: the pod's first].", show_default=False
+    ),
+]
+
+
+def _target(
+    state: Session, job: str, replica: int | None, container: str | None, namespace: str | None
+) -> tuple[str, Mapping[str, Any], str]:
+    """(namespace, the replica's running pod, the container). Raises NotFoundError (job,
+    container) or PodNotReadyError."""
+    from gryvia_cli.core.podexec import choose_container, choose_pod
+    from gryvia_cli.views import streams
+
+    check_job_name(job)
+    access = state.access()
+    ns = state.resolve_namespace(namespace)
+    summary = streams.read_job(access, ns, job)
+    pod = choose_pod(streams.job_pods(access, ns, job), replica, job=job, job_phase=summary.phase)
+    return ns, pod, choose_container(pod, container)
+
+
+def _remote(state: Session) -> RemoteAccess:
+    from gryvia_cli.kube.remote import RemoteAccess
+
+    return RemoteAccess(state.kubeconfig, state.access().context)
+
+
+@contextlib.contextmanager
+def _raw_terminal(fd: int) -> Iterator[None]:
+    """Put terminal `fd` in raw mode (keys go to the remote shell as typed) and restore it."""
+    import termios
+    import tty
+
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _terminal_size() -> tuple[int, int] | None:
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return None
+    return size.columns, size.lines
+
+
+def _run(
+    state: Session,
+    job: str,
+    command: list[str],
+    *,
+    replica: int | None,
+    container: str | None,
+    namespace: str | None,
+    stdin: bool,
+    tty: bool,
+) -> None:
+    """Run `command` in the replica's pod and exit with its exit code."""
+    from gryvia_cli.core.podexec import exit_code_of
+
+    ns, pod, ctr = _target(state, job, replica, container, namespace)
+    remote = _remote(state)
+    fd = sys.stdin.fileno() if stdin else -1
+    tty = tty and stdin and os.isatty(fd)
+    with _raw_terminal(fd) if tty else contextlib.nullcontext():
+        status = remote.exec(
+            ns,
+            pod["metadata"]["name"],
+            ctr,
+            command,
+            tty=tty,
+            stdin=(lambda: os.read(fd, 4096)) if stdin else None,
+            stdout=sys.stdout.buffer,
+            stderr=sys.stderr.buffer,
+            size=_terminal_size if tty else None,
+        )
+    code, message = exit_code_of(status)
+    if message:
+        warn(f"{' '.join(command)}: {message}")
+    raise typer.Exit(code)
+
+
+@app.command("exec", rich_help_panel="Workloads")
+def exec_command(
+    ctx: typer.Context,
+    job: Annotated[str, typer.Argument(help="Job name.", show_default=False)],
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments, after --.")],
+    replica: ReplicaOpt = None,
+    container: ContainerOpt = None,
+    stdin: Annotated[
+        bool, typer.Option("-i", "--stdin", help="Pass this terminal's stdin to the command.")
+    ] = False,
+    tty: Annotated[
+        bool,
+        typer.Option(
+            "-t", "--tty", help="Give the command a terminal (with -i, when stdin is one)."
+        ),
+    ] = False,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Run a command in a job's pod.
+
+    The command runs in the replica's running pod (replica 0 unless --replica picks
+    another), in its first container unless -c names one, and gryvia exits with the
+    command's exit code, as kubectl exec does. In the sandbox, the command runs as a local
+    process in the container's working directory with its environment.
+
+    Examples:
+      gryvia exec train-ddp -- nvidia-smi
+      gryvia exec train-ddp --replica 1 -- sh -c 'echo $RANK'
+      gryvia exec train-ddp -it -- python3
+    """
+    _run(
+        session(ctx),
+        job,
+        command,
+        replica=replica,
+        container=container,
+        namespace=namespace,
+        stdin=stdin,
+        tty=tty,
+    )
+
+
+@app.command("shell", rich_help_panel="Workloads")
+def shell(
+    ctx: typer.Context,
+    job: Annotated[str, typer.Argument(help="Job name.", show_default=False)],
+    replica: ReplicaOpt = None,
+    container: ContainerOpt = None,
+    program: Annotated[
+        str, typer.Option("--shell", help="The shell to run in the container.")
+    ] = "sh",
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Open a shell in a job's pod.
+
+    An interactive shell (`sh` unless --shell names another) in one replica's pod, with a
+    terminal when stdin is one; exit the shell to come back. gryvia exits with the shell's
+    exit code.
+
+    Examples:
+      gryvia shell train-ddp
+      gryvia shell train-ddp --replica 1 --shell bash
+    """
+    _run(
+        session(ctx),
+        job,
+        [program],
+        replica=replica,
+        container=container,
+        namespace=namespace,
+        stdin=True,
+        tty=True,
+    )
+
+
+@app.command("port-forward", rich_help_panel="Workloads")
+def port_forward(
+    ctx: typer.Context,
+    job: Annotated[str, typer.Argument(help="Job name.", show_default=False)],
+    ports: Annotated[
+        str,
+        typer.Argument(
+            help="LOCAL:REMOTE (8888:8000), PORT (the same on both sides) or :REMOTE (any free "
+            "local port).",
+            show_default=False,
+        ),
+    ],
+    replica: ReplicaOpt = None,
+    address: Annotated[
+        str, typer.Option("--address", help="Local address to listen on.")
+    ] = "127.0.0.1",
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Forward a local port to a job's pod.
+
+    Forwards to a port of one replica's pod until Ctrl-C. Prints `Forwarding from
+    ADDRESS:LOCAL -> REMOTE` on stdout once it listens; each connection to the local port
+    opens its own stream to the pod (a failure is reported on stderr and ends only that
+    connection).
+
+    Examples:
+      gryvia port-forward serve-llm 8000:8000
+      gryvia port-forward train-ddp :6006 --replica 0
+    """
+    from gryvia_cli.core.podexec import parse_ports
+    from gryvia_cli.errors import UsageError
+
+    pair = parse_ports(ports)
+    state = session(ctx)
+    ns, pod, _ = _target(state, job, replica, None, namespace)
+    name = pod["metadata"]["name"]
+    remote = _remote(state)
+    try:
+        listener = socket.create_server((address, pair.local))
+    except OSError as exc:
+        raise UsageError(
+            f"--address {address} / local port {pair.local}: cannot listen ({exc.strerror}); "
+            "pick another local port, or :REMOTE for any free one"
+        ) from None
+    local = listener.getsockname()[1]
+    sys.stdout.write(f"Forwarding from {address}:{local} -> {pair.remote}\n")
+    sys.stdout.flush()
+    info(f"pod {ns}/{name}; Ctrl-C stops")
+
+    def carry(conn: socket.socket) -> None:
+        try:
+            remote.forward(ns, name, pair.remote, conn)
+        except Exception as exc:  # one connection's failure ends only that connection
+            warn(f"connection to {name}:{pair.remote}: {exc}")
+            conn.close()
+
+    try:
+        with listener:
+            while True:
+                conn, _ = listener.accept()
+                threading.Thread(target=carry, args=(conn,), daemon=True).start()
+    except KeyboardInterrupt:
+        info("stopped forwarding")

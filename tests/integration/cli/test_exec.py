@@ -1,0 +1,156 @@
+"""`gryvia exec` and `gryvia port-forward` into a two-replica job's pods in the sandbox: the
+command runs in the replica's working directory with its environment, its exit code becomes
+gryvia's, and each replica's port is reached through its own forward."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from tests.builders import job_yaml
+from tests.integration.cli.conftest import CliCase, kubectl_json
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+def submit_two_replicas(case: CliCase, name: str, script: str) -> None:
+    """Submit a two-replica CPU job running `script` (env VAR, workingDir /work/here) and
+    wait until both pods run."""
+    path = case.tmp_path / f"{name}.yaml"
+    extra = (
+        "  distributed:\n    enabled: true\n    nodes: 2\n"
+        "  workingDir: /work/here\n"
+        "  env:\n  - name: VAR\n    value: from-spec\n"
+    )
+    path.write_text(job_yaml(name, gpus=0, gpu_type=None, script=script, extra=extra))
+    done = case.gryvia("submit", "-f", str(path), "-n", case.namespace)
+    assert done.returncode == 0, done.stderr
+
+    def both_running() -> bool:
+        pods = kubectl_json(
+            case.sandbox, "get", "pods", "-n", case.namespace, "-l", f"gryvia.io/job={name}"
+        )["items"]
+        return sum((p.get("status") or {}).get("phase") == "Running" for p in pods) == 2
+
+    wait_for(both_running, timeout=120, interval=0.5, what=f"both pods of {name} Running")
+
+
+def test_exec_runs_in_the_replicas_dir_with_its_env_and_returns_its_exit_code(
+    case: CliCase,
+) -> None:
+    submit_two_replicas(case, "shellme", "sleep 600")
+    ns = case.namespace
+
+    # kwok's Exec object appears a moment after the pod runs
+    def printed() -> subprocess.CompletedProcess[str] | None:
+        done = case.gryvia(
+            "exec",
+            "shellme",
+            "--replica",
+            "1",
+            "-n",
+            ns,
+            "--",
+            "sh",
+            "-c",
+            'pwd; echo "$VAR-$JOB_COMPLETION_INDEX"',
+        )
+        return done if done.returncode == 0 else None
+
+    done = wait_for(printed, timeout=60, interval=0.5, what="exec into replica 1")
+    cwd, value = done.stdout.splitlines()
+    assert cwd.endswith("/work/here"), done.stdout
+    assert f"{ns}_shellme-1-" in cwd  # the per-pod folder of replica 1's pod
+    assert value == "from-spec-1"
+
+    failed = case.gryvia("exec", "shellme", "-n", ns, "--", "sh", "-c", "echo out; exit 3")
+    assert failed.returncode == 3, failed.stderr
+    assert failed.stdout == "out\n"
+
+    # (kwok never closes the command's stdin, so the command reads no further than it needs)
+    to_stdin = case.gryvia(
+        "exec", "shellme", "-i", "-n", ns, "--", "head", "-n", "1", input="fed\nmore\n"
+    )
+    assert (to_stdin.returncode, to_stdin.stdout) == (0, "fed\n"), to_stdin.stderr
+
+    missing = case.gryvia("exec", "shellme", "--replica", "5", "-n", ns, "--", "true")
+    assert missing.returncode == 1
+    assert "has no running pod for replica 5" in missing.stderr
+    assert "Replicas with a running pod: 0, 1;" in missing.stderr
+
+    nojob = case.gryvia("exec", "nosuchjob", "-n", ns, "--", "true")
+    assert nojob.returncode == 1
+    assert "nosuchjob" in nojob.stderr and ns in nojob.stderr
+
+    noctr = case.gryvia("exec", "shellme", "-c", "sidecar", "-n", ns, "--", "true")
+    assert noctr.returncode == 1
+    assert "container 'sidecar' not found" in noctr.stderr
+
+
+@contextlib.contextmanager
+def forwarding(case: CliCase, env: dict[str, str], replica: int) -> Iterator[int]:
+    """Run `gryvia port-forward servers :8000 --replica N`; yield the local port it printed;
+    stop it with Ctrl-C (SIGINT) and check that it ends cleanly."""
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "gryvia_cli", "port-forward", "servers", ":8000"),
+            *("--replica", str(replica), "-n", case.namespace),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the first line, printed once it listens
+        match = re.fullmatch(r"Forwarding from 127\.0\.0\.1:(\d+) -> 8000\n", line)
+        assert match, line + (proc.stderr.read() if proc.stderr else "")
+        yield int(match.group(1))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0
+
+
+def fetch(port: int) -> str | None:
+    """GET /who.txt on the local port; None while it does not answer yet."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/who.txt", timeout=5) as resp:
+            return str(resp.read().decode())
+    except OSError:
+        return None
+
+
+def test_port_forward_reaches_each_replicas_own_server(case: CliCase, cli_env: dict) -> None:
+    # both replicas listen on port 8000, each in its own network namespace
+    script = 'echo "replica $JOB_COMPLETION_INDEX" > who.txt; exec python3 -m http.server 8000'
+    submit_two_replicas(case, "servers", script)
+    with forwarding(case, cli_env, 0) as port0, forwarding(case, cli_env, 1) as port1:
+        assert port0 != port1
+        # the runner lists a port for forwarding once the pod listens on it
+        assert wait_for(lambda: fetch(port0), timeout=60, what="replica 0 served") == (
+            "replica 0\n"
+        )
+        assert wait_for(lambda: fetch(port1), timeout=60, what="replica 1 served") == (
+            "replica 1\n"
+        )
+        assert fetch(port0) == "replica 0\n"  # a second connection through the same forward
+
+
+def test_port_forward_refuses_a_bad_port_pair(case: CliCase) -> None:
+    done = case.gryvia("port-forward", "anyjob", "8000:http", "-n", case.namespace)
+    assert done.returncode == 2
+    assert "expected LOCAL:REMOTE" in done.stderr

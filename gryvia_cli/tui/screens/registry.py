@@ -211,11 +211,12 @@ class ListScreen(TableView):
         table = self.query_one(RowTable)
         loaded = self.polls > 0 if self.poll is not None else self.spec.kinds <= self.store.loaded
         table.empty_text = self.spec.empty if loaded else "Loading…"
-        if self.poll_error:
-            table.empty_text = f"Cannot read: {self.poll_error}"
+        problem = self.poll_error or ("" if loaded else self._watch_problem())
+        if problem:
+            table.empty_text = f"Cannot read: {problem}"
         table.invalidate(None)
         table.set_order(self._sorted(shown, ctx))
-        status = plural(len(items), self.spec.noun)
+        status = plural(len(items), self.spec.noun, self.spec.nouns or None)
         if len(shown) != len(items):
             status = f"{len(shown)} of {status} match “{self.query_text}”"
         state = self.sorts["list-table"]
@@ -229,6 +230,15 @@ class ListScreen(TableView):
         if refused:
             status += f" · {refused}"
         self.query_one("#list-status", Static).update(Text(" " + status))
+
+    def _watch_problem(self) -> str:
+        """Why a watched kind of the spec has no list yet: its watch's last error (the CRD
+        is not installed, RBAC refuses it), "" while it is still connecting."""
+        feed = self.console.feed
+        for kind in sorted(self.spec.kinds - self.store.loaded):
+            if kind in self.store.failed and feed is not None:
+                return feed.states[kind][1] or "the watch failed"
+        return ""
 
     def action_filter(self) -> None:
         """Show and focus the filter line."""

@@ -22,6 +22,7 @@ from textual.widgets import Input, Static
 
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.describe import Section, describe
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import DESCRIBE, LIST, LIST_SORTS, bindings
 from gryvia_cli.tui.kinds import events_of
@@ -128,7 +129,7 @@ class ListScreen(TableView):
     def compose_body(self) -> ComposeResult:
         """Title, filter line, table, status line."""
         title = self.title_text or self.spec.title
-        yield Static(Text(f" {title}"), id="list-title", classes="title-line")
+        yield Static(Text(visible(f" {title}")), id="list-title", classes="title-line")
         yield FilterInput(
             placeholder=self.spec.placeholder, id="list-filter", return_to="#list-table"
         )
@@ -229,7 +230,7 @@ class ListScreen(TableView):
         refused = self.store.not_allowed(*sorted(self.spec.kinds))
         if refused:
             status += f" · {refused}"
-        self.query_one("#list-status", Static).update(Text(" " + status))
+        self.query_one("#list-status", Static).update(Text(visible(" " + status)))
 
     def _watch_problem(self) -> str:
         """Why a watched kind of the spec has no list yet: its watch's last error (the CRD
@@ -282,18 +283,20 @@ def registry_modes(names: Sequence[str]) -> dict[str, Callable[[], ListScreen]]:
 
 
 def render_sections(sections: Sequence[Section]) -> Text:
-    """Sections as plain text: a title line, then `label  value` rows aligned."""
+    """Sections as plain text: a title line, then `label  value` rows aligned. Every string
+    is cluster text: never markup, control characters shown as glyphs (`␛`), a line break
+    inside a value as ` ⏎ `."""
     out = Text()
     width = min(max((len(k) for s in sections for k, _ in s.rows), default=8), LABEL_WIDTH)
     for i, section in enumerate(sections):
         if i:
             out.append("\n")
-        out.append(section.title + "\n", style="bold")
+        out.append(visible(section.title) + "\n", style="bold")
         if not section.rows:
-            out.append("  " + section.empty + "\n", style="dim")
+            out.append("  " + visible(section.empty) + "\n", style="dim")
         for label, value in section.rows:
-            out.append(f"  {label:<{width}}  ", style="bold" if label else "")
-            out.append(value.replace("\n", " ⏎ ") + "\n")
+            out.append(f"  {visible(label):<{width}}  ", style="bold" if label else "")
+            out.append(visible(value.replace("\n", " ⏎ ")) + "\n")
     return out
 
 
@@ -320,7 +323,8 @@ class DescribeScreen(ViewScreen):
 
     def compose_body(self) -> ComposeResult:
         """Title, scrolling body."""
-        yield Static(Text(f" Describe {self.ref.label}"), id="describe-title", classes="title-line")
+        title = Text(f" Describe {visible(self.ref.label)}")
+        yield Static(title, id="describe-title", classes="title-line")
         with VerticalScroll(id="describe-scroll"):
             yield Static(Text("Loading…"), id="describe-body")
 
@@ -372,11 +376,11 @@ class DescribeScreen(ViewScreen):
             return
         body = self.query_one("#describe-body", Static)
         if self.raw is None:
-            body.update(Text(f"Cannot read {self.ref.label}: {self.error}"))
+            body.update(Text(visible(f"Cannot read {self.ref.label}: {self.error}")))
             return
         text = render_sections(self.sections())
         if self.error:
-            text = Text(f"(last read failed: {self.error})\n", style="dim") + text
+            text = Text(visible(f"(last read failed: {self.error})") + "\n", style="dim") + text
         body.update(text)
 
     def action_back(self) -> None:

@@ -66,6 +66,21 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
+CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(
+    {
+        "nodes",
+        "gpunodes",
+        "skus",
+        "tenants",
+        "quotas",
+        "budgets",
+        "reservations",
+        "priorities",
+        "gpusharingpolicies",
+    }
+)
+"""Kinds without a namespace: an event about one (recorded in some namespace) opens it by
+name alone."""
 
 # -- events ----------------------------------------------------------------------------------
 
@@ -122,7 +137,8 @@ def event_ref(event: dict[str, Any]) -> ObjectRef | None:
     kind = EVENT_KINDS.get(str(target.get("kind") or ""))
     if kind is None or not target.get("name"):
         return None
-    return ObjectRef(kind, target.get("namespace") or None, str(target["name"]))
+    namespace = None if kind in CLUSTER_SCOPED else target.get("namespace") or None
+    return ObjectRef(kind, namespace, str(target["name"]))
 
 
 def _all_events(source: ClusterSource, namespace: str | None) -> list[dict[str, Any]]:

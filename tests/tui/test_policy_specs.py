@@ -71,6 +71,8 @@ def test_budget_details_are_budget_get_as_of_the_console_clock() -> None:
     later = {**BUDGETS[2], "status": {"currentPeriod": period}}
     custom = sections(spec, later, ctx)["Budget"]
     assert custom["Current period"].endswith("not started (starts in 11 day(s))")  # NOW: 11-20
+    fresh = sections(spec, BUDGETS[2], ctx)["Budget"]  # no status yet
+    assert fresh["Current period"].startswith("not computed yet") and fresh["State"] == "pending"
     broken = sections(spec, {"metadata": {"name": "x"}, "spec": {}}, ctx)
     assert list(broken["Budget"]) == ["Invalid"]
 
@@ -201,6 +203,7 @@ def test_events_of_the_new_kinds_open_their_describe_view() -> None:
     ]:
         assert EVENT_KINDS[kind] == objects and objects in BY_KIND
         event = {"involvedObject": {"kind": kind, "name": "x", "namespace": "ns"}}
-        assert event_ref(event) == ObjectRef(objects, "ns", "x")
+        namespaced = objects in ("jobhooks", "checkpointguards")
+        assert event_ref(event) == ObjectRef(objects, "ns" if namespaced else None, "x")
     assert BY_KIND["jobhooks"] is REGISTRY["hooks"]
     assert BY_KIND["gpusharingpolicies"] is REGISTRY["gpusharing"]

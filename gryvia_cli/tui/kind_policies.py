@@ -52,6 +52,12 @@ def _sections(
     return sections
 
 
+def age_value(item: Any) -> float | None:
+    """Sort value of AGE: minus the creation time (ascending: youngest first); None unknown."""
+    created = item.metadata.creation_timestamp
+    return -created.timestamp() if created is not None else None
+
+
 def _ref(kind: ObjectKind, item: Any, namespaced: bool) -> ObjectRef:
     return ObjectRef(kind, item.namespace if namespaced else None, item.name)
 
@@ -95,7 +101,7 @@ HOOKS = register(
             Column("ready", "READY", 13, 0),
             Column("deliveries", "DELIVERED", 9, 2, justify="right"),
             Column("failures", "FAILED", 6, 1, justify="right"),
-            Column("age", "AGE", 5, 4),
+            Column("created", "AGE", 5, 4),
             Column("selector", "SELECTOR", 14, 5),
             Column("format", "FORMAT", 6, 6),
             Column("last_delivery", "LAST DELIVERY", 13, 5),
@@ -107,6 +113,7 @@ HOOKS = register(
         ref=lambda h: _ref("jobhooks", h, namespaced=True),
         poll=poll_objects("jobhooks"),
         poll_every=POLL_SECONDS,
+        sort_values={"created": age_value},
         sections=_sections(GryviaJobHook, "Hook", lambda h, ctx: hook_details(h, ctx.now)),
         empty="No GryviaJobHooks.",
         noun="hook",
@@ -255,7 +262,7 @@ GPU_SHARING = register(
             Column("config", "CONFIG", 14, 4),
             Column("nodes", "NODES", 14, 2),
             Column("ready", "READY", 15, 0),
-            Column("age", "AGE", 5, 5),
+            Column("created", "AGE", 5, 5),
         ),
         rows=_sharing_rows,
         cells=sharing_cells,
@@ -263,6 +270,7 @@ GPU_SHARING = register(
         ref=lambda p: _ref("gpusharingpolicies", p, namespaced=False),
         poll=poll_objects("gpusharingpolicies"),
         poll_every=POLL_SECONDS,
+        sort_values={"created": age_value},
         sections=_sections(
             GryviaGPUSharingPolicy, "GPU sharing", lambda p, ctx: sharing_details(p)
         ),

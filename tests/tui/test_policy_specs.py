@@ -14,7 +14,7 @@ from gryvia_cli.tui.registry import BY_KIND, REGISTRY, Ctx, ObjectRef, ViewSpec
 from gryvia_cli.tui.store import ClusterStore, Kind, list_update, make_entry
 from gryvia_operator.api import GryviaBudget
 from gryvia_operator.api.jobhook import GryviaJobHook
-from tests.tui.builders import NOW, make_job
+from tests.tui.builders import NOW, H, make_job
 from tests.tui.fixed import fixed_cluster
 from tests.tui.fixed_policies import BUDGETS, GUARDS, HOOKS, PRIORITIES, SHARING
 
@@ -112,6 +112,7 @@ def test_hook_rows_follow_hook_list_wide_with_ready_marked_by_reason() -> None:
     assert rows["tenant-globex/fresh"]["last_error"] == ("-", "dim")
     item = spec.rows(ctx)["tenant-acme/notify-done"]
     assert spec.ref(item) == ObjectRef("jobhooks", "tenant-acme", "notify-done")
+    assert spec.sort_values["created"](item) == -(NOW - 24 * H).timestamp()  # AGE: youngest first
     shown = sections(spec, HOOKS[0], ctx)["Hook"]
     assert shown["Headers"] == "Authorization, X-Team"  # names only: values may be tokens
     assert shown["Retry"].startswith("5 attempts, back-off 30 s")

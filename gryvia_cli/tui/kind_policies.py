@@ -89,6 +89,10 @@ def _hook_rows(ctx: Ctx) -> dict[str, Any]:
     return {f"{h.namespace}/{h.name}": h for h in hooks}
 
 
+def _hook_search(hook: GryviaJobHook) -> str:
+    return " ".join([hook.namespace, hook.name, hook.spec.webhook.url, *hook.spec.events]).lower()
+
+
 HOOKS = register(
     ViewSpec(
         name="hooks",
@@ -109,7 +113,7 @@ HOOKS = register(
         ),
         rows=_hook_rows,
         cells=hook_cells,
-        search=lambda h: f"{h.namespace} {h.name} {h.spec.webhook.url} {h.spec.events}".lower(),
+        search=_hook_search,
         ref=lambda h: _ref("jobhooks", h, namespaced=True),
         poll=poll_objects("jobhooks"),
         poll_every=POLL_SECONDS,

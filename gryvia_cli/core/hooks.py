@@ -138,8 +138,7 @@ def hook_wide_row(hook: GryviaJobHook, now: datetime) -> list[Any]:
 
 
 def hook_details(hook: GryviaJobHook, now: datetime) -> list[tuple[str, str]]:
-    """(label, value) lines of `gryvia hook get` (and the console's describe): the extra
-    headers by name only (their values, which may be tokens, stay in the YAML)."""
+    """(label, value) lines of `gryvia hook get`."""
     spec, status = hook.spec, hook.status
     reason, message = _ready(hook)
     retry = spec.retry
@@ -151,7 +150,6 @@ def hook_details(hook: GryviaJobHook, now: datetime) -> list[tuple[str, str]]:
         ("Jobs", _selector(hook)),
         ("URL", spec.webhook.url),
         ("Format", spec.webhook.format),
-        ("Headers", ", ".join(sorted(spec.webhook.headers or {})) or "none"),
         (
             "Signed",
             f"yes (Secret {spec.webhook.secret_ref.name}, key secret)"

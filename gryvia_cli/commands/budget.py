@@ -8,32 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
-from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_one,
-    render_table,
-    success,
-    warn,
-)
+from gryvia_cli.output import OutputFormat, info, render_one, render_table, success
 
 app = typer.Typer(help="Budgets: create, list, show and delete them.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Budget name.", show_default=False)]
 
-
-def read_budget(state: Session, name: str) -> dict[str, Any]:
-    """Read one budget; NotFoundError with a hint when it does not exist."""
-    try:
-        return state.access().get(r.BUDGET, name)
-    except NotFoundError:
-        raise NotFoundError(f'budget "{name}" not found', hint="see 'gryvia budget list'") from None
+BUDGETS = ObjectGroup(r.BUDGET, "budget", "budget")
 
 
 def _spec_from_options(
@@ -245,11 +230,7 @@ def create(
     state = session(ctx)
     obj = state.access().apply(r.BUDGET, body)
     success(f"budget {name} applied")
-    fmt = state.fmt(output, OutputFormat.name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-    else:
-        render_names([f"{r.BUDGET.qualified}/{name}"])
+    BUDGETS.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -271,18 +252,11 @@ def list_budgets(ctx: typer.Context, output: OutputOpt = None) -> None:
         budget_wide_row,
     )
     from gryvia_operator.api import GryviaBudget
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)
-    data = state.access().list_objects(r.BUDGET)
-    if render_raw(data, r.BUDGET, fmt):
-        return
-    budgets, problems = parse_all(GryviaBudget, data.get("items") or [])
-    for problem in problems:
-        warn(f"skipped an invalid budget: {problem}")
-    if not budgets:
-        info("No budgets found.")
+    budgets = BUDGETS.listed(state, GryviaBudget, fmt)
+    if budgets is None:
         return
     budgets.sort(key=lambda b: b.name)
     if fmt is OutputFormat.wide:
@@ -305,7 +279,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
 
     state = session(ctx)
     fmt = state.fmt(output)
-    obj = read_budget(state, name)
+    obj = BUDGETS.read(state, name)
     render_one(
         obj,
         fmt,
@@ -321,10 +295,4 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     Examples:
       gryvia budget delete acme-monthly --yes
     """
-    state = session(ctx)
-    read_budget(state, name)
-    if not confirm(f"Delete budget {name}?", yes):
-        raise typer.Exit(1)
-    state.access().delete(r.BUDGET, name, None)
-    success(f"budget {name} deleted")
-    render_names([f"{r.BUDGET.qualified}/{name}"])
+    BUDGETS.delete(session(ctx), name, None, yes)

@@ -56,10 +56,9 @@ def capacity(
       gryvia capacity -w 10
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
-    allocated, free, pending, shortfall, headroom, unavailable, suspended, reserved, notes}],
-    totals, unspecifiedPending, nodes: [{name, gpu_type, total, allocated, free, phase,
-    usable, reserved_for}],
-    warnings}.
+    allocated, free, pending, shortfall, headroom, unavailable, suspended, reserved,
+    sharedNodes, notes}], totals, unspecifiedPending, nodes: [{name, gpuType, total,
+    allocated, free, phase, usable, reservedFor}], warnings}.
     """
     state = session(ctx)
     fmt = state.fmt(output)

@@ -6,44 +6,19 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.options import (
-    AllNamespacesOpt,
-    NamespaceOpt,
-    OutputOpt,
-    YesOpt,
-    confirm,
-    render_raw,
-)
-from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_one,
-    render_table,
-    success,
-    warn,
-)
+from gryvia_cli.output import OutputFormat, render_one, render_table, success
 
 app = typer.Typer(
     help="Checkpoint guards: save and resume selected jobs.",
     no_args_is_help=True,
 )
 NameArg = Annotated[str, typer.Argument(help="Checkpoint guard name.", show_default=False)]
-
-
-def _read(state: Session, name: str, ns: str) -> dict[str, object]:
-    try:
-        return state.access().get(r.CHECKPOINT_GUARD, name, ns)
-    except NotFoundError:
-        raise NotFoundError(
-            f'checkpoint guard "{name}" not found in namespace {ns}',
-            hint="see 'gryvia checkpoint list'",
-        ) from None
+GUARDS = ObjectGroup(r.CHECKPOINT_GUARD, "checkpoint guard", "checkpoint")
 
 
 @app.command("create")
@@ -100,11 +75,7 @@ def create(
         raise UsageError(str(exc), hint="see 'gryvia checkpoint create --help'") from None
     obj = state.access().apply(r.CHECKPOINT_GUARD, body, ns)
     success(f"checkpoint guard {ns}/{name} applied")
-    fmt = state.fmt(output, OutputFormat.name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-    else:
-        render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])
+    GUARDS.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -129,19 +100,12 @@ def list_guards(
         guard_wide_row,
     )
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)
     ns = None if all_namespaces else state.resolve_namespace(namespace)
-    data = state.access().list_objects(r.CHECKPOINT_GUARD, ns)
-    if render_raw(data, r.CHECKPOINT_GUARD, fmt):
-        return
-    guards, problems = parse_all(GryviaCheckpointGuard, data.get("items") or [])
-    for problem in problems:
-        warn(f"skipped an invalid checkpoint guard: {problem}")
-    if not guards:
-        info("No checkpoint guards found.")
+    guards = GUARDS.listed(state, GryviaCheckpointGuard, fmt, ns)
+    if guards is None:
         return
     guards.sort(key=lambda g: (g.namespace, g.name))
     if fmt is OutputFormat.wide:
@@ -167,7 +131,7 @@ def get(
     state = session(ctx)
     fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
-    obj = _read(state, name, ns)
+    obj = GUARDS.read(state, name, ns)
     render_one(
         obj,
         fmt,
@@ -187,9 +151,11 @@ def delete(
     """
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
-    _read(state, name, ns)
-    if not confirm(f"Delete checkpoint guard {ns}/{name}?", yes):
-        raise typer.Exit(1)
-    state.access().delete(r.CHECKPOINT_GUARD, name, ns)
-    success(f"checkpoint guard {ns}/{name} deleted")
-    render_names([f"{r.CHECKPOINT_GUARD.qualified}/{name}"])
+    GUARDS.delete(
+        state,
+        name,
+        ns,
+        yes,
+        question=f"Delete checkpoint guard {ns}/{name}?",
+        done=f"checkpoint guard {ns}/{name} deleted",
+    )

@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.options import (
-    AllNamespacesOpt,
-    NamespaceOpt,
-    OutputOpt,
-    YesOpt,
-    confirm,
-    render_raw,
-)
-from gryvia_cli.cli.session import Session, session
+from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import GryviaError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
     OutputFormat,
     emit,
-    info,
     render_data,
-    render_names,
     render_one,
     render_table,
     success,
-    warn,
 )
 
 app = typer.Typer(
@@ -36,15 +27,7 @@ app = typer.Typer(
 )
 NameArg = Annotated[str, typer.Argument(help="Hook name.", show_default=False)]
 
-
-def read_hook(state: Session, name: str, ns: str) -> dict[str, Any]:
-    """Read one hook; NotFoundError with a hint when it does not exist."""
-    try:
-        return state.access().get(r.JOBHOOK, name, ns)
-    except NotFoundError:
-        raise NotFoundError(
-            f'hook "{name}" not found in namespace {ns}', hint="see 'gryvia hook list'"
-        ) from None
+HOOKS = ObjectGroup(r.JOBHOOK, "hook", "hook")
 
 
 @app.command("create")
@@ -135,11 +118,7 @@ def create(
     ns = state.resolve_namespace(namespace)
     obj = state.access().apply(r.JOBHOOK, body, ns)
     success(f"hook {name} applied in namespace {ns}")
-    fmt_out = state.fmt(output, OutputFormat.name)
-    if fmt_out in MACHINE_FORMATS:
-        render_data(obj, fmt_out)
-    else:
-        render_names([f"{r.JOBHOOK.qualified}/{name}"])
+    HOOKS.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -161,28 +140,20 @@ def list_hooks(
     """
     from gryvia_cli.core.hooks import HOOK_COLUMNS, HOOK_WIDE_COLUMNS, hook_row, hook_wide_row
     from gryvia_operator.api.jobhook import GryviaJobHook
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)
     ns = None if all_namespaces else state.resolve_namespace(namespace)
-    data = state.access().list_objects(r.JOBHOOK, ns)
-    if render_raw(data, r.JOBHOOK, fmt):
-        return
-    hooks, problems = parse_all(GryviaJobHook, data.get("items") or [])
-    for problem in problems:
-        warn(f"skipped an invalid hook: {problem}")
-    if not hooks:
-        info("No job hooks found." if ns is None else f"No job hooks in namespace {ns}.")
+    empty = "No job hooks found." if ns is None else f"No job hooks in namespace {ns}."
+    hooks = HOOKS.listed(state, GryviaJobHook, fmt, ns, empty)
+    if hooks is None:
         return
     hooks.sort(key=lambda h: (h.namespace, h.name))
     now = state.now()
-    columns = HOOK_WIDE_COLUMNS if fmt is OutputFormat.wide else HOOK_COLUMNS
-    rows = [(hook_wide_row if fmt is OutputFormat.wide else hook_row)(h, now) for h in hooks]
-    if ns is None:
-        columns = ("NAMESPACE", *columns)
-        rows = [[h.namespace, *row] for h, row in zip(hooks, rows, strict=True)]
-    render_table(columns, rows)
+    wide = fmt is OutputFormat.wide
+    columns = HOOK_WIDE_COLUMNS if wide else HOOK_COLUMNS
+    rows = rows_for(hooks, lambda h: (hook_wide_row if wide else hook_row)(h, now), ns is None)
+    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
 
 
 @app.command("get")
@@ -200,7 +171,7 @@ def get(
 
     state = session(ctx)
     fmt = state.fmt(output)
-    obj = read_hook(state, name, state.resolve_namespace(namespace))
+    obj = HOOKS.read(state, name, state.resolve_namespace(namespace))
     render_one(
         obj,
         fmt,
@@ -219,13 +190,7 @@ def delete(
       gryvia hook delete done --yes
     """
     state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    read_hook(state, name, ns)
-    if not confirm(f"Delete hook {name} in namespace {ns}?", yes):
-        raise typer.Exit(1)
-    state.access().delete(r.JOBHOOK, name, ns)
-    success(f"hook {name} deleted")
-    render_names([f"{r.JOBHOOK.qualified}/{name}"])
+    HOOKS.delete(state, name, state.resolve_namespace(namespace), yes)
 
 
 @app.command("test")
@@ -252,7 +217,7 @@ def test(
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
-    hook = GryviaJobHook.model_validate(read_hook(state, name, ns))
+    hook = GryviaJobHook.model_validate(HOOKS.read(state, name, ns))
     secret = None
     ref = hook.spec.webhook.secret_ref
     if ref is not None:

@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
-from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_one,
-    render_table,
-    success,
-    warn,
-)
+from gryvia_cli.output import OutputFormat, info, render_one, render_table, success
 
 app = typer.Typer(help="Job priorities: create, list, show and delete them.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Priority name.", show_default=False)]
-
-
-def read_priority(state: Session, name: str) -> dict[str, Any]:
-    """Read one priority; NotFoundError with a hint when it does not exist."""
-    try:
-        return state.access().get(r.PRIORITY, name)
-    except NotFoundError:
-        raise NotFoundError(
-            f'priority "{name}" not found', hint="see 'gryvia priority list'"
-        ) from None
+PRIORITIES = ObjectGroup(r.PRIORITY, "priority", "priority")
 
 
 @app.command("create")
@@ -77,11 +59,7 @@ def create(
     state = session(ctx)
     obj = state.access().apply(r.PRIORITY, body)
     success(f"priority {name} applied")
-    fmt = state.fmt(output, OutputFormat.name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-    else:
-        render_names([f"{r.PRIORITY.qualified}/{name}"])
+    PRIORITIES.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -98,18 +76,12 @@ def list_priorities(ctx: typer.Context, output: OutputOpt = None) -> None:
     """
     from gryvia_cli.core.priorities import PRIORITY_COLUMNS, PRIORITY_WIDE_COLUMNS, priority_row
     from gryvia_operator.api import GryviaPriority
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
     fmt = state.fmt(output)
-    data = state.access().list_objects(r.PRIORITY)
-    if render_raw(data, r.PRIORITY, fmt):
-        return
-    found, problems = parse_all(GryviaPriority, data.get("items") or [])
-    for problem in problems:
-        warn(f"skipped an invalid priority: {problem}")
-    if not found:
-        info("No priorities found (the operator creates the table's with priorities enabled).")
+    empty = "No priorities found (the operator creates the table's with priorities enabled)."
+    found = PRIORITIES.listed(state, GryviaPriority, fmt, None, empty)
+    if found is None:
         return
     found.sort(key=lambda p: (-p.spec.value, p.name))
     wide = fmt is OutputFormat.wide
@@ -131,7 +103,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
 
     state = session(ctx)
     fmt = state.fmt(output)
-    obj = read_priority(state, name)
+    obj = PRIORITIES.read(state, name)
 
     def details() -> list[tuple[str, str]]:
         used: dict[str, int] = {}  # jobs naming this priority, per namespace
@@ -152,10 +124,4 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     Examples:
       gryvia priority delete urgent --yes
     """
-    state = session(ctx)
-    read_priority(state, name)
-    if not confirm(f"Delete priority {name}?", yes):
-        raise typer.Exit(1)
-    state.access().delete(r.PRIORITY, name, None)
-    success(f"priority {name} deleted")
-    render_names([f"{r.PRIORITY.qualified}/{name}"])
+    PRIORITIES.delete(session(ctx), name, None, yes)

@@ -6,40 +6,22 @@ is open; jobs of the owner opt in with the annotation `gryvia.io/reservation: <n
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
-from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_one,
-    render_table,
-    success,
-    warn,
-)
+from gryvia_cli.output import info, render_one, render_table, success
 
 app = typer.Typer(
     help="GPU reservations: create, list, show and delete them.", no_args_is_help=True
 )
 NameArg = Annotated[str, typer.Argument(help="Reservation name.", show_default=False)]
-
-
-def read_reservation(state: Session, name: str) -> dict[str, Any]:
-    """One reservation as stored; NotFoundError with a hint when it does not exist."""
-    try:
-        return state.access().get(r.RESERVATION, name)
-    except NotFoundError:
-        raise NotFoundError(
-            f'reservation "{name}" not found', hint="see 'gryvia reservation list'"
-        ) from None
+RESERVATIONS = ObjectGroup(r.RESERVATION, "reservation", "reservation")
 
 
 @app.command("create")
@@ -134,11 +116,7 @@ def create(
         raise UsageError(str(exc)) from None
     obj = state.access().create(r.RESERVATION, body, None)
     success(f"reservation {name} created; annotate jobs gryvia.io/reservation: {name}")
-    fmt = state.fmt(output, OutputFormat.name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-    else:
-        render_names([f"{r.RESERVATION.qualified}/{name}"])
+    RESERVATIONS.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -154,18 +132,10 @@ def list_reservations(ctx: typer.Context, output: OutputOpt = None) -> None:
     """
     from gryvia_cli.core.reservations import RESERVATION_COLUMNS, reservation_row
     from gryvia_operator.api import GryviaReservation
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
-    fmt = state.fmt(output)
-    data = state.access().list_objects(r.RESERVATION)
-    if render_raw(data, r.RESERVATION, fmt):
-        return
-    found, problems = parse_all(GryviaReservation, data.get("items") or [])
-    for problem in problems:
-        warn(f"skipped an invalid reservation: {problem}")
-    if not found:
-        info("No reservations found.")
+    found = RESERVATIONS.listed(state, GryviaReservation, state.fmt(output))
+    if found is None:
         return
     found.sort(key=lambda x: x.name)
     render_table(list(RESERVATION_COLUMNS), [reservation_row(x) for x in found])
@@ -187,7 +157,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
 
     state = session(ctx)
     fmt = state.fmt(output)
-    obj = read_reservation(state, name)
+    obj = RESERVATIONS.read(state, name)
     render_one(
         obj,
         fmt,
@@ -205,10 +175,11 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     Examples:
       gryvia reservation delete demo-day --yes
     """
-    state = session(ctx)
-    read_reservation(state, name)
-    if not confirm(f"Delete reservation {name} and release its nodes?", yes):
-        raise typer.Exit(1)
-    state.access().delete(r.RESERVATION, name, None)
-    success(f"reservation {name} deleted; its nodes are released")
-    render_names([f"{r.RESERVATION.qualified}/{name}"])
+    RESERVATIONS.delete(
+        session(ctx),
+        name,
+        None,
+        yes,
+        question=f"Delete reservation {name} and release its nodes?",
+        done=f"reservation {name} deleted; its nodes are released",
+    )

@@ -17,10 +17,8 @@ from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import (
     InvalidInputError,
-    JobEndedError,
     NeverRunsError,
     UsageError,
-    job_failure_hint,
 )
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -30,7 +28,6 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_names,
-    spinner,
     success,
     warn,
 )
@@ -38,7 +35,6 @@ from gryvia_cli.views.reads import read_supply
 from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
-    from gryvia_cli.kube.retry import Link
     from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 app = typer.Typer()
@@ -138,94 +134,6 @@ def read_pricing(
     quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
     budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
     return skus, tenants, quotas, budgets
-
-
-def follow(
-    state: Session, created: list[tuple[str, str]], wait: bool, logs: bool, timeout: float
-) -> None:
-    """After creation: stream the first job's first pod log (`--logs`), then wait for every
-    job to end (`--wait`), all within `timeout` seconds. The log follow ends when the job is
-    terminal, even while another replica's pod still runs.
-
-    Raises JobEndedError when any job did not succeed, WaitTimeoutError (exit 124) when the
-    timeout passes first.
-    """
-    from gryvia_cli.views import streams
-
-    access = state.access()
-    deadline = streams.deadline_after(timeout)
-    if not (wait or (logs and created)):
-        return
-    link = streams.new_link(access)  # a stalled or cut connection waits until `deadline`
-    if logs and created:
-        namespace, name = created[0]
-        _stream_first_pod(access, namespace, name, deadline, link)
-    if not wait:
-        return
-    failed = []
-    for namespace, name in created:
-        with spinner(f"{name}: waiting") as update:
-            job = streams.wait_for_job(
-                access, namespace, name, update, deadline=deadline, link=link
-            )
-        if job.phase == "Succeeded":
-            success(f"job {name} Succeeded")
-        else:
-            failure(f"job {name} {job.phase}" + (f": {job.message}" if job.message else ""))
-            failed.append(f"{name} {job.phase}")
-    if failed:
-        raise JobEndedError(
-            f"job(s) did not succeed: {', '.join(failed)}",
-            hint=job_failure_hint([entry.split(" ", 1)[0] for entry in failed]),
-        )
-
-
-def _stream_first_pod(
-    access: Any, namespace: str, name: str, deadline: float | None, link: Link
-) -> None:
-    """Follow the log of job `name`'s first pod (replica 0) until the job ends."""
-    from gryvia_cli.core.pods import first_container
-    from gryvia_cli.views import streams
-
-    done = streams.job_done(access, namespace, name)
-    started = None
-    with spinner(f"{name}: waiting for its first pod") as update:
-        pod = streams.wait_for_first_pod(
-            access, namespace, name, update, deadline=deadline, link=link
-        )
-        if pod is not None:
-            pod_name = str(pod["metadata"]["name"])
-            container = first_container(pod)
-            started = streams.wait_for_pod_start(
-                access,
-                namespace,
-                pod_name,
-                container,
-                update,
-                deadline=deadline,
-                done=done,
-                link=link,
-            )
-    if pod is None or started is None:
-        warn(f"job {name} ended before its first pod started; no logs")
-        return
-    info(f"Streaming logs from pod: {pod_name}")
-    target = streams.LogTarget(pod_name, container)
-    streams.follow_logs(
-        access,
-        namespace,
-        [target],
-        _write_line,
-        done=done,
-        deadline=deadline,
-        job=name,
-        link=link,
-    )
-
-
-def _write_line(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
 
 
 tune_command = optional_value("--dry-run", "client", ("client", "server"))
@@ -409,7 +317,10 @@ def submit(
         )
     else:
         render_names([f"{r.AIJOB.qualified}/{name}" for _, name in created])
-    follow(state, created, wait, logs, float(timeout))
+    if wait or logs:
+        from gryvia_cli.views.submitfollow import follow
+
+        follow(state, created, wait, logs, float(timeout))
 
 
 def _print_dry_run(

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_raw
-from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
+from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
     info,
     note,
-    render_data,
     render_names,
     render_one,
     render_table,
@@ -37,13 +35,7 @@ class DeletionPolicy(StrEnum):
 
 NameArg = Annotated[str, typer.Argument(help="Tenant name.", show_default=False)]
 
-
-def read_tenant(state: Session, name: str) -> dict[str, Any]:
-    """Read one tenant as stored; NotFoundError with a hint when it does not exist."""
-    try:
-        return state.access().get(r.TENANT, name)
-    except NotFoundError:
-        raise NotFoundError(f'tenant "{name}" not found', hint="see 'gryvia tenant list'") from None
+TENANTS = ObjectGroup(r.TENANT, "tenant", "tenant")
 
 
 @app.command("create", cls=BoolValueCommand)
@@ -136,11 +128,7 @@ def create(
     state = session(ctx)
     obj = state.access().apply(r.TENANT, body)
     success(f"tenant {name} applied; its namespace is {tenant_namespace(name)}")
-    fmt = state.fmt(output, OutputFormat.name)
-    if fmt in MACHINE_FORMATS:
-        render_data(obj, fmt)
-    else:
-        render_names([f"{r.TENANT.qualified}/{name}"])
+    TENANTS.print_written(state, obj, output)
 
 
 @app.command("list")
@@ -156,19 +144,10 @@ def list_tenants(ctx: typer.Context, output: OutputOpt = None) -> None:
     """
     from gryvia_cli.core.tenancy import TENANT_COLUMNS, tenant_row
     from gryvia_operator.api import GryviaTenant
-    from gryvia_operator.api.parse import parse_all
 
     state = session(ctx)
-    fmt = state.fmt(output)
-    data = state.access().list_objects(r.TENANT)
-    items = data.get("items") or []
-    if render_raw(data, r.TENANT, fmt):
-        return
-    tenants, problems = parse_all(GryviaTenant, items)
-    for problem in problems:
-        warn(f"skipped an invalid tenant: {problem}")
-    if not tenants:
-        info("No tenants found.")
+    tenants = TENANTS.listed(state, GryviaTenant, state.fmt(output))
+    if tenants is None:
         return
     tenants.sort(key=lambda t: t.name)
     render_table(TENANT_COLUMNS, [tenant_row(t) for t in tenants])
@@ -190,7 +169,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
 
     state = session(ctx)
     fmt = state.fmt(output)
-    obj = read_tenant(state, name)
+    obj = TENANTS.read(state, name)
     render_one(
         obj,
         fmt,
@@ -215,7 +194,7 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     from gryvia_operator.api import GryviaTenant
 
     state = session(ctx)
-    tenant = GryviaTenant.model_validate(read_tenant(state, name))
+    tenant = GryviaTenant.model_validate(TENANTS.read(state, name))
     outcome = deletion_outcome(tenant)
     if tenant.spec.deletion_policy == "Delete":
         warn(outcome)
@@ -225,4 +204,4 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
         raise typer.Exit(1)
     state.access().delete(r.TENANT, name, None)
     success(f"tenant {name} deleted")
-    render_names([f"{r.TENANT.qualified}/{name}"])
+    render_names([TENANTS.qualified(name)])

@@ -90,6 +90,19 @@ class NodeCapacity:
     reserved_for: str = ""
     """The reservation holding the node ("" when none): its free GPUs count as reserved."""
 
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of a node, camelCase like every other key of the report."""
+        return {
+            "name": self.name,
+            "gpuType": self.gpu_type,
+            "total": self.total,
+            "allocated": self.allocated,
+            "free": self.free,
+            "phase": self.phase,
+            "usable": self.usable,
+            "reservedFor": self.reserved_for,
+        }
+
 
 @dataclass
 class CapacityReport:
@@ -106,7 +119,7 @@ class CapacityReport:
             "types": [t.as_dict() for t in self.types],
             "totals": self.totals.as_dict(),
             "unspecifiedPending": self.unspecified_pending,
-            "nodes": [vars(n) for n in self.nodes],
+            "nodes": [n.as_dict() for n in self.nodes],
         }
 
 

@@ -137,6 +137,27 @@ def hook_wide_row(hook: GryviaJobHook, now: datetime) -> list[Any]:
     ]
 
 
+_SENSITIVE = ("authorization", "token", "secret", "key", "cookie", "password")
+
+
+def header_text(headers: Mapping[str, str] | None) -> str:
+    """`Name: value` of each extra request header, sorted by name, `; `-joined ("-" for none).
+
+    Values of headers whose names look like credentials (Authorization, *token*, *secret*,
+    *key*, *cookie*, *password*) are shown as `<hidden, N characters>`: `get` output ends up
+    in tickets and screenshots; `-o yaml` still prints the stored spec.
+    """
+    if not headers:
+        return "-"
+    shown = []
+    for name in sorted(headers, key=str.lower):
+        value = headers[name]
+        if any(word in name.lower() for word in _SENSITIVE):
+            value = f"<hidden, {len(value)} character{'' if len(value) == 1 else 's'}>"
+        shown.append(f"{name}: {value}")
+    return "; ".join(shown)
+
+
 def hook_details(hook: GryviaJobHook, now: datetime) -> list[tuple[str, str]]:
     """(label, value) lines of `gryvia hook get`."""
     spec, status = hook.spec, hook.status
@@ -150,6 +171,7 @@ def hook_details(hook: GryviaJobHook, now: datetime) -> list[tuple[str, str]]:
         ("Jobs", _selector(hook)),
         ("URL", spec.webhook.url),
         ("Format", spec.webhook.format),
+        ("Headers", header_text(spec.webhook.headers)),
         (
             "Signed",
             f"yes (Secret {spec.webhook.secret_ref.name}, key secret)"

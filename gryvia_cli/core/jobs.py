@@ -84,7 +84,10 @@ class JobSummary:
     @property
     def pending(self) -> PendingStatus | None:
         """The operator's structured blocker (`status.pending`), None when absent or
-        unreadable (another version)."""
+        unreadable (another version). The model (and pydantic) is loaded only for a job
+        that has one."""
+        if not self.pending_raw:
+            return None
         from gryvia_operator.api.pending import PendingStatus
 
         return _model(PendingStatus, self.pending_raw)
@@ -93,6 +96,8 @@ class JobSummary:
     def estimated_start(self) -> EstimatedStart | None:
         """The operator's start estimate (`status.estimatedStart`), None when absent or
         unreadable."""
+        if not self.estimate_raw:
+            return None
         from gryvia_operator.api.pending import EstimatedStart
 
         return _model(EstimatedStart, self.estimate_raw)

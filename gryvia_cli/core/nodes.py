@@ -13,10 +13,10 @@ from gryvia_cli.core.cells import Marked
 from gryvia_operator.api.gputype import normalize_gpu_type
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in, slot_key
 from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.timeslicing import replicas_of as replicas_in
 
 GPU_RESOURCE = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 READY_PHASES = ("Ready",)
 
 
@@ -205,7 +205,7 @@ def gpu_nodes(
 def reserved_for(node: Mapping[str, Any] | None, *, by: bool = False) -> str:
     """The reservation a Node is held for (label gryvia.io/reserved-for), or its owner with
     `by` (label gryvia.io/reserved-by); "" when not reserved."""
-    from gryvia_operator.api.reservation import LABEL_RESERVED_BY, LABEL_RESERVED_FOR
+    from gryvia_operator.api.names import LABEL_RESERVED_BY, LABEL_RESERVED_FOR
 
     labels = _map(_map((node or {}).get("metadata")).get("labels"))
     return str(labels.get(LABEL_RESERVED_BY if by else LABEL_RESERVED_FOR, ""))
@@ -281,8 +281,7 @@ def physical_in_use(node: GpuNode, allocated: Mapping[str, int]) -> int:
 
 def replicas_of(node: Mapping[str, Any] | None) -> int:
     """Time-slicing replicas from GPU feature discovery's `nvidia.com/gpu.replicas` (1: none)."""
-    labels = _map(_map((node or {}).get("metadata")).get("labels"))
-    return max(_count(labels.get(REPLICAS_LABEL)), 1)
+    return replicas_in(_map(_map((node or {}).get("metadata")).get("labels")))
 
 
 def phase_cell(node: GpuNode) -> Marked:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import plural
@@ -19,7 +19,10 @@ from gryvia_cli.core.phases import Bucket, bucket
 from gryvia_operator.api.attribution import namespace_tenant, tenant_of_object
 from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.names import LABEL_TEAM
-from gryvia_operator.api.pending import EstimatedStart, PendingStatus, start_cell, waiting_line
+from gryvia_operator.api.pendingtext import start_cell, waiting_line
+
+if TYPE_CHECKING:
+    from gryvia_operator.api.pending import EstimatedStart, PendingStatus
 
 WAITING_PHASES = ("Pending", "Queued", "Scheduling")
 

@@ -168,7 +168,7 @@ def reservation_details(res: GryviaReservation) -> list[tuple[str, str]]:
     spec = res.spec.resources
     out = [
         ("Name", res.name),
-        ("Owner", f"{owner.type} {owner.name}"),
+        ("Owner", f"{owner.type}:{owner.name}"),
         ("Opt in", f"annotate jobs gryvia.io/reservation: {res.name}"),
         ("GPUs", f"{spec.gpu_count or '-'} {spec.gpu_type or ''}".strip()),
         ("Schedule", f"{res.spec.schedule.type}: {window_text(res)}"),

@@ -214,7 +214,7 @@ def queue_cells(entry: QueueEntry) -> list[Cell]:
 
 def _start_cell(job: Any) -> Cell:
     """The operator's start estimate: `14:20-15:05`, `unknown`, `never` (warn) or `-`."""
-    from gryvia_operator.api.pending import start_cell
+    from gryvia_operator.api.pendingtext import start_cell
 
     text = start_cell(job.estimated_start, job.pending) or "-"
     return (text, "warn" if text == "never" else "dim" if text in ("-", "unknown") else "")

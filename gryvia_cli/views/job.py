@@ -144,7 +144,7 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
     if s.message:
         _line("Message", s.message)
     if s.pending is not None and not s.terminal:
-        from gryvia_operator.api.pending import waiting_line
+        from gryvia_operator.api.pendingtext import waiting_line
 
         _line("Waiting", waiting_line(s.pending, s.estimated_start).removeprefix("waiting: "))
     times = durations(s, now)

@@ -99,6 +99,16 @@ ANNOTATION_ARRAY_MAX_PARALLEL: Final = "gryvia.io/array-max-parallel"
 
 # Reservations.
 ANNOTATION_RESERVATION: Final = "gryvia.io/reservation"
+TAINT_RESERVED: Final = "gryvia.io/reserved"
+"""Taint key on a node a reservation claimed (value: the owner's name, effect NoSchedule)."""
+LABEL_RESERVED_FOR: Final = "gryvia.io/reserved-for"
+"""Node label: the reservation holding the node."""
+LABEL_RESERVED_BY: Final = "gryvia.io/reserved-by"
+"""Node label: the owner the node is held for."""
+LABEL_EXCLUSIVE: Final = "gryvia.io/exclusive"
+"""Node label `true` on the nodes of an exclusive reservation."""
+RESERVATION_FINALIZER: Final = "gryvia.io/reservation-finalizer"
+"""Kept on a reservation until its nodes are released."""
 
 # GPU sharing: the policy that labelled a node (gryvia.io/gpu-sharing=<policy>).
 LABEL_GPU_SHARING: Final = "gryvia.io/gpu-sharing"

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from gryvia_operator.api.timeslicing import billed_gpus
+
 if TYPE_CHECKING:
     from gryvia_operator.api.usagerecord import GryviaUsageRecord
 
@@ -65,11 +67,12 @@ def share_in_window(
 @dataclass(frozen=True)
 class MeteredRun:
     """What billing windows need of one usage record: its start and end (None while open),
-    GPUs, GPU-hours metered so far and cost (USD or the record's currency)."""
+    the GPUs it bills (`api.timeslicing.billed_gpus`: physical GPUs for time-sliced units,
+    e.g. 0.25), GPU-hours metered so far and cost (USD or the record's currency)."""
 
     start: dt.datetime
     end: dt.datetime | None
-    gpus: int
+    gpus: float
     gpu_hours: float
     cost: float
 
@@ -77,7 +80,8 @@ class MeteredRun:
     def of_record(cls, record: GryviaUsageRecord) -> MeteredRun:
         """The run of a validated usage record."""
         spec = record.spec
-        return cls(spec.start, spec.end, spec.gpus, spec.gpu_hours, spec.cost)
+        gpus = spec.gpus if spec.physical_gpus is None else spec.physical_gpus
+        return cls(spec.start, spec.end, gpus, spec.gpu_hours, spec.cost)
 
     @classmethod
     def of_raw(cls, obj: Mapping[str, Any]) -> MeteredRun | None:
@@ -90,7 +94,7 @@ class MeteredRun:
             return cls(
                 start,
                 end,
-                int(spec.get("gpus") or 0),
+                billed_gpus(spec),
                 float(spec.get("gpuHours") or 0.0),
                 float(spec.get("cost") or 0.0),
             )
@@ -98,8 +102,8 @@ class MeteredRun:
             return None
 
     def interval(self) -> tuple[dt.datetime, dt.datetime]:
-        """`start` to `end`, or for an open run to start + GPU-hours / GPUs (the running time
-        billed up to its last refresh)."""
+        """`start` to `end`, or for an open run to start + GPU-hours / billed GPUs (the
+        running time billed up to its last refresh)."""
         if self.end is not None:
             return self.start, self.end
         hours = self.gpu_hours / self.gpus if self.gpus else 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
@@ -24,17 +24,12 @@ from gryvia_operator.api.base import (
     cel_rules,
 )
 from gryvia_operator.api.helpers import DURATION_PATTERN
+from gryvia_operator.api.names import LABEL_EXCLUSIVE as LABEL_EXCLUSIVE
+from gryvia_operator.api.names import LABEL_RESERVED_BY as LABEL_RESERVED_BY
+from gryvia_operator.api.names import LABEL_RESERVED_FOR as LABEL_RESERVED_FOR
+from gryvia_operator.api.names import RESERVATION_FINALIZER as RESERVATION_FINALIZER
+from gryvia_operator.api.names import TAINT_RESERVED as TAINT_RESERVED
 
-TAINT_RESERVED: Final = "gryvia.io/reserved"
-"""Taint key on a claimed node (value: the owner's name, effect NoSchedule)."""
-LABEL_RESERVED_FOR: Final = "gryvia.io/reserved-for"
-"""Node label: the reservation holding the node."""
-LABEL_RESERVED_BY: Final = "gryvia.io/reserved-by"
-"""Node label: the owner the node is held for."""
-LABEL_EXCLUSIVE: Final = "gryvia.io/exclusive"
-"""Node label `true` on the nodes of an exclusive reservation."""
-RESERVATION_FINALIZER: Final = "gryvia.io/reservation-finalizer"
-"""Kept on a reservation until its nodes are released."""
 _CRON_FIELD = re.compile(r"^[0-9*/,-]+$")
 
 OwnerType = Literal["team", "namespace", "tenant"]

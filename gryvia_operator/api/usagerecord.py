@@ -44,7 +44,11 @@ class GryviaUsageRecordSpec(GryviaModel):
     gpu_type: Str63 | None = None
     """GPU type of the job."""
     gpus: NonNegativeInt32
-    """Total GPUs of the job (pods x GPUs per pod)."""
+    """Total `nvidia.com/gpu` units of the job (pods x GPUs per pod)."""
+    physical_gpus: NonNegativeFloat | None = Field(default=None, alias="physicalGPUs")
+    """Physical GPUs billed when the job's pods held time-sliced units: units / the node's
+    `nvidia.com/gpu.replicas` (1 unit with replicas 4: 0.25), 6 places. Unset: `gpus` are
+    whole GPUs and are billed."""
     rate: NonNegativeFloat
     """Price per GPU-hour."""
     currency: Annotated[str, StringConstraints(min_length=1, max_length=8)] = "USD"
@@ -54,7 +58,7 @@ class GryviaUsageRecordSpec(GryviaModel):
     end: datetime | None = None
     """When billing ends: the last app container's finish; unset while the job runs."""
     gpu_hours: NonNegativeFloat
-    """(end or now - start) in hours x gpus."""
+    """(end or now - start) in hours x billed GPUs (`physicalGPUs` when set, else `gpus`)."""
     cost: NonNegativeFloat
     """gpuHours x rate (an estimate, not an invoice)."""
     final: StrictBool

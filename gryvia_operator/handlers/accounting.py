@@ -26,15 +26,18 @@ from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.api.priority import requeue_pending, run_index
+from gryvia_operator.api.timeslicing import replicas_of
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
 from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.metering import (
+    billed_physical_gpus,
     build_usage_record,
     needs_update,
     run_window,
     sealed_previous_run,
+    spec_patch,
 )
 from gryvia_operator.reconcile.priority import job_run
 from gryvia_operator.reconcile.quotas import job_view, quota_status
@@ -156,6 +159,14 @@ class Accounting:
         key = (job.namespace, usage_record_name(job.metadata.uid or "", job_run(job)))
         stored = self.records.get(key) or rt.indices.first(USAGE, key)
         pods = rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
+        replicas = {  # time-slicing of the nodes its pods ran on (label nvidia.com/gpu.replicas)
+            node.name: replicas_of(node.labels)
+            for node in (rt.indices.first(NODES, name) for name in {p.node_name for p in pods})
+            if node is not None
+        }
+        physical = billed_physical_gpus(
+            job.spec.total_gpus(), pods, replicas, recorded=_recorded_physical(stored)
+        )
         return build_usage_record(
             job,
             tenant=tenant,
@@ -165,6 +176,7 @@ class Accounting:
             deleted_at=now if deleted else None,
             window=run_window(pods) if pods else None,
             recorded_start=_recorded_start(stored),
+            physical_gpus=physical,
         )
 
     async def write_record(self, desired: dict[str, Any]) -> None:
@@ -191,13 +203,12 @@ class Accounting:
                     await self.rt.api.patch(
                         "GryviaUsageRecord",
                         meta["name"],
-                        {"spec": desired["spec"]},
+                        {"spec": spec_patch(found, desired)},
                         meta["namespace"],
                     )
             else:
-                await self.rt.api.patch(
-                    "GryviaUsageRecord", meta["name"], {"spec": desired["spec"]}, meta["namespace"]
-                )
+                patch = {"spec": spec_patch(existing, desired)}
+                await self.rt.api.patch("GryviaUsageRecord", meta["name"], patch, meta["namespace"])
         except NotFound:
             return
         self.records[key] = desired
@@ -302,6 +313,15 @@ def _recorded_start(record: Mapping[str, Any] | None) -> dt.datetime | None:
     """`spec.start` of a stored usage record (None when absent or unreadable)."""
     run = MeteredRun.of_raw(record) if record is not None else None
     return run.start if run is not None else None
+
+
+def _recorded_physical(record: Mapping[str, Any] | None) -> float | None:
+    """`spec.physicalGPUs` of a stored usage record (None when absent or unreadable)."""
+    value = ((record or {}).get("spec") or {}).get("physicalGPUs")
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _ran(body: Mapping[str, Any]) -> bool:

@@ -1,7 +1,10 @@
 """Usage metering: one GryviaUsageRecord per job run, priced from the GPU catalog.
 
 Pure functions (the clock is passed in). Rules: a record `usage-<job uid>` in the job's
-namespace; GPU-hours = total GPUs x running time. Running time is the span of the job's app
+namespace; GPU-hours = billed GPUs x running time. Billed GPUs are the job's `nvidia.com/gpu`
+units (`gpus`), except for units held on time-sliced nodes (label `nvidia.com/gpu.replicas`):
+those are the physical GPUs they stand for, units / replicas (`billed_physical_gpus`, recorded
+as `physicalGPUs`; the rule is `api.timeslicing`). Running time is the span of the job's app
 containers (`run_window`, docs/billing.md): from the first container's start
 (`state.running.startedAt`, or `terminated.startedAt` / `lastState` once it ended or
 restarted) to the last container's `finishedAt`, so time spent Pending, Queued, pulling images
@@ -20,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api import GryviaAIJob, timeslicing
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import API_VERSION, LABEL_JOB, LABEL_TENANT, usage_record_name
 from gryvia_operator.api.pricing import Rate
@@ -28,8 +31,9 @@ from gryvia_operator.reconcile.priority import job_run, preempted_at
 from gryvia_operator.reconcile.views import PodView
 
 
-def gpu_hours(gpus: int, start: dt.datetime, end: dt.datetime) -> float:
-    """Return GPU-hours for `gpus` GPUs held from `start` to `end` (0 when end <= start)."""
+def gpu_hours(gpus: float, start: dt.datetime, end: dt.datetime) -> float:
+    """Return GPU-hours for `gpus` GPUs (physical; 0.25 for one unit of a GPU time-sliced
+    4 ways) held from `start` to `end` (0 when end <= start)."""
     seconds = max(0.0, (end - start).total_seconds())
     return gpus * seconds / 3600.0
 
@@ -78,6 +82,29 @@ def billed_start(
     return job_start if window.pods == 0 else None
 
 
+def billed_physical_gpus(
+    units: int,
+    pods: Iterable[PodView],
+    replicas: Mapping[str, int],
+    recorded: float | None = None,
+) -> float | None:
+    """The physical GPUs (`physicalGPUs`) a job of `units` `nvidia.com/gpu` units is billed
+    for, or None to bill its units as whole GPUs.
+
+    `pods`: the job's pods seen (running or ended); `replicas`: node name -> units advertised
+    per physical GPU (`api.timeslicing.replicas_of` of the node's labels; a pod on a node not
+    in it is skipped). From the pods placed on those nodes: `api.timeslicing.physical_gpus`
+    rounded to 6 places (one unit on a node with replicas 4: 0.25), None when it equals
+    `units` (no unit was time-sliced). With no such pod (they are gone) the figure `recorded`
+    on the stored record is kept, so a run is never re-billed at whole GPUs after its pods go.
+    """
+    held = [(pod.gpus, replicas[pod.node_name]) for pod in pods if pod.node_name in replicas]
+    share = timeslicing.physical_gpus(units, held)
+    if share is None:
+        return recorded
+    return None if share == units else timeslicing.gpu_figure(share)
+
+
 def _end_time(
     job: GryviaAIJob, window: RunWindow, now: dt.datetime, deleted_at: dt.datetime | None
 ) -> tuple[dt.datetime, bool]:
@@ -104,13 +131,16 @@ def build_usage_record(
     deleted_at: dt.datetime | None = None,
     window: RunWindow | None = None,
     recorded_start: dt.datetime | None = None,
+    physical_gpus: float | None = None,
 ) -> dict[str, Any] | None:
     """Return the desired GryviaUsageRecord manifest of `job`'s run, or None if it never ran.
 
     `gpu_type` is the type billed (the job's `gpuType`, or the type of the nodes it ran on when
     the job accepts any); `rate` None bills 0; `window` is `run_window` of the job's pods (None:
-    no pod seen); `recorded_start` the `spec.start` of the record already stored. Timestamps
-    must be timezone-aware (UTC).
+    no pod seen); `recorded_start` the `spec.start` of the record already stored;
+    `physical_gpus` the physical GPUs billed when they differ from the job's units
+    (`billed_physical_gpus`; None: the units are whole GPUs). GPU-hours = billed GPUs x
+    running hours, cost = GPU-hours x rate. Timestamps must be timezone-aware (UTC).
     """
     status = job.status
     if status is None or status.start_time is None:
@@ -122,7 +152,7 @@ def build_usage_record(
     end, final = _end_time(job, window, now, deleted_at)
     end = max(end, start)
     gpus = job.spec.total_gpus()
-    hours = gpu_hours(gpus, start, end)
+    hours = gpu_hours(gpus if physical_gpus is None else physical_gpus, start, end)
     per_hour = rate.per_gpu_hour if rate else 0.0
     uid = job.metadata.uid or ""
     spec: dict[str, Any] = {
@@ -137,6 +167,8 @@ def build_usage_record(
         "cost": round(hours * per_hour, 6),
         "final": final,
     }
+    if physical_gpus is not None:
+        spec["physicalGPUs"] = physical_gpus
     if rate:
         spec["sku"] = rate.sku
     if gpu_type:
@@ -162,7 +194,8 @@ def sealed_previous_run(
     requeued before a metering pass sealed it (None when there is nothing to seal).
 
     That run ended when it was preempted (the Preempted condition's time): GPU-hours and cost
-    are recomputed from the stored start and rate up to then.
+    are recomputed from the stored start, billed GPUs (`physicalGPUs`, else `gpus`) and rate
+    up to then.
     """
     spec = (stored or {}).get("spec") or {}
     when = preempted_at(job)
@@ -172,8 +205,7 @@ def sealed_previous_run(
     if start is None:
         return None
     end = max(when, start)
-    gpus = int(spec.get("gpus") or 0)
-    hours = gpu_hours(gpus, start, end)
+    hours = gpu_hours(timeslicing.billed_gpus(spec), start, end)
     rate = float(spec.get("rate") or 0.0)
     sealed = {
         **spec,
@@ -191,7 +223,20 @@ def sealed_previous_run(
     }
 
 
-_IDENTITY = ("tenant", "job", "jobUID", "gpus", "rate", "sku", "gpuType", "currency", "start")
+_IDENTITY = (
+    "tenant",
+    "job",
+    "jobUID",
+    "gpus",
+    "physicalGPUs",
+    "rate",
+    "sku",
+    "gpuType",
+    "currency",
+    "start",
+)
+"""Fields whose change rewrites an open record at once. `physicalGPUs` is absent from the
+records of jobs that held no time-sliced unit, on both sides, so it never rewrites those."""
 
 
 def needs_update(
@@ -220,6 +265,16 @@ def needs_update(
     if want.get("final") or any(spec.get(k) != want.get(k) for k in _IDENTITY):
         return True
     return age_seconds is None or age_seconds >= refresh_seconds
+
+
+def spec_patch(existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch of a record's spec that makes it `desired["spec"]`: its fields,
+    and null for each field the stored record has and the desired one no longer does (a
+    `physicalGPUs` whose pods moved to unshared nodes, a `sku` whose SKU went away), which a
+    merge patch of the desired spec alone would leave in place."""
+    want = dict(desired["spec"])
+    have = (existing or {}).get("spec") or {}
+    return {**want, **{key: None for key in have if key not in want}}
 
 
 def _rfc3339(value: dt.datetime) -> str:

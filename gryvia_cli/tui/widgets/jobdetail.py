@@ -62,7 +62,7 @@ def pod_facts(pod: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
 
 def _waiting_rows(job: JobSummary) -> list[tuple[str, RenderableType]]:
     """`waiting` (the operator's blocker, as `gryvia status` says it) while the job waits."""
-    from gryvia_operator.api.pending import waiting_line
+    from gryvia_operator.api.pendingtext import waiting_line
 
     if job.pending is None or job.terminal:
         return []

@@ -276,7 +276,7 @@ def test_capacity_counts_reserved_gpus_apart_from_free() -> None:
     h100 = data["types"][0]
     assert (h100["free"], h100["reserved"], h100["allocated"]) == (0, 8, 8)
     assert data["totals"]["reserved"] == 8
-    assert [n["reserved_for"] for n in data["nodes"]] == ["", "night"]
+    assert [n["reservedFor"] for n in data["nodes"]] == ["", "night"]
     wide = run(["capacity", "-o", "wide", "--gpu-type", "H100"], fake).output
     assert "night" in wide and "8 reserved" in wide
 

@@ -128,3 +128,22 @@ def test_allocated_exceeding_total_is_noted() -> None:
     nodes = gpu_nodes([gpunode("h0", "H100", gpus=4)], [h100("h0")])
     report = compute_capacity(nodes, {"h0": 6}, [], [])
     assert report.types[0].notes == ["allocated exceeds total by 2"]
+
+
+def test_capacity_json_keys_are_all_camel_case() -> None:
+    """`gryvia capacity -o json`: one naming rule for every key, nodes included (they were
+    `gpu_type`/`reserved_for` beside the types' `gpuType`)."""
+    nodes = gpu_nodes([gpunode("h0", "H100", gpus=8)], [h100("h0")])
+    report = compute_capacity(nodes, {"h0": 2}, [], [])
+
+    def keys(value: object) -> set[str]:
+        if isinstance(value, dict):
+            return set(value) | {k for v in value.values() for k in keys(v)}
+        if isinstance(value, list):
+            return {k for v in value for k in keys(v)}
+        return set()
+
+    found = keys(report.as_dict())
+    assert not {k for k in found if "_" in k}, found
+    node = next(n for n in report.as_dict()["nodes"] if n["name"] == "h0")
+    assert node["gpuType"] == "H100" and node["allocated"] == 2 and node["reservedFor"] == ""

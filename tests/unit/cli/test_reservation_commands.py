@@ -146,6 +146,7 @@ def test_create_list_get_delete() -> None:
     assert "night" in listed.stdout and "team:ml" in listed.stdout and "gpu-h100-0" in listed.stdout
     shown = run(["reservation", "get", "night"], fake)
     assert "annotate jobs gryvia.io/reservation: night" in shown.stdout
+    assert "Owner:" in shown.stdout and "team:ml" in shown.stdout  # written as list writes it
     assert "Nodes held:" in shown.stdout and "gpu-h100-0" in shown.stdout
     missing = run(["reservation", "get", "nope"], fake)
     assert missing.exit_code != 0 and "gryvia reservation list" in missing.output

@@ -1,0 +1,127 @@
+"""What the create/list/get/delete groups of Gryvia's own kinds share (`gryvia budget`,
+`checkpoint`, `hook`, `priority`, `reservation`, `tenant`): reading one object with a hint
+when it is missing, printing what a write returned, listing validated objects, deleting after
+a confirmation. Each group keeps its own options, columns and wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from gryvia_cli.cli.options import confirm, render_raw
+from gryvia_cli.cli.session import Session
+from gryvia_cli.errors import NotFoundError
+from gryvia_cli.kube.resources import Resource
+from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
+    info,
+    render_data,
+    render_names,
+    success,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
+
+
+@dataclass(frozen=True)
+class ObjectGroup:
+    """One kind's command group: its resource, the noun its messages use (`checkpoint
+    guard`) and the group's name in hints (`gryvia checkpoint list`)."""
+
+    resource: Resource
+    noun: str
+    group: str
+
+    def where(self, name: str, namespace: str | None) -> str:
+        """`NAME`, or `NAME in namespace NS` for a namespaced object."""
+        return f"{name} in namespace {namespace}" if namespace else name
+
+    def qualified(self, name: str) -> str:
+        """`<plural>.<group>/NAME`, as `-o name` prints it."""
+        return f"{self.resource.qualified}/{name}"
+
+    def read(self, state: Session, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """The object as stored; NotFoundError naming it, with `see 'gryvia GROUP list'`."""
+        try:
+            return state.access().get(self.resource, name, namespace)
+        except NotFoundError:
+            where = f" in namespace {namespace}" if namespace else ""
+            raise NotFoundError(
+                f'{self.noun} "{name}" not found{where}',
+                hint=f"see 'gryvia {self.group} list'",
+            ) from None
+
+    def print_written(self, state: Session, obj: dict[str, Any], output: Any) -> None:
+        """What a create or apply prints on stdout: the object for `-o json|yaml`, else its
+        `-o name` line (the success message went to stderr)."""
+        fmt = state.fmt(output, OutputFormat.name)
+        if fmt in MACHINE_FORMATS:
+            render_data(obj, fmt)
+        else:
+            render_names([self.qualified(str((obj.get("metadata") or {}).get("name") or ""))])
+
+    def listed(
+        self,
+        state: Session,
+        model: type[M],
+        fmt: OutputFormat,
+        namespace: str | None = None,
+        empty: str | None = None,
+    ) -> list[M] | None:
+        """List the kind (in `namespace`, all namespaces when None): `-o json|yaml|name`
+        printed as the API returned it (None returned); else the items that validate against
+        `model` (a warning for each that does not), None with `empty` said when there are
+        none (default `No <noun>s found.`)."""
+        from gryvia_operator.api.parse import parse_all
+
+        data = state.access().list_objects(self.resource, namespace)
+        if render_raw(data, self.resource, fmt):
+            return None
+        found, problems = parse_all(model, data.get("items") or [])
+        for problem in problems:
+            warn(f"skipped an invalid {self.noun}: {problem}")
+        if not found:
+            info(empty or f"No {self.noun}s found.")
+            return None
+        return found
+
+    def delete(
+        self,
+        state: Session,
+        name: str,
+        namespace: str | None,
+        yes: bool,
+        question: str | None = None,
+        done: str | None = None,
+    ) -> None:
+        """Delete one object after `question` is confirmed (`--yes` skips it; no answer
+        exits 1 and deletes nothing); NotFoundError first when it does not exist. Prints
+        `done` (default `<noun> NAME deleted`) and the `-o name` line."""
+        self.read(state, name, namespace)
+        where = self.where(name, namespace)
+        if not confirm(question or f"Delete {self.noun} {where}?", yes):
+            raise typer.Exit(1)
+        state.access().delete(self.resource, name, namespace)
+        success(done or f"{self.noun} {name} deleted")
+        render_names([self.qualified(name)])
+
+
+def rows_for(
+    items: list[M], row: Callable[[M], list[Any]], all_namespaces: bool
+) -> list[list[Any]]:
+    """Table rows of `items`, with the object's namespace first when listing all of them."""
+    rows = [row(item) for item in items]
+    if not all_namespaces:
+        return rows
+    return [
+        [getattr(item, "namespace", ""), *cells] for item, cells in zip(items, rows, strict=True)
+    ]

@@ -160,7 +160,7 @@ def list_hooks(
 def get(
     ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
 ) -> None:
-    """Show one hook: events, jobs, URL, signing, retry, Ready, counters, last error.
+    """Show one hook: events, jobs, URL, headers, signing, retry, Ready, counters, last error.
 
     Examples:
       gryvia hook get done

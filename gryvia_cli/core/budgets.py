@@ -303,7 +303,9 @@ def budget_details(budget: GryviaBudget, today: dt.date | None = None) -> list[t
         (
             "Current period",
             f"{period.get('startDate', '-')} to {period.get('endDate', '-')}, "
-            + _period_left(period, today),
+            + _period_left(period, today)
+            if period
+            else "not computed yet (the operator writes it to the status)",
         ),
         ("Limits", limit_text(budget)),
         ("Spent", spent_text(budget)),

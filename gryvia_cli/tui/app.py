@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual import on, work
 from textual.app import App
@@ -37,7 +37,7 @@ from gryvia_cli.tui.screens.queue import QueueScreen
 from gryvia_cli.tui.screens.registry import registry_modes
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
-from gryvia_cli.tui.store import ClusterStore, Kind
+from gryvia_cli.tui.store import Change, ClusterStore, Kind
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
 from gryvia_cli.tui.usercommands import TABLE_COLUMNS, UserCommands
@@ -195,6 +195,9 @@ class GryviaApp(UserCommands):
             self.store.forbidden.add(message.kind)  # type: ignore[arg-type]
             self.screen.post_message(ClusterChanged(None))
         elif message.state == "failed":
+            if message.kind not in self.store.loaded:  # a view waiting for it says why
+                kind = cast("Kind", message.kind)
+                self.screen.post_message(ClusterChanged(Change(keys={kind: set()})))
             if message.kind not in OPTIONAL and message.kind not in self._told_failed:
                 self._told_failed.add(message.kind)
                 self.notify(message.detail, title=f"Cannot watch {message.kind}", severity="error")

@@ -230,7 +230,7 @@ SCOPE_TITLES = {
     "nodes": "Nodes view",
     "submit": "Submit view",
     "confirm": "Confirmation dialogs",
-    "list": "Events, Tenants, Pods and Reservations views (the view registry)",
+    "list": "Views of the view registry (" + ", ".join(REGISTRY_VIEWS) + ")",
     "describe": "Describe view",
     "lists": "Lists (jobs, queue, nodes, cost, pods, and the registry views)",
     "cost": "Cost view",
@@ -295,13 +295,29 @@ JUMP_ALIASES = {
     "tenant": "tenants",
     "quota": "tenants",
     "quotas": "tenants",
-    "budget": "tenants",
-    "budgets": "tenants",
+    "budget": "budgets",
+    "gbud": "budgets",
     "pod": "pods",
     "po": "pods",
     "reservation": "reservations",
     "rsv": "reservations",
+    "grsv": "reservations",
+    "hook": "hooks",
+    "jobhook": "hooks",
+    "jobhooks": "hooks",
+    "gjh": "hooks",
+    "priority": "priorities",
+    "gprio": "priorities",
+    "checkpoint": "checkpoints",
+    "checkpointguard": "checkpoints",
+    "checkpointguards": "checkpoints",
+    "gckg": "checkpoints",
+    "gpusharingpolicy": "gpusharing",
+    "gpusharingpolicies": "gpusharing",
+    "ggsp": "gpusharing",
 }
+"""Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
+short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`)."""
 
 
 def resolve_jump(text: str) -> str:

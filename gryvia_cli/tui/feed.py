@@ -24,7 +24,7 @@ from gryvia_cli.tui.store import KINDS, Kind, Update, event_update, list_update
 NAMESPACED: frozenset[Kind] = frozenset({"jobs", "usage"})
 """Kinds watched in the target namespace; the rest are cluster-wide."""
 OPTIONAL: frozenset[Kind] = frozenset(
-    {"pods", "nodes", "tenants", "quotas", "skus", "usage", "budgets"}
+    {"pods", "nodes", "tenants", "quotas", "skus", "usage", "budgets", "reservations"}
 )
 """Kinds the console works without (RBAC may forbid them): their failure is not an outage."""
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"

@@ -53,7 +53,17 @@ class Key:
 
 VIEWS = ("jobs", "queue", "capacity", "cost", "nodes", "submit")
 """View names, in the order of their number keys and of the view bar."""
-REGISTRY_VIEWS = ("events", "tenants", "pods", "reservations")
+REGISTRY_VIEWS = (
+    "events",
+    "tenants",
+    "budgets",
+    "pods",
+    "reservations",
+    "hooks",
+    "priorities",
+    "checkpoints",
+    "gpusharing",
+)
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 
 APP = (
@@ -353,7 +363,7 @@ LIST = (
     Key("list", "o", "sort", "Sort", "Sort by the next column", show=False),
     Key("list", "O", "reverse", "Reverse", "Reverse the sort order", show=False),
 )
-"""Keys of the views built from the view registry (events, tenants, pods, reservations)."""
+"""Keys of the views built from the view registry (`REGISTRY_VIEWS`: events, tenants, ...)."""
 
 DESCRIBE = (
     Key("describe", "escape", "back", "Back", "Back to where it was opened"),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gryvia_cli.core.budgets import budget_details
 from gryvia_cli.core.describe import Section
 from gryvia_cli.core.quota import budget_figures, budget_lines, percent_marker, usage_lines
 from gryvia_cli.core.tenancy import tenant_details
@@ -145,31 +146,6 @@ def budgets_for(name: str, budgets: Sequence[dict[str, Any]]) -> list[GryviaBudg
     return out
 
 
-def budget_section(budget: GryviaBudget) -> Section:
-    """A GryviaBudget: scope, period, limits, spend, state."""
-    spec, status = budget.spec, budget.status
-    limits = spec.limits
-    rows = [
-        ("Scope", f"{spec.scope.type} {spec.scope.name}"),
-        ("Period", spec.period.type),
-        ("Cost limit", f"{limits.cost_usd:.2f} USD" if limits and limits.cost_usd else "-"),
-        ("GPU-hour limit", f"{limits.gpu_hours:g}" if limits and limits.gpu_hours else "-"),
-    ]
-    if status is not None:
-        usage, util = status.usage, status.utilization
-        rows.append(("Spent", f"{(usage.cost_usd or 0.0) if usage else 0.0:.2f} USD"))
-        if util is not None and util.cost_percent is not None:
-            rows.append(("Used", f"{util.cost_percent:.1f}%"))
-        rows.append(("State", status.state or "-"))
-        if status.message:
-            rows.append(("Message", status.message))
-    enforcement = spec.enforcement
-    rows.append(
-        ("Enforced", f"{enforcement.action}" if enforcement and enforcement.enabled else "no")
-    )
-    return Section(f"Budget {budget.name}", rows)
-
-
 def _tenant_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
     kind = raw.get("kind")
     name = str((raw.get("metadata") or {}).get("name") or "")
@@ -195,8 +171,8 @@ def _tenant_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
         sections.append(Section(f"Quota {quota.name}", rows))
     if not mine:
         sections.append(Section("Quota", [], empty="no GryviaQuota covers this tenant"))
-    for budget in budgets_for(name, ctx.extra.get("budgets", [])):
-        sections.append(budget_section(budget))
+    for budget in budgets_for(name, ctx.extra.get("budgets", [])):  # as `gryvia budget get`
+        sections.append(Section(f"Budget {budget.name}", budget_details(budget, ctx.now.date())))
     return sections
 
 

@@ -1,5 +1,7 @@
-"""The registry's specs of events (polled, newest first) and pods; tenants are in
-`kind_tenants.py`. Cells only format; the figures come from gryvia_cli/core."""
+"""The registry's specs of events (polled, newest first), pods and reservations (both
+watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
+`kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
+`kind_policies.py`. Cells only format; the figures come from gryvia_cli/core."""
 
 from __future__ import annotations
 
@@ -7,8 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gryvia_cli.core import timefmt
+from gryvia_cli.core.describe import Section
 from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
+from gryvia_cli.core.reservations import reservation_details
+from gryvia_cli.tui.kind_budgets import BUDGETS
+from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
     TenantRow,
@@ -25,8 +31,13 @@ from gryvia_operator.api import GryviaReservation
 from gryvia_operator.api.names import LABEL_JOB
 
 __all__ = [
+    "BUDGETS",
+    "CHECKPOINTS",
     "EVENTS",
+    "GPU_SHARING",
+    "HOOKS",
     "PODS",
+    "PRIORITIES",
     "RESERVATIONS",
     "TENANTS",
     "TenantRow",
@@ -49,8 +60,27 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaQuota": "quotas",
     "GryviaBudget": "budgets",
     "GryviaReservation": "reservations",
+    "GryviaJobHook": "jobhooks",
+    "GryviaPriority": "priorities",
+    "GryviaCheckpointGuard": "checkpointguards",
+    "GryviaGPUSharingPolicy": "gpusharingpolicies",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
+CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(
+    {
+        "nodes",
+        "gpunodes",
+        "skus",
+        "tenants",
+        "quotas",
+        "budgets",
+        "reservations",
+        "priorities",
+        "gpusharingpolicies",
+    }
+)
+"""Kinds without a namespace: an event about one (recorded in some namespace) opens it by
+name alone."""
 
 # -- events ----------------------------------------------------------------------------------
 
@@ -107,7 +137,8 @@ def event_ref(event: dict[str, Any]) -> ObjectRef | None:
     kind = EVENT_KINDS.get(str(target.get("kind") or ""))
     if kind is None or not target.get("name"):
         return None
-    return ObjectRef(kind, target.get("namespace") or None, str(target["name"]))
+    namespace = None if kind in CLUSTER_SCOPED else target.get("namespace") or None
+    return ObjectRef(kind, namespace, str(target["name"]))
 
 
 def _all_events(source: ClusterSource, namespace: str | None) -> list[dict[str, Any]]:
@@ -209,19 +240,9 @@ PODS = register(
 # -- reservations -----------------------------------------------------------------------------
 
 
-def _reservations(source: ClusterSource, _: str | None) -> list[dict[str, Any]]:
-    return source.list_objects("reservations")
-
-
 def _reservation_rows(ctx: Ctx) -> dict[str, Any]:
-    out: dict[str, GryviaReservation] = {}
-    for raw in ctx.polled:
-        try:
-            item = GryviaReservation.model_validate(raw)
-        except ValueError:
-            continue  # the list view shows what validates; describe shows the raw object
-        out[item.name] = item
-    return {name: out[name] for name in sorted(out)}
+    found = ctx.store.models("reservations", GryviaReservation)  # valid ones: describe shows all
+    return {item.name: item for item in sorted(found, key=lambda r: r.name)}
 
 
 def _when(value: Any) -> str:
@@ -237,6 +258,7 @@ def _reservation_cells(item: GryviaReservation, ctx: Ctx) -> list[Cell]:
     held = status.allocated_gpus if status else None
     state = (status.state if status else None) or "-"
     start = (status.actual_start_time if status else None) or spec.schedule.start_time
+    nodes = ", ".join((status.allocated_nodes if status else None) or [])
     return [
         (item.name, ""),
         (f"{spec.owner.type} {spec.owner.name}", ""),
@@ -246,16 +268,27 @@ def _reservation_cells(item: GryviaReservation, ctx: Ctx) -> list[Cell]:
         (_when(start), ""),
         (_when(spec.schedule.end_time), ""),
         (str(state), _STATES.get(str(state), "")),
+        (nodes or "-", "" if nodes else "dim"),
     ]
 
 
 def _reservation_search(item: GryviaReservation) -> str:
-    spec = item.spec
-    return f"{item.name} {spec.owner.name} {spec.resources.gpu_type or ''}".lower()
+    spec, status = item.spec, item.status
+    nodes = " ".join((status.allocated_nodes if status else None) or [])
+    return f"{item.name} {spec.owner.name} {spec.resources.gpu_type or ''} {nodes}".lower()
 
 
 def _reservation_ref(item: GryviaReservation) -> ObjectRef:
     return ObjectRef("reservations", None, item.name)
+
+
+def _reservation_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
+    """What `gryvia reservation get` shows: owner, GPUs, schedule, state, nodes held."""
+    try:
+        item = GryviaReservation.model_validate(raw)
+    except ValueError as exc:
+        return [Section("Reservation", [("Invalid", str(exc).splitlines()[0])])]
+    return [Section("Reservation", reservation_details(item))]
 
 
 RESERVATIONS = register(
@@ -267,20 +300,21 @@ RESERVATIONS = register(
             Column("owner", "OWNER", 16, 1),
             Column("gpus", "GPUS", 6, 1, justify="right"),
             Column("gpu_type", "GPU TYPE", 9, 2),
-            Column("schedule", "SCHEDULE", 9, 4),
-            Column("start", "START", 11, 3),
-            Column("end", "END", 11, 3),
+            Column("schedule", "SCHEDULE", 9, 5),
+            Column("start", "START", 11, 4),
+            Column("end", "END", 11, 4),
             Column("state", "STATE", 9, 0),
+            Column("nodes", "NODES", 14, 3),
         ),
         rows=_reservation_rows,
         cells=_reservation_cells,
         search=_reservation_search,
         ref=_reservation_ref,
-        poll=_reservations,
-        poll_every=10.0,
+        kinds=frozenset({"reservations"}),
+        sections=_reservation_sections,
         empty="No GryviaReservations.",
         noun="reservation",
-        placeholder="filter: reservation, owner or GPU type",
+        placeholder="filter: reservation, owner, GPU type or node",
     ),
     "reservations",
 )

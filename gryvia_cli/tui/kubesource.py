@@ -40,10 +40,14 @@ _RESOURCES: dict[ObjectKind, r.Resource] = {
     "quotas": r.QUOTA,
     "usage": r.USAGE_RECORD,
     "budgets": r.BUDGET,
+    "reservations": r.RESERVATION,
 }
 _OBJECTS: dict[ObjectKind, r.Resource] = {
     **_RESOURCES,
-    "reservations": r.RESERVATION,
+    "jobhooks": r.JOBHOOK,
+    "priorities": r.PRIORITY,
+    "checkpointguards": r.CHECKPOINT_GUARD,
+    "gpusharingpolicies": r.GPU_SHARING_POLICY,
 }
 
 

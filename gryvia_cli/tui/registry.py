@@ -4,19 +4,21 @@ console builds its list view and its detail (describe) view, instead of a screen
 A spec says where the rows come from (the store's kinds, or a poll of the source), their
 columns and cells, the text the `/` filter matches, which object a row stands for (`ObjectRef`,
 what `d` describes and `e` shows the events of), and the extra detail sections the kind adds
-to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py` and
-`kind_tenants.py`; `screens/registry.py` turns them into screens. Add a kind: write a spec,
-`register` it, add its name to `bindings.REGISTRY_VIEWS` (and its resource to kubesource's
-`_OBJECTS` when it is read on demand).
+to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py`,
+`kind_tenants.py`, `kind_budgets.py` and `kind_policies.py`; `screens/registry.py` turns them
+into screens. Add a kind: write a spec, `register` it (and import its module in `kinds.py`),
+add its name to `bindings.REGISTRY_VIEWS` and its involvedObject kind to `kinds.EVENT_KINDS`
+(and its resource to kubesource's `_OBJECTS` when it is read on demand).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.describe import Section
 from gryvia_cli.tui.bindings import list_sort_keys
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
@@ -59,6 +61,25 @@ Poll = Callable[[ClusterSource, str | None], list[dict[str, Any]]]
 """Read rows from the source (thread worker): (source, namespace or None for all)."""
 
 
+def poll_objects(kind: ObjectKind) -> Poll:
+    """A poll of every object of `kind` (namespaced kinds: in the console's namespace)."""
+
+    def poll(source: ClusterSource, namespace: str | None) -> list[dict[str, Any]]:
+        return source.list_objects(kind, namespace)
+
+    return poll
+
+
+def row_cells(values: Sequence[object], markers: Mapping[int, str] | None = None) -> list[Cell]:
+    """Cells of a row that a core function built for the CLI's table: a `Marked` value keeps
+    its marker, `markers` gives others one by index, anything else is its text unmarked."""
+    given = markers or {}
+    return [
+        (v.text, v.marker) if isinstance(v, Marked) else (str(v), given.get(i, ""))
+        for i, v in enumerate(values)
+    ]
+
+
 def _no_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
     return []
 
@@ -93,6 +114,8 @@ class ViewSpec:
     fetch: Callable[[ClusterSource, dict[str, Any]], dict[str, list[dict[str, Any]]]] = _no_fetch
     empty: str = "Nothing here."
     noun: str = "row"
+    nouns: str = ""
+    """The plural of `noun` when it is not noun + "s" (`priorities`)."""
     placeholder: str = "filter: words"
     order: str = ""
     """How rows are ordered, for the status line (`newest first`); "" says nothing."""

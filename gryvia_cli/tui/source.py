@@ -30,8 +30,13 @@ ObjectKind = Literal[
     "usage",
     "budgets",
     "reservations",
+    "jobhooks",
+    "priorities",
+    "checkpointguards",
+    "gpusharingpolicies",
 ]
-"""Kinds the console reads one object (or a list) of on demand: describe, budgets."""
+"""Kinds the console reads one object (or a list) of on demand: describe, and the lists of
+the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from gryvia_operator.api import (
     GryviaBudget,
     GryviaGpuSku,
     GryviaQuota,
+    GryviaReservation,
     GryviaTenant,
     GryviaUsageRecord,
 )
@@ -34,7 +35,18 @@ from gryvia_operator.api.pricing import default_catalog
 
 log = logging.getLogger("gryvia.tui.store")
 
-Kind = Literal["jobs", "gpunodes", "nodes", "pods", "skus", "tenants", "quotas", "usage", "budgets"]
+Kind = Literal[
+    "jobs",
+    "gpunodes",
+    "nodes",
+    "pods",
+    "skus",
+    "tenants",
+    "quotas",
+    "usage",
+    "budgets",
+    "reservations",
+]
 KINDS: tuple[Kind, ...] = (
     "jobs",
     "gpunodes",
@@ -45,6 +57,7 @@ KINDS: tuple[Kind, ...] = (
     "quotas",
     "usage",
     "budgets",
+    "reservations",
 )
 _MODELS: dict[str, type[GryviaResource]] = {
     "skus": GryviaGpuSku,
@@ -52,6 +65,7 @@ _MODELS: dict[str, type[GryviaResource]] = {
     "quotas": GryviaQuota,
     "usage": GryviaUsageRecord,
     "budgets": GryviaBudget,
+    "reservations": GryviaReservation,
 }
 T = TypeVar("T")
 

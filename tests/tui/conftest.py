@@ -15,6 +15,7 @@ from tests.conftest import SandboxHandle
 from tests.support.operator import OperatorProcess
 from tests.tui.fake import FakeSource
 from tests.tui.fixed import LOG_LINES, PREVIOUS_LOG_LINES, fixed_cluster
+from tests.tui.fixed_policies import policy_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT_DIR = REPO / "snapshots"
@@ -52,6 +53,13 @@ def fake_source() -> FakeSource:
         logs={"llama-pretrain-0": LOG_LINES},
         previous_logs={"llama-pretrain-1": PREVIOUS_LOG_LINES},
     )
+
+
+@pytest.fixture
+def policy_source() -> FakeSource:
+    """The fixed cluster plus hooks, priorities, checkpoint guards, GPU sharing policies and
+    more budgets (tests/tui/fixed_policies.py), all namespaces."""
+    return FakeSource(policy_cluster())
 
 
 # -- sandbox with CRDs and (maybe) the operator ----------------------------------------------

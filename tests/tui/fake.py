@@ -45,6 +45,10 @@ class _Watcher:
         if self.kind in self.source.forbidden:
             self.callbacks.on_state("forbidden", f"cannot list {self.kind} cluster-wide")
             return
+        if self.kind in self.source.failing:
+            self.callbacks.on_state("failed", self.source.failing[self.kind])
+            self._stop.wait()
+            return
         items = [copy.deepcopy(o) for o in self.source.objects.get(self.kind, []) if self.wants(o)]
         self.callbacks.on_listed(items, "1")
         self.callbacks.on_state("live", "")
@@ -116,6 +120,8 @@ class FakeSource:
         self.writes: list[tuple[str, str]] = []
         self.forbidden: set[str] = set()
         """Kinds whose watchers report `forbidden` (a user without cluster-wide rights)."""
+        self.failing: dict[str, str] = {}
+        """Kind -> the error its watcher reports as `failed` (e.g. its CRD not installed)."""
         self.kicks = 0
         self.probers: list[_Prober] = []
         self.saved: dict[tuple[str, str], dict[int, SavedLog]] = {}
@@ -145,6 +151,7 @@ class FakeSource:
         )
         clone.writes = self.writes
         clone.forbidden = self.forbidden
+        clone.failing = self.failing
         clone.saved, clone.more_events = self.saved, self.more_events
         return clone
 

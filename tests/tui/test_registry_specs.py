@@ -84,10 +84,27 @@ def test_event_keys_and_what_they_point_at() -> None:
 
 def test_registry_views_are_registered_and_reachable_by_jump() -> None:
     assert set(REGISTRY_VIEWS) <= set(REGISTRY)
-    assert {"tenants", "quotas", "pods"} <= set(BY_KIND)
-    for word, view in [("events", "events"), ("quotas", "tenants"), ("budgets", "tenants")]:
-        assert resolve_jump(word) == view
+    assert {"tenants", "quotas", "pods", "budgets", "reservations"} <= set(BY_KIND)
+    assert {"jobhooks", "priorities", "checkpointguards", "gpusharingpolicies"} <= set(BY_KIND)
+    jumps = [
+        ("events", "events"),
+        ("quotas", "tenants"),
+        ("budgets", "budgets"),
+        ("budget", "budgets"),
+        ("hook", "hooks"),
+        ("gjh", "hooks"),
+        ("priority", "priorities"),
+        ("pr", "priorities"),
+        ("checkpointguards", "checkpoints"),
+        ("ch", "checkpoints"),
+        ("gpu", "gpusharing"),
+        ("ggsp", "gpusharing"),
+        ("grsv", "reservations"),
+    ]
+    for word, view in jumps:
+        assert resolve_jump(word) == view, word
     assert resolve_jump("ten") == "tenants" and resolve_jump("po") == "pods"
     assert resolve_jump("no") == "nodes"
+    assert resolve_jump("p") == "p"  # pods or priorities: no unique prefix
     for spec in REGISTRY.values():
         assert len({c.key for c in spec.columns}) == len(spec.columns)

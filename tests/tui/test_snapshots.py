@@ -106,6 +106,23 @@ def test_registry_view(
 
 
 @SIZES
+@pytest.mark.parametrize("view", ["budgets", "hooks", "priorities", "checkpoints", "gpusharing"])
+def test_policy_view(
+    snap_compare: Any, policy_source: FakeSource, view: str, size: tuple[int, int]
+) -> None:
+    """The registry views of the job-policy kinds and budgets, over the fixed cluster with
+    hooks, priorities, checkpoint guards, GPU sharing policies and four budgets."""
+    app = make_app(policy_source, clock=lambda: NOW, view=view)
+
+    async def rows_shown(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await wait_until(pilot, lambda: getattr(app.screen, "items", None), what="rows")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=rows_shown)
+
+
+@SIZES
 @pytest.mark.parametrize("row", ["acme", "globex"])
 def test_describe_tenant(
     snap_compare: Any, fake_source: FakeSource, row: str, size: tuple[int, int]

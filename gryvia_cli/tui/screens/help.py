@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from gryvia_cli.tui.bindings import SCOPE_TITLES, SCOPES, Key
+from gryvia_cli.tui.bindings import REGISTRY_VIEWS, SCOPE_TITLES, SCOPES, Key
 from gryvia_cli.views.usertext import user_text
 
 VIEW_SCOPES = {
@@ -23,10 +23,7 @@ VIEW_SCOPES = {
     "capacity": (),
     "submit": ("submit",),
     "job": ("job", "logs"),
-    "events": ("list", "events-list", "lists", "table"),
-    "tenants": ("list", "tenants-list", "lists", "table"),
-    "pods": ("list", "pods-list", "lists", "table"),
-    "reservations": ("list", "reservations-list", "lists", "table"),
+    **{name: ("list", f"{name}-list", "lists", "table") for name in REGISTRY_VIEWS},
 }
 
 

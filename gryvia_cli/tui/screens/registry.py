@@ -22,6 +22,7 @@ from textual.widgets import Input, Static
 
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.describe import Section, describe
+from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import DESCRIBE, LIST, LIST_SORTS, bindings
 from gryvia_cli.tui.kinds import events_of
@@ -128,7 +129,7 @@ class ListScreen(TableView):
     def compose_body(self) -> ComposeResult:
         """Title, filter line, table, status line."""
         title = self.title_text or self.spec.title
-        yield Static(Text(f" {title}"), id="list-title", classes="title-line")
+        yield Static(Text(visible(f" {title}")), id="list-title", classes="title-line")
         yield FilterInput(
             placeholder=self.spec.placeholder, id="list-filter", return_to="#list-table"
         )
@@ -211,11 +212,12 @@ class ListScreen(TableView):
         table = self.query_one(RowTable)
         loaded = self.polls > 0 if self.poll is not None else self.spec.kinds <= self.store.loaded
         table.empty_text = self.spec.empty if loaded else "Loading…"
-        if self.poll_error:
-            table.empty_text = f"Cannot read: {self.poll_error}"
+        problem = self.poll_error or ("" if loaded else self._watch_problem())
+        if problem:
+            table.empty_text = f"Cannot read: {problem}"
         table.invalidate(None)
         table.set_order(self._sorted(shown, ctx))
-        status = plural(len(items), self.spec.noun)
+        status = plural(len(items), self.spec.noun, self.spec.nouns or None)
         if len(shown) != len(items):
             status = f"{len(shown)} of {status} match “{self.query_text}”"
         state = self.sorts["list-table"]
@@ -228,7 +230,16 @@ class ListScreen(TableView):
         refused = self.store.not_allowed(*sorted(self.spec.kinds))
         if refused:
             status += f" · {refused}"
-        self.query_one("#list-status", Static).update(Text(" " + status))
+        self.query_one("#list-status", Static).update(Text(visible(" " + status)))
+
+    def _watch_problem(self) -> str:
+        """Why a watched kind of the spec has no list yet: its watch's last error (the CRD
+        is not installed, RBAC refuses it), "" while it is still connecting."""
+        feed = self.console.feed
+        for kind in sorted(self.spec.kinds - self.store.loaded):
+            if kind in self.store.failed and feed is not None:
+                return feed.states[kind][1] or "the watch failed"
+        return ""
 
     def action_filter(self) -> None:
         """Show and focus the filter line."""
@@ -272,18 +283,20 @@ def registry_modes(names: Sequence[str]) -> dict[str, Callable[[], ListScreen]]:
 
 
 def render_sections(sections: Sequence[Section]) -> Text:
-    """Sections as plain text: a title line, then `label  value` rows aligned."""
+    """Sections as plain text: a title line, then `label  value` rows aligned. Every string
+    is cluster text: never markup, control characters shown as glyphs (`␛`), a line break
+    inside a value as ` ⏎ `."""
     out = Text()
     width = min(max((len(k) for s in sections for k, _ in s.rows), default=8), LABEL_WIDTH)
     for i, section in enumerate(sections):
         if i:
             out.append("\n")
-        out.append(section.title + "\n", style="bold")
+        out.append(visible(section.title) + "\n", style="bold")
         if not section.rows:
-            out.append("  " + section.empty + "\n", style="dim")
+            out.append("  " + visible(section.empty) + "\n", style="dim")
         for label, value in section.rows:
-            out.append(f"  {label:<{width}}  ", style="bold" if label else "")
-            out.append(value.replace("\n", " ⏎ ") + "\n")
+            out.append(f"  {visible(label):<{width}}  ", style="bold" if label else "")
+            out.append(visible(value.replace("\n", " ⏎ ")) + "\n")
     return out
 
 
@@ -310,7 +323,8 @@ class DescribeScreen(ViewScreen):
 
     def compose_body(self) -> ComposeResult:
         """Title, scrolling body."""
-        yield Static(Text(f" Describe {self.ref.label}"), id="describe-title", classes="title-line")
+        title = Text(f" Describe {visible(self.ref.label)}")
+        yield Static(title, id="describe-title", classes="title-line")
         with VerticalScroll(id="describe-scroll"):
             yield Static(Text("Loading…"), id="describe-body")
 
@@ -362,11 +376,11 @@ class DescribeScreen(ViewScreen):
             return
         body = self.query_one("#describe-body", Static)
         if self.raw is None:
-            body.update(Text(f"Cannot read {self.ref.label}: {self.error}"))
+            body.update(Text(visible(f"Cannot read {self.ref.label}: {self.error}")))
             return
         text = render_sections(self.sections())
         if self.error:
-            text = Text(f"(last read failed: {self.error})\n", style="dim") + text
+            text = Text(visible(f"(last read failed: {self.error})") + "\n", style="dim") + text
         body.update(text)
 
     def action_back(self) -> None:

@@ -6,7 +6,8 @@
   phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
   its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
   again once the high job ended, metered as two runs (the first sealed); the pods carry the
-  table's PriorityClasses; a priority-90 job takes full nodes through the scheduler's preemption;
+  table's PriorityClasses; a priority-90 job takes full nodes through the scheduler's preemption,
+  and the job whose pod the scheduler preempted is marked Preempted naming it, counted once;
 - `gryvia priority create|list|get|delete` against the API server.
 """
 
@@ -245,7 +246,8 @@ def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
 ) -> None:
     """No quota: both H100 nodes full of priority-10 jobs; a priority-90 job is placed anyway
     and the kube-scheduler preempts one low pod for it (its Job replaces the pod, which waits:
-    a disruption, not a retry)."""
+    a disruption, not a retry). The victim's job gets condition Preempted naming `urgent`,
+    `status.preemptions` 1 and a Preempted Event; its retry count is unchanged."""
     for name in ("fill-a", "fill-b"):
         create(sandbox, ns, sh_job(name, gpus=8, gpu_type="H100", script="sleep 600", priority=10))
     for name in ("fill-a", "fill-b"):
@@ -268,5 +270,26 @@ def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
 
     waiting = wait_for(one_low_waits, timeout=120, what="a preempted low pod waiting again")
     assert len(waiting) == 1
+    victim, other = waiting[0], ({"fill-a", "fill-b"} - set(waiting)).pop()
+
+    def marked() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, victim)
+        cond = _condition(job, "Preempted")
+        return job if cond and cond["status"] == "True" else None
+
+    job = wait_for(marked, timeout=90, what=f"{victim} marked Preempted by the scheduler")
+    cond = _condition(job, "Preempted")
+    assert cond is not None and cond["reason"] == "PreemptedByScheduler", cond
+    assert cond["message"].startswith(f"preempted by {ns}/urgent "), cond
+    assert job["status"]["preemptions"] == 1 and job["status"]["schedulerPreemptions"] == 1
+    assert job["status"]["phase"] in ("Running", "Scheduling", "Pending"), job["status"]
+    events = kubectl_json(
+        sandbox, "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={victim}"
+    )["items"]
+    shown = [e for e in events if e["reason"] == "Preempted"]
+    assert shown and f"{ns}/urgent" in shown[0]["message"], [e["reason"] for e in events]
+    assert _condition(get_job(sandbox, ns, other), "Preempted") is None
     for name in ("fill-a", "fill-b"):
         assert get_job(sandbox, ns, name)["status"].get("retries", 0) == 0  # not a failure
+    # later passes (the replacement pod's and the job's events) count the one preemption once
+    assert get_job(sandbox, ns, victim)["status"]["preemptions"] == 1

@@ -23,6 +23,7 @@ from gryvia_operator.reconcile.checkpoint import (
     merge_commits,
     parse_commits,
     pod_facts,
+    pods_to_read,
     siblings_to_evict,
     state_data,
 )
@@ -75,6 +76,16 @@ def test_the_pure_rules_replace_only_the_lost_pod_and_resume_it_from_the_last_co
     body = {"metadata": {"name": "train", "namespace": "ml", "uid": "u"}}
     assert build_configmap(body, state)["data"][KEY_RESUME] == "6"
     assert state_data(state, resume=False)[KEY_RESUME] == ""  # restore.enabled false
+
+
+def test_an_ended_pod_is_read_once_a_running_or_going_pod_every_pass() -> None:
+    running = pod_facts(_pod("train-1-b"))
+    going = pod_facts(_pod("train-0-a", deleting=True, phase="Failed"))
+    crashed = pod_facts(_pod("train-0-c", phase="Failed"))
+    gated = pod_facts(_pod("train-0-d", gated=True))
+    pods = [running, going, crashed, gated]
+    assert pods_to_read(pods, set()) == [running, going, crashed]
+    assert pods_to_read(pods, {crashed.uid, going.uid}) == [running, going]
 
 
 def _runtime(api: FakeApi, events: list[JobEvent]) -> Runtime:
@@ -144,3 +155,19 @@ async def test_a_replacement_gated_after_the_lost_pod_went_resumes_from_its_last
     assert data[KEY_RESUME] == "3" and data["restores"] == "1"
     assert api.objects[("Pod", "ml", "train-0-c")]["spec"]["schedulingGates"] == []
     assert "resumes from committed step 3 (PodDeleted)" in events[-1].message
+
+
+async def test_a_pod_that_failed_after_a_commit_is_read_once_before_its_retry_is_released() -> None:
+    """A trainer that crashed (phase Failed, not deleted) may have committed after the last
+    poll: its log is read before the Job's retry is released, then no more."""
+    api, events = FakeApi(), []
+    guards = CheckpointGuards(_runtime(api, events))
+    api.logs[("ml", "train-0-a")] = _commits(1, 2)
+    await _pass(guards, api, _pod("train-0-a"), _pod("train-1-b"))
+    api.logs[("ml", "train-0-a")] = _commits(1, 2, 3)
+    await _pass(guards, api, _pod("train-0-a", phase="Failed"), _pod("train-0-c", gated=True))
+    data = api.objects[("ConfigMap", "ml", configmap_name("train"))]["data"]
+    assert data[KEY_RESUME] == "3" and data["restores"] == "1"
+    reads = sum(1 for c in api.calls if c == ("log", "Pod", "train-0-a"))
+    await _pass(guards, api)
+    assert sum(1 for c in api.calls if c == ("log", "Pod", "train-0-a")) == reads

@@ -36,8 +36,9 @@ class SchedulerPreemptions:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.notes: dict[str, rules.SchedulerNote] = {}
-        """Victim pod uid -> the scheduler's note (Events are read once per pod)."""
+        self.notes: dict[str, rules.SchedulerNote | None] = {}
+        """Victim pod uid -> the scheduler's note, None when none came in time (Events are
+        waited for once per pod)."""
         self.busy: dict[JobKey, asyncio.Task[None]] = {}
         self.again: set[JobKey] = set()
 
@@ -139,14 +140,14 @@ class SchedulerPreemptions:
         while True:
             events = await self.rt.api.list("Event", pod.namespace, field_selector=selector)
             found = next((n for e in events if (n := rules.parse_note(e)) is not None), None)
-            if found is not None:
+            late = asyncio.get_running_loop().time() > deadline
+            if found is not None or late:
+                if late and found is None:
+                    log.info("pod %s/%s: no preemption Event from the scheduler", *_ns(pod))
                 if len(self.notes) > _KEEP:
                     self.notes.clear()
                 self.notes[pod.uid] = found
                 return found
-            if asyncio.get_running_loop().time() > deadline:
-                log.info("pod %s/%s: no preemption Event from the scheduler", *_ns(pod))
-                return None
             await asyncio.sleep(_RETRY_SECONDS)
 
     async def _pods_on(self, note: rules.SchedulerNote) -> dict[str, str]:

@@ -48,6 +48,26 @@ class FakeApi:
         except KeyError:
             raise NotFound(404, "NotFound", name) from None
 
+    async def list(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]:
+        """Objects of `kind` (in `namespace` when given) matching `a.b=c,...` field selectors
+        (label selectors are not supported)."""
+        self.calls.append(("list", kind, field_selector))
+        wanted = [term.split("=", 1) for term in field_selector.split(",") if term]
+        out = []
+        for (k, ns, _), obj in self.objects.items():
+            if k != kind or (namespace is not None and ns != namespace):
+                continue
+            if all(_field(obj, path) == value for path, value in wanted):
+                out.append(copy.deepcopy(obj))
+        return out
+
     async def patch(
         self,
         kind: str,
@@ -121,3 +141,10 @@ def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
             _merge(target[key], value)
         else:
             target[key] = copy.deepcopy(value)
+
+
+def _field(obj: Mapping[str, Any], path: str) -> str:
+    found: Any = obj
+    for part in path.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return "" if found is None else str(found)

@@ -1,12 +1,18 @@
 """The kube-scheduler's preemption of a job's pods: the Event parsed, the preemptor named, the
-job's status counted once per preemption (reconcile/scheduler_preemption.py)."""
+job's status counted once per preemption (reconcile/scheduler_preemption.py), and the handler
+that reads the Events and writes it (handlers/scheduler_preemption.py, in-memory API)."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
 from gryvia_operator.api.preemption import run_index
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import PODS_BY_JOB
+from gryvia_operator.handlers.scheduler_preemption import SchedulerPreemptions
 from gryvia_operator.reconcile import jobhooks
+from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.scheduler_preemption import (
     SchedulerNote,
     Victim,
@@ -15,7 +21,9 @@ from gryvia_operator.reconcile.scheduler_preemption import (
     scheduler_preempted_status,
 )
 from gryvia_operator.reconcile.views import PodView
+from tests.unit.operator.fakeapi import FakeApi
 
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 UID = "6f1c2a4e-0000-4000-8000-000000000001"
 RUNNING = {"phase": "Running", "startTime": "2026-12-01T10:00:00Z", "retries": 1}
 
@@ -28,9 +36,8 @@ def test_the_schedulers_event_names_the_preemptor_uid_and_node() -> None:
     note = parse_note(_event(f"Preempted by pod {UID} on node kwok-h100-0"))
     assert note == SchedulerNote("pod", UID, "kwok-h100-0")
     related = {"kind": "Pod", "namespace": "ml", "name": "other-7"}
-    named = parse_note({"reason": "Preempted", "note": f"Preempted by pod {UID} on node n"} | {
-        "related": related
-    })  # fmt: skip
+    note = f"Preempted by pod {UID} on node n"  # events.k8s.io/v1 names it `note`
+    named = parse_note({"reason": "Preempted", "note": note, "related": related})
     assert named is not None and named.related == "ml/other-7"
     assert (
         parse_note(_event(f"Preempted by pod {UID} on node n (in kube-scheduler memory).")) is None
@@ -148,3 +155,54 @@ def test_a_scheduler_preemption_keeps_the_run_and_fires_one_preempted_hook_event
     assert found == {("Running", 0), ("Preempted", 1)}
     requeued = {**decided[0], "preemptions": 2}  # then the quota gate requeues it once
     assert run_index(requeued) == 1
+
+
+def _victim_pod(name: str, uid: str, time: str) -> PodView:
+    return PodView(
+        "ml", name, node_name="kwok-h100-0", gpus=8, job="fill", priority=1000,
+        uid=uid, preempted_at=time,
+    )  # fmt: skip
+
+
+async def test_the_handler_names_the_preemptor_job_and_counts_its_preemption_once() -> None:
+    api, posted = FakeApi(), []
+    rt = Runtime(
+        api=cast(Any, api),
+        config=ReconcileConfig(priorities=True),
+        clock=lambda: NOW,
+        post_event=lambda _obj, e: posted.append(e),
+    )
+    victims = [
+        _victim_pod("fill-0-a", "v1", "2026-12-01T11:00:00Z"),
+        _victim_pod("fill-1-b", "v2", "2026-12-01T11:00:01Z"),
+    ]
+    urgent = PodView("ml", "urgent-0-x", gpus=8, job="urgent", priority=10000, uid=UID)
+    rt.indices.attach({PODS_BY_JOB: {("ml", "fill"): victims, ("ml", "urgent"): [urgent]}})
+    job = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAIJob",
+        "metadata": {"name": "fill", "namespace": "ml", "generation": 1},
+        "status": dict(RUNNING),
+    }
+    api.put(job)
+    for i, pod in enumerate(victims):
+        api.put(
+            {
+                "kind": "Event",
+                "metadata": {"name": f"e{i}", "namespace": "ml"},
+                "involvedObject": {"kind": "Pod", "name": pod.name, "uid": pod.uid},
+                "reason": "Preempted",
+                "message": f"Preempted by pod {UID} on node kwok-h100-0",
+            }
+        )
+    marking = SchedulerPreemptions(rt)
+    await marking.mark(("ml", "fill"), victims[0])
+    status = api.objects[("GryviaAIJob", "ml", "fill")]["status"]
+    assert status["preemptions"] == 1 and status["schedulerPreemptions"] == 1
+    assert status["retries"] == 1 and status["phase"] == "Running"
+    cond = next(c for c in status["conditions"] if c["type"] == "Preempted")
+    assert cond["message"].startswith("preempted by ml/urgent (priority 10000 > 1000)")
+    assert [(e.type, e.reason) for e in posted] == [("Warning", "Preempted")]
+    await marking.mark(("ml", "fill"), victims[1])  # another pass: nothing new
+    assert api.objects[("GryviaAIJob", "ml", "fill")]["status"]["preemptions"] == 1
+    assert len(posted) == 1

@@ -266,7 +266,11 @@ class GryviaAIJobStatus(GryviaModel):
     estimated_start: EstimatedStart | None = None
     """When it should start: a range, or unknown with the reason (only while it waits)."""
     preemptions: NonNegativeInt32 | None = None
-    """Times a higher-priority job preempted this one (each time it was requeued)."""
+    """Times a higher-priority job preempted this one: requeued by the quota gate, or pods
+    evicted by the kube-scheduler on full nodes (counted in `schedulerPreemptions` too)."""
+    scheduler_preemptions: NonNegativeInt32 | None = None
+    """Of `preemptions`, those by the kube-scheduler: the job kept its run (its Job replaced
+    the evicted pods), so they start no new run and no new usage record."""
     carried_retries: NonNegativeInt32 | None = None
     """Failed pods of runs before the last preemption; `retries` includes them and the new
     run's batch Job may fail only `retryLimit - carriedRetries` more pods."""

@@ -16,6 +16,9 @@ REASON_PREEMPTED = "PreemptedByPriority"
 once its pods are gone (clients keep waiting for it)."""
 REASON_REQUEUED = "Requeued"
 """Reason of condition Preempted=True once the job is back in the queue."""
+REASON_BY_SCHEDULER = "PreemptedByScheduler"
+"""Reason of condition Preempted=True when the kube-scheduler evicted pods of the job for a
+higher-priority pod on full nodes: the job keeps running, its Job replaces the pods."""
 
 
 def requeue_pending(status: Mapping[str, Any]) -> bool:
@@ -28,9 +31,14 @@ def requeue_pending(status: Mapping[str, Any]) -> bool:
     return cond is not None and cond.get("reason") == REASON_PREEMPTED
 
 
+def _count(status: Mapping[str, Any], key: str) -> int:
+    raw = status.get(key)
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
+
+
 def run_index(status: Mapping[str, Any]) -> int:
     """Which run of a job a status belongs to (its usage record, `names.usage_record_name`):
-    `preemptions`, less one while the job is still stopping after its last preemption."""
-    raw = status.get("preemptions")
-    runs = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
+    the requeues, i.e. `preemptions` less `schedulerPreemptions` (those kept the run), less
+    one while the job is still stopping after its last preemption."""
+    runs = max(_count(status, "preemptions") - _count(status, "schedulerPreemptions"), 0)
     return runs - 1 if runs and requeue_pending(status) else runs

@@ -25,6 +25,7 @@ from gryvia_operator.api.base import (
     Str1024,
 )
 from gryvia_operator.api.preemption import COND_PREEMPTED as COND_PREEMPTED
+from gryvia_operator.api.preemption import REASON_BY_SCHEDULER as REASON_BY_SCHEDULER
 from gryvia_operator.api.preemption import REASON_PREEMPTED as REASON_PREEMPTED
 from gryvia_operator.api.preemption import REASON_REQUEUED as REASON_REQUEUED
 from gryvia_operator.api.preemption import requeue_pending as requeue_pending

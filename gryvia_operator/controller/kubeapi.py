@@ -152,11 +152,18 @@ class KubeApi:
         return result
 
     async def list(
-        self, kind: str, namespace: str | None = None, *, label_selector: str = ""
+        self,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
     ) -> list[dict[str, Any]]:
         """List objects (one page; the operator only lists small collections)."""
-        query = {"labelSelector": label_selector} if label_selector else None
-        result = await self._run("GET", by_kind(kind).path(namespace), query=query)
+        query = {"labelSelector": label_selector} if label_selector else {}
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        result = await self._run("GET", by_kind(kind).path(namespace), query=query or None)
         return list(result.get("items") or [])
 
     async def patch(

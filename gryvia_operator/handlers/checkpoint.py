@@ -37,6 +37,7 @@ from gryvia_operator.reconcile.checkpoint import (
     parse_commits,
     plan_for,
     pod_facts,
+    pods_to_read,
     read_state,
     siblings_to_evict,
     state_data,
@@ -83,6 +84,8 @@ class CheckpointGuards:
         """UIDs of lost pods already acted on."""
         self.evicted: set[str] = set()
         """UIDs of pods this operator evicted (their loss restarts nothing more)."""
+        self.ended_read: set[str] = set()
+        """UIDs of ended pods whose log was read once after they ended."""
         self.reasons: dict[JobKey, str] = {}
         self.restores: dict[tuple[str, str], dict[str, Any]] = {}
         self.sent: dict[tuple[str, str], Any] = {}
@@ -194,8 +197,11 @@ class CheckpointGuards:
             del self.pinned[key]  # the whole job restarted: record commits again
         state = before
         if key not in self.pinned:  # a restarting job resumes every rank from one step
-            reading = [p for p in pods if p.phase == "Running" or p.deleting]
+            reading = pods_to_read(pods, self.ended_read)
             state = merge_commits(before, await self._commits(key, reading), self.rt.clock())
+            for pod in reading:
+                if pod.phase in ("Succeeded", "Failed"):
+                    self._remember(self.ended_read, pod.uid)
         if gated or state != before:
             await self._save(key, body, state, resume)
         state = self.states[key]

@@ -1,7 +1,8 @@
 """Pod handlers: GPU usage per node and the pods of each job.
 
 A GPU pod that ends or goes away retries the jobs waiting for nodes; a deleted job pod has
-its log tail saved before its save-log finalizer is removed (`handlers.savedlogs`).
+its log tail saved before its save-log finalizer is removed (`handlers.savedlogs`); a job pod
+the kube-scheduler preempted marks its job (`handlers.scheduler_preemption`, priorities on).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import kopf
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
 from gryvia_operator.handlers.savedlogs import LogSaver
+from gryvia_operator.handlers.scheduler_preemption import SchedulerPreemptions
 from gryvia_operator.reconcile.views import PodView
 
 
@@ -25,6 +27,7 @@ def _statefulset_job(body: Any) -> bool:
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     """Register the two pod indexes and the pod event handler."""
     saver = LogSaver(rt)
+    preempted = SchedulerPreemptions(rt)
 
     @kopf.index("v1", "pods", id=PODS_BY_NODE, registry=registry)
     async def pods_by_node(body: kopf.Body, **_: Any) -> Any:
@@ -41,9 +44,11 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     @kopf.on.event("v1", "pods", id="gryvia_pod_events", registry=registry)
     async def pod_event(type: str, body: kopf.Body, **_: Any) -> None:
         """Retry waiting jobs when GPUs free up; queue StatefulSet jobs; save a deleted job
-        pod's log."""
+        pod's log; mark the job of a pod the scheduler preempted."""
         rt.mark_synced()
         pod = PodView.from_pod(body)
+        if pod.preempted_at and type != "DELETED":
+            preempted.on_pod(pod)
         if pod.deleting and type != "DELETED":
             saver.on_pod(dict(body))
         if pod.gpus > 0 and (type == "DELETED" or pod.terminal or pod.deleting):

@@ -11,7 +11,7 @@ comes from that ConfigMap through `configMapKeyRef`, read when the container sta
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -312,6 +312,19 @@ def is_guarded_pod(pod: Mapping[str, Any]) -> bool:
         if container.get("name") == CONTAINER_NAME:
             return any(e.get("name") == ENV_RESUME for e in container.get("env") or [])
     return False
+
+
+def pods_to_read(pods: Iterable[GuardedPod], ended_read: Container[str]) -> list[GuardedPod]:
+    """Pods whose log may hold commits not yet seen: running ones, ones going away, and ones
+    that ended (Succeeded or Failed: a trainer that crashed may have committed after the last
+    poll) and were not read since (`ended_read`: their uids)."""
+    return [
+        p
+        for p in pods
+        if p.phase == "Running"
+        or p.deleting
+        or (p.started and p.phase in ("Succeeded", "Failed") and p.uid not in ended_read)
+    ]
 
 
 def lost_pods(pods: Iterable[GuardedPod]) -> list[GuardedPod]:

@@ -5,11 +5,12 @@ Transitions are read from the job's status facts, not from watch deltas, so an o
 was down while a job moved still finds them:
 
 - `Running`: `status.startTime` is set and the phase is Running or ended after running
-  (Succeeded, Failed, Cancelled); its sequence is `status.preemptions` (the n-th run);
+  (Succeeded, Failed, Cancelled); its sequence is the run (`api.preemption.run_index`: the
+  requeues; a kube-scheduler preemption keeps the run, so it starts no new Running);
 - `Succeeded`, `Failed`, `Cancelled`, `Rejected`: the phase is that phase;
-- `Preempted`: `status.preemptions` (an int, written by priorities) is above 0, or the phase is
-  Preempted (counted as 1 without the counter); its sequence is that count, so each
-  preemption is its own transition.
+- `Preempted`: `status.preemptions` (an int, written by priorities: the quota gate's and the
+  kube-scheduler's preemptions) is above 0, or the phase is Preempted (counted as 1 without
+  the counter); its sequence is that count, so each preemption is its own transition.
 
 No backfill: a transition whose time is not after the hook's cutoff (`metadata.creationTimestamp`,
 or `status.activeSince` after a resume) is never delivered. Times are whole seconds, so a
@@ -38,6 +39,7 @@ from gryvia_operator.api.jobhook import (
     STATE_ANNOTATION,
     GryviaJobHook,
 )
+from gryvia_operator.api.preemption import run_index
 from gryvia_operator.reconcile.status import get_condition, timestamp
 
 FINAL_STATES = frozenset({"delivered", "failed", "refused"})
@@ -97,7 +99,8 @@ def transitions(job: Mapping[str, Any]) -> list[Transition]:
     count = preemptions(status)
     out = []
     if status.get("startTime") and phase in RAN_PHASES:
-        out.append(Transition("Running", count, parse_time(status.get("startTime"))))
+        run = run_index(status)
+        out.append(Transition("Running", run, parse_time(status.get("startTime"))))
     if count > 0:
         when = _condition_time(status, "Preempted")
         if when is None and phase == "Preempted":

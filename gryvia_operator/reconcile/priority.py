@@ -26,6 +26,7 @@ from gryvia_operator.api.names import (
 )
 from gryvia_operator.api.priority import (
     COND_PREEMPTED,
+    REASON_BY_SCHEDULER,
     REASON_PREEMPTED,
     REASON_REQUEUED,
     band_for,
@@ -262,17 +263,22 @@ def job_run(job: GryviaAIJob) -> int:
     status = job.status
     if status is None or not status.preemptions:
         return 0
+    runs = max(status.preemptions - (status.scheduler_preemptions or 0), 0)
     stopping = status.phase == JobPhase.PREEMPTED and any(
         c.type == COND_PREEMPTED and c.reason == REASON_PREEMPTED for c in status.conditions or []
     )
-    return status.preemptions - 1 if stopping else status.preemptions
+    return runs - 1 if runs and stopping else runs
 
 
 def preempted_at(job: GryviaAIJob) -> datetime | None:
-    """When the job was last preempted (its Preempted condition's lastTransitionTime)."""
+    """When the job was last preempted by the quota gate (its Preempted condition's
+    lastTransitionTime); None when never, or when the kube-scheduler's preemption (which ends
+    no run) replaced that condition since."""
     conditions = job.status.conditions if job.status else None
     cond = next((c for c in conditions or [] if c.type == COND_PREEMPTED), None)
-    return cond.last_transition_time if cond else None
+    if cond is None or cond.reason == REASON_BY_SCHEDULER:
+        return None
+    return cond.last_transition_time
 
 
 def preemption_survivors(pods: Iterable[PodView], below: int | None) -> tuple[PodView, ...]:

@@ -24,6 +24,7 @@ OWNED_STATUS_KEYS = (
     "pending",
     "estimatedStart",
     "preemptions",
+    "schedulerPreemptions",
     "carriedRetries",
 )
 """status keys the AIJob reconciler writes; every other key belongs to someone else."""

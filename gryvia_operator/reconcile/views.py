@@ -134,6 +134,10 @@ class PodView:
     """The scheduler found no node for it (condition PodScheduled=False, Unschedulable)."""
     priority: int = 0
     """`spec.priority` (from its PriorityClass): the scheduler may preempt it for higher ones."""
+    uid: str = ""
+    preempted_at: str = ""
+    """When the kube-scheduler preempted it (lastTransitionTime of condition DisruptionTarget
+    with reason PreemptionByScheduler); "" when it did not."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
@@ -173,6 +177,18 @@ class PodView:
                 for c in status.get("conditions") or []
             ),
             priority=_int(spec.get("priority")),
+            uid=str(meta.get("uid") or ""),
+            preempted_at=next(
+                (
+                    str(c.get("lastTransitionTime") or "")
+                    for c in status.get("conditions") or []
+                    if isinstance(c, Mapping)
+                    and c.get("type") == "DisruptionTarget"
+                    and c.get("status") == "True"
+                    and c.get("reason") == "PreemptionByScheduler"
+                ),
+                "",
+            ),
             **_container_times(status.get("containerStatuses")),
         )
 

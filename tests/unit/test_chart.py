@@ -461,7 +461,7 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
         | {("", "pods/log", "get", "")}
         | {("", "pods/eviction", "create", "")}
         | {("", "configmaps", v, "") for v in ("get", "create", "patch")}
-        | {("", "events", v, "") for v in ("create", "patch")}
+        | {("", "events", v, "") for v in ("create", "patch", "list")}  # list: Preempted
         | {("events.k8s.io", "events", "create", "")}
         | {("", "nodes", v, "") for v in read | {"patch"}}
         | {("", "namespaces", v, "") for v in crud - {"update"}}

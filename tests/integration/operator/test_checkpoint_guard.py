@@ -207,3 +207,77 @@ def test_a_deleted_pod_of_a_guarded_two_node_job_resumes_from_the_last_committed
 
 
 COMPLETION = "batch.kubernetes.io/job-completion-index"
+
+
+def test_with_lost_pods_only_the_replaced_pod_resumes_and_the_other_rank_keeps_running(
+    sandbox: SandboxHandle, ns: str, volume: str, env: dict[str, str]
+) -> None:
+    """`restore.wholeJob: false` (`--lost-pods-only`): rank 0 deleted mid-run is replaced and
+    resumes from the last committed step; rank 1 is not evicted and keeps its pod."""
+    made = run_gryvia(
+        "checkpoint", "create", "g", "-l", "checkpoint=on", "--lost-pods-only", "-n", ns, env=env
+    )
+    assert made.returncode == 0, made.stderr
+    guard = kubectl_json(sandbox, "get", "gryviacheckpointguard", "-n", ns, "g")
+    assert guard["spec"]["restore"] == {"enabled": True, "wholeJob": False}
+    job = (
+        make_job("train")
+        .image("none")
+        .gpus(2)
+        .gpu_type("H100")
+        .distributed(nodes=2)
+        .storage(volume, "1Gi")
+        .retry_limit(2)
+        .command("sh", "-c", TRAINER)
+        .obj()
+    )
+    for key in ("uid", "generation", "resourceVersion", "namespace"):
+        job["metadata"].pop(key, None)
+    job["metadata"]["labels"] = {"checkpoint": "on"}
+    create(sandbox, ns, job)
+    wait_phase(sandbox, ns, "train", "Running", timeout=120)
+    first = wait_for(lambda: len(_pods(sandbox, ns)) == 2 and _pods(sandbox, ns), timeout=60)
+    by_rank = {p["metadata"]["annotations"][COMPLETION]: p["metadata"]["name"] for p in first}
+    wait_for(lambda: max(_committed(sandbox, ns) or [0]) >= 4, timeout=60, what="step 4")
+    seen = max(_committed(sandbox, ns))
+
+    sandbox.kubectl_run("delete", "pod", "-n", ns, by_rank["0"], "--wait=false")
+
+    def restored() -> dict[str, Any] | None:
+        last = _guard_status(sandbox, ns).get("lastRestore")
+        return last if last and last["job"] == "train" else None
+
+    last = wait_for(restored, timeout=90, what="the guard's lastRestore")
+    step = int(last["step"])
+    assert step >= seen and last["reason"] == "PodDeleted"
+
+    def replaced() -> str | None:
+        pods = _pods(sandbox, ns)
+        fresh = [
+            p
+            for p in pods
+            if p["metadata"]["name"] != by_rank["0"]
+            and p["metadata"]["annotations"][COMPLETION] == "0"
+            and p.get("status", {}).get("phase") == "Running"
+        ]
+        return fresh[0]["metadata"]["name"] if fresh else None
+
+    new0 = wait_for(replaced, timeout=120, what="rank 0 replaced and running")
+    wait_for(
+        lambda: f"rank 0 resumed from step {step}\n" in _log(sandbox, ns, new0),
+        timeout=30,
+        what="rank 0's resume line",
+    )
+    wait_for(lambda: max(_committed(sandbox, ns) or [0]) > step, timeout=30, what="commits go on")
+    log0 = _log(sandbox, ns, new0)
+    after = [int(s) for s in re.findall(r"COMMITTED step=(\d+)", log0)]
+    assert not after or after[0] == step + 1
+    rank1 = [p for p in _pods(sandbox, ns) if p["metadata"]["annotations"][COMPLETION] == "1"]
+    assert [p["metadata"]["name"] for p in rank1] == [by_rank["1"]]  # not evicted
+    assert rank1[0]["status"]["phase"] == "Running"
+    assert "rank 1 starting fresh" in _log(sandbox, ns, by_rank["1"])
+    cm = kubectl_json(sandbox, "get", "configmap", "-n", ns, configmap_name("train"))
+    assert int(cm["data"]["restores"]) == 1, cm["data"]
+    assert kubectl_json(sandbox, "get", "gryviaaijob", "-n", ns, "train")["status"]["phase"] == (
+        "Running"
+    )

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -24,82 +21,19 @@ import pytest
 from gryvia_operator.api.signature import verify
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.hookreceiver import ALLOWED, SECRET, Receiver, serve
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-SECRET = b"hook-test-secret"
-ALLOWED = "127.0.0.2"
 STATE = "gryvia.io/job-hooks"
-
-
-@dataclass
-class Receiver:
-    """Records every POST with the status it answered; answers 503 to the first `down`
-    requests of each delivery id (or to all while `up` is False), then 204."""
-
-    down: int = 0
-    up: bool = True
-    location: str = ""
-    posts: list[tuple[dict[str, str], bytes, int]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    url: str = ""
-
-    def answer(self, headers: dict[str, str], body: bytes) -> int:
-        with self.lock:
-            key = headers.get("x-gryvia-delivery", "")
-            earlier = sum(1 for h, _, _ in self.posts if h.get("x-gryvia-delivery") == key)
-            code = 307 if self.location else 204
-            if not self.up or earlier < self.down:
-                code = 503
-            self.posts.append((headers, body, code))
-            return code
-
-    def received(self) -> list[tuple[dict[str, str], bytes, int]]:
-        with self.lock:
-            return list(self.posts)
-
-    def accepted(self) -> list[dict[str, Any]]:
-        """Bodies answered 2xx, each checked against its signature and headers."""
-        out = []
-        for headers, body, code in self.received():
-            if code >= 300:
-                continue
-            stamp = headers["x-gryvia-timestamp"]
-            assert verify(SECRET, stamp, body, headers["x-gryvia-signature"]), headers
-            payload = json.loads(body)
-            assert headers["user-agent"] == "gryvia-job-hook"
-            assert headers["x-gryvia-delivery"] == payload["delivery"]
-            assert headers["x-gryvia-event"] == payload["event"]
-            out.append(payload)
-        return out
-
-
-def _serve(box: Receiver, host: str) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            code = box.answer({k.lower(): v for k, v in self.headers.items()}, body)
-            self.send_response(code)
-            if code == 307:
-                self.send_header("Location", box.location)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *_: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer((host, 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    box.url = f"http://{host}:{server.server_address[1]}/hooks"
-    return server
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     box = Receiver()
-    server = _serve(box, ALLOWED)
+    server = serve(box, ALLOWED)
     yield box
     server.shutdown()
     server.server_close()
@@ -282,7 +216,7 @@ def test_redirect_to_loopback_is_refused(
     sandbox: SandboxHandle, ns: str, receiver: Receiver
 ) -> None:
     target = Receiver()
-    server = _serve(target, "127.0.0.1")
+    server = serve(target, "127.0.0.1")
     try:
         receiver.location = target.url
         create(sandbox, ns, _hook("hop", receiver.url, ["Succeeded"]))

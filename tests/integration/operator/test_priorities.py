@@ -6,16 +6,19 @@
   phase Preempted (Event), condition Preempted naming the preemptor, `status.preemptions` 1,
   its workload goes, it is requeued with its retry count (an earlier failed pod) and runs
   again once the high job ended, metered as two runs (the first sealed); the pods carry the
-  table's PriorityClasses; a priority-90 job takes full nodes through the scheduler's preemption;
+  table's PriorityClasses; a priority-90 job takes full nodes through the scheduler's preemption,
+  and the job whose pod the scheduler preempted is marked Preempted naming it, counted once;
 - `gryvia priority create|list|get|delete` against the API server.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +27,13 @@ import pytest
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
 from tests.support.cli import run_gryvia
+from tests.support.hookreceiver import ALLOWED, SECRET, Receiver, serve
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-FLAGS = ("--enable-priorities",)
+FLAGS = ("--enable-priorities", "--enable-job-hooks", "--job-hook-allowed-cidr", f"{ALLOWED}/32")
 
 
 def _restart(operator: OperatorProcess, *flags: str) -> None:
@@ -240,14 +244,59 @@ def test_priority_cli_create_list_get_delete(
     wait_for(lambda: _class(sandbox, name) is None, what="its class collected")
 
 
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    box = Receiver()
+    server = serve(box, ALLOWED)
+    yield box
+    server.shutdown()
+    server.server_close()
+
+
 def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
-    sandbox: SandboxHandle, ns: str
+    sandbox: SandboxHandle, ns: str, receiver: Receiver
 ) -> None:
     """No quota: both H100 nodes full of priority-10 jobs; a priority-90 job is placed anyway
     and the kube-scheduler preempts one low pod for it (its Job replaces the pod, which waits:
-    a disruption, not a retry)."""
+    a disruption, not a retry). The victim's job gets condition Preempted naming `urgent`,
+    `status.preemptions` 1 and a Preempted Event; its retry count is unchanged; a job hook
+    receives one Preempted delivery for it and no second Running (the run goes on)."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "hook-key"},
+        "data": {"secret": base64.b64encode(SECRET).decode()},
+    }
+    create(sandbox, ns, secret)
+    hook = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaJobHook",
+        "metadata": {"name": "fills"},
+        "spec": {
+            "events": ["Running", "Preempted"],
+            "selector": {"matchLabels": {"fill": "yes"}},
+            "webhook": {"url": receiver.url, "secretRef": {"name": "hook-key"}},
+            "retry": {"attempts": 5, "backoffSeconds": 1},
+        },
+    }
+    create(sandbox, ns, hook)
+    wait_for(
+        lambda: any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in kubectl_json(sandbox, "get", "gryviajobhook", "-n", ns, "fills")
+            .get("status", {})
+            .get("conditions", [])
+        ),
+        what="the hook Ready",
+    )
+    made = kubectl_json(sandbox, "get", "gryviajobhook", "-n", ns, "fills")["metadata"]
+    created = datetime.fromisoformat(made["creationTimestamp"].replace("Z", "+00:00"))
+    # a transition in the hook's creation second is never sent (no backfill): start after it
+    wait_for(lambda: datetime.now(UTC) >= created + timedelta(seconds=1), what="the next second")
     for name in ("fill-a", "fill-b"):
-        create(sandbox, ns, sh_job(name, gpus=8, gpu_type="H100", script="sleep 600", priority=10))
+        job = sh_job(name, gpus=8, gpu_type="H100", script="sleep 600", priority=10)
+        job["metadata"]["labels"] = {"fill": "yes"}
+        create(sandbox, ns, job)
     for name in ("fill-a", "fill-b"):
         wait_phase(sandbox, ns, name, "Running", timeout=180)
     create(sandbox, ns, sh_job("urgent", gpus=8, gpu_type="H100", script="sleep 600", priority=90))
@@ -268,5 +317,35 @@ def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
 
     waiting = wait_for(one_low_waits, timeout=120, what="a preempted low pod waiting again")
     assert len(waiting) == 1
+    victim, other = waiting[0], ({"fill-a", "fill-b"} - set(waiting)).pop()
+
+    def marked() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, victim)
+        cond = _condition(job, "Preempted")
+        return job if cond and cond["status"] == "True" else None
+
+    job = wait_for(marked, timeout=90, what=f"{victim} marked Preempted by the scheduler")
+    cond = _condition(job, "Preempted")
+    assert cond is not None and cond["reason"] == "PreemptedByScheduler", cond
+    assert cond["message"].startswith(f"preempted by {ns}/urgent "), cond
+    assert job["status"]["preemptions"] == 1 and job["status"]["schedulerPreemptions"] == 1
+    assert job["status"]["phase"] in ("Running", "Scheduling", "Pending"), job["status"]
+    events = kubectl_json(
+        sandbox, "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={victim}"
+    )["items"]
+    shown = [e for e in events if e["reason"] == "Preempted"]
+    assert shown and f"{ns}/urgent" in shown[0]["message"], [e["reason"] for e in events]
+    assert _condition(get_job(sandbox, ns, other), "Preempted") is None
     for name in ("fill-a", "fill-b"):
         assert get_job(sandbox, ns, name)["status"].get("retries", 0) == 0  # not a failure
+
+    expected = [("fill-a", "Running", 0), ("fill-b", "Running", 0), (victim, "Preempted", 1)]
+
+    def delivered() -> list[tuple[str, str, int]] | None:
+        found = [(p["name"], p["event"], p["preemptions"]) for p in receiver.accepted()]
+        return found if all(e in found for e in expected) else None
+
+    sent = wait_for(delivered, timeout=90, what="the Running and Preempted hook deliveries")
+    # later passes (the replacement pod's and the job's events) count the one preemption once
+    assert get_job(sandbox, ns, victim)["status"]["preemptions"] == 1
+    assert sorted(sent) == sorted(expected), sent  # once each, and no Running of a new run

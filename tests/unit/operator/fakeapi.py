@@ -48,6 +48,26 @@ class FakeApi:
         except KeyError:
             raise NotFound(404, "NotFound", name) from None
 
+    async def list(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]:
+        """Objects of `kind` (in `namespace` when given) matching `a.b=c,...` field selectors
+        (label selectors are not supported)."""
+        self.calls.append(("list", kind, field_selector))
+        wanted = [term.split("=", 1) for term in field_selector.split(",") if term]
+        out = []
+        for (k, ns, _), obj in self.objects.items():
+            if k != kind or (namespace is not None and ns != namespace):
+                continue
+            if all(_field(obj, path) == value for path, value in wanted):
+                out.append(copy.deepcopy(obj))
+        return out
+
     async def patch(
         self,
         kind: str,
@@ -84,21 +104,29 @@ class FakeApi:
     async def json_patch(
         self, kind: str, name: str, ops: Sequence[Mapping[str, Any]], namespace: str | None = None
     ) -> dict[str, Any]:
-        """Only `test` + `remove` of a metadata.finalizers entry, as the operator sends."""
+        """Only `test` + `remove` of a list entry (a metadata.finalizers entry, a
+        spec.schedulingGates entry's name), as the operator sends."""
         self.calls.append(("json_patch", kind, name))
         obj = self.objects.get(self._key(kind, name, namespace))
         if obj is None:
             raise NotFound(404, "NotFound", name)
-        finalizers = obj["metadata"].setdefault("finalizers", [])
         for op in ops:
-            index = int(str(op["path"]).rsplit("/", 1)[-1])
-            if op["op"] == "test" and (
-                index >= len(finalizers) or finalizers[index] != op["value"]
-            ):
-                raise Invalid(422, "Invalid", "test failed")
+            parts = str(op["path"]).strip("/").split("/")
+            section, field, index = parts[0], parts[1], int(parts[2])
+            items = obj.setdefault(section, {}).setdefault(field, [])
+            if op["op"] == "test":
+                found = items[index] if index < len(items) else None
+                if len(parts) > 3 and isinstance(found, Mapping):
+                    found = found.get(parts[3])
+                if found != op["value"]:
+                    raise Invalid(422, "Invalid", "test failed")
             if op["op"] == "remove":
-                finalizers.pop(index)
+                items.pop(index)
         return copy.deepcopy(obj)
+
+    async def evict(self, name: str, namespace: str) -> bool:
+        self.calls.append(("evict", "Pod", name))
+        return True
 
     async def delete(self, kind: str, name: str, namespace: str | None = None, **_: Any) -> bool:
         self.calls.append(("delete", kind, name))
@@ -113,3 +141,10 @@ def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
             _merge(target[key], value)
         else:
             target[key] = copy.deepcopy(value)
+
+
+def _field(obj: Mapping[str, Any], path: str) -> str:
+    found: Any = obj
+    for part in path.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return "" if found is None else str(found)

@@ -4,7 +4,10 @@ Textual's Linux driver, on exit, joins its input thread, which polls the termina
 `select` calls and makes one more poll after being told to stop: up to 200 ms of the 500 ms
 `q` may take. `quick_driver` returns a subclass that waits for that thread at most
 `INPUT_JOIN_SECONDS` (it is a daemon thread that ends within 200 ms by itself); on other
-platforms it returns Textual's own driver unchanged.
+platforms it returns Textual's own driver unchanged. When the console suspends (to hand the
+terminal to `gryvia shell` or `port-forward`) it waits for that thread as Textual does: a
+thread left polling would read the command's first keys, and the stop flag it keeps set
+would end the input thread of the resumed console at once (no key would work any more).
 """
 
 from __future__ import annotations
@@ -26,10 +29,25 @@ def quick_driver(default: type[Driver]) -> type[Driver]:
         return default
 
     class QuickExitDriver(default):  # type: ignore[valid-type,misc]
-        """LinuxDriver whose `disable_input` does not wait out the input thread's polls."""
+        """LinuxDriver whose `disable_input` does not wait out the input thread's polls
+        (unless the console suspends)."""
+
+        _suspending = False
+
+        def suspend_application_mode(self) -> None:
+            """Suspend, waiting for the input thread to end (the console will resume)."""
+            self._suspending = True
+            try:
+                super().suspend_application_mode()
+            finally:
+                self._suspending = False
 
         def disable_input(self) -> None:
-            """Disable further input; wait at most INPUT_JOIN_SECONDS for the input thread."""
+            """Disable further input; wait at most INPUT_JOIN_SECONDS for the input thread
+            (for as long as it takes when suspending)."""
+            if self._suspending:
+                super().disable_input()
+                return
             if self.exit_event.is_set():
                 return
             with contextlib.suppress(Exception):

@@ -19,3 +19,30 @@ def gryvia_argv(
     if context:
         argv += ["--context", context]
     return [*argv, *args, "-n", namespace]
+
+
+def run_in_foreground(argv: Sequence[str]) -> int:
+    """Run `argv` on the console's terminal and return its exit code.
+
+    Ctrl-C sends SIGINT to the terminal's whole foreground process group: the command and
+    the console. While the command runs, the console's SIGINT handler does nothing, so
+    Ctrl-C stops the command (a port-forward) and not the console. It is a handler, not
+    SIG_IGN, because an ignored signal stays ignored in the command after exec, while a
+    handler goes back to the default there. Python sets handlers in the main thread only;
+    elsewhere the command runs with the handlers as they are.
+    """
+    import signal
+    import subprocess
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return subprocess.run(list(argv), check=False).returncode
+    previous = signal.signal(signal.SIGINT, _ignore_interrupt)
+    try:
+        return subprocess.run(list(argv), check=False).returncode
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ignore_interrupt(signum: int, frame: object) -> None:
+    """SIGINT handler while a command has the terminal: the command handles Ctrl-C."""

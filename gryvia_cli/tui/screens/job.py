@@ -265,9 +265,7 @@ class JobScreen(JobLogsBase):
         self.app.push_screen(PromptDialog("Forward LOCAL:REMOTE", "8888:8000"), chosen)
 
     def _run_suspended(self, args: list[str]) -> None:
-        import subprocess
-
-        from gryvia_cli.tui.suspended import gryvia_argv
+        from gryvia_cli.tui.suspended import gryvia_argv, run_in_foreground
 
         argv = gryvia_argv(
             args,
@@ -277,7 +275,7 @@ class JobScreen(JobLogsBase):
         )
         try:
             with self.app.suspend():
-                code = subprocess.run(argv, check=False).returncode
+                code = run_in_foreground(argv)
         except Exception as exc:  # no terminal to hand over (a test, a web driver)
             self.notify(f"cannot leave the console here: {exc}", severity="error")
             return

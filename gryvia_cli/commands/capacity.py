@@ -46,8 +46,8 @@ def capacity(
     what bound, unfinished pods hold; FREE only counts Ready, schedulable nodes that no
     GryviaReservation holds; RESERVED is the unallocated GPUs of reserved nodes; PENDING is
     the GPUs of jobs not placed yet (and of placed jobs' unscheduled pods); SHORTFALL =
-    max(PENDING - FREE, 0), HEADROOM = max(FREE - PENDING, 0). A NOTE flags demand for a
-    type no node has.
+    max(PENDING - FREE, 0), HEADROOM = max(FREE - PENDING, 0) per type, and their sums in
+    the totals. A NOTE flags demand for a type no node has.
 
     Examples:
       gryvia capacity
@@ -120,10 +120,7 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
             "Pending without a GPU type (any node fits): "
             + plural(report.unspecified_pending, "GPU")
         )
-    emit(
-        f"Shortfall: {plural(sum(x.shortfall for x in report.types), 'GPU')}   "
-        f"Headroom: {plural(sum(x.headroom for x in report.types), 'GPU')}"
-    )
+    emit(f"Shortfall: {plural(t.shortfall, 'GPU')}   Headroom: {plural(t.headroom, 'GPU')}")
     if fmt is OutputFormat.wide and report.nodes:
         from gryvia_cli.core.cells import Marked
 

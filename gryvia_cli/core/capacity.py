@@ -46,15 +46,24 @@ class TypeCapacity:
     notes: list[str] = field(default_factory=list)
     shared_nodes: list[str] = field(default_factory=list)
     """Time-sliced nodes of this type as `<node> x<replicas>` (their GPUs count once)."""
+    parts: list[TypeCapacity] | None = field(default=None, repr=False, compare=False)
+    """For the totals row: the per-type rows whose shortfall and headroom it adds up (one
+    type's free GPUs do not serve another type's demand)."""
 
     @property
     def shortfall(self) -> int:
-        """GPUs the pending demand lacks: max(pending - free, 0)."""
+        """GPUs the pending demand lacks: max(pending - free, 0); the per-type sum for the
+        totals row."""
+        if self.parts is not None:
+            return sum(t.shortfall for t in self.parts)
         return max(self.pending - self.free, 0)
 
     @property
     def headroom(self) -> int:
-        """Free GPUs left after the pending demand: max(free - pending, 0)."""
+        """Free GPUs left after the pending demand: max(free - pending, 0); the per-type sum
+        for the totals row."""
+        if self.parts is not None:
+            return sum(t.headroom for t in self.parts)
         return max(self.free - self.pending, 0)
 
     def as_dict(self) -> dict[str, Any]:
@@ -254,7 +263,7 @@ def compute_capacity(
         if row.shared_nodes:
             row.notes.append(f"time-sliced, physical GPUs counted: {', '.join(row.shared_nodes)}")
     types = sorted(rows.values(), key=lambda t: t.gpu_type.lower())
-    totals = TypeCapacity("total")
+    totals = TypeCapacity("total", parts=types)
     for row in types:
         totals.nodes += row.nodes
         totals.total += row.total

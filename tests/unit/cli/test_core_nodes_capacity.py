@@ -102,6 +102,17 @@ def test_capacity_per_type_with_demand_shortfall_and_absent_type() -> None:
     assert len(capacity_rows(report)) == 3
 
 
+def test_capacity_totals_add_up_each_types_shortfall_and_headroom() -> None:
+    """Free L40s do not serve a V100 job: the totals' shortfall and headroom (in `-o json`
+    and the table's footer) are the per-type sums, not max(total pending - total free, 0)."""
+    nodes = gpu_nodes([], [make_node("l0").gpus(4).product("NVIDIA-L40").obj()])
+    jobs = [summarize_job(make_job("v").gpus(1).gpu_type("V100").phase("Pending").obj())]
+    report = compute_capacity(nodes, {}, jobs, [])
+    totals = report.as_dict()["totals"]
+    assert (totals["free"], totals["pending"]) == (4, 1)
+    assert (totals["shortfall"], totals["headroom"]) == (1, 4)
+
+
 def test_capacity_filter_is_case_insensitive_and_drops_untyped() -> None:
     nodes = gpu_nodes([], [h100("h0"), make_node("l0").gpus(4).product("NVIDIA-L40").obj()])
     jobs = [summarize_job(make_job("any").gpus(2).phase("Pending").obj())]

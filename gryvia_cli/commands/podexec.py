@@ -50,7 +50,13 @@ def _target(
     access = state.access()
     ns = state.resolve_namespace(namespace)
     summary = streams.read_job(access, ns, job)
-    pod = choose_pod(streams.job_pods(access, ns, job), replica, job=job, job_phase=summary.phase)
+    pod = choose_pod(
+        streams.job_pods(access, ns, job),
+        replica,
+        job=job,
+        job_phase=summary.phase,
+        replicas=summary.pods,
+    )
     return ns, pod, choose_container(pod, container)
 
 

@@ -77,13 +77,28 @@ def _usable(pod: Mapping[str, Any]) -> bool:
 
 
 def choose_pod(
-    pods: Sequence[Mapping[str, Any]], replica: int | None, *, job: str, job_phase: str
+    pods: Sequence[Mapping[str, Any]],
+    replica: int | None,
+    *,
+    job: str,
+    job_phase: str,
+    replicas: int | None = None,
 ) -> Mapping[str, Any]:
     """Return the running pod of replica `replica` (completion index or StatefulSet ordinal;
     None: replica 0, else the first replica with a running pod), newest first.
 
-    Raises PodNotReadyError naming the job's phase and the replicas that have a running pod.
+    Raises UsageError when `replica` is negative or not below the job's `replicas` (its pod
+    count; None: unknown), PodNotReadyError naming the job's phase and the replicas that
+    have a running pod.
     """
+    if replica is not None and (replica < 0 or (replicas is not None and replica >= replicas)):
+        if replicas is None:
+            raise UsageError(f"--replica {replica}: replicas are numbered from 0")
+        count = f"{replicas} replica" + ("" if replicas == 1 else "s")
+        raise UsageError(
+            f"--replica {replica}: job {job} has {count}, numbered 0"
+            + (f" to {replicas - 1}" if replicas > 1 else " only")
+        )
     ordered = sort_pods(pods)
     running = [p for p in ordered if _usable(p)]
     have = sorted({r for p in running if (r := replica_of_pod(p)) is not None})
@@ -102,11 +117,12 @@ def choose_pod(
         seen = f"; its pods are {', '.join(sorted({_phase(p) for p in mine}))}"
     else:
         seen = "; it has no pods" if not ordered else ""
-    hint = (
-        "it has ended, and exec and port-forward need a running container"
-        if is_terminal(job_phase)
-        else f"wait for it to run (`gryvia status {job} --watch`) or pick another with --replica N"
-    )
+    if is_terminal(job_phase):
+        hint = "it has ended, and exec and port-forward need a running container"
+    else:
+        hint = f"wait for it to run (`gryvia status {job} --watch`)"
+        if have:
+            hint += " or pick another with --replica N"
     raise PodNotReadyError(
         f"job {job} (phase {job_phase}) has no running pod for {which}{seen}. Replicas with a "
         f"running pod: {listed}; {hint}"

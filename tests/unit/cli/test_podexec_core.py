@@ -97,6 +97,26 @@ def test_a_job_without_pods_says_so() -> None:
         choose_pod([], None, job="j", job_phase="Queued")
 
 
+def test_a_replica_the_job_does_not_have_is_a_usage_error() -> None:
+    """`--replica 5` of a 2-pod job (or -1) cannot come by waiting: exit 2 naming the range."""
+    pods = [pod("j-0-a", 0), pod("j-1-a", 1)]
+    with pytest.raises(UsageError, match=r"^--replica 5: job j has 2 replicas, numbered 0 to 1$"):
+        choose_pod(pods, 5, job="j", job_phase="Running", replicas=2)
+    with pytest.raises(UsageError, match=r"job j has 2 replicas"):
+        choose_pod(pods, -1, job="j", job_phase="Running", replicas=2)
+    with pytest.raises(UsageError, match=r"job j has 1 replica, numbered 0 only"):
+        choose_pod(pods[:1], 1, job="j", job_phase="Running", replicas=1)
+    with pytest.raises(UsageError, match=r"numbered from 0"):
+        choose_pod(pods, -1, job="j", job_phase="Running")
+    assert choose_pod(pods, 1, job="j", job_phase="Running", replicas=2) is pods[1]
+
+
+def test_no_running_replica_does_not_suggest_picking_another() -> None:
+    with pytest.raises(PodNotReadyError) as err:
+        choose_pod([], None, job="j", job_phase="Pending", replicas=1)
+    assert str(err.value).endswith("wait for it to run (`gryvia status j --watch`)")
+
+
 def test_container_is_the_first_unless_named_and_must_run() -> None:
     p = pod("j-0-a", 0)
     assert choose_container(p, None) == "trainer"

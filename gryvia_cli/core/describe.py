@@ -128,6 +128,8 @@ def describe(
     status = dict(raw.get("status") or {})
     conditions = status.pop("conditions", None) or []
     spec = raw.get("spec")
+    if raw.get("kind") == "GryviaJobHook":
+        spec = _hook_spec_shown(spec)
     sections = [header(raw, now)]
     if spec is not None:
         sections.append(Section("Spec", _capped(flatten(spec))))
@@ -137,3 +139,18 @@ def describe(
     sections.append(Section("Conditions", condition_rows(conditions, now)))
     sections.append(event_section(events, now))
     return sections
+
+
+def _hook_spec_shown(spec: Any) -> Any:
+    """A GryviaJobHook's spec with credential-like header values hidden, as `gryvia hook
+    get` shows them (a describe ends up in screenshots too)."""
+    if not isinstance(spec, Mapping):
+        return spec
+    webhook = spec.get("webhook")
+    if not isinstance(webhook, Mapping) or not isinstance(webhook.get("headers"), Mapping):
+        return spec
+    headers = webhook["headers"]
+    from gryvia_cli.core.hooks import hidden_headers
+
+    shown = {str(k): str(v) for k, v in headers.items()}
+    return {**spec, "webhook": {**webhook, "headers": hidden_headers(shown)}}

@@ -149,13 +149,19 @@ def header_text(headers: Mapping[str, str] | None) -> str:
     """
     if not headers:
         return "-"
-    shown = []
-    for name in sorted(headers, key=str.lower):
-        value = headers[name]
+    shown = hidden_headers(headers)
+    return "; ".join(f"{name}: {shown[name]}" for name in sorted(shown, key=str.lower))
+
+
+def hidden_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """`headers` with the values of credential-like names (see `header_text`) replaced by
+    `<hidden, N characters>`."""
+    shown = {}
+    for name, value in headers.items():
         if any(word in name.lower() for word in _SENSITIVE):
             value = f"<hidden, {len(value)} character{'' if len(value) == 1 else 's'}>"
-        shown.append(f"{name}: {value}")
-    return "; ".join(shown)
+        shown[name] = value
+    return shown
 
 
 def hook_details(hook: GryviaJobHook, now: datetime) -> list[tuple[str, str]]:

@@ -80,3 +80,25 @@ def test_events_newest_first_with_counts_and_long_specs_capped() -> None:
     big = {"kind": "X", "metadata": {"name": "x"}, "spec": {f"k{i}": i for i in range(200)}}
     spec = next(s for s in describe(big, NOW) if s.title == "Spec")
     assert len(spec.rows) == MAX_ROWS + 1 and spec.rows[-1][0] == "…"
+
+
+def test_describe_of_a_job_hook_hides_credential_like_header_values() -> None:
+    """The console's describe (`d` in :hooks) flattens the spec: its headers are shown as
+    `gryvia hook get` shows them, not with the Authorization token in clear."""
+    hook = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaJobHook",
+        "metadata": {"name": "h", "namespace": "a", "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {
+            "events": ["Running"],
+            "webhook": {
+                "url": "https://h.example/x",
+                "headers": {"Authorization": "Bearer s3cr3t", "X-Team": "nlp"},
+            },
+        },
+    }
+    spec = dict(next(s for s in describe(hook, NOW) if s.title == "Spec").rows)
+    assert spec["webhook.headers.Authorization"] == "<hidden, 13 characters>"
+    assert spec["webhook.headers.X-Team"] == "nlp"
+    assert spec["webhook.url"] == "https://h.example/x"
+    assert hook["spec"]["webhook"]["headers"]["Authorization"] == "Bearer s3cr3t"  # not changed

@@ -123,6 +123,9 @@ class ViewSpec:
     """Sort value of an item per column key (`seen`: the event's age); a column not listed
     sorts by its cell's text (a leading number by value). The first column's order must be
     the order of `rows` (the view starts sorted by it, ties in `rows` order)."""
+    descending: bool = False
+    """The view starts sorted by its first column descending (its header says `↓`): `rows`
+    come highest first, and its sort value still grows with the column's value."""
     table: str = ""
     """Its table's name in console.yaml (`columns:`); "" means `name`."""
 

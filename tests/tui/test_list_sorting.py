@@ -138,3 +138,24 @@ async def test_list_column_toggles_are_saved_under_the_view_name(
         assert "node" not in pods.query_one(RowTable).visible_columns()
     saved = yaml.safe_load(config.read_text())["columns"]
     assert saved == {"events": {"hidden": ["namespace"]}, "live-pods": {"hidden": ["node"]}}
+
+
+async def test_priorities_start_highest_first_with_a_descending_arrow(
+    policy_source: FakeSource,
+) -> None:
+    """The header's arrow says the order (`↑` ascending): highest first is `VALUE↓`, and
+    `V` turns it to lowest first, `VALUE↑`."""
+    app: GryviaApp = app_for(policy_source)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await jump(pilot, "priorities")
+        screen = await wait_until(pilot, lambda: list_screen(app, "priorities"), what="priorities")
+        await wait_until(pilot, lambda: screen.items, what="rows")
+        table = screen.query_one(RowTable)
+        values = [float(v.replace(",", "")) for v in column(screen, "value")]
+        assert len(values) > 1 and values == sorted(values, reverse=True)
+        assert "VALUE↓" in header(table) and "highest first" in status(screen)
+        await pilot.press("V")
+        values = [float(v.replace(",", "")) for v in column(screen, "value")]
+        assert values == sorted(values) and "VALUE↑" in header(table)
+        assert "sorted by value↑" in status(screen)

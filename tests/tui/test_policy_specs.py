@@ -146,7 +146,8 @@ def test_priorities_highest_first_with_their_priority_class() -> None:
     assert rows["batch"]["preemption"][0] == "Never"
     urgent = sections(spec, PRIORITIES[3], ctx)["Priority"]
     assert urgent["Jobs naming it"] == "ml (2)" and urgent["PriorityClass"] == "urgent"
-    assert spec.sort_values["value"](spec.rows(ctx)["urgent"]) == -50000
+    assert spec.sort_values["value"](spec.rows(ctx)["urgent"]) == 50000
+    assert spec.descending  # highest first is VALUE↓
 
 
 def test_checkpoint_guard_rows_and_their_committed_steps() -> None:

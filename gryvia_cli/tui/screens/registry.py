@@ -108,7 +108,7 @@ class ListScreen(TableView):
     def __init__(self, spec: ViewSpec, *, poll: Poll | None = None, title: str = "") -> None:
         super().__init__()
         self.spec = spec
-        self.default_sort = SortState(spec.columns[0].key)
+        self.default_sort = SortState(spec.columns[0].key, reverse=spec.descending)
         self.sorts = {"list-table": self.default_sort}
         for key in LIST_SORTS.get(spec.name, ()):  # this spec's own shift+<letter> keys
             self._bindings.key_to_bindings.setdefault(key.key, []).append(key.binding)

@@ -43,7 +43,8 @@ def job_cost(
 ) -> JobCost:
     """Metered cost from the job's usage records (by UID, else namespace and name), else
     `core.estimate`'s rate x hours run; the estimate is the finished run, or the timeout's
-    cost from `core.estimate.estimate_cost`."""
+    cost from `core.estimate.estimate_cost`. The hourly burn of a job whose newest record
+    bills time-sliced units as fewer physical GPUs (`physicalGPUs`) is scaled to them."""
     mine = [
         r
         for r in records
@@ -53,6 +54,11 @@ def job_cost(
     est = estimate_cost(job, job.namespace, skus, tenants, quotas)
     per_hour = (est.per_hour or 0.0) if est else 0.0
     currency = est.rate.currency if est and est.rate else (mine[0].spec.currency if mine else "USD")
+    latest = max(mine, key=lambda r: r.spec.start) if mine else None
+    if latest is not None and latest.spec.physical_gpus is not None and latest.spec.gpus > 0:
+        # Time-sliced units are billed as the physical GPUs they stand for
+        # (docs/gpu-sharing.md): the burn is the catalog rate x physical GPUs.
+        per_hour *= latest.spec.physical_gpus / latest.spec.gpus
     ran = durations(job, now)["running"] or 0.0
     so_far = sum(r.spec.cost for r in mine) if mine else per_hour * ran / 3600
     estimate = so_far if job.terminal else (est.for_timeout if est else None)

@@ -3,9 +3,11 @@ port-forward keys): their command lines, for the console's own context and kubec
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 
 def gryvia_argv(
@@ -46,3 +48,23 @@ def run_in_foreground(argv: Sequence[str]) -> int:
 
 def _ignore_interrupt(signum: int, frame: object) -> None:
     """SIGINT handler while a command has the terminal: the command handles Ctrl-C."""
+
+
+def wait_after_failure(
+    command: str, code: int, *, stdin: TextIO | None = None, stderr: TextIO | None = None
+) -> bool:
+    """After `gryvia COMMAND` failed (exit code not 0, nor 130 or -SIGINT for Ctrl-C), say
+    so and wait for Enter before the console redraws over the terminal, so its error (a bad
+    LOCAL:REMOTE, a port in use, no running pod) stays readable. Returns whether it waited
+    (not when stdin is not a terminal)."""
+    import signal
+
+    stdin = stdin or sys.stdin
+    stderr = stderr or sys.stderr
+    if code in (0, 130, -signal.SIGINT) or not stdin.isatty():
+        return False
+    stderr.write(f"\ngryvia {command} ended with exit code {code}; press Enter for the console ")
+    stderr.flush()
+    with contextlib.suppress(OSError, ValueError, KeyboardInterrupt):
+        stdin.readline()
+    return True

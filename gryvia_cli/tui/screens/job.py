@@ -265,7 +265,7 @@ class JobScreen(JobLogsBase):
         self.app.push_screen(PromptDialog("Forward LOCAL:REMOTE", "8888:8000"), chosen)
 
     def _run_suspended(self, args: list[str]) -> None:
-        from gryvia_cli.tui.suspended import gryvia_argv, run_in_foreground
+        from gryvia_cli.tui.suspended import gryvia_argv, run_in_foreground, wait_after_failure
 
         argv = gryvia_argv(
             args,
@@ -276,6 +276,7 @@ class JobScreen(JobLogsBase):
         try:
             with self.app.suspend():
                 code = run_in_foreground(argv)
+                wait_after_failure(args[0], code)
         except Exception as exc:  # no terminal to hand over (a test, a web driver)
             self.notify(f"cannot leave the console here: {exc}", severity="error")
             return

@@ -87,6 +87,11 @@ def build_hook(
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise ValueError(f"{where}: {first.get('msg')}") from None
+    from gryvia_operator.api.ssrf import parse_target
+
+    # What the operator refuses first (InvalidSpec): a scheme other than http(s), no host,
+    # user:password@ in the URL (it would then be shown by get and list), a bad port.
+    parse_target(url)
     return body
 
 

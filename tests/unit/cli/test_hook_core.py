@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from gryvia_cli.core.hooks import build_hook, header_text, hook_details
 from gryvia_operator.api.jobhook import GryviaJobHook
 
@@ -29,3 +31,15 @@ def test_get_shows_the_headers_line() -> None:
     lines = dict(hook_details(GryviaJobHook.model_validate(body), NOW))
     assert lines["Headers"] == "Authorization: <hidden, 19 characters>; X-Source: gryvia"
     assert "secret-token" not in " ".join(lines.values())
+
+
+def test_create_refuses_a_url_the_operator_would_mark_invalid() -> None:
+    """Refused before anything is stored (exit 2), not stored and then InvalidSpec with the
+    password shown by `gryvia hook get` and `list`."""
+    for url, why in (
+        ("http://user:hunter2@127.0.0.1:18700/x", "must not carry credentials"),
+        ("https://h.example:99999/x", "bad port"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            build_hook("h", url=url, events=["Running"])
+    assert build_hook("h", url="https://h.example/x?a=1", events=["Running"])

@@ -60,7 +60,7 @@ def build_port_forward_object(
 ) -> dict[str, Any]:
     """Return the kwok `PortForward` object of pod `namespace/name`: each port of `ports`
     forwards to the same port of `address` (the pod's own address). kwok refuses a port not
-    listed ("no forward found for port N")."""
+    listed ("forward not found for port N")."""
     forwards = [{"ports": [p], "target": {"address": address, "port": p}} for p in sorted(ports)]
     return _object("PortForward", pod_uid, namespace, name, {"forwards": forwards})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -27,3 +28,10 @@ def run_gryvia(
         input=input,
         check=False,
     )
+
+
+def sigint_as_at_a_terminal() -> None:
+    """`preexec_fn` giving a child Ctrl-C's default disposition, as a terminal does: a runner
+    that started the suite in the background (`cmd &` in a script) ignores SIGINT, and an
+    ignored signal stays ignored across exec, so a test's Ctrl-C would never reach it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from tests.conftest import SandboxHandle
+from tests.support.cli import sigint_as_at_a_terminal
 from tests.support.wait import wait_for
 
 DEADLINE = 30.0
@@ -49,12 +50,6 @@ def frames(text: str) -> list[dict[str, Any]]:
         found.append(doc)
 
 
-def _sigint_as_at_a_terminal() -> None:
-    """Ctrl-C's default in the child: a runner that started the suite in the background
-    (`cmd &` in a script) ignores SIGINT, and an ignored signal stays ignored across exec."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 class Watch:
     """A running `gryvia ...` whose stdout and stderr are collected by threads."""
 
@@ -65,7 +60,7 @@ class Watch:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_sigint_as_at_a_terminal,
+            preexec_fn=sigint_as_at_a_terminal,
         )
         self.out: list[str] = []
         self.err: list[str] = []

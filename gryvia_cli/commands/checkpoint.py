@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup
+from gryvia_cli.cli.objects import ObjectGroup, rows_for
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
@@ -87,7 +87,8 @@ def list_guards(
 ) -> None:
     """List checkpoint guards: selector, interval, jobs guarded, last restore.
 
-    `-o wide` adds DIRECTORY, WHOLE-JOB and NAMESPACE; `-o json|yaml` prints the List.
+    `-A` puts NAMESPACE first; `-o wide` adds DIRECTORY and WHOLE-JOB; `-o json|yaml` prints
+    the List.
 
     Examples:
       gryvia checkpoint list
@@ -108,10 +109,10 @@ def list_guards(
     if guards is None:
         return
     guards.sort(key=lambda g: (g.namespace, g.name))
-    if fmt is OutputFormat.wide:
-        render_table(GUARD_WIDE_COLUMNS, [guard_wide_row(g) for g in guards])
-    else:
-        render_table(GUARD_COLUMNS, [guard_row(g) for g in guards])
+    wide = fmt is OutputFormat.wide
+    columns = GUARD_WIDE_COLUMNS if wide else GUARD_COLUMNS
+    rows = rows_for(guards, guard_wide_row if wide else guard_row, ns is None)
+    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
 
 
 @app.command("get")

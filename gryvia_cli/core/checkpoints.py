@@ -9,7 +9,7 @@ from gryvia_operator.api import API_VERSION
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
 GUARD_COLUMNS = ("NAME", "SELECTOR", "INTERVAL", "JOBS", "LAST-RESTORE")
-GUARD_WIDE_COLUMNS = (*GUARD_COLUMNS, "DIRECTORY", "WHOLE-JOB", "NAMESPACE")
+GUARD_WIDE_COLUMNS = (*GUARD_COLUMNS, "DIRECTORY", "WHOLE-JOB")
 
 
 def parse_selector(items: list[str]) -> dict[str, str]:
@@ -79,14 +79,13 @@ def guard_row(guard: GryviaCheckpointGuard) -> list[Any]:
 
 
 def guard_wide_row(guard: GryviaCheckpointGuard) -> list[Any]:
-    """The row plus DIRECTORY, WHOLE-JOB, NAMESPACE."""
+    """The row plus DIRECTORY, WHOLE-JOB (NAMESPACE comes first with `-A`, as in every list)."""
     restore = guard.spec.restore
     whole = "yes" if restore is None or restore.whole_job else "no"
     return [
         *guard_row(guard),
         f"/data/{guard.spec.checkpoint_policy.directory}",
         whole,
-        guard.namespace,
     ]
 
 

@@ -188,11 +188,10 @@ PRIORITIES = register(
 
 
 def guard_cells(guard: GryviaCheckpointGuard, ctx: Ctx) -> list[Cell]:
-    """NAMESPACE, then the cells of `gryvia checkpoint list -o wide` (its trailing NAMESPACE
-    moved first)."""
-    *row, namespace = guard_wide_row(guard)
+    """NAMESPACE, then the cells of `gryvia checkpoint list -o wide`."""
+    row = guard_wide_row(guard)
     last = str(row[4])
-    return row_cells([namespace, *row], {5: "dim" if last == "-" else "info"})
+    return row_cells([guard.namespace, *row], {5: "dim" if last == "-" else "info"})
 
 
 def _guard_rows(ctx: Ctx) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def test_rows_and_details_show_steps_and_the_last_restore() -> None:
     body = build_guard("g", "ml", {"checkpoint": "on"}, 300, "ck")
     fresh = GryviaCheckpointGuard.model_validate(body)
     assert guard_row(fresh) == ["g", "checkpoint=on", "300s", 0, "-"]
-    assert guard_wide_row(fresh)[-3:] == ["/data/ck", "yes", "ml"]
+    assert guard_wide_row(fresh)[-2:] == ["/data/ck", "yes"]
     assert ("Jobs", "none guarded yet (or the operator runs without checkpoint guards)") in (
         guard_details(fresh)
     )

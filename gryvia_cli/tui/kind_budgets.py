@@ -13,9 +13,8 @@ from gryvia_cli.core.budgets import (
     state_of,
     used_percent,
 )
-from gryvia_cli.core.describe import Section
 from gryvia_cli.core.quota import percent_marker
-from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, register, row_cells
+from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register, row_cells
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api import GryviaBudget
 
@@ -44,15 +43,6 @@ def _budget_ref(budget: GryviaBudget) -> ObjectRef:
     return ObjectRef("budgets", None, budget.name)
 
 
-def _budget_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
-    """What `gryvia budget get` shows (the period as of the console's clock, UTC)."""
-    try:
-        budget = GryviaBudget.model_validate(raw)
-    except ValueError as exc:
-        return [Section("Budget", [("Invalid", str(exc).splitlines()[0])])]
-    return [Section("Budget", budget_details(budget, ctx.now.date()))]
-
-
 BUDGETS = register(
     ViewSpec(
         name="budgets",
@@ -76,7 +66,9 @@ BUDGETS = register(
         search=_budget_search,
         ref=_budget_ref,
         kinds=frozenset({"budgets"}),
-        sections=_budget_sections,
+        sections=model_sections(
+            GryviaBudget, "Budget", lambda b, ctx: budget_details(b, ctx.now.date())
+        ),
         sort_values={"used": used_percent},
         empty="No GryviaBudgets.",
         noun="budget",

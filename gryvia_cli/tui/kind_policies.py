@@ -7,17 +7,24 @@ sessions open them, so no watch runs for them); rows and details are the ones th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from gryvia_cli.core.checkpoints import guard_details, guard_wide_row
-from gryvia_cli.core.describe import Section
 from gryvia_cli.core.gpusharing import selector_text, sharing_details, sharing_row
 from gryvia_cli.core.hooks import hook_details, hook_wide_row
 from gryvia_cli.core.priorities import priority_details, priority_row
-from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, poll_objects, register, row_cells
+from gryvia_cli.tui.registry import (
+    Ctx,
+    ObjectRef,
+    ViewSpec,
+    model_sections,
+    poll_objects,
+    register,
+    row_cells,
+)
 from gryvia_cli.tui.source import ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
@@ -34,22 +41,6 @@ POLL_SECONDS = 10.0
 def _models(model: type[M], ctx: Ctx, key: Callable[[M], Any]) -> list[M]:
     """The polled objects that validate as `model` (describe shows any object), by `key`."""
     return sorted(parse_valid(model, ctx.polled), key=key)
-
-
-def _sections(
-    model: type[M], title: str, details: Callable[[M, Ctx], Sequence[tuple[str, str]]]
-) -> Callable[[dict[str, Any], Ctx], list[Section]]:
-    """Detail sections: one titled `title` with `details` of the object (or why it does not
-    validate)."""
-
-    def sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
-        try:
-            item = model.model_validate(raw)
-        except ValueError as exc:
-            return [Section(title, [("Invalid", str(exc).splitlines()[0])])]
-        return [Section(title, list(details(item, ctx)))]
-
-    return sections
 
 
 def age_value(item: Any) -> float | None:
@@ -118,7 +109,7 @@ HOOKS = register(
         poll=poll_objects("jobhooks"),
         poll_every=POLL_SECONDS,
         sort_values={"created": age_value},
-        sections=_sections(GryviaJobHook, "Hook", lambda h, ctx: hook_details(h, ctx.now)),
+        sections=model_sections(GryviaJobHook, "Hook", lambda h, ctx: hook_details(h, ctx.now)),
         empty="No GryviaJobHooks.",
         noun="hook",
         placeholder="filter: namespace, hook, URL or event",
@@ -172,7 +163,7 @@ PRIORITIES = register(
         ref=lambda p: _ref("priorities", p, namespaced=False),
         poll=poll_objects("priorities"),
         poll_every=POLL_SECONDS,
-        sections=_sections(GryviaPriority, "Priority", _priority_details),
+        sections=model_sections(GryviaPriority, "Priority", _priority_details),
         order="highest first",
         descending=True,
         sort_values={"value": lambda p: p.spec.value},
@@ -225,7 +216,7 @@ CHECKPOINTS = register(
         ref=lambda g: _ref("checkpointguards", g, namespaced=True),
         poll=poll_objects("checkpointguards"),
         poll_every=POLL_SECONDS,
-        sections=_sections(
+        sections=model_sections(
             GryviaCheckpointGuard, "Checkpoint guard", lambda g, ctx: guard_details(g)
         ),
         empty="No GryviaCheckpointGuards.",
@@ -275,7 +266,7 @@ GPU_SHARING = register(
         poll=poll_objects("gpusharingpolicies"),
         poll_every=POLL_SECONDS,
         sort_values={"created": age_value},
-        sections=_sections(
+        sections=model_sections(
             GryviaGPUSharingPolicy, "GPU sharing", lambda p, ctx: sharing_details(p)
         ),
         empty="No GryviaGPUSharingPolicies.",

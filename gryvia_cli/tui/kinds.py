@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from gryvia_cli.core import timefmt
-from gryvia_cli.core.describe import Section
 from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
@@ -24,7 +23,7 @@ from gryvia_cli.tui.kind_tenants import (
     quotas_of,
     tenant_rows,
 )
-from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, register
+from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api import GryviaReservation
@@ -282,15 +281,6 @@ def _reservation_ref(item: GryviaReservation) -> ObjectRef:
     return ObjectRef("reservations", None, item.name)
 
 
-def _reservation_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
-    """What `gryvia reservation get` shows: owner, GPUs, schedule, state, nodes held."""
-    try:
-        item = GryviaReservation.model_validate(raw)
-    except ValueError as exc:
-        return [Section("Reservation", [("Invalid", str(exc).splitlines()[0])])]
-    return [Section("Reservation", reservation_details(item))]
-
-
 RESERVATIONS = register(
     ViewSpec(
         name="reservations",
@@ -311,7 +301,9 @@ RESERVATIONS = register(
         search=_reservation_search,
         ref=_reservation_ref,
         kinds=frozenset({"reservations"}),
-        sections=_reservation_sections,
+        sections=model_sections(
+            GryviaReservation, "Reservation", lambda r, ctx: reservation_details(r)
+        ),
         empty="No GryviaReservations.",
         noun="reservation",
         placeholder="filter: reservation, owner, GPU type or node",

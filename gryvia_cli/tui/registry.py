@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.describe import Section
@@ -24,6 +24,11 @@ from gryvia_cli.tui.bindings import list_sort_keys
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.store import ClusterStore, Kind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,23 @@ def poll_objects(kind: ObjectKind) -> Poll:
         return source.list_objects(kind, namespace)
 
     return poll
+
+
+def model_sections(
+    model: type[M], title: str, details: Callable[[M, Ctx], Sequence[tuple[str, str]]]
+) -> Callable[[dict[str, Any], Ctx], list[Section]]:
+    """A spec's `sections`: one titled `title` with `details` of the object validated as
+    `model` (what the kind's `gryvia X get` shows), or the first line of why it does not
+    validate."""
+
+    def sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
+        try:
+            item = model.model_validate(raw)
+        except ValueError as exc:
+            return [Section(title, [("Invalid", str(exc).splitlines()[0])])]
+        return [Section(title, list(details(item, ctx)))]
+
+    return sections
 
 
 def row_cells(values: Sequence[object], markers: Mapping[int, str] | None = None) -> list[Cell]:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from pydantic import ValidationError
 
@@ -47,18 +47,8 @@ Kind = Literal[
     "budgets",
     "reservations",
 ]
-KINDS: tuple[Kind, ...] = (
-    "jobs",
-    "gpunodes",
-    "nodes",
-    "pods",
-    "skus",
-    "tenants",
-    "quotas",
-    "usage",
-    "budgets",
-    "reservations",
-)
+KINDS: tuple[Kind, ...] = get_args(Kind)
+"""Every kind the store holds, in the order of `Kind`."""
 _MODELS: dict[str, type[GryviaResource]] = {
     "skus": GryviaGpuSku,
     "tenants": GryviaTenant,

@@ -16,6 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and operator extras
+	@# Bytecode for the editable install, as a wheel install has it (startup does not compile
+	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
+	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null
 
 k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm from Go modules
 	tools/k8s/build.sh

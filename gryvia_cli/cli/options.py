@@ -70,6 +70,24 @@ def check_job_name(name: str) -> None:
         )
 
 
+def check_new_name(name: str, what: str) -> None:
+    """Refuse a name the API server would refuse as metadata.name (the DNS-1123 rule of
+    `gryvia_operator.api.names.name_problem`) before anything is sent: a usage error (exit 2)
+    naming the argument, instead of the server's 422 repeated in its causes.
+
+    `what`: the noun of the object, as in "hook name".
+    """
+    from gryvia_cli.errors import UsageError
+    from gryvia_operator.api.names import name_problem
+
+    problem = name_problem(name)
+    if problem:
+        raise UsageError(
+            f"NAME {name!r} is not a valid {what}: {problem}",
+            hint="use lowercase letters, digits, '-' and '.', e.g. 'nightly-eval'",
+        )
+
+
 def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
     """`kind.group/name` for every item (`-o name`)."""
     return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]

@@ -9,7 +9,7 @@ import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
 from gryvia_cli.cli.objects import ObjectGroup
-from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -188,6 +188,7 @@ def create(
       gryvia budget create ops --scope team:ops --gpu-hours 100 --receiver https://h.example/b
       gryvia budget create q4 -f budget.yaml
     """
+    check_new_name(name, "budget name")
     from gryvia_cli.core.budgets import build_budget
 
     if file is not None:

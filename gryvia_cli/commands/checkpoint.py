@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.objects import ObjectGroup, rows_for
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -62,6 +62,7 @@ def create(
       gryvia checkpoint create guarded -l checkpoint=on --interval 300
       gryvia checkpoint create all-jobs --directory ckpt --lost-pods-only -n ml
     """
+    check_new_name(name, "checkpoint guard name")
     from gryvia_cli.core.checkpoints import build_guard, parse_selector
 
     state = session(ctx)

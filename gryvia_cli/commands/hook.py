@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.objects import ObjectGroup, rows_for
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
+from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import GryviaError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
@@ -96,6 +96,7 @@ def create(
       gryvia hook create chat --url https://chat.example/h --format slack --event Failed -l team=a
       gryvia hook create signed --url https://h.example/x --event Running --secret hook-key
     """
+    check_new_name(name, "hook name")
     from gryvia_cli.core.hooks import build_hook, parse_events, parse_pairs
 
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import sys
@@ -58,6 +59,34 @@ def _target(
         replicas=summary.pods,
     )
     return ns, pod, choose_container(pod, container)
+
+
+def _listen(address: str, port: int) -> socket.socket:
+    """A listening socket on `address`:`port` (0: any free port).
+
+    Raises UsageError naming --address when it is no address of this machine, or the port
+    when it cannot be bound (in use, or privileged).
+    """
+    from gryvia_cli.errors import UsageError
+
+    bad_address = UsageError(
+        f"--address {address}: not an address of this machine",
+        hint="use 127.0.0.1 (the default), ::1, localhost or 0.0.0.0",
+    )
+    try:
+        socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise bad_address from None
+    try:
+        return socket.create_server((address, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise bad_address from None
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise UsageError(
+            f"local port {port} on {address}: cannot listen ({why}); "
+            "pick another local port, or :REMOTE for any free one"
+        ) from None
 
 
 def _remote(state: Session) -> RemoteAccess:
@@ -229,20 +258,17 @@ def port_forward(
       gryvia port-forward train-ddp :6006 --replica 0
     """
     from gryvia_cli.core.podexec import parse_ports
-    from gryvia_cli.errors import UsageError
 
     pair = parse_ports(ports)
-    state = session(ctx)
-    ns, pod, _ = _target(state, job, replica, None, namespace)
-    name = pod["metadata"]["name"]
-    remote = _remote(state)
+    listener = _listen(address, pair.local)  # no cluster needed to report a bad local side
     try:
-        listener = socket.create_server((address, pair.local))
-    except OSError as exc:
-        raise UsageError(
-            f"--address {address} / local port {pair.local}: cannot listen ({exc.strerror}); "
-            "pick another local port, or :REMOTE for any free one"
-        ) from None
+        state = session(ctx)
+        ns, pod, _ = _target(state, job, replica, None, namespace)
+        remote = _remote(state)
+    except BaseException:
+        listener.close()
+        raise
+    name = pod["metadata"]["name"]
     local = listener.getsockname()[1]
     sys.stdout.write(f"Forwarding from {address}:{local} -> {pair.remote}\n")
     sys.stdout.flush()

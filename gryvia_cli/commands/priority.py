@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.objects import ObjectGroup
-from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -50,6 +50,7 @@ def create(
       gryvia priority create urgent --value 50000 --description "deadline work"
       gryvia priority create batch --value 100 --preemption Never
     """
+    check_new_name(name, "priority name")
     from gryvia_cli.core.priorities import build_priority
 
     try:

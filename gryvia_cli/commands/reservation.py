@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.objects import ObjectGroup
-from gryvia_cli.cli.options import OutputOpt, YesOpt
+from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -95,6 +95,7 @@ def create(
       gryvia reservation create nightly --owner namespace:research --node gpu-7 \\
         --cron '0 22 * * *' --duration 8h
     """
+    check_new_name(name, "reservation name")
     from gryvia_cli.core.reservations import build_reservation
 
     state = session(ctx)

@@ -93,9 +93,7 @@ def translate_api_exception(
     if status in (401, 403):
         if "admission webhook" in message:
             return RejectedError(
-                _strip_webhook(message),
-                hint="fix the manifest; `gryvia validate FILE` checks it offline",
-                details=details,
+                _strip_webhook(message), hint=_rejected_hint(resource), details=details
             )
         if status == 401:
             return ForbiddenError(
@@ -114,17 +112,15 @@ def translate_api_exception(
             )
         return ConflictError(message or f"conflict on {noun} {name}", details=details)
     if status in (400, 422):
+        text = _strip_webhook(message) or f"the API server rejected the {noun}"
         causes = tuple(
-            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
+            cause
             for c in (st.get("details") or {}).get("causes") or []
             if isinstance(c, dict)
+            for cause in [f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")]
+            if cause not in text  # a lone cause is already the message's tail
         )
-        return RejectedError(
-            _strip_webhook(message) or f"the API server rejected the {noun}",
-            hint="fix the manifest; `gryvia validate FILE` checks it offline",
-            causes=causes,
-            details=details,
-        )
+        return RejectedError(text, hint=_rejected_hint(resource), causes=causes, details=details)
     if status == 410:
         text = message or "HTTP 410"
         return ExpiredError(f"the API server failed to {verb} {kind}: {text}", details=details)
@@ -134,6 +130,14 @@ def translate_api_exception(
     if status in BUSY_STATUSES:
         return ServerBusyError(f"the API server failed to {verb} {kind}: {text}", details=details)
     return ApiError(f"the API server failed to {verb} {kind}: {text}", details=details)
+
+
+def _rejected_hint(resource: Resource | None) -> str:
+    """Jobs come from manifests (`gryvia validate` checks them offline); other objects from
+    a command's flags and arguments, which the message names."""
+    if resource is not None and resource.kind == "GryviaAIJob":
+        return "fix the manifest; `gryvia validate FILE` checks it offline"
+    return "fix the field or argument the message names, then retry"
 
 
 def _strip_webhook(message: str) -> str:

@@ -206,6 +206,20 @@ def expectations(box: cluster.Sandbox) -> list[Check]:
     checks.append(
         Check("GPU nodes registered", "6 GryviaGpuNodes", str(len(nodes)), len(nodes) == 6)
     )
+    budgets = json.loads(
+        kubectl(box, "get", "gryviabudgets", "-o", "json", check=False).stdout or "{}"
+    ).get("items", [])
+    states = sorted(
+        f"{b['metadata']['name']}={(b.get('status') or {}).get('state', '-')}" for b in budgets
+    )
+    checks.append(
+        Check(
+            "budgets reconciled",
+            "2 GryviaBudgets with a state",
+            ", ".join(states)[:90] or "-",
+            len(budgets) == 2 and all("=-" not in s for s in states),
+        )
+    )
     logs = kubectl(
         box,
         "logs",

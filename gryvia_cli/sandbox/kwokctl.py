@@ -72,12 +72,25 @@ def run_kwokctl(
     if config is not None:
         cmd += ["--config", str(config)]
     cmd += [*args, "--name", box.name]
-    env = os.environ | {"KWOK_WORKDIR": str(home())}
+    env = control_plane_env() | {"KWOK_WORKDIR": str(home())}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         raise SandboxError(f"kwokctl {args[0]} {args[1]} failed:\n{tail}")
     return proc
+
+
+# What kwokctl and the processes it starts (kube-apiserver, kwok-controller, ...) keep of the
+# environment of the shell that ran `sandbox up`. kwok-controller runs `exec` into a pod with
+# its own environment plus the container's, so anything else (a venv's PS1, KUBECONFIG, cloud
+# credentials, proxy settings) would show up inside every pod's shell.
+_KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR")
+
+
+def control_plane_env() -> dict[str, str]:
+    """The environment kwokctl runs with: PATH, HOME, locale, TZ, TMPDIR and KWOK_* settings
+    from ours, nothing else (so pod exec sessions do not inherit the user's shell)."""
+    return {k: v for k, v in os.environ.items() if k in _KEPT_ENV or k.startswith("KWOK_")}
 
 
 def dry_run_commands(name: str) -> str:

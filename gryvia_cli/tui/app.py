@@ -17,6 +17,7 @@ from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
+from gryvia_cli.tui.describeref import describe_ref
 from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
 from gryvia_cli.tui.messages import (
@@ -34,7 +35,7 @@ from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.screens.jobs import JobsScreen
 from gryvia_cli.tui.screens.nodes import NodesScreen
 from gryvia_cli.tui.screens.queue import QueueScreen
-from gryvia_cli.tui.screens.registry import registry_modes
+from gryvia_cli.tui.screens.registry import open_object, registry_modes
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
 from gryvia_cli.tui.store import Change, ClusterStore, Kind
@@ -249,7 +250,7 @@ class GryviaApp(UserCommands):
         if isinstance(self.screen, ViewScreen):
             self.screen.open_command_line()
         else:
-            words = [*VIEWS, "ctx", "ns", "quit"]
+            words = [*VIEWS, "ctx", "ns", "describe", "quit"]
             self.push_screen(PromptDialog("Jump to", ", ".join(words), words), self.jump_to)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -267,6 +268,8 @@ class GryviaApp(UserCommands):
         chosen = {"ctx": self._context_chosen, "ns": self._namespace_chosen}
         if target in self.MODES:
             self.action_view(target)
+        elif target == "describe":
+            self._describe(argument)
         elif target in chosen and argument:
             chosen[target](argument)
         elif target in actions:
@@ -276,8 +279,18 @@ class GryviaApp(UserCommands):
         elif target:
             words = ", ".join((*VIEWS, *REGISTRY_VIEWS))
             self.notify(
-                f"no view called “{target}”: {words}; ctx NAME, ns NAME, quit", severity="warning"
+                f"no view called “{target}”: {words}; ctx NAME, ns NAME, describe KIND NAME, quit",
+                severity="warning",
+                markup=False,
             )
+
+    def _describe(self, argument: str) -> None:
+        """`:describe KIND NAME`: open the object's describe view (a job's Job view)."""
+        ref = describe_ref(argument, self.target.namespace)
+        if isinstance(ref, str):
+            self.notify(ref, severity="warning", markup=False)
+        else:
+            open_object(self, ref)
 
     def action_help(self) -> None:
         """Show every key."""

@@ -321,11 +321,11 @@ short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`)."""
 
 
 def resolve_jump(text: str) -> str:
-    """What `:` + `text` means: a view name, `ctx`, `ns`, `quit`, or the unknown word
+    """What `:` + `text` means: a view name, `ctx`, `ns`, `describe`, `quit`, or the unknown word
     itself ("" for nothing). Unique prefixes of view names work (`cap`, `no`)."""
     word = text.strip().lower().lstrip(":")
     word = JUMP_ALIASES.get(word, word)
-    if not word or word in (*VIEWS, *REGISTRY_VIEWS, "ctx", "ns", "quit"):
+    if not word or word in (*VIEWS, *REGISTRY_VIEWS, "ctx", "ns", "describe", "quit"):
         return word
     matches = [v for v in (*VIEWS, *REGISTRY_VIEWS) if v.startswith(word)]
     return matches[0] if len(matches) == 1 else word

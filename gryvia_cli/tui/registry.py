@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound="BaseModel")
 
 
+SINGULAR: Mapping[ObjectKind, str] = {
+    "jobs": "job",
+    "gpunodes": "GPU node",
+    "nodes": "node",
+    "pods": "pod",
+    "skus": "SKU",
+    "tenants": "tenant",
+    "quotas": "quota",
+    "usage": "usage record",
+    "budgets": "budget",
+    "reservations": "reservation",
+    "jobhooks": "hook",
+    "priorities": "priority",
+    "checkpointguards": "checkpoint guard",
+    "gpusharingpolicies": "GPU sharing policy",
+}
+"""What titles call one object of each kind ("Describe reservation rsv-l40")."""
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     """One API object: its kind, namespace (None for cluster-scoped kinds) and name."""
@@ -41,9 +60,9 @@ class ObjectRef:
 
     @property
     def label(self) -> str:
-        """`pods tenant-acme/llama-0`, `tenants acme`."""
+        """`pod tenant-acme/llama-0`, `tenant acme`: the kind's singular noun, then the name."""
         where = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"{self.kind} {where}"
+        return f"{SINGULAR[self.kind]} {where}"
 
     @property
     def events_namespace(self) -> str:

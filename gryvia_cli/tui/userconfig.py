@@ -7,7 +7,8 @@ The file is `console.yaml` next to the CLI's config file (`$GRYVIA_CONFIG_HOME`,
     hotkeys: {f5: queue, "ctrl+g": {command: "jobs gpu:H100", description: H100 jobs}}
     columns: {jobs: {hidden: [tenant, type]}}
 
-A command is what the `:` line takes: a view (then optional filter text), ctx, ns or quit;
+A command is what the `:` line takes: a view (then optional filter text), ctx, ns,
+`describe KIND NAME` or quit;
 a hotkey may also run an alias. A file that does not load never stops the console: it runs
 with the defaults, says why (each problem names the field and the fix) and saves nothing.
 """
@@ -22,12 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from gryvia_cli.tui.bindings import JUMP_ALIASES, SCOPES, VIEWS, resolve_jump
+from gryvia_cli.tui.bindings import JUMP_ALIASES, REGISTRY_VIEWS, SCOPES, VIEWS, resolve_jump
 
 CONSOLE_FILE_NAME = "console.yaml"
-FILTER_VIEWS = frozenset({"jobs", "queue", "nodes"})
-"""Views whose command may carry filter text (`jobs phase:failed`)."""
-COMMANDS = (*VIEWS, "ctx", "ns", "quit")
+FILTER_VIEWS = frozenset({"jobs", "queue", "nodes", *REGISTRY_VIEWS})
+"""Views whose command may carry filter text (`jobs phase:failed`, `budgets vision`)."""
+COMMANDS = (*VIEWS, *REGISTRY_VIEWS, "ctx", "ns", "describe", "quit")
 ALIAS_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 HOTKEY = re.compile(r"^(f([1-9]|1[0-9]|2[0-4])|shift\+f([1-9]|1[0-2])|(ctrl|alt)\+[a-z0-9])$")
 RESERVED_KEYS = {
@@ -62,7 +63,7 @@ def command_problem(command: str, aliases: Mapping[str, str] = {}) -> str | None
     """Why `command` is not something the `:` line runs (None when it is)."""
     word, _, rest = command.strip().partition(" ")
     if not word:
-        return "is empty; write a view (jobs, queue, ...), ctx, ns or quit"
+        return "is empty; write a view (jobs, queue, ...), ctx, ns, describe KIND NAME or quit"
     if word.lower() in aliases and not rest:
         return None
     target = resolve_jump(word)
@@ -70,6 +71,11 @@ def command_problem(command: str, aliases: Mapping[str, str] = {}) -> str | None
         return f"`{word}` is no view or command; use one of {', '.join(COMMANDS)}"
     if rest and target in VIEWS and target not in FILTER_VIEWS:
         return f"the {target} view takes no filter; write just `{target}`"
+    if target == "describe":
+        from gryvia_cli.tui.describeref import describe_ref
+
+        problem = describe_ref(rest, None)
+        return problem if isinstance(problem, str) else None
     return None
 
 

@@ -8,6 +8,7 @@ annotation syntax (`<prefix>/<name>`, prefix `gryvia.io`).
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 GROUP: Final = "gryvia.io"
@@ -176,3 +177,25 @@ def usage_record_name(job_uid: str, run: int = 0) -> str:
     """The usage record of one job run: `usage-<job uid>` for the first run, and
     `usage-<job uid>-<n>` for the run after the job's n-th preemption (it was requeued)."""
     return f"{USAGE_RECORD_PREFIX}{job_uid}" + (f"-{run}" if run > 0 else "")
+
+
+# Object names: Kubernetes' DNS-1123 subdomain rule (k8s.io/apimachinery validation), which the
+# API server applies to metadata.name of every custom resource.
+DNS1123_SUBDOMAIN: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+DNS1123_DETAIL: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com')"
+)
+
+
+def name_problem(name: str) -> str:
+    """Why `name` cannot be an object's metadata.name ("" when it can): at most 253 characters
+    of the DNS-1123 subdomain form."""
+    problems = []
+    if len(name) > 253:
+        problems.append("must be no more than 253 characters")
+    if not DNS1123_SUBDOMAIN.match(name):
+        problems.append(DNS1123_DETAIL)
+    return "; ".join(problems)

@@ -6,7 +6,6 @@ even when the object does not parse; pydantic errors for fields no rule covered 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,15 +39,10 @@ from gryvia_operator.api.helpers import (
     pod_count,
 )
 from gryvia_operator.api.mig import type_serves
-from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.names import LABEL_GPU, name_problem
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
 
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1123_DETAIL = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com')"
-)
 
 Report = Callable[[str, str], None]
 NodeInventory = Iterable[tuple[str, int]]
@@ -180,7 +174,7 @@ def _check_envelope(obj: Mapping[str, Any], kind: str, result: ValidationResult)
         result.errors.append(FieldError("kind", msg.KIND_INVALID.format(value=obj.get("kind", ""))))
     name = get_path(obj, "metadata", "name")
     if isinstance(name, str) and name:
-        detail = _dns1123_problem(name)
+        detail = name_problem(name)
         if detail:
             text = msg.NAME_INVALID.format(value=name, detail=detail)
             result.errors.append(FieldError("metadata.name", text))
@@ -190,15 +184,6 @@ def _check_envelope(obj: Mapping[str, Any], kind: str, result: ValidationResult)
         "",
     ):
         result.errors.append(FieldError("metadata.name", msg.NAME_REQUIRED))
-
-
-def _dns1123_problem(name: str) -> str:
-    problems = []
-    if len(name) > 253:
-        problems.append("must be no more than 253 characters")
-    if not DNS1123_SUBDOMAIN.match(name):
-        problems.append(_DNS1123_DETAIL)
-    return "; ".join(problems)
 
 
 def _check_spec(spec: Mapping[str, Any], result: ValidationResult) -> None:

@@ -209,3 +209,14 @@ def test_events_of_the_new_kinds_open_their_describe_view() -> None:
         assert event_ref(event) == ObjectRef(objects, "ns" if namespaced else None, "x")
     assert BY_KIND["jobhooks"] is REGISTRY["hooks"]
     assert BY_KIND["gpusharingpolicies"] is REGISTRY["gpusharing"]
+
+
+def test_every_kind_has_a_singular_title() -> None:
+    from typing import get_args
+
+    from gryvia_cli.tui.registry import SINGULAR, ObjectRef
+    from gryvia_cli.tui.source import ObjectKind
+
+    assert set(SINGULAR) == set(get_args(ObjectKind))
+    assert ObjectRef("reservations", None, "rsv-l40").label == "reservation rsv-l40"
+    assert ObjectRef("pods", "tenant-acme", "llama-0").label == "pod tenant-acme/llama-0"

@@ -62,7 +62,7 @@ async def test_hook_events_and_an_event_opens_its_hook(policy_source: FakeSource
         )
         await wait_until(pilot, lambda: events.items, what="its event")
         assert [e["reason"] for e in events.items.values()] == ["DeliveryFailed"]
-        assert events.title_text == "Events of jobhooks tenant-acme/notify-done"
+        assert events.title_text == "Events of hook tenant-acme/notify-done"
         await pilot.press("d")  # the event's object: the hook
         text = await wait_until(pilot, lambda: described(app), what="the hook described")
         assert isinstance(app.screen, DescribeScreen)

@@ -252,3 +252,44 @@ async def test_cost_drill_down_to_the_jobs_behind_a_figure(fake_source: FakeSour
         await pilot.press("home", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, JobScreen), what="the job")
         assert app.screen.key == first  # type: ignore[attr-defined]
+
+
+async def test_describe_on_the_command_line_and_aliases_to_registry_views(
+    fake_source: FakeSource, tmp_path: Path
+) -> None:
+    from gryvia_cli.tui.screens.registry import DescribeScreen
+
+    config = tmp_path / "console.yaml"
+    config.write_text(
+        yaml.safe_dump({"aliases": {"money": "budgets globex", "acme": "describe tenant acme"}})
+    )
+    pod = fake_source.objects["pods"][0]["metadata"]
+    app = app_for(fake_source, config, view="jobs")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *"money", "enter")  # an alias to a registry view, filtered
+        await wait_until(pilot, lambda: app.current_mode == "budgets", what="the budgets view")
+        table = app.screen.query_one(RowTable)
+        await wait_until(pilot, lambda: names(table) == ["globex-monthly"], what="1 budget")
+
+        await pilot.press("colon", *"acme", "enter")  # an alias to a describe
+        await wait_until(pilot, lambda: isinstance(app.screen, DescribeScreen), what="describe")
+        assert app.screen.ref.label == "tenant acme"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+
+        await pilot.press("colon", *f"describe po {pod['namespace']}/{pod['name']}", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DescribeScreen), what="a pod")
+        assert app.screen.ref.label == f"pod {pod['namespace']}/{pod['name']}"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+
+        await pilot.press("colon", *"describe gaj tenant-acme/llama-pretrain", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, JobScreen), what="the Job view")
+        await pilot.press("escape")
+
+        await pilot.press("colon", *"describe pod", "enter")  # half a command: said, not done
+        await wait_until(
+            pilot,
+            lambda: any("describe KIND NAME" in str(n.message) for n in app._notifications),
+            what="the usage warning",
+        )
+        assert not isinstance(app.screen, DescribeScreen | JobScreen)

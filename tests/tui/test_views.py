@@ -148,7 +148,7 @@ async def test_nodes_describe_and_events(fake_source: FakeSource) -> None:
             lambda: isinstance(app.screen, ListScreen) and app.screen.polls and app.screen,
             what="node events",
         )
-        assert screen.title_text.startswith("Events of gpunodes ")
+        assert screen.title_text.startswith("Events of GPU node ")
 
 
 async def test_previous_log_of_a_restarted_pod(fake_source: FakeSource) -> None:

@@ -5,6 +5,7 @@ gryvia's, and each replica's port is reached through its own forward."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from gryvia_cli.sandbox.kwokctl import control_plane_env
 from tests.builders import job_yaml
 from tests.integration.cli.conftest import CliCase, kubectl_json
 from tests.support.cli import sigint_as_at_a_terminal
@@ -71,6 +73,23 @@ def test_exec_runs_in_the_replicas_dir_with_its_env_and_returns_its_exit_code(
     assert cwd.endswith("/work/here"), done.stdout
     assert f"{ns}_shellme-1-" in cwd  # the per-pod folder of replica 1's pod
     assert value == "from-spec-1"
+
+    # The shell sees the container's environment, not the one of the shell that started the
+    # sandbox (this test process's, or its parent's): nothing of ours leaks in but what the
+    # control plane keeps (PATH, HOME, locale) and what the container sets.
+    shown = case.gryvia("exec", "shellme", "-n", ns, "--", "env", "-0")
+    assert shown.returncode == 0, shown.stderr
+    names = {item.split("=", 1)[0] for item in shown.stdout.split("\0") if "=" in item}
+    pods = kubectl_json(case.sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=shellme")
+    declared = {
+        e["name"]
+        for p in pods["items"]
+        for c in p["spec"]["containers"]
+        for e in c.get("env") or []
+    }
+    leaked = (names & set(os.environ)) - set(control_plane_env()) - declared
+    leaked -= {"HOSTNAME", "TMPDIR", "HOME"}  # the pod's own values of these
+    assert not leaked, f"the pod's shell inherited {sorted(leaked)}"
 
     failed = case.gryvia("exec", "shellme", "-n", ns, "--", "sh", "-c", "echo out; exit 3")
     assert failed.returncode == 3, failed.stderr

@@ -115,3 +115,19 @@ def test_transport_errors_are_unreachable() -> None:
     assert err.hint == "check that the cluster is reachable (kubectl get nodes)"
     tls = translate_transport_error(Exception("[SSL: CERTIFICATE_VERIFY_FAILED] bad"), "https://x")
     assert "TLS verification" in tls.message
+
+
+def test_a_lone_cause_already_in_the_message_is_not_repeated_and_the_hint_fits_the_kind() -> None:
+    text = 'GryviaJobHook.gryvia.io "h[2]" is invalid: metadata.name: Invalid value: "h[2]": bad'
+    cause = {"field": "metadata.name", "message": 'Invalid value: "h[2]": bad'}
+    rejected = translate_api_exception(
+        422, status(422, "Invalid", text, causes=[cause]), resource=r.JOBHOOK, verb="create"
+    )
+    assert isinstance(rejected, RejectedError)
+    assert rejected.causes == ()
+    assert "manifest" not in (rejected.hint or "")
+    job = translate_api_exception(
+        422, status(422, "Invalid", "x is invalid", causes=[cause]), resource=r.AIJOB
+    )
+    assert job.causes == ('metadata.name: Invalid value: "h[2]": bad',)
+    assert "gryvia validate FILE" in (job.hint or "")

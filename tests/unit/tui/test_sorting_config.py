@@ -49,7 +49,12 @@ def test_a_good_file_loads_and_expands_aliases(tmp_path: Path) -> None:
     path.write_text(
         yaml.safe_dump(
             {
-                "aliases": {"failed": "jobs phase:failed", "gpu": "nodes"},
+                "aliases": {
+                    "failed": "jobs phase:failed",
+                    "gpu": "nodes",
+                    "money": "budgets vision",
+                    "acme": "describe tenant acme",
+                },
                 "hotkeys": {"f5": "queue", "ctrl+g": {"command": "failed", "description": "F"}},
                 "columns": {"jobs": {"hidden": ["tenant"]}},
             }
@@ -72,6 +77,8 @@ def test_a_good_file_loads_and_expands_aliases(tmp_path: Path) -> None:
         ({"aliases": {"Bad Name": "queue"}}, "aliases", "lower-case letters"),
         ({"aliases": {"x": "nowhere"}}, "aliases", "use one of jobs, queue"),
         ({"aliases": {"x": "capacity gpu:H100"}}, "aliases", "write just `capacity`"),
+        ({"aliases": {"x": "describe pod"}}, "aliases", "describe KIND NAME"),
+        ({"aliases": {"x": "describe gizmo a"}}, "aliases", "no kind the console describes"),
         ({"hotkeys": {"c": "jobs"}}, "hotkeys", "use f1-f24"),
         ({"hotkeys": {"ctrl+x": "jobs"}}, "hotkeys", "taken by app.switch_context"),
         ({"hotkeys": {"ctrl+p": "jobs"}}, "hotkeys", "the command palette"),

@@ -1,0 +1,43 @@
+"""`:describe KIND NAME`: the words for each kind, namespaces, and what a half command says."""
+
+from __future__ import annotations
+
+from gryvia_cli.kube import resources as r
+from gryvia_cli.tui.describeref import KIND_OF_WORD, NAMESPACED, describe_ref
+from gryvia_cli.tui.registry import ObjectRef
+
+KINDS = {
+    "jobs": r.AIJOB,
+    "gpunodes": r.GPUNODE,
+    "nodes": r.NODE,
+    "pods": r.POD,
+    "skus": r.GPUSKU,
+    "tenants": r.TENANT,
+    "quotas": r.QUOTA,
+    "usage": r.USAGE_RECORD,
+    "budgets": r.BUDGET,
+    "reservations": r.RESERVATION,
+    "jobhooks": r.JOBHOOK,
+    "priorities": r.PRIORITY,
+    "checkpointguards": r.CHECKPOINT_GUARD,
+    "gpusharingpolicies": r.GPU_SHARING_POLICY,
+}
+
+
+def test_the_words_and_scopes_agree_with_the_resource_table() -> None:
+    for kind, res in KINDS.items():
+        assert (kind in NAMESPACED) == res.namespaced, kind
+        for word in (res.plural, res.singular, *res.short_names):
+            assert KIND_OF_WORD.get(word) == kind, word
+
+
+def test_names_namespaces_and_problems() -> None:
+    assert describe_ref("po tenant-a/x-0", None) == ObjectRef("pods", "tenant-a", "x-0")
+    assert describe_ref("job train", "ml") == ObjectRef("jobs", "ml", "train")
+    assert describe_ref("gaj train", None) == ObjectRef("jobs", "default", "train")
+    assert describe_ref("tenant acme", "ml") == ObjectRef("tenants", None, "acme")
+    assert describe_ref("GTN acme", None) == ObjectRef("tenants", None, "acme")
+    assert "cluster-scoped" in str(describe_ref("tenant ml/acme", None))
+    assert "describe KIND NAME" in str(describe_ref("pod", None))
+    assert "no kind the console describes" in str(describe_ref("gizmo a", None))
+    assert "describe KIND NAME" in str(describe_ref("pod ns/", None))

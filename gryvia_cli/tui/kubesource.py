@@ -191,8 +191,10 @@ class KubeSource:
         return bytes(data).decode("utf-8", "replace").splitlines()
 
     def list_events(self, namespace: str | None) -> list[dict[str, Any]]:
-        """Every event in `namespace` (None = all), oldest first."""
-        return [dict(e) for e in sort_events(self.access.items(r.EVENT, namespace))]
+        """Every event in `namespace` (None = all), oldest first; read 500 at a time."""
+        from gryvia_cli.kube.paging import list_all
+
+        return [dict(e) for e in sort_events(list_all(self.access, r.EVENT, namespace))]
 
     def get_object(self, kind: ObjectKind, namespace: str | None, name: str) -> dict[str, Any]:
         """One object of `kind` (NotFoundError when missing)."""
@@ -200,9 +202,12 @@ class KubeSource:
         return self.access.get(res, name, namespace if res.namespaced else None)
 
     def list_objects(self, kind: ObjectKind, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Every object of `kind` (in `namespace` for namespaced kinds, None = all)."""
+        """Every object of `kind` (in `namespace` for namespaced kinds, None = all), read 500
+        at a time."""
+        from gryvia_cli.kube.paging import list_all
+
         res = _OBJECTS[kind]
-        return self.access.items(res, namespace if res.namespaced else None)
+        return list_all(self.access, res, namespace if res.namespaced else None)
 
     def follow_log(self, namespace: str, pod: str, container: str) -> LogStream:
         """Follow a container's log with timestamps."""

@@ -9,6 +9,7 @@ from gryvia_operator.api import ACTIVE_PHASES, PENDING_PHASES, TERMINAL_PHASES, 
 
 _ALIASES = {"completed": JobPhase.SUCCEEDED, "complete": JobPhase.SUCCEEDED}
 _BY_LOWER = {phase.value.lower(): phase for phase in JobPhase}
+_CANONICAL = frozenset(phase.value for phase in JobPhase)
 
 
 class Bucket(StrEnum):
@@ -29,6 +30,8 @@ class Bucket(StrEnum):
 def normalize_phase(value: object) -> str:
     """The canonical phase name: "" or None -> `Pending`, any case accepted, `Completed` ->
     `Succeeded`; an unknown string is returned stripped as it is."""
+    if type(value) is str and value in _CANONICAL:  # what the operator writes: as it is
+        return value
     text = str(value or "").strip()
     if not text:
         return JobPhase.PENDING.value
@@ -75,7 +78,10 @@ def is_terminal(value: object) -> bool:
 def phase_marker(value: object) -> str:
     """Marker colour of a phase: ok (Running, Succeeded), warn (waiting or scheduling),
     error (Failed, Rejected), disabled (Cancelled, Preempted), unknown (anything else)."""
-    name = normalize_phase(value)
+    return _MARKERS.get(normalize_phase(value), "unknown")
+
+
+def _marker(name: str) -> str:
     if name in (JobPhase.RUNNING, JobPhase.SUCCEEDED):
         return "ok"
     if name in (JobPhase.FAILED, JobPhase.REJECTED):
@@ -85,6 +91,9 @@ def phase_marker(value: object) -> str:
     if bucket(name) in (Bucket.WAITING, Bucket.ACTIVE):
         return "warn"
     return "unknown"
+
+
+_MARKERS = {phase.value: _marker(phase.value) for phase in JobPhase}
 
 
 def count_phases(phases: Iterable[object]) -> dict[str, int]:

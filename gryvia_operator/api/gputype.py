@@ -12,6 +12,7 @@ Source: NVIDIA GPU feature discovery's `nvidia.com/gpu.product` values
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -33,6 +34,7 @@ def _tokens(name: str) -> list[str]:
     return parts + [a + b for a, b in itertools.pairwise(parts)]
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize_gpu_type(name: str) -> str:
     """The canonical GPU type of a product label or a user's spelling of it.
 

@@ -212,7 +212,7 @@ def new_run(
     """A fresh Running run with every step Waiting."""
     return WorkflowRun(
         number=number,
-        trigger=trigger,  # type: ignore[arg-type]
+        trigger=trigger,
         scheduled_time=scheduled,
         start_time=now,
         steps=[WorkflowStepStatus(name=s.name) for s in wf.spec.steps],

@@ -37,6 +37,7 @@ from gryvia_operator.api.resources import (
     TENANT,
     USAGE_RECORD,
     VALIDATING_WEBHOOKS,
+    WORKFLOW,
     Resource,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "TENANT",
     "USAGE_RECORD",
     "VALIDATING_WEBHOOKS",
+    "WORKFLOW",
     "Resource",
     "lookup",
     "noun",

@@ -181,7 +181,6 @@ def logs(
       gryvia workflow logs pipeline
       gryvia workflow logs pipeline --step train --run 2 -f
     """
-    from gryvia_cli.commands.logs import logs as job_logs
     from gryvia_cli.core.workflows import step_jobs
 
     if follow and step is None:
@@ -193,20 +192,14 @@ def logs(
         pairs = step_jobs(wf, run, step)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    root = ctx.find_root()  # `gryvia logs` itself (command modules do not import each other)
+    job_logs = root.command.get_command(root, "logs")  # type: ignore[attr-defined]
+    defaults = {p.name: p.default for p in job_logs.params}
     for step_name, job in pairs:
         if step is None:
             section(f"step {step_name} (job {job})")
-        job_logs(
-            ctx,
-            job=job,
-            follow=follow,
-            tail=tail,
-            replica=None,
-            all_replicas=False,
-            timestamps=False,
-            container=None,
-            index=None,
-            namespace=ns,
+        job_logs.callback(
+            **(defaults | {"job": job, "follow": follow, "tail": tail, "namespace": ns})
         )
 
 

@@ -338,3 +338,65 @@ def test_history_limit_drops_old_runs_and_their_jobs() -> None:
         now += timedelta(minutes=1)
     assert [r["number"] for r in plan.status["runs"]] == [2, 3]
     assert plan.delete == ["wf-1-a"]
+
+
+# -- the handler's pass, over the in-memory API --------------------------------------------
+
+
+async def test_a_pass_creates_step_jobs_writes_status_and_repeats_nothing() -> None:
+    from typing import cast
+
+    from gryvia_operator.controller.runtime import Runtime
+    from gryvia_operator.controller.store import AIJOBS, WORKFLOWS
+    from gryvia_operator.handlers.workflow import Workflows
+    from tests.unit.operator.fakeapi import FakeApi
+
+    api = FakeApi()
+    body = workflow(*PIPE).model_dump(mode="json", by_alias=True, exclude_none=True)
+    api.put(body)
+    jobs: dict[Any, list[Any]] = {}
+    rt = Runtime(api=cast(Any, api), clock=lambda: T0)
+    rt.indices.attach({WORKFLOWS: {("ns", "wf"): [body]}, AIJOBS: jobs})
+    loop = Workflows(rt)
+    assert await loop.update() == 10.0  # no schedule: the longest wait
+    created = [c for c in api.calls if c[0] == "create"]
+    assert created == [("create", "GryviaAIJob", "wf-1-prepare")]
+    status = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]
+    assert status["phase"] == "Running" and status["lastRun"] == 1
+    # The index still shows the workflow without status: the written one is used.
+    await loop.update()
+    assert [c for c in api.calls if c[0] == "create"] == created + [
+        ("create", "GryviaAIJob", "wf-1-prepare")  # asked again, AlreadyExists, fine
+    ]
+    job = api.objects[("GryviaAIJob", "ns", "wf-1-prepare")]
+    job["status"] = {"phase": "Succeeded"}
+    jobs[("ns", "wf-1-prepare")] = [job]
+    await loop.update()
+    assert ("create", "GryviaAIJob", "wf-1-train") in api.calls
+    steps = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]["runs"][0]["steps"]
+    assert [s["state"] for s in steps] == ["Succeeded", "Pending", "Waiting"]
+    writes = len([c for c in api.calls if c[0] == "patch/status"])
+    jobs[("ns", "wf-1-train")] = [api.objects[("GryviaAIJob", "ns", "wf-1-train")]]
+    await loop.update()
+    assert len([c for c in api.calls if c[0] == "patch/status"]) == writes, "nothing changed"
+
+
+async def test_an_invalid_workflow_gets_phase_invalid() -> None:
+    from typing import cast
+
+    from gryvia_operator.controller.runtime import Runtime
+    from gryvia_operator.controller.store import WORKFLOWS
+    from gryvia_operator.handlers.workflow import Workflows
+    from tests.unit.operator.fakeapi import FakeApi
+
+    api = FakeApi()
+    body = workflow(*PIPE).model_dump(mode="json", by_alias=True, exclude_none=True)
+    body["spec"]["steps"][1]["dependsOn"] = ["nope"]
+    api.put(body)
+    rt = Runtime(api=cast(Any, api), clock=lambda: T0)
+    rt.indices.attach({WORKFLOWS: {("ns", "wf"): [body]}})
+    await Workflows(rt).update()
+    status = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]
+    assert status["phase"] == "Invalid"
+    assert "spec.steps[1].dependsOn: no step named 'nope'" in status["message"]
+    assert not [c for c in api.calls if c[0] == "create"]

@@ -102,6 +102,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
         "checkpoint-guard",
         "checkpoint-guards",
     ),
+    WORKFLOW: ("workflow", "workflows"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -365,9 +365,8 @@ async def test_a_pass_creates_step_jobs_writes_status_and_repeats_nothing() -> N
     assert status["phase"] == "Running" and status["lastRun"] == 1
     # The index still shows the workflow without status: the written one is used.
     await loop.update()
-    assert [c for c in api.calls if c[0] == "create"] == created + [
-        ("create", "GryviaAIJob", "wf-1-prepare")  # asked again, AlreadyExists, fine
-    ]
+    again_created = ("create", "GryviaAIJob", "wf-1-prepare")  # AlreadyExists, fine
+    assert [c for c in api.calls if c[0] == "create"] == [*created, again_created]
     job = api.objects[("GryviaAIJob", "ns", "wf-1-prepare")]
     job["status"] = {"phase": "Succeeded"}
     jobs[("ns", "wf-1-prepare")] = [job]

@@ -93,6 +93,11 @@ def test_submit_refuses_an_invalid_workflow_and_creates_nothing(tmp_path: Path) 
     assert not fake.objects
     result = run(["workflow", "submit", str(file), "-p", "novalue"], fake)
     assert result.exit_code != 0 and "expected NAME=VALUE" in result.output
+    long = manifest()
+    long["metadata"]["name"] = "w" * 45
+    file.write_text(yaml.safe_dump(long))
+    result = run(["workflow", "submit", str(file)], fake)
+    assert result.exit_code != 0 and "too long for its step jobs" in result.output
 
 
 def test_list_and_get_show_the_failed_step() -> None:

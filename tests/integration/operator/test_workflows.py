@@ -77,7 +77,7 @@ def scheduled(sandbox: SandboxHandle, space: str) -> Iterator[str]:
         "metadata": {"name": name},
         "spec": {
             "steps": [step("tick", "echo tick $(workflow.run)")],
-            "schedule": {"cron": "*/1 * * * *", "concurrencyPolicy": "Forbid"},
+            "schedule": {"cron": "*/1 * * * *"},
         },
     }
     create(sandbox, space, body)

@@ -9,13 +9,10 @@ from typing import Any
 
 from gryvia_cli.core.timefmt import age
 from gryvia_operator.api import API_VERSION
-from gryvia_operator.api.workflow import GryviaWorkflow, WorkflowRun
+from gryvia_operator.api.workflow import GryviaWorkflow, WorkflowRun, name_problem
 
 WORKFLOW_COLUMNS = ("NAME", "PHASE", "RUN", "STEPS", "FAILED-STEP", "SCHEDULE", "AGE")
 WORKFLOW_WIDE_COLUMNS = (*WORKFLOW_COLUMNS, "NEXT", "MESSAGE")
-STEP_JOB_EXTRA = len("-9999--training")
-"""What a step job's longest child name (its StatefulSet `<job>-training`) adds to the
-workflow and step names (a DNS label: at most 63 characters)."""
 
 
 def parse_params(items: list[str]) -> dict[str, str]:
@@ -44,13 +41,9 @@ def build_workflow(doc: Any, namespace: str, params: dict[str, str], source: str
         raise ValueError(f"{source}: metadata.name is required; name the workflow")
     meta["namespace"] = namespace
     steps = [s for s in (body.get("spec") or {}).get("steps") or [] if isinstance(s, dict)]
-    longest = max((len(str(s.get("name") or "")) for s in steps), default=0)
-    if len(str(meta["name"])) + longest + STEP_JOB_EXTRA > 63:
-        raise ValueError(
-            f"{source}: metadata.name: {meta['name']!r} is too long for its step jobs "
-            f"(<workflow>-<run>-<step>-training must fit in 63 characters with runs up to "
-            f"9999); shorten the workflow's or the longest step's name"
-        )
+    problem = name_problem(str(meta["name"]), [str(s.get("name") or "") for s in steps])
+    if problem:
+        raise ValueError(f"{source}: {problem}")
     body["metadata"] = meta
     if params:
         spec = dict(body.get("spec") or {})

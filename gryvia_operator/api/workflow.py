@@ -23,6 +23,7 @@ from gryvia_operator.api.base import (
     Str63,
 )
 from gryvia_operator.api.crd.fieldcheck import dotted
+from gryvia_operator.api.names import statefulset_name
 from gryvia_operator.api.reservation import cron_problem
 
 StepCondition = Literal["afterok", "afterany", "afternotok"]
@@ -193,6 +194,25 @@ WORKFLOW_KIND = KindInfo(
     ),
 )
 GryviaWorkflow.kind_info = WORKFLOW_KIND
+
+
+def step_job_name(workflow: str, run: int, step: str) -> str:
+    """`<workflow>-<run>-<step>`: the GryviaAIJob of one step of one run."""
+    return f"{workflow}-{run}-{step}"
+
+
+def name_problem(name: str, steps: list[str]) -> str | None:
+    """None when the step jobs of workflow `name` keep their children's names (the longest is
+    the StatefulSet `<job>-training`) within a 63-character DNS label for runs up to 9999;
+    else what is wrong and the fix, naming metadata.name."""
+    longest = max(steps, key=len, default="")
+    if len(statefulset_name(step_job_name(name, 9999, longest))) <= 63:
+        return None
+    return (
+        f"metadata.name: {name!r} is too long for its step jobs (<workflow>-<run>-<step>"
+        "-training must fit in 63 characters with runs up to 9999); shorten the workflow's "
+        "or the longest step's name"
+    )
 
 
 def substitute(value: Any, values: dict[str, str]) -> Any:

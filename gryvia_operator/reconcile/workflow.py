@@ -30,6 +30,7 @@ from gryvia_operator.api.workflow import (
     WorkflowStep,
     WorkflowStepStatus,
     placeholder_values,
+    step_job_name,
     step_order,
     substitute,
 )
@@ -65,11 +66,6 @@ class WorkflowPlan:
     delete: list[str] = field(default_factory=list)
     status: dict[str, Any] = field(default_factory=dict)
     wake_at: datetime | None = None
-
-
-def step_job_name(workflow: str, run: int, step: str) -> str:
-    """`<workflow>-<run>-<step>`: the GryviaAIJob of one step of one run."""
-    return f"{workflow}-{run}-{step}"
 
 
 def descendants(steps: Sequence[WorkflowStep], name: str) -> set[str]:

@@ -98,6 +98,10 @@ class OperatorSettings(BaseSettings):
     enable_reservations: bool = False
     """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
     annotated `gryvia.io/reservation: <name>` onto them."""
+    # Workflows (issue 21 part 1).
+    enable_workflows: bool = False
+    """Run the GryviaWorkflow controller: step jobs in dependency order, numbered runs,
+    cron schedules."""
 
     @field_validator("job_hook_allowed_cidrs")
     @classmethod
@@ -202,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="run the GryviaReservation controller (env GRYVIA_OPERATOR_ENABLE_RESERVATIONS); "
+        "default off",
+    )
+    add(
+        "--enable-workflows",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaWorkflow controller (env GRYVIA_OPERATOR_ENABLE_WORKFLOWS); "
         "default off",
     )
     # --- priorities and preemption (issue 18 part 3) ---

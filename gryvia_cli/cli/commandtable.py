@@ -162,6 +162,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "workflow",
+            _C + "workflow",
+            "Workloads",
+            "Workflows: DAGs of job steps, run once or on a schedule.",
+        ),
+        ("workflows",),
+    ),
+    (
+        LazyCommand(
             "checkpoint",
             _C + "checkpoint",
             "Workloads",

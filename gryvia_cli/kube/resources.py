@@ -37,6 +37,7 @@ from gryvia_operator.api.resources import (
     TENANT,
     USAGE_RECORD,
     VALIDATING_WEBHOOKS,
+    WORKFLOW,
     Resource,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "TENANT",
     "USAGE_RECORD",
     "VALIDATING_WEBHOOKS",
+    "WORKFLOW",
     "Resource",
     "lookup",
     "noun",
@@ -100,6 +102,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
         "checkpoint-guard",
         "checkpoint-guards",
     ),
+    WORKFLOW: ("workflow", "workflows"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -315,9 +315,13 @@ JUMP_ALIASES = {
     "gpusharingpolicy": "gpusharing",
     "gpusharingpolicies": "gpusharing",
     "ggsp": "gpusharing",
+    "workflow": "workflows",
+    "gryviaworkflows": "workflows",
+    "wf": "workflows",
+    "gwf": "workflows",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
-short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`)."""
+short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""
 
 
 def resolve_jump(text: str) -> str:

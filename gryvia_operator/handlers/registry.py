@@ -34,6 +34,7 @@ from gryvia_operator.handlers import (
     priority,
     reservation,
     tenant,
+    workflow,
 )
 
 
@@ -88,6 +89,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     reservations = reservation.Reservations(rt) if rt.config.reservations else None
     if reservations is not None:
         reservation.register(registry, rt, reservations)
+    workflows = workflow.Workflows(rt) if rt.config.workflows else None
+    if workflows is not None:
+        workflow.register(registry, rt, workflows)
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
@@ -126,6 +130,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(hooks.loop()))
         if reservations is not None:
             rt.tasks.append(asyncio.create_task(reservations.loop()))
+        if workflows is not None:
+            rt.tasks.append(asyncio.create_task(workflows.loop()))
         if guards is not None:
             rt.tasks.append(asyncio.create_task(guards.loop()))
         if sharing is not None:

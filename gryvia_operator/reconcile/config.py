@@ -39,6 +39,8 @@ class ReconcileConfig:
     """Hook deliveries in flight at once."""
     reservations: bool = False
     """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""
+    workflows: bool = False
+    """Run the GryviaWorkflow controller (`--enable-workflows`)."""
     priorities: bool = False
     """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""
     checkpoint_guards: bool = False

@@ -124,6 +124,6 @@ def test_validate_object_dispatches_by_kind() -> None:
         )
     ]
     assert [w.field for w in result.warnings] == ["spec.quotas.burst"]
-    unknown = validate_object({"kind": "GryviaWorkflow"})
-    assert unknown.errors[0].message.startswith('kind "GryviaWorkflow" is not a Gryvia kind')
+    unknown = validate_object({"kind": "GryviaModelWatch"})
+    assert unknown.errors[0].message.startswith('kind "GryviaModelWatch" is not a Gryvia kind')
     assert not validate_object("text").ok

@@ -43,7 +43,6 @@ from gryvia_operator.api.names import LABEL_GPU, name_problem
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
 
-
 Report = Callable[[str, str], None]
 NodeInventory = Iterable[tuple[str, int]]
 """Known GPU nodes as (gpuType, GPUs on the node) pairs, e.g. from GryviaGpuNode specs."""

@@ -41,14 +41,15 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
         "gryviagpusharingpolicies",
         "ggsp",
     ),
+    "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
-    word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS[kind])
+    word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
 }
 """Every word `:describe` takes for a kind, to that kind."""
 
 NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {"jobs", "pods", "usage", "jobhooks", "checkpointguards"}
+    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows"}
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 

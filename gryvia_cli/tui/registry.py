@@ -46,6 +46,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "priorities": "priority",
     "checkpointguards": "checkpoint guard",
     "gpusharingpolicies": "GPU sharing policy",
+    "workflows": "workflow",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 
@@ -62,7 +63,7 @@ class ObjectRef:
     def label(self) -> str:
         """`pod tenant-acme/llama-0`, `tenant acme`: the kind's singular noun, then the name."""
         where = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"{SINGULAR[self.kind]} {where}"
+        return f"{SINGULAR.get(self.kind, self.kind)} {where}"
 
     @property
     def events_namespace(self) -> str:

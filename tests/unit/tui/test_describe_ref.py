@@ -21,7 +21,16 @@ KINDS = {
     "priorities": r.PRIORITY,
     "checkpointguards": r.CHECKPOINT_GUARD,
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
+    "workflows": r.WORKFLOW,
 }
+
+
+def test_every_kind_of_the_console_has_its_words() -> None:
+    from typing import get_args
+
+    from gryvia_cli.tui.source import ObjectKind
+
+    assert set(KINDS) == set(get_args(ObjectKind))
 
 
 def test_the_words_and_scopes_agree_with_the_resource_table() -> None:

@@ -162,6 +162,29 @@ def crds(sandbox: SandboxHandle) -> None:
 
 
 @pytest.fixture(scope="session")
+def tenant_roles(sandbox: SandboxHandle) -> None:
+    """The chart's ClusterRoles gryvia-tenant-viewer|member|admin, rendered by helm from
+    charts/gryvia and applied to the sandbox (the operator binds them in tenant namespaces)."""
+    from gryvia_cli.sandbox import binaries
+
+    chart = Path(__file__).resolve().parents[1] / "charts" / "gryvia"
+    rendered = subprocess.run(
+        [
+            str(binaries.path_of("helm")),
+            "template",
+            "gryvia",
+            str(chart),
+            "--show-only",
+            "templates/rbac/tenant-clusterroles.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    sandbox.kubectl_run("apply", "-f", "-", input=rendered)
+
+
+@pytest.fixture(scope="session")
 def operator(
     sandbox: SandboxHandle, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:

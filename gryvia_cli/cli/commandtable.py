@@ -180,7 +180,10 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
-            "tenant", _C + "tenant", "Tenancy", "Tenants: create, list, show and delete them."
+            "tenant",
+            _C + "tenant",
+            "Tenancy",
+            "Tenants: create, list, show and delete them; add and remove members.",
         ),
         ("tenants",),
     ),

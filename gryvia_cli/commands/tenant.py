@@ -1,17 +1,19 @@
-"""`gryvia tenant create|list|get|delete`: tenants (GryviaTenant) and their namespaces."""
+"""`gryvia tenant create|list|get|delete|add-member|remove-member`: tenants (GryviaTenant),
+their namespaces and who may use them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
-from gryvia_cli.cli.session import session
-from gryvia_cli.errors import UsageError
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.errors import ConflictError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     info,
@@ -23,7 +25,13 @@ from gryvia_cli.output import (
     warn,
 )
 
-app = typer.Typer(help="Tenants: create, list, show and delete them.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from gryvia_cli.core.membership import MembershipChange
+
+app = typer.Typer(
+    help="Tenants: create, list, show and delete them; add and remove members.",
+    no_args_is_help=True,
+)
 
 
 class DeletionPolicy(StrEnum):
@@ -33,7 +41,30 @@ class DeletionPolicy(StrEnum):
     Delete = "Delete"
 
 
+class Role(StrEnum):
+    """A tenant role: the chart's ClusterRole gryvia-tenant-<role>."""
+
+    admin = "admin"
+    member = "member"
+    viewer = "viewer"
+
+
 NameArg = Annotated[str, typer.Argument(help="Tenant name.", show_default=False)]
+WhoArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="USER",
+        help="User name as the API server authenticates it (with --group: an OIDC group).",
+        show_default=False,
+    ),
+]
+GroupOpt = Annotated[
+    bool,
+    typer.Option("--group", help="USER names an OIDC group (spec.oidcGroups), not a user."),
+]
+CONFLICT_ATTEMPTS = 5
+"""Read-modify-write attempts of a membership edit before giving up on a tenant that keeps
+changing under it (each write carries the resourceVersion it read)."""
 
 TENANTS = ObjectGroup(r.TENANT, "tenant", "tenant")
 
@@ -205,3 +236,118 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     state.access().delete(r.TENANT, name, None)
     success(f"tenant {name} deleted")
     render_names([TENANTS.qualified(name)])
+
+
+def _edit_tenant(
+    state: Session, name: str, edit: Callable[[Mapping[str, Any]], MembershipChange]
+) -> tuple[dict[str, Any], MembershipChange]:
+    """Read tenant `name`, compute `edit(spec)` and merge-patch the result with the
+    resourceVersion read (optimistic concurrency): a 409 Conflict reads again and retries, up
+    to CONFLICT_ATTEMPTS times. Returns the stored tenant and the change; nothing is written
+    when the change has no patch. NotFoundError when the tenant does not exist,
+    ConflictError when it kept changing."""
+    for _ in range(CONFLICT_ATTEMPTS):
+        obj = TENANTS.read(state, name)
+        change = edit(obj.get("spec") or {})
+        if change.patch is None:
+            return obj, change
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        body = {"metadata": {"resourceVersion": version}, "spec": change.patch}
+        try:
+            return state.access().merge_patch(r.TENANT, name, None, body), change
+        except ConflictError:
+            continue
+    raise ConflictError(
+        f"tenant {name} changed {CONFLICT_ATTEMPTS} times while being edited; nothing written",
+        hint="run the command again",
+    )
+
+
+def _checked(who: str, group: bool) -> str:
+    from gryvia_cli.core.membership import name_problem
+
+    problem = name_problem(who, "group" if group else "user")
+    if problem:
+        raise UsageError(problem)
+    return who
+
+
+@app.command("add-member")
+def add_member(
+    ctx: typer.Context,
+    name: NameArg,
+    who: WhoArg,
+    role: Annotated[
+        Role | None,
+        typer.Option(
+            "--role",
+            help="admin, member or viewer [default: viewer; with --group: the groups' "
+            "current role].",
+            show_default=False,
+        ),
+    ] = None,
+    group: GroupOpt = False,
+    output: OutputOpt = None,
+) -> None:
+    """Give a user (or, with --group, an OIDC group) a role in a tenant.
+
+    The operator binds members in the namespace tenant-NAME to the ClusterRole
+    gryvia-tenant-ROLE: viewer reads jobs, pods, logs and usage; member also submits and
+    cancels jobs and port-forwards; admin also manages the namespace's RoleBindings. A user
+    already in the tenant gets the new role; one already holding it is left alone (exit 0).
+    OIDC groups share one role (spec.oidcGroupRole): --role with --group changes it for
+    every group of the tenant.
+
+    Examples:
+      gryvia tenant add-member vision alice@example.com --role member
+      gryvia tenant add-member vision bob@example.com
+      gryvia tenant add-member vision vision-team --group --role member
+    """
+    from gryvia_cli.core import membership
+
+    who = _checked(who, group)
+    state = session(ctx)
+    wanted = role.value if role else None
+
+    def edit(spec: Mapping[str, Any]) -> MembershipChange:
+        if group:
+            return membership.add_group(spec, name, who, wanted)
+        role_ = wanted or membership.DEFAULT_ROLE
+        return membership.add_member(spec, name, who, role_, state.now())
+
+    obj, change = _edit_tenant(state, name, edit)
+    (success if change.patch is not None else note)(change.message)
+    TENANTS.print_written(state, obj, output)
+
+
+@app.command("remove-member")
+def remove_member(
+    ctx: typer.Context,
+    name: NameArg,
+    who: WhoArg,
+    group: GroupOpt = False,
+    output: OutputOpt = None,
+) -> None:
+    """Take a user (or, with --group, an OIDC group) out of a tenant.
+
+    The operator removes them from the tenant's RoleBinding (and deletes the binding when
+    nobody is left in it), so they lose access to tenant-NAME. Removing someone who is not
+    in the tenant changes nothing (exit 0).
+
+    Examples:
+      gryvia tenant remove-member vision alice@example.com
+      gryvia tenant remove-member vision vision-team --group
+    """
+    from gryvia_cli.core import membership
+
+    who = _checked(who, group)
+    state = session(ctx)
+
+    def edit(spec: Mapping[str, Any]) -> MembershipChange:
+        if group:
+            return membership.remove_group(spec, name, who)
+        return membership.remove_member(spec, name, who)
+
+    obj, change = _edit_tenant(state, name, edit)
+    (success if change.patch is not None else note)(change.message)
+    TENANTS.print_written(state, obj, output)

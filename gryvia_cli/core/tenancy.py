@@ -142,6 +142,8 @@ def tenant_details(tenant: GryviaTenant) -> list[tuple[str, str]]:
         else ("yes" if policy.isolated else "no")
     )
     members = ", ".join(f"{m.username} ({m.role})" for m in spec.members or []) or "-"
+    group_role = spec.oidc_group_role or "viewer"
+    groups = ", ".join(f"{g} ({group_role})" for g in spec.oidc_groups or []) or "-"
     lines = [
         ("Name", tenant.name),
         ("Display name", spec.display_name or "-"),
@@ -150,6 +152,7 @@ def tenant_details(tenant: GryviaTenant) -> list[tuple[str, str]]:
         ("Max concurrent GPUs", max_gpus_text(tenant)),
         ("Network isolated", isolated),
         ("Members", members),
+        ("OIDC groups", groups),
         ("Deletion policy", spec.deletion_policy),
     ]
     if status is not None:

@@ -146,6 +146,22 @@ def budgets_for(name: str, budgets: Sequence[dict[str, Any]]) -> list[GryviaBudg
     return out
 
 
+_MEMBER_LINES = ("Members", "OIDC groups")
+
+
+def member_lines(tenant: GryviaTenant) -> list[tuple[str, str]]:
+    """(name, role) lines of the Members section: each user (with the day they joined), then
+    each OIDC group (`group NAME`) with the role all groups share (`oidcGroupRole`, viewer
+    when unset). The operator binds each to the tenant ClusterRole of its role."""
+    lines = [
+        (m.username, m.role + (f"  joined {m.joined_at:%Y-%m-%d}" if m.joined_at else ""))
+        for m in tenant.spec.members or []
+    ]
+    role = tenant.spec.oidc_group_role or "viewer"
+    lines += [(f"group {g}", role) for g in tenant.spec.oidc_groups or []]
+    return lines
+
+
 def _tenant_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
     kind = raw.get("kind")
     name = str((raw.get("metadata") or {}).get("name") or "")
@@ -153,13 +169,9 @@ def _tenant_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
     sections: list[Section] = []
     if kind == "GryviaTenant":
         tenant = GryviaTenant.model_validate(raw)
-        details = [(k, v) for k, v in tenant_details(tenant) if k != "Members"]
+        details = [(k, v) for k, v in tenant_details(tenant) if k not in _MEMBER_LINES]
         sections.append(Section("Tenant", details))
-        members = [
-            (m.username, m.role + (f"  joined {m.joined_at:%Y-%m-%d}" if m.joined_at else ""))
-            for m in tenant.spec.members or []
-        ]
-        sections.append(Section("Members", members))
+        sections.append(Section("Members", member_lines(tenant), empty="no members"))
         mine = quotas_of(name, quotas)
     else:
         mine = tuple(q for q in quotas if q.name == name)

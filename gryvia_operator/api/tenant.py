@@ -29,7 +29,7 @@ TENANT_NAMESPACE_PREFIX = "tenant-"
 
 
 class TenantMember(GryviaModel):
-    """A person recorded on the tenant (RoleBindings only with the opt-in tenant RBAC)."""
+    """A user of the tenant, bound in its namespace to the ClusterRole gryvia-tenant-<role>."""
 
     username: Str253
     """User name as the API server authenticates it."""
@@ -84,7 +84,8 @@ class GryviaTenantSpec(GryviaModel):
     description: Str1024 | None = None
     """Free text."""
     members: list[TenantMember] | None = None
-    """Recorded members."""
+    """Users of the tenant; each is a subject of the RoleBinding gryvia-tenant-<role> in
+    tenant-<name> (removing one removes them from it)."""
     quotas: TenantQuotas | None = None
     """Limits; a ResourceQuota is created only when set."""
     network_policy: TenantNetworkPolicy | None = None
@@ -94,9 +95,9 @@ class GryviaTenantSpec(GryviaModel):
     allowed_skus: list[Str253] | None = None
     """GryviaGpuSku names (or GPU types) the tenant may use; empty = every enabled SKU."""
     oidc_groups: list[Str253] | None = None
-    """OIDC groups whose users belong to this tenant."""
+    """OIDC groups whose users belong to this tenant (Group subjects, with oidcGroupRole)."""
     oidc_group_role: TenantRole | None = None
-    """Role granted to oidcGroups (tenant RBAC)."""
+    """Role granted to every group of oidcGroups (default viewer)."""
     deletion_policy: DeletionPolicy = "Retain"
     """What deleting the tenant does to its namespace: Retain keeps it (labels removed),
     Delete deletes it with everything in it."""
@@ -130,7 +131,7 @@ class GryviaTenantStatus(GryviaModel):
     """Observed usage and health."""
 
     member_count: NonNegativeInt32 | None = None
-    """Number of members."""
+    """Number of entries in spec.members."""
     current_usage: TenantUsage | None = None
     """Month-to-date usage."""
     quota_utilization: TenantQuotaUtilization | None = None
@@ -140,7 +141,7 @@ class GryviaTenantStatus(GryviaModel):
     namespaces_managed: list[str] | None = None
     """Namespaces the controller manages (`tenant-<name>`)."""
     conditions: Conditions | None = None
-    """Ready (TenantActive), RBACReady."""
+    """Conditions of the tenant (none written yet)."""
 
 
 class GryviaTenant(GryviaResource):

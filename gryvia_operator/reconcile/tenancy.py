@@ -128,24 +128,53 @@ def build_network_policy(tenant: GryviaTenant) -> dict[str, Any] | None:
     }
 
 
+def _owner(tenant: GryviaTenant) -> list[dict[str, Any]]:
+    """The tenant as owner (no blockOwnerDeletion, which would need the tenant's finalizers
+    subresource), or nothing while its uid is unknown."""
+    uid = tenant.metadata.uid
+    if not uid:
+        return []
+    return [
+        {
+            "apiVersion": tenant.api_version,
+            "kind": "GryviaTenant",
+            "name": tenant.name,
+            "uid": uid,
+            "controller": True,
+        }
+    ]
+
+
 def build_role_bindings(tenant: GryviaTenant) -> list[dict[str, Any]]:
-    """Return one RoleBinding per role that has subjects: members as Users, `oidcGroups` as
-    Groups with `oidcGroupRole` (default viewer)."""
+    """Return one RoleBinding `gryvia-tenant-<role>` per role that has subjects, to the
+    chart's ClusterRole of that name: members as Users, `oidcGroups` as Groups with
+    `oidcGroupRole` (default viewer); subjects in spec order, a user listed twice once.
+
+    A role nobody holds has no binding (the handler deletes one left from earlier: removing
+    the last member of a role removes its binding). The bindings are owned by the tenant, so
+    deleting the tenant revokes them whatever its deletionPolicy. Unknown roles cannot occur:
+    the CRD's enum refuses them (the original fell back to viewer).
+    """
     subjects: dict[str, list[dict[str, str]]] = {role: [] for role in ROLES}
+    seen: set[tuple[str, str]] = set()
     for member in tenant.spec.members or []:
+        if (member.role, member.username) in seen:
+            continue
+        seen.add((member.role, member.username))
         subjects[member.role].append(
             {"kind": "User", "name": member.username, "apiGroup": "rbac.authorization.k8s.io"}
         )
     group_role = tenant.spec.oidc_group_role or "viewer"
-    for group in tenant.spec.oidc_groups or []:
+    for group in dict.fromkeys(tenant.spec.oidc_groups or []):
         subjects[group_role].append(
             {"kind": "Group", "name": group, "apiGroup": "rbac.authorization.k8s.io"}
         )
+    owner = {"ownerReferences": _owner(tenant)} if tenant.metadata.uid else {}
     return [
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": _meta(tenant, f"gryvia-tenant-{role}"),
+            "metadata": {**_meta(tenant, f"gryvia-tenant-{role}"), **owner},
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",

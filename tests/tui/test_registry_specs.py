@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_cli.tui.bindings import REGISTRY_VIEWS, resolve_jump
+from gryvia_cli.tui.kind_tenants import member_lines
 from gryvia_cli.tui.kinds import (
     budget_cell,
     budgets_for,
@@ -49,6 +50,26 @@ def test_tenant_rows_join_quotas_by_team_or_namespace_and_keep_orphans() -> None
     assert gpu_cell(rows[0]) == ("6/8", "ok") and gpu_cell(rows[2]) == ("9/8", "error")
     assert budget_cell(rows[0]) == ("850/1000 (85%)", "warn")
     assert budget_cell(rows[1]) == ("-", "dim")
+
+
+def test_member_lines_list_users_then_groups_with_their_role() -> None:
+    tenant = GryviaTenant.model_validate(
+        {
+            "metadata": {"name": "vision"},
+            "spec": {
+                "members": [
+                    {"username": "alice", "role": "member", "joinedAt": "2026-11-02T10:00:00Z"},
+                    {"username": "bob"},
+                ],
+                "oidcGroups": ["vision-ml"],
+            },
+        }
+    )
+    assert member_lines(tenant) == [
+        ("alice", "member  joined 2026-11-02"),
+        ("bob", "viewer"),
+        ("group vision-ml", "viewer"),
+    ]
 
 
 def test_budgets_for_a_tenant_by_scope() -> None:

@@ -501,9 +501,10 @@ def test_tenant_roles_nest_and_stay_away_from_secrets_and_usage() -> None:
     assert ("", "configmaps", "get", "") in viewer  # saved logs
     assert {v for g, r, v, _ in member - viewer if r == "gryviaaijobs"} == {"create", "patch"}
     assert ("rbac.authorization.k8s.io", "rolebindings", "create", "") in admin
+    assert ("", "pods/portforward", "create", "") in member - viewer  # the original's rule
     assert {n for g, r, v, n in admin if v == "bind"} == set(TENANT_ROLES)
     for granted in (viewer, member, admin):
-        assert not {g for g in granted if g[1] == "secrets"}
+        assert not {g for g in granted if g[1] in ("secrets", "pods/exec", "pods/attach")}
         usage = {v for g, r, v, _ in granted if r.startswith("gryviausagerecords")}
         assert usage <= {"get", "list", "watch"}
 

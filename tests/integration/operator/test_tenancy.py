@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from gryvia_cli.sandbox import binaries
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import (
     create,
@@ -24,7 +22,6 @@ from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-CHART = Path(__file__).resolve().parents[3] / "charts" / "gryvia"
 
 
 _job = sh_job
@@ -32,25 +29,6 @@ _job = sh_job
 
 def _apply(sandbox: SandboxHandle, *objs: dict[str, Any]) -> None:
     sandbox.apply(*objs)
-
-
-@pytest.fixture(scope="module")
-def tenant_roles(sandbox: SandboxHandle) -> None:
-    """The chart's gryvia-tenant-viewer|member|admin ClusterRoles."""
-    rendered = subprocess.run(
-        [
-            str(binaries.path_of("helm")),
-            "template",
-            "gryvia",
-            str(CHART),
-            "--show-only",
-            "templates/rbac/tenant-clusterroles.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    sandbox.kubectl_run("apply", "-f", "-", input=rendered)
 
 
 @pytest.fixture

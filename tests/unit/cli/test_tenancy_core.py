@@ -244,6 +244,7 @@ def test_tenant_rows_and_details() -> None:
     assert details["Namespace"] == "tenant-vision"
     assert details["Network isolated"] == "yes"
     assert details["Members"] == "alice (admin)"
+    assert details["OIDC groups"] == "-"
     assert details["Deletion policy"] == "Retain"
     assert dict(tenancy.tenant_details(open_))["Network isolated"] == "default"
 

@@ -84,6 +84,8 @@ GPU_SHARING_POLICY = Resource(
     "GryviaGPUSharingPolicy", GROUP, VERSION, "gryviagpusharingpolicies", False, ("ggsp",)
 )
 
+AUTOTUNER = _gryvia("GryviaAutoTuner", "gat", namespaced=True)
+
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
     GPUNODE,
@@ -99,6 +101,7 @@ GRYVIA: tuple[Resource, ...] = (
     PRIORITY,
     CHECKPOINT_GUARD,
     GPU_SHARING_POLICY,
+    AUTOTUNER,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

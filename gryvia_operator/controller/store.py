@@ -41,6 +41,8 @@ PRIORITIES = "gryvia_priorities"
 """GryviaPriorities (indexed only with priorities enabled): name -> body."""
 CHECKPOINT_GUARDS = "gryvia_checkpoint_guards"
 """GryviaCheckpointGuards by namespace (indexed only with --enable-checkpoint-guards)."""
+AUTOTUNERS = "gryvia_autotuners"
+"""GryviaAutoTuners by (namespace, name) (indexed only with --enable-autotuners)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -55,6 +57,7 @@ INDEX_IDS = (
     RESERVATIONS,
     PRIORITIES,
     CHECKPOINT_GUARDS,
+    AUTOTUNERS,
 )
 
 

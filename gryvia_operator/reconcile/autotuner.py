@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from gryvia_operator.api.autotuner import (
     LABEL_TRIAL,
@@ -288,7 +288,7 @@ def build_trial_job(
 
 def _trial_state(before: str, job: TrialJob | None, has_value: bool) -> TrialState:
     if before in ENDED_STATES:
-        return cast(TrialState, before)
+        return before
     phase = job.phase if job else ""
     if phase == JobPhase.SUCCEEDED:
         return "Succeeded" if has_value else "MetricsUnavailable"

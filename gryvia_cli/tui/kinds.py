@@ -1,7 +1,8 @@
 """The registry's specs of events (polled, newest first), pods and reservations (both
 watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
-`kind_policies.py`. Cells only format; the figures come from gryvia_cli/core."""
+`kind_policies.py`, auto-tuners in `kind_tuners.py`. Cells only format; the figures come
+from gryvia_cli/core."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from gryvia_cli.tui.kind_tenants import (
     quotas_of,
     tenant_rows,
 )
+from gryvia_cli.tui.kind_tuners import TUNERS
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -39,6 +41,7 @@ __all__ = [
     "PRIORITIES",
     "RESERVATIONS",
     "TENANTS",
+    "TUNERS",
     "TenantRow",
     "budget_cell",
     "budgets_for",
@@ -63,6 +66,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaPriority": "priorities",
     "GryviaCheckpointGuard": "checkpointguards",
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
+    "GryviaAutoTuner": "autotuners",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

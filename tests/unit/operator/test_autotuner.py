@@ -15,13 +15,11 @@ from gryvia_operator.reconcile.autotuner import (
     TrialJob,
     asha_stop,
     best_trial,
-    grid_size,
     median_stop,
     parse_metrics,
     reconcile_tuner,
-    sample,
-    total_trials,
 )
+from gryvia_operator.reconcile.tunersearch import grid_size, sample, total_trials
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 SPACE = [

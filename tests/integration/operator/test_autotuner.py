@@ -70,7 +70,8 @@ def gryvia(sandbox: SandboxHandle, tmp: Path, *args: str) -> str:
 
 
 def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    """A timestamp to the second (creationTimestamp has no fraction)."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(microsecond=0)
 
 
 def test_random_tuner_keeps_parallelism_finds_the_max_and_stops_a_poor_trial(

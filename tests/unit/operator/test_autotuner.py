@@ -304,3 +304,62 @@ def test_failed_and_silent_trials_and_a_tuner_without_results() -> None:
     assert states == ["Failed", "MetricsUnavailable"]
     assert plan.status["phase"] == "Failed"
     assert "no trial reported acc" in plan.status["message"]
+
+
+# --- one pass of the handler over an in-memory API ---
+
+
+async def test_a_handler_pass_reads_trial_logs_stops_a_poor_trial_and_writes_status() -> None:
+    from typing import cast
+
+    from gryvia_operator.controller.runtime import Runtime
+    from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
+    from gryvia_operator.handlers.autotuner import AutoTuners
+    from gryvia_operator.reconcile.views import PodView
+    from tests.unit.operator.fakeapi import FakeApi
+
+    api = FakeApi()
+    rt = Runtime(api=cast(Any, api), clock=lambda: T0, post_event=lambda _o, _e: None)
+    es = {"algorithm": "median", "minTrials": 2, "startStep": 1}
+    done = {"state": "Succeeded", "value": 1.5, "reports": [{"step": 1, "value": 1.0}]}
+    body = tuner(
+        status={
+            "trialsCreated": 3,
+            "trials": [
+                {"index": 0, "name": "sweep-t0", "parameters": {"x": "1"}, **done},
+                {"index": 1, "name": "sweep-t1", "parameters": {"x": "1"}, **done},
+                {"index": 2, "name": "sweep-t2", "parameters": {"x": "1"}, "state": "Running"},
+            ],
+        },
+        earlyStopping=es,
+        parallelism=1,
+    ).model_dump(by_alias=True, exclude_none=True, mode="json")
+    api.put(body)
+
+    def trial(i: int, phase: str) -> dict[str, Any]:
+        labels = {"gryvia.io/tuner": "sweep", "gryvia.io/tuner-trial": str(i)}
+        meta = {"name": f"sweep-t{i}", "namespace": "ml", "labels": labels}
+        return {"kind": "GryviaAIJob", "metadata": meta, "status": {"phase": phase}}
+
+    jobs = [trial(0, "Succeeded"), trial(1, "Succeeded"), trial(2, "Running")]
+    pod = PodView(namespace="ml", name="sweep-t2-abc", phase="Running", job="sweep-t2")
+    api.logs[("ml", "sweep-t2-abc")] = (
+        "GRYVIA_METRIC score=9 step=0\nGRYVIA_METRIC acc=0.2 step=1\n"
+    )
+    rt.indices.attach(
+        {
+            AUTOTUNERS: {("ml", "sweep"): [body]},
+            AIJOBS: {("ml", j["metadata"]["name"]): [j] for j in jobs},
+            PODS_BY_JOB: {("ml", "sweep-t2"): [pod]},
+        }
+    )
+    loop = AutoTuners(rt)
+    await loop.update()
+    cancelled = api.objects[("GryviaAIJob", "ml", "sweep-t2")]
+    assert cancelled["metadata"]["annotations"]["gryvia.io/cancel"] == "true"
+    status = api.objects[("GryviaAutoTuner", "ml", "sweep")]["status"]
+    assert status["trials"][2]["state"] == "EarlyStopped"
+    assert status["trials"][2]["value"] == 0.2
+    assert status["running"] == 1, "the stopped trial counts until its job ends"
+    assert not [c for c in api.calls if c[0] == "create"]
+    assert status["best"]["index"] == 0 and status["best"]["value"] == 1.5

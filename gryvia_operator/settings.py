@@ -94,6 +94,9 @@ class OperatorSettings(BaseSettings):
     """Namespace of that ConfigMap (the GPU Operator's namespace)."""
     simulate_device_plugin: bool = False
     """Sandbox only: advertise time-sliced GPUs on the node status as a device plugin would."""
+    # Auto-tuners (issue 21 part 2, docs/tuning.md).
+    enable_autotuners: bool = False
+    """Run the GryviaAutoTuner controller: trial jobs, their metric lines, early stopping."""
     # Reservations (issue 18 part 2).
     enable_reservations: bool = False
     """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
@@ -222,6 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="GryviaPriority controller, pod PriorityClasses and preemption of lower-priority "
         "jobs in a full quota (env GRYVIA_OPERATOR_ENABLE_PRIORITIES); default off",
+    )
+    # Auto-tuners (issue 21 part 2).
+    add(
+        "--enable-autotuners",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaAutoTuner controller (env GRYVIA_OPERATOR_ENABLE_AUTOTUNERS); "
+        "default off",
     )
     # Checkpoint guards.
     add(

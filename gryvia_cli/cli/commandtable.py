@@ -171,6 +171,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "tune",
+            _C + "tune",
+            "Workloads",
+            "Auto-tuners: hyperparameter searches run as trial jobs.",
+        ),
+        ("tuners",),
+    ),
+    (
+        LazyCommand(
             "checkpoint",
             _C + "checkpoint",
             "Workloads",

@@ -14,6 +14,7 @@ from gryvia_cli.errors import UsageError
 from gryvia_operator.api import resources as api
 from gryvia_operator.api.resources import (
     AIJOB,
+    AUTOTUNER,
     BUDGET,
     CHECKPOINT_GUARD,
     CONFIG_MAP,
@@ -43,6 +44,7 @@ from gryvia_operator.api.resources import (
 
 __all__ = [
     "AIJOB",
+    "AUTOTUNER",
     "BUDGET",
     "CHECKPOINT_GUARD",
     "CONFIG_MAP",
@@ -103,6 +105,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
         "checkpoint-guards",
     ),
     WORKFLOW: ("workflow", "workflows"),
+    AUTOTUNER: ("tuner", "tuners", "autotuner", "autotuners"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -42,6 +42,7 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
         "ggsp",
     ),
     "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
+    "autotuners": ("tuner", "tuners", "autotuner", "gryviaautotuner", "gryviaautotuners", "gat"),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
@@ -49,7 +50,7 @@ KIND_OF_WORD: Mapping[str, ObjectKind] = {
 """Every word `:describe` takes for a kind, to that kind."""
 
 NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows"}
+    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows", "autotuners"}
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 

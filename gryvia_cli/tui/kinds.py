@@ -1,7 +1,8 @@
 """The registry's specs of events (polled, newest first), pods and reservations (both
 watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
-`kind_policies.py`, workflows in `kind_workflows.py`. Cells only format; the figures come
+`kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_tuners.py`. Cells
+only format; the figures come
 from gryvia_cli/core."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gryvia_cli.tui.kind_tenants import (
     quotas_of,
     tenant_rows,
 )
+from gryvia_cli.tui.kind_tuners import TUNERS
 from gryvia_cli.tui.kind_workflows import WORKFLOWS
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
@@ -41,6 +43,7 @@ __all__ = [
     "PRIORITIES",
     "RESERVATIONS",
     "TENANTS",
+    "TUNERS",
     "WORKFLOWS",
     "TenantRow",
     "budget_cell",
@@ -67,6 +70,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaCheckpointGuard": "checkpointguards",
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
     "GryviaWorkflow": "workflows",
+    "GryviaAutoTuner": "autotuners",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api.aijob import AIJOB_KIND
+from gryvia_operator.api.autotuner import AUTOTUNER_KIND
 from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
 from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
@@ -37,6 +38,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     CHECKPOINT_GUARD_KIND,
     GPU_SHARING_KIND,
     WORKFLOW_KIND,
+    AUTOTUNER_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -85,6 +85,7 @@ GPU_SHARING_POLICY = Resource(
 )
 
 WORKFLOW = _gryvia("GryviaWorkflow", "gwf", namespaced=True)
+AUTOTUNER = _gryvia("GryviaAutoTuner", "gat", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -102,6 +103,7 @@ GRYVIA: tuple[Resource, ...] = (
     CHECKPOINT_GUARD,
     GPU_SHARING_POLICY,
     WORKFLOW,
+    AUTOTUNER,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

@@ -115,6 +115,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             priorities=s.enable_priorities,
             checkpoint_guards=s.enable_checkpoint_guards,
             checkpoint_poll_seconds=s.checkpoint_poll_seconds,
+            autotuners=s.enable_autotuners,
             gpu_sharing=s.enable_gpu_sharing,
             device_plugin_config=(s.device_plugin_config_namespace, s.device_plugin_config_name),
             simulate_device_plugin=s.simulate_device_plugin,

@@ -43,6 +43,8 @@ CHECKPOINT_GUARDS = "gryvia_checkpoint_guards"
 """GryviaCheckpointGuards by namespace (indexed only with --enable-checkpoint-guards)."""
 WORKFLOWS = "gryvia_workflows"
 """GryviaWorkflows by (namespace, name) (indexed only with --enable-workflows)."""
+AUTOTUNERS = "gryvia_autotuners"
+"""GryviaAutoTuners by (namespace, name) (indexed only with --enable-autotuners)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -58,6 +60,7 @@ INDEX_IDS = (
     PRIORITIES,
     CHECKPOINT_GUARDS,
     WORKFLOWS,
+    AUTOTUNERS,
 )
 
 

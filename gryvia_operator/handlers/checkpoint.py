@@ -69,6 +69,17 @@ def config_for(rt: Runtime, job: GryviaAIJob) -> ReconcileConfig:
     return rt.config if plan is None else replace(rt.config, checkpoint=plan)
 
 
+async def trainer_log(rt: Runtime, namespace: str, pod: str) -> str | None:
+    """The last LOG_TAIL_LINES lines of a pod's trainer container, or None when it has no log
+    (gone, or never started). Also read by the tuner for its trials' metric lines."""
+    try:
+        return await rt.api.pod_log(
+            pod, namespace, container=CONTAINER_NAME, tail_lines=LOG_TAIL_LINES
+        )
+    except KubeError:
+        return None
+
+
 def _stamp(rt: Runtime) -> str:
     return rt.clock().isoformat().replace("+00:00", "Z")
 
@@ -158,13 +169,9 @@ class CheckpointGuards:
         for pod in pods:
             if not pod.started:
                 continue
-            try:
-                text = await self.rt.api.pod_log(
-                    pod.name, key[0], container=CONTAINER_NAME, tail_lines=LOG_TAIL_LINES
-                )
-            except KubeError:  # gone, or no log yet
-                continue
-            steps.extend(parse_commits(text))
+            text = await trainer_log(self.rt, key[0], pod.name)
+            if text is not None:
+                steps.extend(parse_commits(text))
         return steps
 
     async def _save(

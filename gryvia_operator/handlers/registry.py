@@ -20,6 +20,7 @@ from gryvia_operator.handlers import (
     accounting,
     aijob,
     arrays,
+    autotuner,
     budget,
     checkpoint,
     children,
@@ -95,6 +96,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
+    tuners = autotuner.AutoTuners(rt) if rt.config.autotuners else None
+    if tuners is not None:
+        autotuner.register(registry, rt, tuners)
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
@@ -136,6 +140,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(guards.loop()))
         if sharing is not None:
             rt.tasks.append(asyncio.create_task(sharing.loop()))
+        if tuners is not None:
+            rt.tasks.append(asyncio.create_task(tuners.loop()))
 
     rt.on_synced = start_workers
 

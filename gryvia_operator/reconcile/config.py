@@ -47,6 +47,8 @@ class ReconcileConfig:
     """Serve GryviaCheckpointGuards (`--enable-checkpoint-guards`)."""
     checkpoint_poll_seconds: float = 5.0
     """How often guarded pods' logs are read for committed steps."""
+    autotuners: bool = False
+    """Run the GryviaAutoTuner controller (`--enable-autotuners`)."""
     gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
     device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")

@@ -1,0 +1,94 @@
+"""The registry's spec of auto-tuners (GryviaAutoTuner): polled while the view is shown; rows
+and details are those of `gryvia tune list -o wide` and `tune status` (gryvia_cli/core/
+tuners.py); the detail view lists every trial with its state, value and parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gryvia_cli.core.describe import Section
+from gryvia_cli.core.tuners import (
+    format_params,
+    format_value,
+    trials_of,
+    tuner_details,
+    tuner_wide_row,
+)
+from gryvia_cli.tui.kind_policies import POLL_SECONDS, age_value
+from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, poll_objects, register, row_cells
+from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_operator.api.autotuner import GryviaAutoTuner
+from gryvia_operator.api.parse import parse_valid
+
+PHASE_MARKERS = {"Succeeded": "ok", "Running": "info", "Failed": "error", "Invalid": "error"}
+"""Marker of a tuner's phase cell."""
+
+
+def tuner_cells(tuner: GryviaAutoTuner, ctx: Ctx) -> list[Cell]:
+    """NAMESPACE, then the cells of `gryvia tune list -o wide`; PHASE marked."""
+    row = [tuner.namespace, *tuner_wide_row(tuner, ctx.now)]
+    return row_cells(row, {2: PHASE_MARKERS.get(str(row[2]), "")})
+
+
+def tuner_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
+    """`Tuner` (what `gryvia tune status` shows) and `Trials` (one line per trial: state,
+    last value, last step, parameters), or why the object does not validate."""
+    try:
+        tuner = GryviaAutoTuner.model_validate(raw)
+    except ValueError as exc:
+        return [Section("Tuner", [("Invalid", str(exc).splitlines()[0])])]
+    trials = [
+        (
+            t.name,
+            f"{t.state}  value {format_value(t.value)}  step "
+            f"{'-' if t.step is None else t.step}  {format_params(t.parameters)}",
+        )
+        for t in trials_of(tuner)
+    ]
+    return [
+        Section("Tuner", tuner_details(tuner)),
+        Section("Trials", trials or [("-", "No trials yet.")]),
+    ]
+
+
+def _rows(ctx: Ctx) -> dict[str, Any]:
+    found = sorted(parse_valid(GryviaAutoTuner, ctx.polled), key=lambda t: (t.namespace, t.name))
+    return {f"{t.namespace}/{t.name}": t for t in found}
+
+
+def _search(tuner: GryviaAutoTuner) -> str:
+    phase = (tuner.status.phase if tuner.status else None) or ""
+    best = tuner.status.best.name if tuner.status and tuner.status.best else ""
+    return f"{tuner.namespace} {tuner.name} {phase} {tuner.spec.objective.name} {best}".lower()
+
+
+TUNERS = register(
+    ViewSpec(
+        name="tuners",
+        title="Tuners",
+        columns=(
+            Column("namespace", "NAMESPACE", 14, 3),
+            Column("name", "TUNER", 16, 0, flex=True, max_width=32),
+            Column("phase", "PHASE", 9, 0),
+            Column("trials", "TRIALS", 6, 0, justify="right"),
+            Column("running", "RUNNING", 7, 1, justify="right"),
+            Column("best_trial", "BEST TRIAL", 14, 1),
+            Column("best", "BEST", 8, 0, justify="right"),
+            Column("created", "AGE", 5, 2),
+            Column("objective", "OBJECTIVE", 16, 3),
+            Column("message", "MESSAGE", 24, 5),
+        ),
+        rows=_rows,
+        cells=tuner_cells,
+        search=_search,
+        ref=lambda t: ObjectRef("autotuners", t.namespace, t.name),
+        poll=poll_objects("autotuners"),
+        poll_every=POLL_SECONDS,
+        sort_values={"created": age_value},
+        sections=tuner_sections,
+        empty="No GryviaAutoTuners.",
+        noun="tuner",
+        placeholder="filter: namespace, tuner, phase, objective or best trial",
+    ),
+    "autotuners",
+)

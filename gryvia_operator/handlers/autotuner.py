@@ -1,0 +1,235 @@
+"""GryviaAutoTuner controller (`--enable-autotuners`): one loop over every tuner, at once when
+a tuner or one of its trial jobs changes, else every PASS_SECONDS while trials run. Each pass
+reads the tuner and its trial jobs (label gryvia.io/tuner) from the indexes, the logs of the
+trials' pods (the checkpoint guard's `trainer_log`), asks `reconcile.autotuner` for the plan,
+creates trial jobs, cancels early-stopped ones (annotation gryvia.io/cancel, as
+`gryvia cancel` does) and writes the status.
+
+Trial jobs are owned by their tuner (deleting it deletes them). The index may lag behind this
+loop's own writes, so the last status written per tuner is used until the watch shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from datetime import datetime
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.autotuner import LABEL_TRIAL, LABEL_TUNER, GryviaAutoTuner
+from gryvia_operator.api.names import ANNOTATION_CANCEL
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
+from gryvia_operator.handlers.checkpoint import trainer_log
+from gryvia_operator.reconcile.autotuner import (
+    ENDED_STATES,
+    TrialJob,
+    invalid_status,
+    reconcile_tuner,
+)
+from gryvia_operator.reconcile.status import JobEvent
+
+log = logging.getLogger("gryvia.operator.autotuner")
+PLURAL = "gryviaautotuners"
+KIND = "GryviaAutoTuner"
+PASS_SECONDS = 3.0
+"""Longest wait between two passes while a tuner has trials not ended (log polling)."""
+IDLE_SECONDS = 30.0
+
+Key = tuple[str, str]
+
+
+def trial_jobs(rt: Runtime, namespace: str, name: str) -> list[TrialJob]:
+    """The trial jobs of tuner `namespace/name` the job index holds."""
+    out = []
+    for body in rt.indices.all_values(AIJOBS):
+        meta = body.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        index = str(labels.get(LABEL_TRIAL, ""))
+        if meta.get("namespace") != namespace or labels.get(LABEL_TUNER) != name:
+            continue
+        if not index.isdigit():
+            continue
+        status = body.get("status") or {}
+        out.append(
+            TrialJob(
+                name=str(meta.get("name")),
+                index=int(index),
+                phase=str(status.get("phase") or ""),
+                message=str(status.get("message") or ""),
+                created=str(meta.get("creationTimestamp") or ""),
+                completed=str(status.get("completionTime") or ""),
+            )
+        )
+    return out
+
+
+class AutoTuners:
+    """The loop's state: the last status written per tuner."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.kick = asyncio.Event()
+        self.written: dict[Key, dict[str, Any]] = {}
+
+    async def loop(self) -> None:
+        """Pass over every tuner until cancelled."""
+        while True:
+            self.kick.clear()
+            started = time.perf_counter()
+            delay = PASS_SECONDS
+            try:
+                delay = await self.update()
+            except (KubeError, OSError) as exc:
+                log.warning("autotuners: %s", exc)
+            except Exception:  # a bug in one pass must not end tuning for good
+                log.exception("autotuner pass failed; retrying in %.0f s", PASS_SECONDS)
+            self.rt.metrics.latency.labels(controller="autotuner").observe(
+                time.perf_counter() - started
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.kick.wait(), delay)
+
+    async def update(self) -> float:
+        """One pass over every tuner; the seconds to wait before the next."""
+        now = self.rt.clock()
+        delay = IDLE_SECONDS
+        live: set[Key] = set()
+        for body in list(self.rt.indices.all_values(AUTOTUNERS)):
+            meta = body.get("metadata") or {}
+            key = (str(meta.get("namespace") or ""), str(meta.get("name")))
+            live.add(key)
+            if meta.get("deletionTimestamp"):
+                continue
+            try:
+                if await self.one(key, body, now):
+                    delay = PASS_SECONDS
+            except (KubeError, OSError) as exc:
+                log.warning("tuner %s/%s: %s", *key, exc)
+        for gone in set(self.written) - live:
+            self.written.pop(gone, None)
+        return delay
+
+    async def _logs(self, ns: str, tuner: GryviaAutoTuner, jobs: list[TrialJob]) -> dict[str, str]:
+        """The logs of the trials not ended in status whose pods started."""
+        ended = {
+            t.name
+            for t in (tuner.status.trials if tuner.status else None) or []
+            if t.state in ENDED_STATES
+        }
+        out: dict[str, str] = {}
+        for job in jobs:
+            if job.name in ended:
+                continue
+            texts = []
+            for pod in self.rt.indices.values(PODS_BY_JOB, (ns, job.name)):
+                if pod.phase in ("Running", "Succeeded", "Failed"):
+                    text = await trainer_log(self.rt, ns, pod.name)
+                    if text is not None:
+                        texts.append(text)
+            if texts:
+                out[job.name] = "\n".join(texts)
+        return out
+
+    async def one(self, key: Key, body: dict[str, Any], now: datetime) -> bool:
+        """Reconcile one tuner; True while it has trials not ended."""
+        stored = dict(body.get("status") or {})
+        before = self.written.get(key) or stored
+        body = {**body, "status": before}
+        try:
+            tuner = GryviaAutoTuner.model_validate(body)
+        except ValidationError as exc:
+            problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
+            await self.write(key, stored, invalid_status(problems))
+            return False
+        ns = key[0]
+        jobs = trial_jobs(self.rt, *key)
+        plan = reconcile_tuner(tuner, jobs, await self._logs(ns, tuner, jobs), now)
+        for name in plan.stop:
+            patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
+            with contextlib.suppress(NotFound):
+                await self.rt.api.patch("GryviaAIJob", name, patch, ns)
+            log.info("tuner %s/%s: early-stopped trial %s", *key, name)
+            self.rt.post_event(
+                body, JobEvent("Normal", "TrialEarlyStopped", f"trial {name} stopped")
+            )
+        for job in plan.create:
+            try:
+                await self.rt.api.create(job)
+                self.rt.metrics.writes.labels(kind="GryviaAIJob", verb="create").inc()
+            except AlreadyExists:
+                pass
+            except KubeError as exc:  # e.g. refused by the webhook: say so, try next pass
+                text = f"trial job {job['metadata']['name']} not created: {exc}"
+                self.rt.post_event(body, JobEvent("Warning", "TrialNotCreated", text))
+                plan.status["message"] = text[:1024]
+                failed = int(job["metadata"]["labels"][LABEL_TRIAL])
+                plan.status["trials"] = [t for t in plan.status["trials"] if t["index"] < failed]
+                plan.status["trialsCreated"] = len(plan.status["trials"])
+                break
+        await self.write(key, stored, plan.status)
+        return plan.status.get("phase") == "Running"
+
+    async def write(self, key: Key, stored: dict[str, Any], status: dict[str, Any]) -> None:
+        """Merge-patch the status when it differs from the last written (or stored) one;
+        keys no longer set are removed (null)."""
+        before = self.written.get(key) or stored
+        if _same(before, status):
+            if _same(stored, status):
+                self.written.pop(key, None)  # the watch caught up
+            return
+        patch = {k: None for k in before if k not in status} | status
+        with contextlib.suppress(NotFound):
+            await self.rt.api.patch(KIND, key[1], {"status": patch}, key[0], subresource="status")
+        self.rt.metrics.writes.labels(kind=KIND, verb="status").inc()
+        self.written[key] = {k: v for k, v in status.items() if v is not None}
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return {k: v for k, v in a.items() if v is not None} == {
+        k: v for k, v in b.items() if v is not None
+    }
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: AutoTuners) -> None:
+    """Register the tuner index, and wake the loop when a tuner or a trial job changes."""
+
+    @kopf.index(GROUP, VERSION, PLURAL, id=AUTOTUNERS, registry=registry)
+    async def tuner_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        """Keep each tuner without managedFields."""
+        meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"}
+        return {
+            (namespace or "", name): {
+                "apiVersion": body.get("apiVersion"),
+                "kind": body.get("kind"),
+                "metadata": meta,
+                "spec": dict(body.get("spec") or {}),
+                "status": dict(body.get("status") or {}),
+            }
+        }
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_autotuner_events", registry=registry)
+    async def tuner_event(type: str, namespace: str | None, name: str, **_: Any) -> None:
+        """A tuner appeared, changed or went: pass now."""
+        if type == "DELETED":
+            loop.written.pop((namespace or "", name), None)
+        loop.kick.set()
+
+    @kopf.on.event(
+        GROUP,
+        VERSION,
+        "gryviaaijobs",
+        id="gryvia_autotuner_trial_events",
+        labels={LABEL_TUNER: kopf.PRESENT},
+        registry=registry,
+    )
+    async def trial_event(**_: Any) -> None:
+        """A trial job changed: pass now."""
+        loop.kick.set()

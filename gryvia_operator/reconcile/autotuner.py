@@ -1,0 +1,384 @@
+"""GryviaAutoTuner, pure: each trial's parameters (grid or seeded random), the metric lines a
+trial printed, median and ASHA early stopping, the best trial, which trial jobs to create
+and stop, and the tuner's status. The handler (`handlers.autotuner`) reads and writes.
+
+The trial's contract (docs/tuning.md): lines `GRYVIA_METRIC <name>=<value> [...] [step=<n>]`
+on stdout or stderr; a line with `step=` is an intermediate report (early stopping judges
+those), and the objective value of a trial is the value of the last line naming it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gryvia_operator.api.autotuner import (
+    LABEL_TRIAL,
+    LABEL_TUNER,
+    MAX_NAME,
+    MAX_REPORTS,
+    EarlyStopping,
+    Goal,
+    GryviaAutoTuner,
+    TrialState,
+    env_name,
+    substitute,
+)
+from gryvia_operator.api.helpers import TERMINAL_PHASES, JobPhase
+from gryvia_operator.api.names import API_VERSION
+from gryvia_operator.reconcile.tunersearch import sample, total_trials
+
+METRIC_LINE = re.compile(r"^GRYVIA_METRIC[ \t]+(.+?)[ \t\r]*$", re.MULTILINE)
+"""A trial's report line (stdout or stderr); its fields are `name=value` pairs."""
+ENDED_STATES: frozenset[TrialState] = frozenset(
+    {"Succeeded", "Failed", "EarlyStopped", "MetricsUnavailable"}
+)
+
+Report = tuple[int, float]
+"""(step, value) of one intermediate report."""
+
+
+def trial_name(tuner: str, index: int) -> str:
+    """`<tuner>-t<index>`: the GryviaAIJob of trial `index`."""
+    return f"{tuner}-t{index}"
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """What a trial's log says of one metric."""
+
+    reports: tuple[Report, ...] = ()
+    """Intermediate reports by step (the last line of a step wins), ascending."""
+    last: float | None = None
+    """The value of the last line naming the metric (with or without step)."""
+
+
+def parse_metrics(log_text: str, name: str) -> Metrics:
+    """The reports of metric `name` in a log. Fields that are not `key=value`, values that
+    are not finite numbers and steps that are not whole numbers are ignored."""
+    by_step: dict[int, float] = {}
+    last: float | None = None
+    for m in METRIC_LINE.finditer(log_text):
+        fields = dict(f.split("=", 1) for f in m.group(1).split() if "=" in f)
+        raw = fields.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if not math.isfinite(value):
+            continue
+        last = value
+        step = fields.get("step", "")
+        if step.isdigit() and len(step) <= 9:
+            by_step[int(step)] = value
+    return Metrics(tuple(sorted(by_step.items())), last)
+
+
+def _better(a: float, b: float, goal: Goal) -> bool:
+    return a > b if goal == "maximize" else a < b
+
+
+def _best(values: Sequence[float], goal: Goal) -> float:
+    return max(values) if goal == "maximize" else min(values)
+
+
+def median_stop(
+    reports: Sequence[Report],
+    completed: Sequence[Sequence[Report]],
+    goal: Goal,
+    es: EarlyStopping,
+) -> str | None:
+    """Vizier's median stopping rule: at the trial's latest step s (>= startStep), stop when
+    its best value up to s is worse than the median of the running averages up to s of the
+    completed trials (at least minTrials of them with a report at or before s). Returns why,
+    or None to keep it running."""
+    if not reports:
+        return None
+    s = reports[-1][0]
+    if s < es.start_step:
+        return None
+    averages = [
+        statistics.fmean(v for st, v in c if st <= s)
+        for c in completed
+        if any(st <= s for st, _ in c)
+    ]
+    if len(averages) < es.min_trials:
+        return None
+    best = _best([v for st, v in reports if st <= s], goal)
+    median = statistics.median(averages)
+    if not _better(median, best, goal):
+        return None
+    return (
+        f"median stopping: best {best:g} by step {s} is worse than the median {median:g} "
+        f"of {len(averages)} completed trials"
+    )
+
+
+def rung_value(reports: Sequence[Report], rung_step: int) -> float | None:
+    """A trial's value at a rung: its first report at or after `rung_step`."""
+    return next((v for st, v in reports if st >= rung_step), None)
+
+
+def asha_stop(
+    reports: Sequence[Report],
+    others: Sequence[Sequence[Report]],
+    judged: int | None,
+    goal: Goal,
+    es: EarlyStopping,
+) -> tuple[int | None, str | None]:
+    """ASHA for one running trial: the highest rung k (step minStep x factor^k) it reached
+    and was not judged at yet; it stays only if its rung value is among the top
+    max(1, n // factor) of the n trials' values at that rung (itself and `others`, every
+    trial with a report there). Returns (the rung judged or `judged`, why it stops or None)."""
+    if not reports:
+        return judged, None
+    top_step = reports[-1][0]
+    k = -1
+    while es.min_step * es.reduction_factor ** (k + 1) <= top_step:
+        k += 1
+    if k < 0 or (judged is not None and k <= judged):
+        return judged, None
+    rung_step = es.min_step * es.reduction_factor**k
+    mine = rung_value(reports, rung_step)
+    assert mine is not None
+    values = [v for o in others if (v := rung_value(o, rung_step)) is not None]
+    ranked = sorted([mine, *values], reverse=goal == "maximize")
+    keep = max(1, len(ranked) // es.reduction_factor)
+    if not _better(ranked[keep - 1], mine, goal):
+        return k, None
+    return k, (
+        f"ASHA: value {mine:g} at rung {k} (step {rung_step}) is not in the top {keep} "
+        f"of {len(ranked)}"
+    )
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """What the tuner needs of one trial job (from the job index)."""
+
+    name: str
+    index: int
+    phase: str = ""
+    message: str = ""
+    created: str = ""
+    completed: str = ""
+
+
+@dataclass
+class TunerPlan:
+    """One pass: trial jobs to create, trial jobs to cancel, and the new status."""
+
+    create: list[dict[str, Any]] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    status: dict[str, Any] = field(default_factory=dict)
+
+
+def build_trial_job(
+    tuner: GryviaAutoTuner, index: int, params: Mapping[str, str]
+) -> dict[str, Any]:
+    """Trial `index`'s GryviaAIJob: the template with placeholders substituted, env
+    GRYVIA_PARAM_<NAME>, GRYVIA_TRIAL_INDEX and GRYVIA_TUNER appended, labelled with the
+    tuner and the index, owned (controller) by the tuner."""
+    meta = tuner.metadata
+    name = trial_name(meta.name or "", index)
+    values = {f"parameters.{k}": v for k, v in params.items()}
+    values |= {"trial.index": str(index), "trial.name": name, "tuner.name": meta.name or ""}
+    spec = substitute(tuner.spec.job_template, values)
+    env = [e for e in spec.get("env") or [] if isinstance(e, dict)]
+    env += [{"name": env_name(k), "value": v} for k, v in params.items()]
+    env += [
+        {"name": "GRYVIA_TRIAL_INDEX", "value": str(index)},
+        {"name": "GRYVIA_TUNER", "value": meta.name or ""},
+    ]
+    spec["env"] = env
+    owner = {
+        "apiVersion": API_VERSION,
+        "kind": "GryviaAutoTuner",
+        "name": meta.name,
+        "uid": meta.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "GryviaAIJob",
+        "metadata": {
+            "name": name,
+            "namespace": meta.namespace,
+            "labels": {LABEL_TUNER: meta.name, LABEL_TRIAL: str(index)},
+            "ownerReferences": [owner],
+        },
+        "spec": spec,
+    }
+
+
+def _trial_state(before: str, job: TrialJob | None, has_value: bool) -> TrialState:
+    if before in ENDED_STATES:
+        return before
+    phase = job.phase if job else ""
+    if phase == JobPhase.SUCCEEDED:
+        return "Succeeded" if has_value else "MetricsUnavailable"
+    if phase in TERMINAL_PHASES:
+        return "Failed"
+    return "Running" if phase == JobPhase.RUNNING else "Pending"
+
+
+def _stamp(now: datetime) -> str:
+    return now.isoformat().replace("+00:00", "Z")
+
+
+def reconcile_tuner(
+    tuner: GryviaAutoTuner,
+    jobs: Sequence[TrialJob],
+    logs: Mapping[str, str],
+    now: datetime,
+) -> TunerPlan:
+    """The plan of one pass. `jobs`: the tuner's trial jobs; `logs`: trial job name -> the
+    log read this pass (trials without one keep the reports in status). A trial counts
+    against `parallelism` until its job has ended (an early-stopped one too, until its
+    cancellation is done); new trials are created only in index order."""
+    spec, name = tuner.spec, tuner.metadata.name or ""
+    stored = {t.index: t for t in (tuner.status.trials if tuner.status else None) or []}
+    by_index = {j.index: j for j in jobs}
+    plan = TunerPlan()
+    if len(name) > MAX_NAME:
+        plan.status = {
+            "phase": "Invalid",
+            "message": f"metadata.name: use at most {MAX_NAME} characters so trial job names fit",
+        }
+        return plan
+    goal, es = spec.objective.goal, spec.early_stopping
+    trials: list[dict[str, Any]] = []
+    reports: dict[int, tuple[Report, ...]] = {}
+    for index in sorted(set(stored) | set(by_index)):
+        before, job = stored.get(index), by_index.get(index)
+        entry: dict[str, Any] = (
+            before.model_dump(by_alias=True, exclude_none=True, mode="json")
+            if before
+            else {
+                "index": index,
+                "name": trial_name(name, index),
+                "parameters": sample(spec, index),
+            }
+        )
+        text = logs.get(entry["name"])
+        if text is not None and entry.get("state") not in ENDED_STATES:
+            metrics = parse_metrics(text, spec.objective.name)
+            entry["reports"] = [{"step": s, "value": v} for s, v in metrics.reports[-MAX_REPORTS:]]
+            if metrics.reports:
+                entry["step"] = metrics.reports[-1][0]
+            if metrics.last is not None:
+                entry["value"] = metrics.last
+        state = _trial_state(str(entry.get("state", "")), job, "value" in entry)
+        if state == "Failed" and entry.get("state") != "Failed" and job is not None:
+            entry["message"] = job.message or f"job {job.name} ended {job.phase}"
+        entry["state"] = state
+        if job is not None and job.created:
+            entry.setdefault("startTime", job.created)
+        if job is not None and job.phase in TERMINAL_PHASES:
+            entry.setdefault("completionTime", job.completed or _stamp(now))
+        reports[index] = tuple((r["step"], r["value"]) for r in entry.get("reports") or [])
+        trials.append(entry)
+    if es is not None:
+        _early_stop(trials, reports, goal, es, plan)
+    active = [
+        t
+        for t in trials
+        if by_index.get(t["index"]) is None or by_index[t["index"]].phase not in TERMINAL_PHASES
+    ]
+    total = total_trials(spec)
+    next_index = len(trials)
+    while len(active) < spec.parallelism and next_index < total:
+        params = sample(spec, next_index)
+        plan.create.append(build_trial_job(tuner, next_index, params))
+        entry = {
+            "index": next_index,
+            "name": trial_name(name, next_index),
+            "parameters": params,
+            "state": "Pending",
+            "startTime": _stamp(now),
+        }
+        trials.append(entry)
+        active.append(entry)
+        next_index += 1
+    plan.status = _status(tuner, trials, len(active), total, now)
+    return plan
+
+
+def _early_stop(
+    trials: list[dict[str, Any]],
+    reports: Mapping[int, tuple[Report, ...]],
+    goal: Goal,
+    es: EarlyStopping,
+    plan: TunerPlan,
+) -> None:
+    completed = [reports[t["index"]] for t in trials if t["state"] == "Succeeded"]
+    for t in trials:
+        if t["state"] != "Running":
+            continue
+        mine = reports[t["index"]]
+        if es.algorithm == "median":
+            why = median_stop(mine, completed, goal, es)
+        else:
+            others = [reports[o["index"]] for o in trials if o is not t]
+            rung, why = asha_stop(mine, others, t.get("rung"), goal, es)
+            if rung is not None:
+                t["rung"] = rung
+        if why:
+            t["state"], t["message"] = "EarlyStopped", why
+            plan.stop.append(t["name"])
+
+
+def best_trial(trials: Sequence[Mapping[str, Any]], goal: Goal) -> Mapping[str, Any] | None:
+    """The trial with the best last reported value (any state; the lowest index on ties)."""
+    best: Mapping[str, Any] | None = None
+    for t in trials:
+        if t.get("value") is not None and (
+            best is None or _better(t["value"], best["value"], goal)
+        ):
+            best = t
+    return best
+
+
+def _status(
+    tuner: GryviaAutoTuner, trials: list[dict[str, Any]], active: int, total: int, now: datetime
+) -> dict[str, Any]:
+    before = tuner.status
+    peak = max(active, (before.peak_running if before else None) or 0)
+    best = best_trial(trials, tuner.spec.objective.goal)
+    done = active == 0 and len(trials) >= total
+    status: dict[str, Any] = {
+        "trialsCreated": len(trials),
+        "running": active,
+        "peakRunning": peak,
+        "trials": trials,
+    }
+    if best is not None:
+        status["best"] = {k: best[k] for k in ("index", "name", "parameters", "value")}
+    counts = {s: sum(1 for t in trials if t["state"] == s) for s in ENDED_STATES}
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n)
+    if not done:
+        status["phase"] = "Running"
+        status["message"] = f"{len(trials)} of {total} trials created; {active} not ended"
+    elif best is None:
+        status["phase"] = "Failed"
+        status["message"] = f"no trial reported {tuner.spec.objective.name} ({summary})"
+    else:
+        status["phase"] = "Succeeded"
+        status["message"] = f"{total} trials ended ({summary}); best {best['name']}"
+    if done:
+        stamp = (before.completion_time if before else None) or now
+        status["completionTime"] = _stamp(stamp)
+    return status
+
+
+def invalid_status(problems: Sequence[str]) -> dict[str, Any]:
+    """The status of a tuner whose spec is not valid (its trials are left alone)."""
+    return {"phase": "Invalid", "message": "; ".join(problems)[:1024]}

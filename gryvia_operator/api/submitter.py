@@ -59,7 +59,7 @@ def forged(obj: Any, user_info: Any) -> str:
         if key in present and present.get(key) != wanted.get(key):
             return (
                 f"annotation {key} is set by the admission webhook from the requesting user "
-                f'({wanted.get(key, "no user")!r}) and cannot be set to {present.get(key)!r}: '
+                f"({wanted.get(key, 'no user')!r}) and cannot be set to {present.get(key)!r}: "
                 "remove it from the manifest"
             )
     return ""
@@ -97,4 +97,3 @@ def stamp_patch(obj: Any, user_info: Any) -> list[dict[str, Any]]:
 def _pointer(key: str) -> str:
     """`key` escaped as one JSON Pointer token (RFC 6901: ~ as ~0, / as ~1)."""
     return key.replace("~", "~0").replace("/", "~1")
-

@@ -17,12 +17,12 @@ from gryvia_operator.api import (
     GryviaQuota,
     GryviaTenant,
     inventory_warnings,
+    submitter,
     validate_job,
 )
 from gryvia_operator.api import messages as msg
-from gryvia_operator.api import submitter
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
-from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.names import ANNOTATION_SUBMITTER, LABEL_GPU
 from gryvia_operator.api.pending import never_fits
 from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.reconcile.views import NodeView
@@ -66,8 +66,9 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
 
     Allowed types are the union of the quotas' `allowedGPUTypes` (case-insensitive; an unset
     or `any` type is refused when types are restricted, so it cannot bypass them); the per-job
-    limit is the smallest positive `maxGPUsPerJob`; a tenant with `allowedSkus` needs an
-    enabled SKU for the type. CPU-only jobs pass.
+    limit is the smallest positive `maxGPUsPerJob`; a job with a submitter may not ask for more
+    than the smallest positive `maxGPUsPerUser` (it could never start); a tenant with
+    `allowedSkus` needs an enabled SKU for the type. CPU-only jobs pass.
     """
     total = job.spec.total_gpus()
     if total == 0:
@@ -84,6 +85,12 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     per_job = min((m for m in limits if m), default=0)
     if per_job and total > per_job:
         reasons.append(f"{total} GPUs exceeds the per-job limit of {per_job}")
+    user = (job.metadata.annotations or {}).get(ANNOTATION_SUBMITTER, "")
+    per_user = min(
+        (m for q in policy.quotas if (m := q.spec.gpu_quota.max_gpus_per_user)), default=0
+    )
+    if user and per_user and total > per_user:
+        reasons.append(f"{total} GPUs exceeds the per-user limit of {per_user} (user {user})")
     tenant = policy.tenant
     if (
         tenant is not None
@@ -137,8 +144,9 @@ def admit_aijob(
 
     DELETE is always allowed, and so is an UPDATE that leaves the spec and the submitter
     alone (labels, the cancel annotation, finalizers), so a job admitted while the webhook was
-    down can still be cancelled. An UPDATE whose only spec change is `suspend` (a run control, as cancel is; the
-    operator releases array elements this way) skips the quota policy: the operator's gate
+    down can still be cancelled. An UPDATE whose only spec change is `suspend` (a run control,
+    as cancel is; the operator releases array elements this way) skips the quota policy: the
+    operator's gate
     still judges the job when it runs. Any other spec change is judged as a new job would be,
     so a job the policy refuses (Rejected while the webhook was down, or since the quota
     changed) cannot be patched through, and a job cannot be patched into a disallowed GPU type

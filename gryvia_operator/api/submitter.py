@@ -2,10 +2,11 @@
 request's `userInfo`, the rule that refuses a forged or changed value, and how views read it.
 
 Pure (no I/O). The mutating webhook (`webhook.review.mutate_aijob`) sets the annotations on
-CREATE; the validating webhook (`webhook.review.admit_aijob`) refuses a CREATE whose values are
-not the requester's own and any UPDATE that adds, changes or removes them. A job created while
-the webhooks were down (failurePolicy Ignore) has no submitter: views show `-` and per-user
-quota limits do not count it.
+CREATE and puts them back when an UPDATE leaves them out; the validating webhook
+(`webhook.review.admit_aijob`) refuses a CREATE whose values are not the requester's own and
+any UPDATE that adds, changes or removes them. A job created while the webhooks were down
+(failurePolicy Ignore) has no submitter: views show `-` and per-user quota limits do not
+count it.
 """
 
 from __future__ import annotations
@@ -81,7 +82,20 @@ def changed(obj: Any, old: Any) -> str:
 def stamp_patch(obj: Any, user_info: Any) -> list[dict[str, Any]]:
     """JSONPatch operations that set the submitter annotations of `obj` from `user_info`
     ([] when `userInfo` names no user or the values are already right)."""
-    wanted = stamp(user_info)
+    return _add_patch(obj, stamp(user_info))
+
+
+def restore_patch(obj: Any, old: Any) -> list[dict[str, Any]]:
+    """JSONPatch operations that put back the submitter annotations an UPDATE left out of
+    `obj` (a `kubectl replace` or server-side apply of a manifest without them) from the
+    stored `old`; a changed value is not touched (`changed` refuses it)."""
+    new_a, old_a = annotations_of(obj), annotations_of(old)
+    kept = {k: old_a.get(k) for k in (ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS)}
+    return _add_patch(obj, {k: v for k, v in kept.items() if k not in new_a and isinstance(v, str)})
+
+
+def _add_patch(obj: Any, wanted: Mapping[str, str]) -> list[dict[str, Any]]:
+    """JSONPatch `add` operations giving `obj` the annotations `wanted` ([] when it has them)."""
     present = annotations_of(obj)
     if not wanted or all(present.get(k) == v for k, v in wanted.items()):
         return []

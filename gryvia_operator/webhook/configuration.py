@@ -137,15 +137,15 @@ def build_mutating_configuration(
     timeout_seconds: int = 5,
     exclude_namespaces: Sequence[str] = ("kube-system",),
 ) -> dict[str, Any]:
-    """The mutating webhook that stamps a new GryviaAIJob's submitter (CREATE only) at
-    `base_url`, trusting `ca_bundle` (PEM). `reinvocationPolicy: Never`: no other webhook's
-    change can make the stamp wrong, and the validating webhook checks it again."""
+    """The mutating webhook that stamps a new GryviaAIJob's submitter (CREATE) and keeps it
+    through an UPDATE that leaves it out, at `base_url`, trusting `ca_bundle` (PEM).
+    `reinvocationPolicy: Never`: the validating webhook checks the result again."""
     hook = _webhook(
         AIJOB_MUTATING_WEBHOOK,
         base_url.rstrip("/") + AIJOB_MUTATE_PATH,
         ca_bundle,
         "gryviaaijobs",
-        ("CREATE",),
+        ("CREATE", "UPDATE"),
         failure_policy,
         timeout_seconds,
         exclude_namespaces,

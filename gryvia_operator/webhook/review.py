@@ -227,10 +227,16 @@ def _changed_spec_fields(new: Any, old: Any) -> set[str]:
 def mutate_aijob(request: Mapping[str, Any]) -> Verdict:
     """The mutating webhook: on CREATE, stamp the submitter annotations from the request's
     `userInfo` (`api.submitter.stamp_patch`), refusing a manifest that names someone else
-    (`api.submitter.forged`). Any other operation passes unchanged."""
-    if request.get("operation") != "CREATE":
+    (`api.submitter.forged`); on UPDATE, put back the ones the new object leaves out
+    (`api.submitter.restore_patch`: `kubectl replace` or server-side apply of the original
+    manifest), leaving a changed value for the validating webhook to refuse. Any other
+    operation passes unchanged."""
+    operation, obj = request.get("operation"), request.get("object")
+    if operation == "UPDATE":
+        return Verdict(True, patch=tuple(submitter.restore_patch(obj, request.get("oldObject"))))
+    if operation != "CREATE":
         return Verdict(True)
-    obj, user = request.get("object"), request.get("userInfo")
+    user = request.get("userInfo")
     if denial := submitter.forged(obj, user):
         return Verdict(False, denial)
     return Verdict(True, patch=tuple(submitter.stamp_patch(obj, user)))

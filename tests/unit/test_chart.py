@@ -762,7 +762,7 @@ def test_webhook_configuration() -> None:
     (stamp,) = one(objs, "MutatingWebhookConfiguration", "gryvia-webhook")["webhooks"]
     assert stamp["clientConfig"]["service"]["path"] == "/mutate-gryvia-io-v1alpha1-gryviaaijob"
     assert stamp["rules"][0]["resources"] == ["gryviaaijobs"]
-    assert stamp["rules"][0]["operations"] == ["CREATE"]
+    assert stamp["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert (stamp["failurePolicy"], stamp["reinvocationPolicy"]) == ("Ignore", "Never")
     assert stamp["namespaceSelector"] == vwc["webhooks"][0]["namespaceSelector"]
     service = one(objs, "Service", "gryvia-webhook")

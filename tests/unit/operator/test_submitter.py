@@ -114,6 +114,23 @@ def test_any_change_of_the_submitter_on_update_is_refused() -> None:
     }
 
 
+def test_an_update_that_leaves_the_submitter_out_gets_it_back() -> None:
+    old = make_job("a").annotate("x", "y").obj()
+    old["metadata"]["annotations"].update(STAMPED)
+    bare = make_job("a").obj()
+    bare["metadata"].pop("annotations", None)  # a manifest without any annotation
+    for replaced in (bare, make_job("a").annotate("x", "z").obj()):
+        answer = review_aijob_mutation(_review(replaced, "UPDATE", old, BOB))
+        restored = _patched(answer, replaced)
+        assert {k: restored["metadata"]["annotations"][k] for k in STAMPED} == STAMPED
+        request = {"operation": "UPDATE", "object": restored, "oldObject": old}
+        assert admit_aijob(request).allowed
+    changed = json.loads(json.dumps(old))
+    changed["metadata"]["annotations"][ANNOTATION_SUBMITTER] = "bob@example.com"
+    answer = review_aijob_mutation(_review(changed, "UPDATE", old, BOB))["response"]
+    assert answer["allowed"] is True and "patch" not in answer  # the validating one refuses
+
+
 def test_no_user_no_stamp_and_pointer_escaping() -> None:
     assert sub.stamp({}) == {}
     assert sub.stamp_patch(make_job().obj(), None) == []
@@ -134,7 +151,7 @@ def test_the_mutating_configuration() -> None:
         hook["clientConfig"]["url"]
         == "https://127.0.0.1:9443/mutate-gryvia-io-v1alpha1-gryviaaijob"
     )
-    assert hook["rules"][0]["operations"] == ["CREATE"]
+    assert hook["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert hook["reinvocationPolicy"] == "Never"
     assert mutating_name("gryvia-validating") == "gryvia-mutating"
     assert mutating_name("gryvia-validating-test") == "gryvia-mutating-test"

@@ -17,7 +17,11 @@ from typing import Any
 
 import pytest
 
-from gryvia_operator.api.names import ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS
+from gryvia_operator.api.names import (
+    ANNOTATION_SUBMITTER,
+    ANNOTATION_SUBMITTER_GROUPS,
+    SUBMITTER_ANNOTATIONS,
+)
 from tests.integration.cli.conftest import CliCase, kubectl_json
 from tests.support.manifests import sh_job
 from tests.support.wait import wait_for
@@ -102,6 +106,12 @@ def test_the_submitter_is_stamped_cannot_be_forged_or_changed_and_filters_lists(
         assert patch.returncode != 0
         assert f"annotation {ANNOTATION_SUBMITTER} records who submitted the job" in patch.stderr
     assert _annotations(case, "by-alice")[ANNOTATION_SUBMITTER] == "alice@example.com"
+    again = sh_job("by-alice", gpus=1, gpu_type="L40", **held)  # the manifest, no annotations
+    case.sandbox.apply(again, namespace=case.namespace, verb="replace", extra=ALICE)
+    kept = _annotations(case, "by-alice")  # put back by the mutating webhook
+    assert {k: kept.get(k) for k in SUBMITTER_ANNOTATIONS} == {
+        k: stamped[k] for k in SUBMITTER_ANNOTATIONS
+    }
 
     listed = case.gryvia("list", "jobs", "-n", case.namespace)
     assert listed.returncode == 0, listed.stderr

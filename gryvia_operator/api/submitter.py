@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gryvia_operator.api.names import ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS
+from gryvia_operator.api.names import (
+    ANNOTATION_SUBMITTER,
+    ANNOTATION_SUBMITTER_GROUPS,
+    SUBMITTER_ANNOTATIONS,
+)
 
 UNKNOWN = "-"
 """What views show for a job without a submitter."""
@@ -56,7 +60,7 @@ def forged(obj: Any, user_info: Any) -> str:
     `userInfo` gives ("" when they are absent or equal): nobody may submit in another's name.
     """
     wanted, present = stamp(user_info), annotations_of(obj)
-    for key in (ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS):
+    for key in SUBMITTER_ANNOTATIONS:
         if key in present and present.get(key) != wanted.get(key):
             return (
                 f"annotation {key} is set by the admission webhook from the requesting user "
@@ -70,7 +74,7 @@ def changed(obj: Any, old: Any) -> str:
     """The denial for an UPDATE that adds, changes or removes a submitter annotation ("" when
     both stay as they were)."""
     new_a, old_a = annotations_of(obj), annotations_of(old)
-    for key in (ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS):
+    for key in SUBMITTER_ANNOTATIONS:
         if new_a.get(key) != old_a.get(key):
             return (
                 f"annotation {key} records who submitted the job and cannot be changed "
@@ -90,7 +94,7 @@ def restore_patch(obj: Any, old: Any) -> list[dict[str, Any]]:
     `obj` (a `kubectl replace` or server-side apply of a manifest without them) from the
     stored `old`; a changed value is not touched (`changed` refuses it)."""
     new_a, old_a = annotations_of(obj), annotations_of(old)
-    kept = {k: old_a.get(k) for k in (ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS)}
+    kept = {k: old_a.get(k) for k in SUBMITTER_ANNOTATIONS}
     return _add_patch(obj, {k: v for k, v in kept.items() if k not in new_a and isinstance(v, str)})
 
 

@@ -180,8 +180,12 @@ def test_a_per_user_limit_holds_a_users_second_job_while_another_users_runs(
     assert pending["resource"] == f"quota {team}, user alice@example.com"
     shown = case.gryvia("queue", "-n", ns, "--mine")
     assert shown.returncode == 0 and "No jobs waiting" in shown.stderr  # the admin's: none
-    theirs = case.gryvia("queue", "-n", ns, "-u", "alice@example.com")
-    assert "a2" in theirs.stdout and "user alice@example.com holds 1 of the 1 GPU" in theirs.stdout
+    theirs = json.loads(
+        case.gryvia("queue", "-n", ns, "-u", "alice@example.com", "-o", "json").stdout
+    )
+    (item,) = theirs["items"]
+    assert (item["name"], item["user"]) == ("a2", "alice@example.com")
+    assert "user alice@example.com holds 1 of the 1 GPU" in item["reason"]
     gate.touch()  # alice's first job ends: her second starts
     wait_for(lambda: _phase(case, "a2") == "Succeeded", timeout=120, what="a2 runs after a1")
 

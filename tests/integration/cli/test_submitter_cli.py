@@ -107,6 +107,8 @@ def test_the_submitter_is_stamped_cannot_be_forged_or_changed_and_filters_lists(
         assert f"annotation {ANNOTATION_SUBMITTER} records who submitted the job" in patch.stderr
     assert _annotations(case, "by-alice")[ANNOTATION_SUBMITTER] == "alice@example.com"
     again = sh_job("by-alice", gpus=1, gpu_type="L40", **held)  # the manifest, no annotations
+    stored = kubectl_json(case.sandbox, "get", "gryviaaijob", "-n", case.namespace, "by-alice")
+    again["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]  # CRs need it
     case.sandbox.apply(again, namespace=case.namespace, verb="replace", extra=ALICE)
     kept = _annotations(case, "by-alice")  # put back by the mutating webhook
     assert {k: kept.get(k) for k in SUBMITTER_ANNOTATIONS} == {

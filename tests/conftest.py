@@ -190,6 +190,7 @@ def operator(
 ) -> Iterator[OperatorProcess]:
     """The operator running against the sandbox for the whole session (tests may kill and
     restart it); stopped, and its webhook configuration removed, at the end."""
+    from gryvia_operator.webhook.configuration import mutating_name
     from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 
     proc = OperatorProcess(sandbox.kubeconfig, tmp_path_factory.mktemp("operator") / "operator.log")
@@ -202,6 +203,13 @@ def operator(
             "delete",
             "validatingwebhookconfiguration",
             WEBHOOK_CONFIG,
+            "--ignore-not-found",
+            check=False,
+        )
+        sandbox.kubectl_run(
+            "delete",
+            "mutatingwebhookconfiguration",
+            mutating_name(WEBHOOK_CONFIG),
             "--ignore-not-found",
             check=False,
         )

@@ -39,6 +39,23 @@ AllNamespacesOpt = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
 ]
 YesOpt = Annotated[bool, typer.Option("-y", "--yes", help="Do not ask for confirmation.")]
+MineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--mine",
+        help="Only jobs you submitted (you as the API server sees your kubeconfig user).",
+    ),
+]
+UserOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-u",
+        "--user",
+        metavar="USER",
+        help="Only jobs these users submitted (repeat or comma-separate; the USER column).",
+        show_default=False,
+    ),
+]
 MergeKubeconfigOpt = Annotated[
     Path | None,
     typer.Option(

@@ -8,7 +8,15 @@ from typing import Annotated, Any, ClassVar
 import typer
 
 from gryvia_cli.cli.group import AliasGroup
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, names_of, render_raw
+from gryvia_cli.cli.options import (
+    AllNamespacesOpt,
+    MineOpt,
+    NamespaceOpt,
+    OutputOpt,
+    UserOpt,
+    names_of,
+    render_raw,
+)
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -68,6 +76,8 @@ def list_jobs(
     phase: Annotated[
         str | None, typer.Option("--phase", help="Only jobs in this phase, e.g. Running.")
     ] = None,
+    mine: MineOpt = False,
+    user: UserOpt = None,
     watch: Annotated[
         bool,
         typer.Option(
@@ -80,8 +90,13 @@ def list_jobs(
 ) -> None:
     """List jobs (GryviaAIJobs).
 
-    Columns NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE. ARRAY lists the elements of a
-    job array (label gryvia.io/array-name=ARRAY), as `squeue -j` does for a Slurm array.
+    Columns NAME, USER, TYPE, GPUS (total), GPU TYPE, STATUS, AGE. ARRAY lists the elements
+    of a job array (label gryvia.io/array-name=ARRAY), as `squeue -j` does for a Slurm array.
+
+    USER is who submitted the job: the admission webhook records the username the API server
+    authenticated (annotation gryvia.io/submitted-by); `-` for a job created while the
+    webhook was down. --mine keeps your own jobs (you as the API server sees your kubeconfig
+    user), -u USER those of USER; jobs without a submitter match neither.
 
     `-o wide` adds pods, ready replicas, run time, the nodes the pods are bound to, the cost
     so far (metered; `~` marks an estimate from the catalog rate) and the status message;
@@ -93,6 +108,8 @@ def list_jobs(
       gryvia list jobs -o json | jq -r '.items[].metadata.name'
       gryvia list jobs sweep
       gryvia list jobs -A -w
+      gryvia list jobs -A --mine
+      gryvia list jobs -u alice@example.com
     """
     if array:
         from gryvia_operator.api.names import LABEL_ARRAY_NAME
@@ -104,13 +121,18 @@ def list_jobs(
     access = state.access()
     wanted = _wanted_phase(phase)
     ns = None if all_namespaces else state.resolve_namespace(namespace)
-    if fmt is OutputFormat.json and not phase and not watch:
+    from gryvia_cli.views.submitters import wanted_users
+
+    users = wanted_users(state, mine, user)
+    if fmt is OutputFormat.json and not phase and not watch and users is None:
         render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
         return
     data = access.list_objects(r.AIJOB, ns, label_selector=selector)
-    items = [i for i in data.get("items") or [] if _in_phase(i, wanted)]
+    items = [i for i in data.get("items") or [] if _in_phase(i, wanted) and _by(i, users)]
     if watch:
-        _watch_jobs(state, fmt, ns, selector, wanted, data)
+        _watch_jobs(
+            state, fmt, ns, selector, lambda i: _in_phase(i, wanted) and _by(i, users), data
+        )
         return
     if render_raw({**data, "items": items}, r.AIJOB, fmt):
         return
@@ -119,6 +141,12 @@ def list_jobs(
         return
     columns, rows = _job_table(state, fmt, ns, items)
     render_table(columns, rows)
+
+
+def _by(item: dict[str, Any], users: frozenset[str] | None) -> bool:
+    from gryvia_operator.api.submitter import submitter_of
+
+    return users is None or submitter_of(item) in users
 
 
 def _in_phase(item: dict[str, Any], wanted: str | None) -> bool:
@@ -169,14 +197,15 @@ def _watch_jobs(
     fmt: OutputFormat,
     ns: str | None,
     selector: str | None,
-    wanted: str | None,
+    keep: Callable[[dict[str, Any]], bool],
     data: dict[str, Any],
 ) -> None:
-    """`list jobs -w`: the table (or each object), then one more line (or object) per change,
-    aligned with the table (`-o wide` reads the pods and prices again for each change)."""
+    """`list jobs -w`: the table (or each object) of the jobs `keep` accepts (--phase, --mine,
+    -u), then one more line (or object) per change of such a job, aligned with the table
+    (`-o wide` reads the pods and prices again for each change)."""
     from gryvia_cli.views.watching import follow_changes
 
-    items = [i for i in data.get("items") or [] if _in_phase(i, wanted)]
+    items = [i for i in data.get("items") or [] if keep(i)]
     columns, rows = _job_table(state, fmt, ns, items)
     widths = column_widths(columns, rows)
     show: Callable[[list[dict[str, Any]]], None]
@@ -210,7 +239,7 @@ def _watch_jobs(
         r.AIJOB,
         ns,
         (list(data.get("items") or []), version),
-        lambda obj: show([obj]) if _in_phase(obj, wanted) else None,
+        lambda obj: show([obj]) if keep(obj) else None,
         label_selector=selector,
     )
 

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, RedrawEveryOpt
+from gryvia_cli.cli.options import (
+    AllNamespacesOpt,
+    MineOpt,
+    NamespaceOpt,
+    OutputOpt,
+    RedrawEveryOpt,
+    UserOpt,
+)
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -26,11 +33,16 @@ app = typer.Typer()
 
 
 def read_queue(
-    state: Session, show_ns: str | None, gpu_type: str | None, fallback: str
+    state: Session,
+    show_ns: str | None,
+    gpu_type: str | None,
+    fallback: str,
+    users: frozenset[str] | None = None,
 ) -> list[QueueEntry]:
     """Read jobs, pods, scheduling events and GPU supply across namespaces; return the
-    QueueEntries to show (positions count every visible waiting job of a type), each with
-    the tenant the operator bills it to."""
+    QueueEntries to show (positions count every visible waiting job of a type; `users`, when
+    given, keeps the jobs those users submitted), each with the tenant the operator bills it
+    to."""
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.queue import (
         build_queue,
@@ -60,6 +72,8 @@ def read_queue(
         entries = [e for e in entries if e.job.namespace == show_ns]
     if gpu_type is not None:
         entries = [e for e in entries if e.job.type_key.lower() == gpu_type.lower()]
+    if users is not None:
+        entries = [e for e in entries if e.job.submitter in users]
     if not entries:
         return entries
     shown = {(e.job.namespace, e.job.name) for e in entries}
@@ -85,6 +99,8 @@ def queue(
             "waits for), soonest first, like squeue --start.",
         ),
     ] = False,
+    mine: MineOpt = False,
+    user: UserOpt = None,
     watch: RedrawEveryOpt = None,
     output: OutputOpt = None,
 ) -> None:
@@ -94,6 +110,12 @@ def queue(
     over every namespace you can read). The reason is the first of: suspended, quota or
     Kueue hold, no node of that GPU type, pods larger than any node, the operator's
     SchedulingFailed message, the pods' FailedScheduling event, too few free GPUs.
+
+    USER is who submitted the job (annotation gryvia.io/submitted-by, recorded by the
+    admission webhook; `-` when not recorded). --mine keeps your own jobs (you as the API
+    server sees your kubeconfig user), -u USER those of USER; positions still count every
+    waiting job. A job held by its quota's per-user limit (gpuQuota.maxGPUsPerUser) says so
+    in REASON, naming the user.
 
     -o wide adds TENANT: the tenant the operator meters the job to (the namespace
     tenant-NAME of an existing GryviaTenant, else the job's gryvia.io/team label, else its
@@ -109,10 +131,11 @@ def queue(
       gryvia queue
       gryvia queue -A --gpu-type H100
       gryvia queue --start
+      gryvia queue -A --mine
       gryvia queue -o json | jq '.items[] | {name, reason}'
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
-    tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason,
+    user, tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason,
     blocker, estimatedStart, start}]}; blocker and estimatedStart are the job's
     status.pending and status.estimatedStart as the operator wrote them (docs/pending.md).
     """
@@ -120,8 +143,11 @@ def queue(
     fmt = state.fmt(output)
     current = state.resolve_namespace(namespace)
     show_ns = None if all_namespaces else current
+    from gryvia_cli.views.submitters import wanted_users
+
+    users = wanted_users(state, mine, user)
     if not watch:
-        entries = read_queue(state, show_ns, gpu_type, current)
+        entries = read_queue(state, show_ns, gpu_type, current, users)
         _render(entries, fmt, show_ns is None, show_ns, start)
         return
     from gryvia_cli.views.streams import new_link
@@ -130,7 +156,7 @@ def queue(
     link = new_link(state.access())  # waits out a stalled or cut connection (until Ctrl-C)
 
     def draw() -> None:
-        entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current))
+        entries = link.call(lambda: read_queue(state, show_ns, gpu_type, current, users))
         _render(entries, fmt, show_ns is None, show_ns, start)
 
     watched = [(r.AIJOB, None), (r.POD, None), (r.NODE, None)]

@@ -18,10 +18,19 @@ def squeue(
     ctx: typer.Context,
     user: Annotated[
         list[str] | None,
-        typer.Option("-u", "--user", help="Only jobs of these users (tenants), comma-separated."),
+        typer.Option(
+            "-u",
+            "--user",
+            help="Only jobs these users submitted (a job without a recorded submitter: its "
+            "tenant), comma-separated.",
+        ),
     ] = None,
     me: Annotated[
-        bool, typer.Option("--me", help="Only jobs of the current namespace's tenant.")
+        bool,
+        typer.Option(
+            "--me",
+            help="Only jobs you submitted (you as the API server sees your kubeconfig user).",
+        ),
     ] = False,
     states: Annotated[
         list[str] | None,
@@ -49,8 +58,9 @@ def squeue(
 
     JOBID is the job's name (`sweep_3` for element 3 of array sweep, whose job is sweep-3;
     its elements still waiting for the %N throttle show as one row `sweep_[2-5%2]`),
-    PARTITION the GPU type it asks for, USER the tenant of its
-    namespace (the submitter is not recorded yet). States: PD, CF, R (CD, F, TO, CA, PR with
+    PARTITION the GPU type it asks for, USER who submitted it (annotation
+    gryvia.io/submitted-by, recorded by the admission webhook; the tenant of its namespace
+    for a job without one), %a (ACCOUNT) the tenant. States: PD, CF, R (CD, F, TO, CA, PR with
     -t). Reasons of pending jobs: JobArrayTaskLimit, JobHeldUser, QOSGrpGRES (quota),
     ReqNodeNotAvail (no node of the GPU type), Resources, None; with the operator's blocker
     (status.pending) also Priority, Reservation, BadConstraints (never fits) and
@@ -71,7 +81,7 @@ def squeue(
         squeue_items,
         squeue_rows,
     )
-    from gryvia_cli.views.slurm import current_tenant, read_slurm_jobs
+    from gryvia_cli.views.slurm import read_slurm_jobs
 
     parts, unknown = parse_percent_format(
         fmt or (SQUEUE_START_FORMAT if start else SQUEUE_FORMAT), SQUEUE_HEADERS
@@ -83,7 +93,7 @@ def squeue(
         )
     state = session(ctx)
     items = read_slurm_jobs(state, reasons=True, exit_codes=False)
-    users = list(user or []) + ([current_tenant(state)] if me else [])
+    users = list(user or []) + ([state.access().whoami()[0]] if me else [])
     shown = squeue_items(
         items, users=users, states=states, partitions=partition, pending_only=start
     )

@@ -190,6 +190,7 @@ def quota_facts_of(quota: GryviaQuota, jobs: Sequence[JobFacts]) -> QuotaFacts:
         monthly_budget=budget.monthly_budget if budget else None,
         hard_limit=bool(budget and budget.hard_limit),
         held=held,
+        max_gpus_per_user=limits.max_gpus_per_user or 0,
     )
 
 

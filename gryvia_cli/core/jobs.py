@@ -23,6 +23,7 @@ from gryvia_operator.api.names import (
     POD_INDEX_LABEL,
 )
 from gryvia_operator.api.preemption import requeue_pending
+from gryvia_operator.api.submitter import UNKNOWN, submitter_of
 
 if TYPE_CHECKING:  # the models load pydantic: only views that show a blocker pay for it
     from pydantic import BaseModel
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # the models load pydantic: only views that show a blocker pa
     from gryvia_operator.api.pending import EstimatedStart, PendingStatus
 
 M = TypeVar("M", bound="BaseModel")
+J = TypeVar("J", bound=Mapping[str, Any])
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -76,6 +78,8 @@ class JobSummary:
     """`spec.priorityClassName` (a GryviaPriority), "" when unset."""
     preemptions: int = 0
     """`status.preemptions`: times a higher-priority job preempted it."""
+    submitter: str = ""
+    """Who submitted it (annotation gryvia.io/submitted-by), "" when not recorded."""
     pending_raw: Mapping[str, Any] | None = field(default=None, repr=False)
     """`status.pending` as stored; read it through `pending`."""
     estimate_raw: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -171,7 +175,16 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         estimate_raw=_map(status.get("estimatedStart")) or None,
         priority_class=str(spec.get("priorityClassName") or ""),
         preemptions=_int(status.get("preemptions")),
+        submitter=submitter_of(obj),
     )
+
+
+def by_submitter(items: Iterable[J], wanted: frozenset[str] | None) -> list[J]:
+    """The GryviaAIJob objects whose submitter (annotation gryvia.io/submitted-by) is in
+    `wanted`; all of them when `wanted` is None. Jobs without a submitter match no user."""
+    if wanted is None:
+        return list(items)
+    return [item for item in items if submitter_of(item) in wanted]
 
 
 def priority_text(job: JobSummary) -> str:
@@ -225,7 +238,7 @@ def durations(job: JobSummary, now: datetime) -> dict[str, float | None]:
     }
 
 
-JOB_COLUMNS = ("name", "type", "gpus", "gpu type", "status", "age")
+JOB_COLUMNS = ("name", "user", "type", "gpus", "gpu type", "status", "age")
 JOB_WIDE_COLUMNS = (*JOB_COLUMNS, "pods", "ready", "duration", "nodes", "cost", "message")
 
 
@@ -257,12 +270,14 @@ def job_row(
     nodes: Sequence[str] = (),
     cost: str = "-",
 ) -> list[Any]:
-    """One `list jobs` row: NAME, TYPE, GPUS (total), GPU TYPE, STATUS, AGE, and with `wide`
+    """One `list jobs` row: NAME, USER (the submitter, `-` when not recorded), TYPE, GPUS
+    (total), GPU TYPE, STATUS, AGE, and with `wide`
     PODS, READY, DURATION, NODES (`nodes`: where the pods are bound, see `bound_nodes`),
     COST (`cost`, the text of the cost so far) and MESSAGE."""
     status = job.phase + (" (cancelling)" if job.cancel_requested and not job.terminal else "")
     row: list[Any] = [
         job.name,
+        job.submitter or UNKNOWN,
         job.job_type or "-",
         job.total_gpus,
         "-" if job.cpu_only else (job.gpu_type or "any"),

@@ -20,6 +20,7 @@ from gryvia_operator.api.attribution import namespace_tenant, tenant_of_object
 from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.names import LABEL_TEAM
 from gryvia_operator.api.pendingtext import start_cell, waiting_line
+from gryvia_operator.api.submitter import UNKNOWN
 
 if TYPE_CHECKING:
     from gryvia_operator.api.pending import EstimatedStart, PendingStatus
@@ -46,6 +47,7 @@ class QueueEntry:
             "position": self.position,
             "namespace": self.job.namespace,
             "name": self.job.name,
+            "user": self.job.submitter or None,
             "tenant": self.tenant or None,
             "gpuType": self.job.type_key,
             "gpus": self.job.total_gpus,
@@ -234,10 +236,11 @@ def with_tenants(
     return out
 
 
-QUEUE_COLUMNS = ("#", "name", "gpu type", "gpus", "phase", "waiting", "start", "reason")
+QUEUE_COLUMNS = ("#", "name", "user", "gpu type", "gpus", "phase", "waiting", "start", "reason")
 QUEUE_WIDE_COLUMNS = (
     "#",
     "name",
+    "user",
     "tenant",
     "gpu type",
     "gpus",
@@ -246,18 +249,18 @@ QUEUE_WIDE_COLUMNS = (
     "start",
     "reason",
 )
-"""Columns of `queue -o wide`: the table's with TENANT after NAME (NAMESPACE goes after #)."""
+"""Columns of `queue -o wide`: the table's with TENANT after USER (NAMESPACE goes after #)."""
 
 
 def queue_row(entry: QueueEntry, *, all_namespaces: bool, wide: bool = False) -> list[Any]:
-    """One table row: position, [namespace,] name, [tenant when `wide`,] type, GPUs, phase,
-    wait, reason."""
+    """One table row: position, [namespace,] name, user (the submitter, `-` when not
+    recorded), [tenant when `wide`,] type, GPUs, phase, wait, reason."""
     job = entry.job
     gpus = job.total_gpus if job.pods == 1 else f"{job.pods}x{job.gpus_per_pod}"
     row: list[Any] = [entry.position]
     if all_namespaces:
         row.append(job.namespace)
-    row.append(job.name)
+    row += [job.name, job.submitter or UNKNOWN]
     if wide:
         row.append(entry.tenant or "-")
     row += [

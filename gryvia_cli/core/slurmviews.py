@@ -4,8 +4,9 @@ Mapping (squeue(1) JOB STATE CODES and JOB REASON CODES, sinfo(1) NODE STATE COD
 
 * JOBID is the job's name (array elements keep `<array>-<index>`), NAME the Slurm job name
   (annotation `gryvia.io/sbatch-job-name`, else the name), PARTITION the GPU type asked for
-  (`any`, `cpu`), as `sinfo` lists the GPU types as partitions, USER the tenant the namespace
-  belongs to (the submitter is not recorded yet), NODES the pods.
+  (`any`, `cpu`), as `sinfo` lists the GPU types as partitions, USER who submitted the job
+  (annotation gryvia.io/submitted-by; the tenant for a job without one), ACCOUNT the tenant
+  the namespace belongs to, NODES the pods.
 * States: Pending/Queued PD (and any suspended job that has not run), Scheduling CF,
   Running R (S once suspended), Succeeded CD, Failed F (TO when the
   time limit ended it), Cancelled CA, Preempted PR, Rejected F.
@@ -79,7 +80,8 @@ SINFO_HEADERS = {
 
 @dataclass(frozen=True)
 class SlurmJob:
-    """A job with what Slurm's views need beyond its summary: the tenant (USER, ACCOUNT),
+    """A job with what Slurm's views need beyond its summary: the tenant (`user`: ACCOUNT,
+    and USER when no submitter is recorded),
     Gryvia's wait reason ("" when not waiting), the Slurm job name, whether it is a throttled
     array element, CPUs per pod, its time limit in seconds and the batch step's exit code."""
 
@@ -94,6 +96,11 @@ class SlurmJob:
     array_name: str = ""
     array_index: int | None = None
     max_parallel: int | None = None
+
+    @property
+    def login(self) -> str:
+        """squeue's USER: the submitter (annotation gryvia.io/submitted-by), else the tenant."""
+        return self.job.submitter or self.user
 
     @property
     def job_id(self) -> str:
@@ -216,7 +223,7 @@ def squeue_row(item: SlurmJob, now: datetime) -> dict[str, str]:
     per_node = f"gres/gpu:{job.gpus_per_pod}" if job.gpus_per_pod else "N/A"
     return {
         "i": item.job_id, "A": item.array_name or job.name, "a": item.user, "j": item.slurm_name,
-        "P": _partition(job), "u": item.user, "t": code, "T": name,
+        "P": _partition(job), "u": item.login, "t": code, "T": name,
         "M": slurm_duration(used), "l": slurm_limit(item.limit_seconds), "L": left,
         "D": str(job.pods), "C": str(item.cpus_per_pod * job.pods), "b": per_node,
         "R": nodelist if code != "PD" and nodelist else f"({reason})", "r": reason,
@@ -234,7 +241,8 @@ def squeue_items(
     partitions: Sequence[str] | None = None,
     pending_only: bool = False,
 ) -> list[SlurmJob]:
-    """What squeue lists: jobs not finished (PD, CF, R), filtered by user (tenant), state
+    """What squeue lists: jobs not finished (PD, CF, R), filtered by user (USER: the
+    submitter, else the tenant), state
     (codes or names, any case), partition (GPU type); running first then pending, each by age,
     as squeue's default sort (by state, then priority) shows them."""
     wanted_states = {s.strip().upper() for v in states or [] for s in v.split(",") if s.strip()}
@@ -254,7 +262,7 @@ def squeue_items(
             continue
         if pending_only and code != "PD":
             continue
-        if wanted_users and item.user not in wanted_users:
+        if wanted_users and item.login not in wanted_users:
             continue
         if wanted_parts and _partition(item.job).lower() not in wanted_parts:
             continue

@@ -74,6 +74,7 @@ def money(amount: float | None, currency: str = "USD") -> str:
 
 JOB_COLUMNS = (
     Column("name", "NAME", 16, 0, flex=True),
+    Column("user", "USER", 18, 6),
     Column("namespace", "NAMESPACE", 14, 7),
     Column("tenant", "TENANT", 10, 8),
     Column("type", "TYPE", 11, 6),
@@ -94,6 +95,7 @@ def job_cells(item: JobItem, now: datetime, cost: JobCost) -> list[Cell]:
     cost_text = money(cost.so_far, cost.currency) if (cost.so_far or cost.metered) else "-"
     return [
         (job.name, ""),
+        _user_cell(job),
         (job.namespace, "dim"),
         (item.tenant, "dim"),
         (job.job_type or "-", ""),
@@ -103,6 +105,11 @@ def job_cells(item: JobItem, now: datetime, cost: JobCost) -> list[Cell]:
         (format_seconds(ran), ""),
         (cost_text, "" if cost.metered else "dim"),
     ]
+
+
+def _user_cell(job: JobSummary) -> Cell:
+    """The submitter (annotation gryvia.io/submitted-by), `-` (dim) when not recorded."""
+    return (job.submitter, "") if job.submitter else ("-", "dim")
 
 
 def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> Any:
@@ -123,6 +130,7 @@ def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> A
         "namespace": job.namespace,
         "tenant": item.tenant,
         "type": job.job_type,
+        "user": job.submitter,
     }
     return values.get(column, job.name)
 
@@ -130,7 +138,7 @@ def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> A
 def job_search(item: JobItem) -> tuple[str, dict[str, tuple[str, ...]]]:
     """(text, fields) the `/` filter matches a job against."""
     job = item.summary
-    text = f"{job.name} {job.namespace} {item.tenant}".lower()
+    text = f"{job.name} {job.namespace} {item.tenant} {job.submitter}".lower()
     fields = {
         "phase": (job.phase.lower(), bucket(job.phase).value),
         "type": (job.job_type.lower(),),
@@ -138,11 +146,12 @@ def job_search(item: JobItem) -> tuple[str, dict[str, tuple[str, ...]]]:
         "ns": (job.namespace.lower(),),
         "tenant": (item.tenant.lower(),),
         "name": (job.name.lower(),),
+        "user": (job.submitter.lower(),),
     }
     return text, fields
 
 
-JOB_FIELDS = ("phase", "type", "gpu", "ns", "tenant", "name")
+JOB_FIELDS = ("phase", "type", "gpu", "ns", "tenant", "name", "user")
 
 NODE_COLUMNS = (
     Column("name", "NODE", 14, 0, flex=True, max_width=30),
@@ -187,6 +196,7 @@ def node_cells(node: GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
 QUEUE_COLUMNS = (
     Column("position", "#", 4, 0, "right"),
     Column("name", "NAME", 16, 0),
+    Column("user", "USER", 18, 5),
     Column("namespace", "NAMESPACE", 12, 5),
     Column("gpus", "GPUS", 12, 2),
     Column("phase", "PHASE", 12, 4),
@@ -203,6 +213,7 @@ def queue_cells(entry: QueueEntry) -> list[Cell]:
     return [
         (f"{entry.position}", "accent"),
         (job.name, ""),
+        _user_cell(job),
         (job.namespace, "dim"),
         (gpus_text(job), ""),
         phase_cell(job),
@@ -227,6 +238,7 @@ def queue_sort_value(column: str, entry: QueueEntry, index: int) -> Any:
     values: Mapping[str, Any] = {
         "position": index,
         "name": job.name,
+        "user": job.submitter,
         "namespace": job.namespace,
         "gpus": job.total_gpus,
         "phase": PHASE_ORDER.get(job.phase, 99),

@@ -53,7 +53,8 @@ def read_slurm_jobs(state: Session, *, reasons: bool, exit_codes: bool) -> list[
 
 
 def current_tenant(state: Session) -> str:
-    """`--me`: the tenant of the current namespace (the submitter is not recorded yet)."""
+    """`sacct`'s default: the tenant of the current namespace (sacct's User and Account are
+    the tenant; `squeue --me` asks the API server who you are instead)."""
     from gryvia_cli.views.reads import read_tenant_names
     from gryvia_operator.api.attribution import tenant_of_object
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api.jobfacts import JobFacts, history
-from gryvia_operator.api.messages import gpu_count
+from gryvia_operator.api.messages import gpu_count, user_limit_text
 from gryvia_operator.api.pending import MAX_LISTED, never_fits
 from gryvia_operator.api.periods import period_window
 from gryvia_operator.api.startestimate import (
@@ -51,6 +51,8 @@ class QuotaFacts:
     hard_limit: bool = False
     held: frozenset[str] = frozenset()
     """`namespace/name` of its jobs it holds back (Pending/Queued, not admitted)."""
+    max_gpus_per_user: int = 0
+    """`maxGPUsPerUser` (0: no per-user limit)."""
 
     @property
     def free(self) -> int:
@@ -160,10 +162,11 @@ def quota_blocker(
     me: JobFacts, quotas: Sequence[QuotaFacts], jobs: Sequence[JobFacts], now: dt.datetime
 ) -> Found | None:
     """The first quota that holds `me`: Budget (a hard monthly budget is spent; it starts
-    when the month renews), Quota (over maxGPUs or maxRunningJobs) or Priority (room, but
+    when the month renews), Quota (over maxGPUs or maxRunningJobs, or its submitter over
+    maxGPUsPerUser: `resource` is then `quota <team>, user <name>`) or Priority (room, but
     earlier jobs of the team wait first: no backfill); None when no quota holds it. The
     estimate replays the quota's running jobs' ends and the held jobs ahead, strictly in
-    order."""
+    order (for the per-user limit: the user's own jobs only)."""
     base: dict[str, Any] = {"needed": me.total, "freeInQuota": free_in_quota(quotas)}
     for quota in quotas:
         team = quota.team
@@ -176,10 +179,13 @@ def quota_blocker(
             pending = {"kind": "Budget", "resource": f"budget {team}", **base, "message": text}
             return pending, {"earliest": stamp(renews), "likely": stamp(renews)}
         mine = [j for j in jobs if j.namespace in quota.namespaces and j.total and j.key != me.key]
+        user_found = _user_blocker(me, quota, mine, jobs, now, base)
         ahead = ahead_of(me, [j for j in mine if j.key in quota.held])
         over_gpus = me.total > quota.free
         limit = quota.max_running_jobs
         over_jobs = limit > 0 and quota.running_jobs >= limit
+        if user_found is not None and not (over_gpus or over_jobs):
+            return user_found
         if not (over_gpus or over_jobs or ahead):
             continue
         running = [running_of(me, j, {QUOTA_SLOT: j.total}, jobs, now) for j in mine if j.holds]
@@ -207,6 +213,40 @@ def quota_blocker(
         }
         return pending, estimate_dict(result)
     return None
+
+
+def _user_blocker(
+    me: JobFacts,
+    quota: QuotaFacts,
+    mine: Sequence[JobFacts],
+    jobs: Sequence[JobFacts],
+    now: dt.datetime,
+    base: Mapping[str, Any],
+) -> Found | None:
+    """Quota, when `me`'s submitter already holds so many GPUs under `quota` that `me` would
+    pass `maxGPUsPerUser` (None without a limit, a submitter, or a breach); the estimate
+    replays the user's own running jobs and held jobs ahead."""
+    limit = quota.max_gpus_per_user
+    if not (limit and me.user):
+        return None
+    own = [j for j in mine if j.user == me.user]
+    held = sum(j.total for j in own if j.holds)
+    ahead = ahead_of(me, [j for j in own if j.key in quota.held])
+    if held + me.total <= limit and not ahead:
+        return None
+    running = [running_of(me, j, {QUOTA_SLOT: j.total}, jobs, now) for j in own if j.holds]
+    queue = [waiting_of(me, j, j.total, 1, jobs) for j in ahead]
+    free = {QUOTA_SLOT: max(limit - held, 0)}
+    result = forecast(free, Waiting(me.name, me.total, 1), running, queue, now=now, strict=True)
+    pending = {
+        "kind": "Quota",
+        "resource": f"quota {quota.team}, user {me.user}",
+        **base,
+        "ahead": ahead_dict(me, ahead),
+        "holders": holders_list(result),
+        "message": user_limit_text(me.user, held, limit, me.total, quota.team),
+    }
+    return pending, estimate_dict(result)
 
 
 def node_blocker(

@@ -53,7 +53,8 @@ class BudgetScope(GryviaModel):
     type: ScopeType
     """team (namespaces of GryviaQuotas of that team, plus the tenant of that name),
     namespace, tenant (namespace `tenant-<name>` or usage records of that tenant), user or
-    project (both reported ScopeUnsupported: jobs record no submitter or project yet)."""
+    project (both reported ScopeUnsupported: usage is not metered per submitter and jobs
+    record no project yet)."""
     name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
     """Team, namespace, tenant or user name."""
 
@@ -303,7 +304,8 @@ BUDGET_KIND = KindInfo(
     ),
     omitted=(
         "spec.priority (override of the limit by high-priority jobs): not implemented",
-        "scope types user and project: jobs record no submitter or project yet (ScopeUnsupported)",
+        "scope types user and project: usage is not metered per submitter and jobs record no "
+        "project yet (ScopeUnsupported)",
     ),
 )
 GryviaBudget.kind_info = BUDGET_KIND

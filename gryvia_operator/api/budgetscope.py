@@ -11,7 +11,8 @@ from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.budget import GryviaBudget
 
 UNSUPPORTED_SCOPES = frozenset({"user", "project"})
-"""Scope types no job records an identity for yet (status reports ScopeUnsupported)."""
+"""Scope types the metering does not count spend by yet (status reports ScopeUnsupported):
+jobs record their submitter, but usage records do not carry it."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from gryvia_operator.api.helpers import (
     pod_count,
 )
 from gryvia_operator.api.startestimate import typical_duration
+from gryvia_operator.api.submitter import submitter_of
 
 FINISHED = frozenset({"Succeeded", "Failed"})
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -43,6 +44,8 @@ class JobFacts:
     """Scheduled=True or nodes allocated: no longer waits for nodes."""
     admitted: bool = False
     """Admitted=True: its quota holds its GPUs."""
+    user: str = ""
+    """The submitter (annotation gryvia.io/submitted-by), "" when unknown."""
 
     @property
     def key(self) -> str:
@@ -114,6 +117,7 @@ def job_facts(body: Mapping[str, Any]) -> JobFacts:
         end=_time(status.get("completionTime")),
         placed=bool(status.get("nodesAllocated")) or _true(conditions, "Scheduled"),
         admitted=_true(conditions, "Admitted"),
+        user=submitter_of(body),
     )
 
 

@@ -10,6 +10,15 @@ def gpu_count(count: int) -> str:
     return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
+def user_limit_text(user: str, held: int, limit: int, needed: int, team: str) -> str:
+    """`user alice@example.com holds 1 of the 1 GPU one user may hold in team vision, this
+    job needs 1`: the per-user hold, as the gate's condition and `status.pending` say it."""
+    return (
+        f"user {user} holds {held} of the {gpu_count(limit)} one user may hold in team {team}, "
+        f"this job needs {needed}"
+    )
+
+
 def job_count(count: int) -> str:
     """`1 job`, `3 jobs`: a job count as messages write it (never `1 jobs`)."""
     return f"{count} job" if count == 1 else f"{count} jobs"

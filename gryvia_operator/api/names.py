@@ -52,6 +52,14 @@ LABEL_PRIORITY: Final = "gryvia.io/priority"
 """On a PriorityClass Gryvia manages: the GryviaPriority that owns it."""
 ANNOTATION_PLACEMENT_STRATEGY: Final = "gryvia.io/placement-strategy"
 
+# Who submitted a GryviaAIJob: stamped by the admission webhook from the request's userInfo
+# on CREATE (a user cannot set another value, and nobody can change it afterwards).
+ANNOTATION_SUBMITTER: Final = "gryvia.io/submitted-by"
+"""The submitter's username as the API server authenticated it (`userInfo.username`)."""
+ANNOTATION_SUBMITTER_GROUPS: Final = "gryvia.io/submitted-by-groups"
+"""The submitter's groups (`userInfo.groups`), comma-separated, in the API server's order."""
+SUBMITTER_ANNOTATIONS: Final = (ANNOTATION_SUBMITTER, ANNOTATION_SUBMITTER_GROUPS)
+
 # Annotations written on pod templates.
 ANNOTATION_ENV_VERSION: Final = "gryvia.io/env-version"
 ENV_VERSION: Final = "2"

@@ -31,6 +31,10 @@ class GpuQuota(GryviaModel):
     """GPUs held at once by Scheduling/Running jobs in the namespaces."""
     max_gpus_per_job: NonNegativeInt32 | None = Field(default=None, alias="maxGPUsPerJob")
     """Largest total GPU count of one job; 0 or unset = no per-job limit."""
+    max_gpus_per_user: NonNegativeInt32 | None = Field(default=None, alias="maxGPUsPerUser")
+    """GPUs one submitter (annotation gryvia.io/submitted-by) may hold at once over the
+    quota's namespaces; more of that user's jobs wait in phase Queued while other users' jobs
+    run. Jobs without a recorded submitter are not counted. 0 or unset = no per-user limit."""
     allowed_gpu_types: list[Str63] | None = Field(default=None, alias="allowedGPUTypes")
     """GPU types jobs may request (case-insensitive); empty = any."""
     max_running_jobs: NonNegativeInt32 | None = None

@@ -131,6 +131,13 @@ VALIDATING_WEBHOOKS = Resource(
     "validatingwebhookconfigurations",
     namespaced=False,
 )
+MUTATING_WEBHOOKS = Resource(
+    "MutatingWebhookConfiguration",
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    namespaced=False,
+)
 PRIORITY_CLASS = Resource(
     "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False
 )
@@ -155,6 +162,7 @@ BUILTIN: tuple[Resource, ...] = (
     ROLE_BINDING,
     LEASE,
     VALIDATING_WEBHOOKS,
+    MUTATING_WEBHOOKS,
     KOPF_PEERINGS,
     PRIORITY_CLASS,
 )

@@ -24,7 +24,11 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.settings import OperatorSettings
-from gryvia_operator.webhook.configuration import build_webhook_configuration
+from gryvia_operator.webhook.configuration import (
+    build_mutating_configuration,
+    build_webhook_configuration,
+    mutating_name,
+)
 from gryvia_operator.webhook.review import PolicyContext, node_inventory
 from gryvia_operator.webhook.server import WebhookServer, from_cert_dir, self_signed
 
@@ -46,11 +50,12 @@ class Wiring:
 
 
 async def self_register(api: KubeApi, body: dict[str, Any]) -> None:
-    """Create the ValidatingWebhookConfiguration, or replace the one of an earlier run."""
+    """Create the webhook configuration `body` (Validating or Mutating), or replace the one of
+    an earlier run."""
     try:
         await api.create(body)
     except AlreadyExists:
-        existing = await api.get("ValidatingWebhookConfiguration", body["metadata"]["name"])
+        existing = await api.get(body["kind"], body["metadata"]["name"])
         body = {
             **body,
             "metadata": {
@@ -59,7 +64,7 @@ async def self_register(api: KubeApi, body: dict[str, Any]) -> None:
             },
         }
         await api.replace(body)
-    log.info("registered ValidatingWebhookConfiguration %s", body["metadata"]["name"])
+    log.info("registered %s %s", body["kind"], body["metadata"]["name"])
 
 
 async def _start_webhook(
@@ -72,7 +77,7 @@ async def _start_webhook(
         return node_inventory(rt.indices.all_values(NODES))
 
     def observe(path: str, allowed: bool, seconds: float) -> None:
-        name = path.rsplit("-", 1)[-1]
+        name = path.rsplit("-", 1)[-1] + ("-mutate" if path.startswith("/mutate") else "")
         rt.metrics.webhook.labels(webhook=name, allowed=str(allowed).lower()).inc()
         rt.metrics.webhook_latency.labels(webhook=name).observe(seconds)
 
@@ -92,6 +97,13 @@ async def _start_webhook(
             failure_policy=s.webhook_failure_policy,
         )
         await self_register(api, body)
+        mutating = build_mutating_configuration(
+            f"https://{url_host}:{port}",
+            tls.ca_pem,
+            name=mutating_name(s.webhook_config_name),
+            failure_policy=s.webhook_failure_policy,
+        )
+        await self_register(api, mutating)
     return server
 
 

@@ -60,6 +60,7 @@ def quota_facts(state: QuotaState) -> QuotaFacts:
         monthly_budget=budget.monthly_budget if budget else None,
         hard_limit=bool(budget and budget.hard_limit),
         held=frozenset(v.key for v in state.held),
+        max_gpus_per_user=limits.max_gpus_per_user or 0,
     )
 
 

@@ -6,10 +6,12 @@ GryviaQuota whose `namespaces` hold its namespace. CPU-only jobs are never held.
 
 - never fits -> Rejected: GPU type not allowed (an unset or `any` type counts as not allowed
   when the quota lists types, so it cannot bypass them), more GPUs than `maxGPUsPerJob` or than
-  `maxGPUs`, no enabled SKU the tenant may use for the type, or the queue is full
-  (`maxQueuedJobs`);
+  `maxGPUs` (or than `maxGPUsPerUser`, for a job with a submitter), no enabled SKU the tenant
+  may use for the type, or the queue is full (`maxQueuedJobs`);
 - over quota now -> Queued: the GPUs held by admitted jobs plus this job's exceed `maxGPUs`, the
-  admitted jobs reach `maxRunningJobs`, or a hard monthly budget is spent;
+  admitted jobs reach `maxRunningJobs`, a hard monthly budget is spent, or the GPUs held by the
+  job's submitter (annotation gryvia.io/submitted-by) plus this job's exceed `maxGPUsPerUser`
+  (such a hold does not stop other users' jobs behind it);
 - else admitted.
 
 A MIG slice (`H100-MIG-3G.40GB`) is allowed where its parent type is, and counts as one GPU
@@ -26,9 +28,10 @@ from typing import Any
 from gryvia_operator.api import GryviaQuota
 from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
-from gryvia_operator.api.messages import gpu_count
+from gryvia_operator.api.messages import gpu_count, user_limit_text
 from gryvia_operator.api.mig import type_listed
 from gryvia_operator.api.periods import elapsed_fraction
+from gryvia_operator.api.submitter import submitter_of
 from gryvia_operator.reconcile.admission import ALLOW
 from gryvia_operator.reconcile.admission import AdmissionDecision as Decision
 
@@ -45,6 +48,7 @@ class JobView:
     gpus: int  # total GPUs of the job
     gpu_type: str | None
     admitted: bool = False  # passed the gate before (workload created)
+    user: str = ""  # the submitter (annotation gryvia.io/submitted-by), "" when unknown
 
     @property
     def key(self) -> str:
@@ -69,6 +73,8 @@ class QuotaState:
     queued_jobs: int = 0
     spent: float = 0.0
     held: list[JobView] = field(default_factory=list)
+    user_gpus: dict[str, int] = field(default_factory=dict)
+    """GPUs held by each known submitter's jobs (unknown submitters are not counted)."""
 
     @property
     def team(self) -> str:
@@ -111,6 +117,7 @@ def job_view(body: Mapping[str, Any]) -> JobView:
         gpus,
         spec.get("gpuType") or None,
         admitted,
+        submitter_of(body),
     )
 
 
@@ -151,6 +158,14 @@ def static_rejection(job: JobView, quota: GryviaQuota) -> Decision | None:
             f"Job requests {job.gpus} GPUs, more than the {gpu_count(limits.max_gpus)} "
             f"team {team} may use at once",
         )
+    per_user = limits.max_gpus_per_user
+    if per_user and job.user and job.gpus > per_user:
+        return Decision(
+            "reject",
+            "QuotaExceeded",
+            f"Job requests {job.gpus} GPUs, more than the {gpu_count(per_user)} one user may "
+            f"hold at once in team {team} (user {job.user})",
+        )
     return None
 
 
@@ -180,6 +195,8 @@ def quota_state(quota: GryviaQuota, jobs: Iterable[JobView], spent: float = 0.0)
         if job.holds_gpus:
             state.allocated_gpus += job.gpus
             state.running_jobs += 1
+            if job.user:
+                state.user_gpus[job.user] = state.user_gpus.get(job.user, 0) + job.gpus
         elif job.phase in (JobPhase.PENDING, JobPhase.QUEUED, ""):
             state.held.append(job)
     state.held = queue_order(state.held)
@@ -203,16 +220,19 @@ budget_spent = _budget_spent
 
 def plan(state: QuotaState) -> dict[str, Decision]:
     """Decide every held job of one quota, in release order, without backfilling past a job
-    that must wait (so big jobs are not starved by small ones). Returns key -> Decision."""
+    that must wait (so big jobs are not starved by small ones). A job held by the per-user
+    limit holds back only its own user's later jobs. Returns key -> Decision."""
     quota, limits = state.quota, state.quota.spec.gpu_quota
     decisions: dict[str, Decision] = {}
     allocated, running, blocked, waiting = state.allocated_gpus, state.running_jobs, False, 0
+    per_user, users = limits.max_gpus_per_user or 0, dict(state.user_gpus)
+    users_blocked: set[str] = set()
     for job in state.held:
         rejected = static_rejection(job, quota)
         if rejected:
             decisions[job.key] = rejected
             continue
-        why = ""
+        why, user_hold = "", False
         if _budget_spent(state):
             why = (
                 f"waiting for quota: the monthly budget of team {state.team} is spent "
@@ -230,8 +250,19 @@ def plan(state: QuotaState) -> dict[str, Decision]:
                 f"waiting for quota: team {state.team} runs {running} of "
                 f"{limits.max_running_jobs} jobs allowed at once"
             )
+        elif per_user and job.user and job.user in users_blocked:
+            why = f"waiting for quota behind earlier jobs of user {job.user} in team {state.team}"
+            user_hold = True
+        elif per_user and job.user and users.get(job.user, 0) + job.gpus > per_user:
+            why = "waiting for quota: " + user_limit_text(
+                job.user, users.get(job.user, 0), per_user, job.gpus, state.team
+            )
+            user_hold = True
         if why:
-            blocked = True
+            if user_hold:
+                users_blocked.add(job.user)
+            else:
+                blocked = True
             waiting += 1
             if limits.max_queued_jobs and waiting > limits.max_queued_jobs:
                 decisions[job.key] = Decision(
@@ -245,6 +276,8 @@ def plan(state: QuotaState) -> dict[str, Decision]:
             continue
         allocated += job.gpus
         running += 1
+        if job.user:
+            users[job.user] = users.get(job.user, 0) + job.gpus
         decisions[job.key] = ALLOW
     return decisions
 

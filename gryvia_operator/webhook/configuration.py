@@ -1,4 +1,4 @@
-"""The ValidatingWebhookConfiguration the sandbox operator registers for itself.
+"""The Validating- and MutatingWebhookConfiguration the sandbox operator registers for itself.
 
 In a cluster the chart renders the same webhooks.
 """
@@ -11,10 +11,11 @@ from typing import Any
 
 from gryvia_operator.api.names import GROUP, VERSION
 from gryvia_operator.webhook.billing import INVOICE_PATH, LEDGER_ENTRY_PATH
-from gryvia_operator.webhook.review import AIJOB_PATH, USAGE_RECORD_PATH
+from gryvia_operator.webhook.review import AIJOB_MUTATE_PATH, AIJOB_PATH, USAGE_RECORD_PATH
 
 DEFAULT_NAME = "gryvia-validating"
 AIJOB_WEBHOOK = "vgryviaaijob.gryvia.io"
+AIJOB_MUTATING_WEBHOOK = "mgryviaaijob.gryvia.io"
 USAGE_RECORD_WEBHOOK = "vgryviausagerecord.gryvia.io"
 LEDGER_ENTRY_WEBHOOK = "vgryvialedgerentry.gryvia.io"
 INVOICE_WEBHOOK = "vgryviainvoice.gryvia.io"
@@ -116,4 +117,43 @@ def build_webhook_configuration(
                 scope="Cluster",
             ),
         ],
+    }
+
+
+def mutating_name(validating_name: str) -> str:
+    """The self-registered MutatingWebhookConfiguration's name, from the validating one's:
+    `gryvia-validating` -> `gryvia-mutating`, anything else -> `<name>-mutating`."""
+    if "validating" in validating_name:
+        return validating_name.replace("validating", "mutating")
+    return f"{validating_name}-mutating"
+
+
+def build_mutating_configuration(
+    base_url: str,
+    ca_bundle: bytes,
+    *,
+    name: str = "gryvia-mutating",
+    failure_policy: str = "Ignore",
+    timeout_seconds: int = 5,
+    exclude_namespaces: Sequence[str] = ("kube-system",),
+) -> dict[str, Any]:
+    """The mutating webhook that stamps a new GryviaAIJob's submitter (CREATE) and keeps it
+    through an UPDATE that leaves it out, at `base_url`, trusting `ca_bundle` (PEM).
+    `reinvocationPolicy: Never`: the validating webhook checks the result again."""
+    hook = _webhook(
+        AIJOB_MUTATING_WEBHOOK,
+        base_url.rstrip("/") + AIJOB_MUTATE_PATH,
+        ca_bundle,
+        "gryviaaijobs",
+        ("CREATE", "UPDATE"),
+        failure_policy,
+        timeout_seconds,
+        exclude_namespaces,
+    )
+    hook["reinvocationPolicy"] = "Never"
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "gryvia-operator"}},
+        "webhooks": [hook],
     }

@@ -5,6 +5,8 @@ AdmissionReview in, AdmissionReview out; pure (the node inventory is passed in).
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,17 +17,19 @@ from gryvia_operator.api import (
     GryviaQuota,
     GryviaTenant,
     inventory_warnings,
+    submitter,
     validate_job,
 )
 from gryvia_operator.api import messages as msg
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
-from gryvia_operator.api.names import LABEL_GPU
+from gryvia_operator.api.names import ANNOTATION_SUBMITTER, LABEL_GPU
 from gryvia_operator.api.pending import never_fits
 from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.reconcile.views import NodeView
 
 ADMISSION_API = "admission.k8s.io/v1"
 AIJOB_PATH = "/validate-gryvia-io-v1alpha1-gryviaaijob"
+AIJOB_MUTATE_PATH = "/mutate-gryvia-io-v1alpha1-gryviaaijob"
 USAGE_RECORD_PATH = "/validate-gryvia-io-v1alpha1-gryviausagerecord"
 
 
@@ -40,6 +44,8 @@ class Verdict:
     allowed: bool
     message: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    patch: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    """JSONPatch operations (mutating webhooks only)."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,9 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
 
     Allowed types are the union of the quotas' `allowedGPUTypes` (case-insensitive; an unset
     or `any` type is refused when types are restricted, so it cannot bypass them); the per-job
-    limit is the smallest positive `maxGPUsPerJob`; a tenant with `allowedSkus` needs an
-    enabled SKU for the type. CPU-only jobs pass.
+    limit is the smallest positive `maxGPUsPerJob`; a job with a submitter may not ask for more
+    than the smallest positive `maxGPUsPerUser` (it could never start); a tenant with
+    `allowedSkus` needs an enabled SKU for the type. CPU-only jobs pass.
     """
     total = job.spec.total_gpus()
     if total == 0:
@@ -78,6 +85,12 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
     per_job = min((m for m in limits if m), default=0)
     if per_job and total > per_job:
         reasons.append(f"{total} GPUs exceeds the per-job limit of {per_job}")
+    user = (job.metadata.annotations or {}).get(ANNOTATION_SUBMITTER, "")
+    per_user = min(
+        (m for q in policy.quotas if (m := q.spec.gpu_quota.max_gpus_per_user)), default=0
+    )
+    if user and per_user and total > per_user:
+        reasons.append(f"{total} GPUs exceeds the per-user limit of {per_user} (user {user})")
     tenant = policy.tenant
     if (
         tenant is not None
@@ -125,10 +138,15 @@ def admit_aijob(
     """Every static rule via validate_job, all violations in one denial; node warnings; the
     quota policy (`policy_denials`) on CREATE and on every UPDATE that changes the spec.
 
-    DELETE is always allowed, and so is an UPDATE that leaves the spec alone (labels, the
-    cancel annotation, finalizers), so a job admitted while the webhook was down can still be
-    cancelled. An UPDATE whose only spec change is `suspend` (a run control, as cancel is; the
-    operator releases array elements this way) skips the quota policy: the operator's gate
+    The submitter annotations (`api.submitter`): a CREATE whose values are not the
+    requester's own (`userInfo`) is refused, and so is an UPDATE that adds, changes or removes
+    them, whoever sends it.
+
+    DELETE is always allowed, and so is an UPDATE that leaves the spec and the submitter
+    alone (labels, the cancel annotation, finalizers), so a job admitted while the webhook was
+    down can still be cancelled. An UPDATE whose only spec change is `suspend` (a run control,
+    as cancel is; the operator releases array elements this way) skips the quota policy: the
+    operator's gate
     still judges the job when it runs. Any other spec change is judged as a new job would be,
     so a job the policy refuses (Rejected while the webhook was down, or since the quota
     changed) cannot be patched through, and a job cannot be patched into a disallowed GPU type
@@ -140,6 +158,10 @@ def admit_aijob(
         return Verdict(True)
     obj = request.get("object")
     old = request.get("oldObject")
+    if operation == "CREATE" and (denial := submitter.forged(obj, request.get("userInfo"))):
+        return Verdict(False, denial)
+    if operation == "UPDATE" and (denial := submitter.changed(obj, old)):
+        return Verdict(False, denial)
     changed: set[str] = set()
     if operation == "UPDATE" and isinstance(obj, Mapping) and isinstance(old, Mapping):
         changed = _changed_spec_fields(obj.get("spec"), old.get("spec"))
@@ -202,6 +224,24 @@ def _changed_spec_fields(new: Any, old: Any) -> set[str]:
     return {k for k in set(new) | set(old) if new.get(k) != old.get(k)}
 
 
+def mutate_aijob(request: Mapping[str, Any]) -> Verdict:
+    """The mutating webhook: on CREATE, stamp the submitter annotations from the request's
+    `userInfo` (`api.submitter.stamp_patch`), refusing a manifest that names someone else
+    (`api.submitter.forged`); on UPDATE, put back the ones the new object leaves out
+    (`api.submitter.restore_patch`: `kubectl replace` or server-side apply of the original
+    manifest), leaving a changed value for the validating webhook to refuse. Any other
+    operation passes unchanged."""
+    operation, obj = request.get("operation"), request.get("object")
+    if operation == "UPDATE":
+        return Verdict(True, patch=tuple(submitter.restore_patch(obj, request.get("oldObject"))))
+    if operation != "CREATE":
+        return Verdict(True)
+    user = request.get("userInfo")
+    if denial := submitter.forged(obj, user):
+        return Verdict(False, denial)
+    return Verdict(True, patch=tuple(submitter.stamp_patch(obj, user)))
+
+
 def admit_usage_record(request: Mapping[str, Any]) -> Verdict:
     """Deny a change of a GryviaUsageRecord's spec once the stored record is final."""
     if request.get("operation") != "UPDATE":
@@ -224,6 +264,9 @@ def response(request: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
         body["status"] = {"code": 200, "message": verdict.message}
     if verdict.warnings:
         body["warnings"] = list(verdict.warnings)
+    if verdict.allowed and verdict.patch:
+        body["patchType"] = "JSONPatch"
+        body["patch"] = base64.b64encode(json.dumps(list(verdict.patch)).encode()).decode()
     return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
 
 
@@ -237,6 +280,13 @@ def review_aijob(
     request = request_of(review)
     context = policy(str(request.get("namespace") or "")) if policy is not None else None
     return response(request, admit_aijob(request, inventory, context))
+
+
+def review_aijob_mutation(review: Any) -> dict[str, Any]:
+    """Answer the mutating AdmissionReview for a GryviaAIJob (`mutate_aijob`). Raises
+    ReviewError for a malformed body."""
+    request = request_of(review)
+    return response(request, mutate_aijob(request))
 
 
 def review_usage_record(review: Any) -> dict[str, Any]:

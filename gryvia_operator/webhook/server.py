@@ -21,11 +21,13 @@ from gryvia_operator.webhook.billing import (
     review_ledger_entry,
 )
 from gryvia_operator.webhook.review import (
+    AIJOB_MUTATE_PATH,
     AIJOB_PATH,
     USAGE_RECORD_PATH,
     PolicyContext,
     ReviewError,
     review_aijob,
+    review_aijob_mutation,
     review_usage_record,
 )
 
@@ -60,7 +62,7 @@ def from_cert_dir(folder: Path) -> TlsFiles:
 
 
 class WebhookServer:
-    """Serves both validating webhooks on one HTTPS port."""
+    """Serves every Gryvia admission webhook (validating and mutating) on one HTTPS port."""
 
     def __init__(
         self,
@@ -79,6 +81,7 @@ class WebhookServer:
         """The aiohttp application (also used by tests without TLS)."""
         app = web.Application()
         app.router.add_post(AIJOB_PATH, self._aijob)
+        app.router.add_post(AIJOB_MUTATE_PATH, self._aijob_mutation)
         app.router.add_post(USAGE_RECORD_PATH, self._usage_record)
         app.router.add_post(LEDGER_ENTRY_PATH, self._ledger_entry)
         app.router.add_post(INVOICE_PATH, self._invoice)
@@ -123,6 +126,9 @@ class WebhookServer:
         return await self._answer(
             request, lambda r: review_aijob(r, list(self._inventory()), self._policy)
         )
+
+    async def _aijob_mutation(self, request: web.Request) -> web.Response:
+        return await self._answer(request, review_aijob_mutation)
 
     async def _usage_record(self, request: web.Request) -> web.Response:
         return await self._answer(request, review_usage_record)

@@ -25,6 +25,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .obj(),
         make_job("bert-finetune")
         .ns(acme)
+        .annotate("gryvia.io/submitted-by", "alice@example.com")
         .type("fine-tuning")
         .created(50 * M)
         .gpus(4)
@@ -41,6 +42,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .obj(),
         make_job("sd-inference")
         .ns(globex)
+        .annotate("gryvia.io/submitted-by", "bob@example.com")
         .type("inference")
         .created(2 * D + 3 * H)
         .gpus(1)
@@ -49,6 +51,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .obj(),
         make_job("big-sweep")
         .ns(acme)
+        .annotate("gryvia.io/submitted-by", "alice@example.com")
         .created(25 * M)
         .gpus(8)
         .gpu_type("H100")

@@ -96,7 +96,7 @@ async def test_marks_and_cancel_with_confirmation(fake_source: FakeSource) -> No
         await wait_until(pilot, lambda: len(fake_source.writes) == 2, what="two cancels")
         assert fake_source.writes == [("cancel", first), ("cancel", second)]
         await wait_until(
-            pilot, lambda: table.cells(first)[5][0] == "◌ Cancelling", what="row update"
+            pilot, lambda: table.cells(first)[6][0] == "◌ Cancelling", what="row update"
         )
 
 
@@ -217,7 +217,7 @@ async def test_updates_are_batched_and_rows_change_in_place(fake_source: FakeSou
         fake_source.emit("jobs", "MODIFIED", llama)
         await wait_until(
             pilot,
-            lambda: table.cells("tenant-acme/llama-pretrain")[5] == ("✗ Failed", "error"),
+            lambda: table.cells("tenant-acme/llama-pretrain")[6] == ("✗ Failed", "error"),
             what="row updated",
         )
 

@@ -228,7 +228,7 @@ async def test_cancel_from_the_jobs_view(
     )
     await wait_until(
         pilot,
-        lambda: table.cells(key)[5][0] in ("◌ Cancelling", "■ Cancelled"),
+        lambda: table.cells(key)[6][0] in ("◌ Cancelling", "■ Cancelled"),
         timeout=30,
         what="the row to show the cancel",
     )

@@ -183,6 +183,7 @@ def test_default_render_has_every_part() -> None:
             "Service",
             "ServiceAccount",
             "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
         }
     )
     assert {o["metadata"]["name"] for o in find(objs, "ClusterRole")} == {
@@ -236,12 +237,13 @@ def test_cert_manager_mode() -> None:
         "name": "gryvia-selfsigned",
     }
     assert "gryvia-webhook.gryvia-system.svc" in cert["spec"]["dnsNames"]
-    vwc = one(objs, "ValidatingWebhookConfiguration")
-    assert vwc["metadata"]["annotations"] == {
-        "cert-manager.io/inject-ca-from": f"{NAMESPACE}/gryvia-webhook"
-    }
-    for hook in vwc["webhooks"]:
-        assert "caBundle" not in hook["clientConfig"]
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        config = one(objs, kind)
+        assert config["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": f"{NAMESPACE}/gryvia-webhook"
+        }
+        for hook in config["webhooks"]:
+            assert "caBundle" not in hook["clientConfig"]
     volumes = one(objs, "Deployment")["spec"]["template"]["spec"]["volumes"]
     assert {"name": "webhook-certs", "secret": {"secretName": "gryvia-webhook-tls"}} in [
         {"name": v["name"], "secret": {"secretName": v["secret"]["secretName"]}}
@@ -264,6 +266,7 @@ def test_cert_manager_with_an_existing_cluster_issuer() -> None:
 def test_webhook_disabled_renders_no_webhook_parts() -> None:
     objs = render("--set", "webhook.enabled=false")
     assert not find(objs, "ValidatingWebhookConfiguration")
+    assert not find(objs, "MutatingWebhookConfiguration")
     assert not find(objs, "Service")
     assert not find(objs, "Secret")
     main = container(objs)
@@ -276,6 +279,7 @@ def test_webhook_disabled_renders_no_webhook_parts() -> None:
 def test_self_register_lets_the_operator_own_the_configuration() -> None:
     objs = render("--set", "webhook.selfRegister=true")
     assert not find(objs, "ValidatingWebhookConfiguration")
+    assert not find(objs, "MutatingWebhookConfiguration")
     assert not find(objs, "Secret")
     assert one(objs, "Service", "gryvia-webhook")
     args = container(objs)["args"]
@@ -756,6 +760,12 @@ def test_webhook_configuration() -> None:
                 }
             ]
         }
+    (stamp,) = one(objs, "MutatingWebhookConfiguration", "gryvia-webhook")["webhooks"]
+    assert stamp["clientConfig"]["service"]["path"] == "/mutate-gryvia-io-v1alpha1-gryviaaijob"
+    assert stamp["rules"][0]["resources"] == ["gryviaaijobs"]
+    assert stamp["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert (stamp["failurePolicy"], stamp["reinvocationPolicy"]) == ("Ignore", "Never")
+    assert stamp["namespaceSelector"] == vwc["webhooks"][0]["namespaceSelector"]
     service = one(objs, "Service", "gryvia-webhook")
     assert service["spec"]["ports"] == [
         {"name": "https", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
@@ -775,7 +785,8 @@ def test_self_signed_certificate_serves_the_service_and_matches_the_ca_bundle() 
     data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
     assert set(data) == {"tls.crt", "tls.key", "ca.crt"}
     vwc = one(objs, "ValidatingWebhookConfiguration")
-    for hook in vwc["webhooks"]:
+    mwc = one(objs, "MutatingWebhookConfiguration")
+    for hook in [*vwc["webhooks"], *mwc["webhooks"]]:
         assert base64.b64decode(hook["clientConfig"]["caBundle"]) == data["ca.crt"]
     leaf = x509.load_pem_x509_certificate(data["tls.crt"])
     ca = x509.load_pem_x509_certificate(data["ca.crt"])

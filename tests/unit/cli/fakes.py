@@ -88,6 +88,8 @@ class FakeAccess:
         self.dry_run_warnings: list[str] = []
         self.missing: set[str] = set()
         self.calls: list[tuple[str, str]] = []
+        self.user: tuple[str, tuple[str, ...]] = ("admin", ("system:masters",))
+        """What `whoami` answers (a SelfSubjectReview's username and groups)."""
 
     def add(self, *objects: dict[str, Any]) -> FakeAccess:
         """Add objects; returns self."""
@@ -205,3 +207,7 @@ class FakeAccess:
 
     def server_version(self) -> dict[str, Any]:
         return {"gitVersion": "v1.36.3"}
+
+    def whoami(self) -> tuple[str, tuple[str, ...]]:
+        self.calls.append(("create", "SelfSubjectReview"))
+        return self.user

@@ -75,7 +75,7 @@ def test_queue_attributes_a_job_in_a_tenant_namespace_to_that_tenant() -> None:
     assert tenants == {"train": "a", "elsewhere": "b", "plain": "c", "orphan": "tenant-gone"}
     train = next(e for e in with_tenants(entries, jobs, TENANTS) if e.job.name == "train")
     assert train.as_dict()["tenant"] == "a"
-    assert queue_row(train, all_namespaces=True, wide=True)[1:4] == ["tenant-a", "train", "a"]
+    assert queue_row(train, all_namespaces=True, wide=True)[1:5] == ["tenant-a", "train", "-", "a"]
     assert entries[0].as_dict()["tenant"] is None  # not attributed: no tenant claimed
 
 
@@ -91,8 +91,8 @@ def test_queue_command_shows_the_tenant_in_json_and_wide() -> None:
     assert [(i["name"], i["tenant"]) for i in data["items"]] == [("train", "a")]
     assert ("list", "Namespace") not in fake.calls  # the rule did not need namespace labels
     wide = run(["queue", "-A", "-o", "wide"], fake, now=NOW).output.splitlines()
-    assert wide[0].split()[:4] == ["#", "NAMESPACE", "NAME", "TENANT"]
-    assert wide[1].split()[:4] == ["1", "tenant-a", "train", "a"]
+    assert wide[0].split()[:5] == ["#", "NAMESPACE", "NAME", "USER", "TENANT"]
+    assert wide[1].split()[:5] == ["1", "tenant-a", "train", "-", "a"]
     assert "TENANT" not in run(["queue", "-A"], fake, now=NOW).output
 
 

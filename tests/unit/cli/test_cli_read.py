@@ -35,9 +35,9 @@ def test_list_jobs_table_and_all_namespaces() -> None:
     result = run(["list", "jobs"], cluster())
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0].split() == ["NAME", "TYPE", "GPUS", "GPU", "TYPE", "STATUS", "AGE"]
-    assert lines[1].split() == ["run", "training", "8", "H100", "Running", "60m"]
-    assert lines[2].split() == ["wait", "training", "8", "B200", "Pending", "2m"]
+    assert lines[0].split() == ["NAME", "USER", "TYPE", "GPUS", "GPU", "TYPE", "STATUS", "AGE"]
+    assert lines[1].split() == ["run", "-", "training", "8", "H100", "Running", "60m"]
+    assert lines[2].split() == ["wait", "-", "training", "8", "B200", "Pending", "2m"]
     assert all(line == line.rstrip() for line in lines)
     every = run(["list", "jobs", "-A"], cluster()).output.splitlines()
     assert every[0].startswith("NAMESPACE") and any(line.startswith("other") for line in every)
@@ -145,7 +145,7 @@ def test_get_and_describe() -> None:
         run(["get", "node", "h0", "-o", "name"], cluster()).output == "gryviagpunode.gryvia.io/h0\n"
     )
     table = run(["get", "job", "run", "-o", "table"], cluster()).output.splitlines()
-    assert table[1].split()[:2] == ["run", "training"]
+    assert table[1].split()[:3] == ["run", "-", "training"]
     described = run(["describe", "job", "wait"], cluster()).output
     assert "━━━ Job wait ━━━" in described and "GPUs:        8 x B200" in described
     node = run(["describe", "node", "h0"], cluster()).output
@@ -211,6 +211,7 @@ def test_queue_explains_an_absent_gpu_type() -> None:
     assert out[0].split() == [
         "#",
         "NAME",
+        "USER",
         "GPU",
         "TYPE",
         "GPUS",
@@ -219,7 +220,7 @@ def test_queue_explains_an_absent_gpu_type() -> None:
         "START",
         "REASON",
     ]
-    assert out[1].startswith("1   wait   B200") and 'no node has GPU type "B200"' in out[1]
+    assert out[1].startswith("1   wait   -      B200") and 'no node has GPU type "B200"' in out[1]
     data = json.loads(run(["queue", "-o", "json"], fake).output)
     assert data["kind"] == "Queue" and data["items"][0]["reason"].startswith("no node has GPU type")
     assert "No jobs waiting in namespace other." in run(["queue", "-n", "other"], fake).output

@@ -57,11 +57,13 @@ def test_durations_waiting_and_running() -> None:
 def test_job_row_plain_and_wide() -> None:
     obj = stamp(make_job("a").gpus(8).gpu_type("H100").phase("Running").obj(), 4 * 3600)
     row = job_row(summarize_job(obj), NOW)
-    assert row[:4] == ["a", "training", 8, "H100"]
-    assert row[4] == Marked("Running", "ok") and row[5] == "4h"
+    assert row[:5] == ["a", "-", "training", 8, "H100"]
+    assert row[5] == Marked("Running", "ok") and row[6] == "4h"
     wide = job_row(summarize_job(obj), NOW, wide=True)
-    # 12 columns: issue 13 added COST after NODES
-    assert len(wide) == 12 and wide[6:8] == [1, "0/1"]
+    # 13 columns: issue 13 added COST after NODES, issue 16 USER after NAME
+    assert len(wide) == 13 and wide[7:9] == [1, "0/1"]
+    alice = obj | {"metadata": obj["metadata"] | {"annotations": {"gryvia.io/submitted-by": "al"}}}
+    assert job_row(summarize_job(alice), NOW)[1] == "al"
 
 
 def test_pod_job_labels_and_replicas() -> None:

@@ -33,7 +33,7 @@ def test_queue_is_oldest_first_with_positions_per_gpu_type() -> None:
     ]
     assert entries[0].waited == 300
     row = queue_row(entries[0], all_namespaces=True)
-    assert row[:4] == [1, "ml", "h-old", "H100"] and row[6] == "5m"
+    assert row[:5] == [1, "ml", "h-old", "-", "H100"] and row[7] == "5m"
     assert entries[0].as_dict()["waitingSeconds"] == 300
 
 

@@ -84,7 +84,7 @@ def test_a_good_file_loads_and_expands_aliases(tmp_path: Path) -> None:
         ({"hotkeys": {"ctrl+p": "jobs"}}, "hotkeys", "the command palette"),
         ({"hotkeys": {"f5": {"command": "jobs", "colour": 1}}}, "hotkeys.f5.colour", "unknown"),
         ({"columns": {"jobz": {"hidden": []}}}, "columns", "tables: jobs, queue"),
-        ({"columns": {"jobs": {"hidden": ["nope"]}}}, "columns", "columns: name, namespace"),
+        ({"columns": {"jobs": {"hidden": ["nope"]}}}, "columns", "columns: name, user, namespace"),
         ({"colums": {}}, "colums", "takes aliases, hotkeys and columns"),
     ],
 )

@@ -37,6 +37,7 @@ from gryvia_operator.api.resources import (
     TENANT,
     USAGE_RECORD,
     VALIDATING_WEBHOOKS,
+    WORKSPACE,
     Resource,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "TENANT",
     "USAGE_RECORD",
     "VALIDATING_WEBHOOKS",
+    "WORKSPACE",
     "Resource",
     "lookup",
     "noun",
@@ -100,6 +102,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
         "checkpoint-guard",
         "checkpoint-guards",
     ),
+    WORKSPACE: ("workspace", "workspaces"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

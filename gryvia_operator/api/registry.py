@@ -19,6 +19,7 @@ from gryvia_operator.api.quota import QUOTA_KIND
 from gryvia_operator.api.reservation import RESERVATION_KIND
 from gryvia_operator.api.tenant import TENANT_KIND
 from gryvia_operator.api.usagerecord import USAGE_RECORD_KIND
+from gryvia_operator.api.workspace import WORKSPACE_KIND
 
 ALL_KINDS: tuple[KindInfo, ...] = (
     AIJOB_KIND,
@@ -35,6 +36,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     PRIORITY_KIND,
     CHECKPOINT_GUARD_KIND,
     GPU_SHARING_KIND,
+    WORKSPACE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -83,6 +83,7 @@ CHECKPOINT_GUARD = _gryvia("GryviaCheckpointGuard", "gckg", namespaced=True)
 GPU_SHARING_POLICY = Resource(
     "GryviaGPUSharingPolicy", GROUP, VERSION, "gryviagpusharingpolicies", False, ("ggsp",)
 )
+WORKSPACE = _gryvia("GryviaWorkspace", "gws", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -99,6 +100,7 @@ GRYVIA: tuple[Resource, ...] = (
     PRIORITY,
     CHECKPOINT_GUARD,
     GPU_SHARING_POLICY,
+    WORKSPACE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

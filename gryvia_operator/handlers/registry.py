@@ -34,6 +34,7 @@ from gryvia_operator.handlers import (
     priority,
     reservation,
     tenant,
+    workspace,
 )
 
 
@@ -94,6 +95,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
+    workspaces = workspace.Workspaces(rt)
+    workspace.register(registry, rt, workspaces)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -130,6 +133,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(guards.loop()))
         if sharing is not None:
             rt.tasks.append(asyncio.create_task(sharing.loop()))
+        rt.tasks.append(asyncio.create_task(workspaces.loop()))
 
     rt.on_synced = start_workers
 

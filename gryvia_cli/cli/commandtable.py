@@ -171,6 +171,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "workspace",
+            _C + "workspace",
+            "Workloads",
+            "Workspaces: development pods with a persistent home; create, start, stop, shell.",
+        ),
+        ("workspaces",),
+    ),
+    (
+        LazyCommand(
             "tenant", _C + "tenant", "Tenancy", "Tenants: create, list, show and delete them."
         ),
         ("tenants",),

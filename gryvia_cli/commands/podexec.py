@@ -129,9 +129,26 @@ def _run(
     tty: bool,
 ) -> None:
     """Run `command` in the replica's pod and exit with its exit code."""
+    ns, pod, ctr = _target(state, job, replica, container, namespace)
+    raise typer.Exit(exec_in_pod(state, ns, pod, ctr, command, stdin=stdin, tty=tty))
+
+
+def exec_in_pod(
+    state: Session,
+    ns: str,
+    pod: Mapping[str, Any],
+    ctr: str,
+    command: list[str],
+    *,
+    stdin: bool,
+    tty: bool,
+) -> int:
+    """Run `command` in container `ctr` of the running `pod` with this terminal's streams
+    (raw mode with `tty` when stdin is a terminal); return the command's exit code (its
+    failure message, if any, on stderr). Shared by `gryvia exec`/`shell` and
+    `gryvia workspace shell`."""
     from gryvia_cli.core.podexec import exit_code_of
 
-    ns, pod, ctr = _target(state, job, replica, container, namespace)
     remote = _remote(state)
     fd = sys.stdin.fileno() if stdin else -1
     tty = tty and stdin and os.isatty(fd)
@@ -150,7 +167,7 @@ def _run(
     code, message = exit_code_of(status)
     if message:
         warn(f"{' '.join(command)}: {message}")
-    raise typer.Exit(code)
+    return code
 
 
 @app.command("exec", rich_help_panel="Workloads")

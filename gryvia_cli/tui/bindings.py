@@ -315,6 +315,10 @@ JUMP_ALIASES = {
     "gpusharingpolicy": "gpusharing",
     "gpusharingpolicies": "gpusharing",
     "ggsp": "gpusharing",
+    "workspace": "workspaces",
+    "gryviaworkspace": "workspaces",
+    "gryviaworkspaces": "workspaces",
+    "gws": "workspaces",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
 short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`)."""

@@ -41,6 +41,7 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
         "gryviagpusharingpolicies",
         "ggsp",
     ),
+    "workspaces": ("workspace", "gryviaworkspace", "gryviaworkspaces", "gws"),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS[kind])
@@ -48,7 +49,7 @@ KIND_OF_WORD: Mapping[str, ObjectKind] = {
 """Every word `:describe` takes for a kind, to that kind."""
 
 NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {"jobs", "pods", "usage", "jobhooks", "checkpointguards"}
+    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workspaces"}
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 

@@ -63,6 +63,7 @@ REGISTRY_VIEWS = (
     "priorities",
     "checkpoints",
     "gpusharing",
+    "workspaces",
 )
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 

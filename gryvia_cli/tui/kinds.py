@@ -23,6 +23,7 @@ from gryvia_cli.tui.kind_tenants import (
     quotas_of,
     tenant_rows,
 )
+from gryvia_cli.tui.kind_workspaces import WORKSPACES
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -39,6 +40,7 @@ __all__ = [
     "PRIORITIES",
     "RESERVATIONS",
     "TENANTS",
+    "WORKSPACES",
     "TenantRow",
     "budget_cell",
     "budgets_for",
@@ -63,6 +65,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaPriority": "priorities",
     "GryviaCheckpointGuard": "checkpointguards",
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
+    "GryviaWorkspace": "workspaces",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

@@ -48,6 +48,7 @@ _OBJECTS: dict[ObjectKind, r.Resource] = {
     "priorities": r.PRIORITY,
     "checkpointguards": r.CHECKPOINT_GUARD,
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
+    "workspaces": r.WORKSPACE,
 }
 
 

@@ -46,6 +46,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "priorities": "priority",
     "checkpointguards": "checkpoint guard",
     "gpusharingpolicies": "GPU sharing policy",
+    "workspaces": "workspace",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 

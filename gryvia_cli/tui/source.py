@@ -34,6 +34,7 @@ ObjectKind = Literal[
     "priorities",
     "checkpointguards",
     "gpusharingpolicies",
+    "workspaces",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""

@@ -279,7 +279,7 @@ def shell(
       gryvia workspace shell dev
       gryvia workspace shell dev -- sh -c 'echo $HOSTNAME; pwd'
     """
-    from gryvia_cli.commands.podexec import exec_in_pod
+    from gryvia_cli.cli.podexec import exec_in_pod
     from gryvia_cli.core.podexec import PodNotReadyError, choose_container
     from gryvia_cli.errors import NotFoundError
     from gryvia_operator.api.workspace import GryviaWorkspace, pod_name

@@ -189,6 +189,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "workspace",
+            _C + "workspace",
+            "Workloads",
+            "Workspaces: development pods with a persistent home; create, start, stop, shell.",
+        ),
+        ("workspaces",),
+    ),
+    (
+        LazyCommand(
             "tenant",
             _C + "tenant",
             "Tenancy",

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import typer
 
 from gryvia_cli.cli.options import NamespaceOpt, check_job_name
+from gryvia_cli.cli.podexec import exec_in_pod, remote_access
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.output import info, warn
-
-if TYPE_CHECKING:
-    from gryvia_cli.kube.remote import RemoteAccess
 
 app = typer.Typer()
 
@@ -89,34 +86,6 @@ def _listen(address: str, port: int) -> socket.socket:
         ) from None
 
 
-def _remote(state: Session) -> RemoteAccess:
-    from gryvia_cli.kube.remote import RemoteAccess
-
-    return RemoteAccess(state.kubeconfig, state.access().context)
-
-
-@contextlib.contextmanager
-def _raw_terminal(fd: int) -> Iterator[None]:
-    """Put terminal `fd` in raw mode (keys go to the remote shell as typed) and restore it."""
-    import termios
-    import tty
-
-    saved = termios.tcgetattr(fd)
-    try:
-        tty.setraw(fd)
-        yield
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-
-
-def _terminal_size() -> tuple[int, int] | None:
-    try:
-        size = os.get_terminal_size(sys.stdout.fileno())
-    except (OSError, ValueError):
-        return None
-    return size.columns, size.lines
-
-
 def _run(
     state: Session,
     job: str,
@@ -129,28 +98,8 @@ def _run(
     tty: bool,
 ) -> None:
     """Run `command` in the replica's pod and exit with its exit code."""
-    from gryvia_cli.core.podexec import exit_code_of
-
     ns, pod, ctr = _target(state, job, replica, container, namespace)
-    remote = _remote(state)
-    fd = sys.stdin.fileno() if stdin else -1
-    tty = tty and stdin and os.isatty(fd)
-    with _raw_terminal(fd) if tty else contextlib.nullcontext():
-        status = remote.exec(
-            ns,
-            pod["metadata"]["name"],
-            ctr,
-            command,
-            tty=tty,
-            stdin=(lambda: os.read(fd, 4096)) if stdin else None,
-            stdout=sys.stdout.buffer,
-            stderr=sys.stderr.buffer,
-            size=_terminal_size if tty else None,
-        )
-    code, message = exit_code_of(status)
-    if message:
-        warn(f"{' '.join(command)}: {message}")
-    raise typer.Exit(code)
+    raise typer.Exit(exec_in_pod(state, ns, pod, ctr, command, stdin=stdin, tty=tty))
 
 
 @app.command("exec", rich_help_panel="Workloads")
@@ -264,7 +213,7 @@ def port_forward(
     try:
         state = session(ctx)
         ns, pod, _ = _target(state, job, replica, None, namespace)
-        remote = _remote(state)
+        remote = remote_access(state)
     except BaseException:
         listener.close()
         raise

@@ -39,6 +39,7 @@ from gryvia_operator.api.resources import (
     USAGE_RECORD,
     VALIDATING_WEBHOOKS,
     WORKFLOW,
+    WORKSPACE,
     Resource,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "USAGE_RECORD",
     "VALIDATING_WEBHOOKS",
     "WORKFLOW",
+    "WORKSPACE",
     "Resource",
     "lookup",
     "noun",
@@ -106,6 +108,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     ),
     WORKFLOW: ("workflow", "workflows"),
     AUTOTUNER: ("tuner", "tuners", "autotuner", "autotuners"),
+    WORKSPACE: ("workspace", "workspaces"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -67,6 +67,20 @@ class PodApi:
             return None
         return data if key is None else data.get(key)
 
+    def claim_folder(self, namespace: str, claim: str) -> str | None:
+        """The host folder of the PersistentVolume bound to claim `namespace/claim` when it is
+        a hostPath volume; None when unbound, missing, of another type, or unreadable."""
+        try:
+            pvc = self.core.read_namespaced_persistent_volume_claim(claim, namespace)
+            volume = pvc.spec.volume_name if pvc.spec else None
+            if not volume:
+                return None
+            pv = self.core.read_persistent_volume(volume)
+        except ApiException:
+            return None
+        host = pv.spec.host_path if pv.spec else None
+        return str(host.path) if host is not None and host.path else None
+
     def create_logs(self, pod: dict[str, Any], logs_dir: Path) -> None:
         """Create empty log files for the pod's containers and the kwok Logs object serving
         them (replacing one left by an earlier pod of the same name)."""

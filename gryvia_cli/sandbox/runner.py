@@ -28,7 +28,16 @@ from typing import Any
 
 from kubernetes import client, config
 
-from gryvia_cli.sandbox import crilog, hosts, netplan, podenv, podforwards, podnet, podstatus
+from gryvia_cli.sandbox import (
+    crilog,
+    hosts,
+    netplan,
+    podenv,
+    podforwards,
+    podnet,
+    podstatus,
+    podvolumes,
+)
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podstatus import now
@@ -277,7 +286,9 @@ class PodRunner:
             argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)
         if run.netns:
             argv = netplan.netns_argv(run.netns, argv)
-        workdir = run.folder / "root" / str(spec.get("workingDir") or "").lstrip("/")
+        root = run.folder / "root"
+        podvolumes.link_claims(pod, spec, root, self.state, self.api.claim_folder)
+        workdir = podvolumes.rooted(root, str(spec.get("workingDir") or ""))
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
         # A container's /tmp is its own: pods share the host's, so each gets a TMPDIR of its
@@ -285,8 +296,10 @@ class PodRunner:
         # overwrote each other's files).
         tmp = run.folder / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        own = {"HOME": str(run.folder / "root"), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
+        own = {"HOME": str(root), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
         full_env = base | own | env
+        if str(env.get("HOME") or "").startswith("/"):  # a HOME the pod sets is in its root
+            full_env["HOME"] = str(podvolumes.rooted(root, env["HOME"]))
         if spec in pod["spec"]["containers"]:
             run.exec_targets[name] = (str(workdir), full_env)
         return start_container(

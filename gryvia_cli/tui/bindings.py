@@ -323,6 +323,10 @@ JUMP_ALIASES = {
     "tune": "tuners",
     "autotuners": "tuners",
     "gat": "tuners",
+    "workspace": "workspaces",
+    "gryviaworkspace": "workspaces",
+    "gryviaworkspaces": "workspaces",
+    "gws": "workspaces",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
 short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""

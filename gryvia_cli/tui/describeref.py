@@ -43,6 +43,7 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
     ),
     "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
     "autotuners": ("tuner", "tuners", "autotuner", "gryviaautotuner", "gryviaautotuners", "gat"),
+    "workspaces": ("workspace", "gryviaworkspace", "gryviaworkspaces", "gws"),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
@@ -50,7 +51,16 @@ KIND_OF_WORD: Mapping[str, ObjectKind] = {
 """Every word `:describe` takes for a kind, to that kind."""
 
 NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows", "autotuners"}
+    {
+        "jobs",
+        "pods",
+        "usage",
+        "jobhooks",
+        "checkpointguards",
+        "workflows",
+        "autotuners",
+        "workspaces",
+    }
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 

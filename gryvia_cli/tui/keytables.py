@@ -65,6 +65,7 @@ REGISTRY_VIEWS = (
     "gpusharing",
     "workflows",
     "tuners",
+    "workspaces",
 )
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 

@@ -27,6 +27,7 @@ from gryvia_cli.tui.kind_tenants import (
 )
 from gryvia_cli.tui.kind_tuners import TUNERS
 from gryvia_cli.tui.kind_workflows import WORKFLOWS
+from gryvia_cli.tui.kind_workspaces import WORKSPACES
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -45,6 +46,7 @@ __all__ = [
     "TENANTS",
     "TUNERS",
     "WORKFLOWS",
+    "WORKSPACES",
     "TenantRow",
     "budget_cell",
     "budgets_for",
@@ -71,6 +73,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
     "GryviaWorkflow": "workflows",
     "GryviaAutoTuner": "autotuners",
+    "GryviaWorkspace": "workspaces",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

@@ -50,6 +50,7 @@ _OBJECTS: dict[ObjectKind, r.Resource] = {
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
     "workflows": r.WORKFLOW,
     "autotuners": r.AUTOTUNER,
+    "workspaces": r.WORKSPACE,
 }
 
 

@@ -48,6 +48,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "gpusharingpolicies": "GPU sharing policy",
     "workflows": "workflow",
     "autotuners": "tuner",
+    "workspaces": "workspace",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 

@@ -36,6 +36,7 @@ ObjectKind = Literal[
     "gpusharingpolicies",
     "workflows",
     "autotuners",
+    "workspaces",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""

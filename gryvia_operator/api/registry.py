@@ -21,6 +21,7 @@ from gryvia_operator.api.reservation import RESERVATION_KIND
 from gryvia_operator.api.tenant import TENANT_KIND
 from gryvia_operator.api.usagerecord import USAGE_RECORD_KIND
 from gryvia_operator.api.workflow import WORKFLOW_KIND
+from gryvia_operator.api.workspace import WORKSPACE_KIND
 
 ALL_KINDS: tuple[KindInfo, ...] = (
     AIJOB_KIND,
@@ -39,6 +40,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     GPU_SHARING_KIND,
     WORKFLOW_KIND,
     AUTOTUNER_KIND,
+    WORKSPACE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

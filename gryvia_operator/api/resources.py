@@ -83,6 +83,7 @@ CHECKPOINT_GUARD = _gryvia("GryviaCheckpointGuard", "gckg", namespaced=True)
 GPU_SHARING_POLICY = Resource(
     "GryviaGPUSharingPolicy", GROUP, VERSION, "gryviagpusharingpolicies", False, ("ggsp",)
 )
+WORKSPACE = _gryvia("GryviaWorkspace", "gws", namespaced=True)
 
 WORKFLOW = _gryvia("GryviaWorkflow", "gwf", namespaced=True)
 AUTOTUNER = _gryvia("GryviaAutoTuner", "gat", namespaced=True)
@@ -104,6 +105,7 @@ GRYVIA: tuple[Resource, ...] = (
     GPU_SHARING_POLICY,
     WORKFLOW,
     AUTOTUNER,
+    WORKSPACE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

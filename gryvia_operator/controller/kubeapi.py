@@ -151,6 +151,11 @@ class KubeApi:
         result: dict[str, Any] = await self._run("GET", by_kind(kind).path(namespace, name))
         return result
 
+    async def get_path(self, path: str, query: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """GET a raw API path (an aggregated API such as metrics.k8s.io); raises KubeError."""
+        result: dict[str, Any] = await self._run("GET", path, query=query)
+        return result
+
     async def list(
         self,
         kind: str,

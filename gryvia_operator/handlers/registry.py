@@ -36,6 +36,7 @@ from gryvia_operator.handlers import (
     reservation,
     tenant,
     workflow,
+    workspace,
 )
 
 
@@ -102,6 +103,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
+    workspaces = workspace.Workspaces(rt)
+    workspace.register(registry, rt, workspaces)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -142,6 +145,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(sharing.loop()))
         if tuners is not None:
             rt.tasks.append(asyncio.create_task(tuners.loop()))
+        rt.tasks.append(asyncio.create_task(workspaces.loop()))
 
     rt.on_synced = start_workers
 

@@ -480,6 +480,9 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
             for r in ("clusterkopfpeerings", "kopfpeerings")
             for v in read | {"patch"}
         }
+        # workspaces: their pods are created by the operator, CPU read from metrics.k8s.io
+        | {("", "pods", "create", "")}
+        | {("metrics.k8s.io", "pods", v, "") for v in ("get", "list")}
     )
     assert {g for g in granted if g[0] != GROUP} == expected_outside_gryvia
 

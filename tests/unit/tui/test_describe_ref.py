@@ -23,6 +23,7 @@ KINDS = {
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
     "workflows": r.WORKFLOW,
     "autotuners": r.AUTOTUNER,
+    "workspaces": r.WORKSPACE,
 }
 
 

@@ -114,3 +114,19 @@ def test_a_statefulset_job_is_never_queue_managed() -> None:
     result = reconcile_job(job, observed, ReconcileConfig(), NOW)
     assert result.status["phase"] == "Queued"
     assert result.status["message"] == HOLD.message
+
+
+def test_a_job_kueue_holds_waits_for_kueue_not_for_gryvias_quota() -> None:
+    from gryvia_operator.reconcile.pending import WaitContext, wait_status
+
+    text = "Queued by Kueue: insufficient quota for nvidia.com/gpu in flavor gryvia-a100-80g"
+    status = {
+        "phase": "Queued",
+        "message": text,
+        "conditions": [
+            {"type": "KueueAdmitted", "status": "False", "reason": "Pending", "message": text}
+        ],
+    }
+    out = wait_status(_job().model(), status, NODES, (), WaitContext(), NOW)
+    assert out["pending"]["kind"] == "Kueue"
+    assert out["pending"]["message"] == text

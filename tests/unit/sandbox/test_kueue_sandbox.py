@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import ipaddress
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,3 +123,10 @@ def test_serving_certificate_is_for_loopback_and_signed_by_the_ca() -> None:
     assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
     assert cert.not_valid_after_utc == now + dt.timedelta(days=365)
     assert b"PRIVATE KEY" in key_pem
+
+
+def test_missing_build_is_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRYVIA_K8S_BIN_DIR", str(tmp_path))
+    assert "tools/k8s/build-kueue.sh" in kueue.missing()

@@ -11,15 +11,14 @@ from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, GryviaQuota, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import LABEL_GPU, LABEL_TENANT, TENANT_NAMESPACE_PREFIX
 from gryvia_operator.api.parse import parse_all
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.reconcile.aijob import Observed
 from gryvia_operator.reconcile.kueue import (
-    LABEL_GPU,
     LABEL_MANAGED_BY,
-    LABEL_TENANT,
     MANAGED_BY,
     build_tenant_objects,
     build_workload_priority_class,
@@ -53,7 +52,7 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
         return observed
     meta = job.metadata
     default_exists = False
-    if job.namespace.startswith("tenant-"):
+    if job.namespace.startswith(TENANT_NAMESPACE_PREFIX):
         default_exists = await _exists(rt.api, "LocalQueue", settings.default_queue, job.namespace)
     queue = resolve_queue(
         settings,

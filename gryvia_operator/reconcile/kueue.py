@@ -13,15 +13,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import (
+    ANNOTATION_QUEUE_NAME,
+    ANNOTATION_QUOTA_SOURCE,
+    LABEL_GPU,
+    LABEL_TENANT,
+    TENANT_NAMESPACE_PREFIX,
+)
+
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_API = f"{KUEUE_GROUP}/v1beta2"
 LABEL_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
 LABEL_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
-ANNOTATION_QUEUE_NAME = "gryvia.io/queue-name"
-ANNOTATION_QUOTA_SOURCE = "gryvia.io/quota-source"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_TENANT = "gryvia.io/tenant"
-LABEL_GPU = "gryvia.io/gpu"
 MANAGED_BY = "gryvia-operator"
 COHORT = "gryvia"
 DEFAULT_QUEUE = "gryvia"
@@ -69,7 +74,7 @@ def resolve_queue(
     ):
         if choice:
             return choice
-    if namespace.startswith("tenant-") and (default_queue_exists or settings.strict):
+    if namespace.startswith(TENANT_NAMESPACE_PREFIX) and (default_queue_exists or settings.strict):
         return settings.default_queue
     return None
 
@@ -216,7 +221,7 @@ def build_cluster_queue(
         "spec": {
             "cohortName": COHORT,
             "namespaceSelector": {
-                "matchLabels": {"kubernetes.io/metadata.name": f"tenant-{tenant}"}
+                "matchLabels": {"kubernetes.io/metadata.name": tenant_namespace(tenant)}
             },
             "queueingStrategy": "BestEffortFIFO",
             "preemption": {
@@ -238,7 +243,7 @@ def build_local_queue(tenant: str, name: str = DEFAULT_QUEUE) -> dict[str, Any]:
         "kind": "LocalQueue",
         "metadata": {
             "name": name,
-            "namespace": f"tenant-{tenant}",
+            "namespace": tenant_namespace(tenant),
             "labels": {LABEL_MANAGED_BY: MANAGED_BY, LABEL_TENANT: tenant},
         },
         "spec": {"clusterQueue": f"gryvia-{tenant}"},

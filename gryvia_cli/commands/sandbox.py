@@ -52,6 +52,14 @@ def up(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Build missing binaries without asking.")
     ] = False,
+    kueue: Annotated[
+        bool,
+        typer.Option(
+            "--kueue",
+            help="Also run Kueue (CRDs, controller manager, webhooks; build it first with "
+            "tools/k8s/build-kueue.sh).",
+        ),
+    ] = False,
 ) -> None:
     """Start a sandbox cluster and add its context to your kubeconfig."""
     from gryvia_cli.sandbox import cluster, nodespec
@@ -65,7 +73,14 @@ def up(
         sys.stdout.write(cluster.dry_run_commands(name))
         return
     started = time.monotonic()
-    box = cluster.up(name, spec, api_port=api_port, wait=wait, progress=lambda m: info(f"• {m}"))
+    box = cluster.up(
+        name,
+        spec,
+        api_port=api_port,
+        wait=wait,
+        progress=lambda m: info(f"• {m}"),
+        with_kueue=kueue,
+    )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
         info(f"  {note}")

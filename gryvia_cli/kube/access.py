@@ -64,16 +64,26 @@ class KubeAccess:
         if content_type:
             headers["Content-Type"] = content_type
         timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
+        # exec credentials (kube.execcred) are fetched again once when the server answers 401
+        hook = getattr(self.api.configuration, "refresh_api_key_hook", None)
+        tries = 2 if hasattr(hook, "invalidate") else 1
         try:
-            request = self.api.param_serialize(
-                method=method,
-                resource_path=path,
-                query_params=list(query),
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = self.api.call_api(*request, _request_timeout=timeout)
+            for attempt in range(tries):
+                if tries == 2:  # also for certificates, which trigger no BearerToken refresh
+                    hook(self.api.configuration)  # type: ignore[misc]
+                request = self.api.param_serialize(
+                    method=method,
+                    resource_path=path,
+                    query_params=list(query),
+                    header_params=headers,
+                    body=body,
+                    auth_settings=["BearerToken"],
+                )
+                response = self.api.call_api(*request, _request_timeout=timeout)
+                if response.status != 401 or attempt + 1 == tries:
+                    break
+                response.read()
+                hook.invalidate()  # type: ignore[union-attr]
         except HTTPError as exc:
             raise translate_transport_error(exc, self.server) from None
         except api_exception as exc:

@@ -145,11 +145,13 @@ def test_broken_exec_plugin_is_a_kubeconfig_error(tmp_path: Path) -> None:
             "exec": {
                 "apiVersion": "client.authentication.k8s.io/v1",
                 "command": str(tmp_path / "no-such-plugin"),
+                "interactiveMode": "Never",
+                "installHint": "install it with make plugin",
             }
         }
     }
     path = kubeconfig(tmp_path / "k", {"a": {"user": "bad"}}, "a", users)
-    with pytest.raises(KubeconfigError, match="cannot load credentials"):
+    with pytest.raises(KubeconfigError, match="not found: install it with make plugin"):
         load_client_configuration(path, "a")
 
 

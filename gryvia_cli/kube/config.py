@@ -1,10 +1,11 @@
 """Which cluster, user and namespace: kubeconfig files, contexts, in-cluster config.
 
 Sources, first match wins: `--kubeconfig FILE`, `$KUBECONFIG` (several files joined with `:`
-are merged as kubectl does), `~/.kube/config`, then the pod's service account when running
-inside a cluster. Files are read and merged here (`merge_kubeconfig`); static credentials (a
-token, a client certificate) are sent by `kube.transport` without the official `kubernetes`
-client, which loads everything else (exec plugins, OIDC, in-cluster) when a command needs it.
+are merged by kubectl's rules, `merge_kubeconfig`), `~/.kube/config`, then the pod's service
+account when running inside a cluster. Static credentials (a token, a client certificate)
+are sent by `kube.transport` without the official `kubernetes` client; everything else goes
+through the official client's `KubeConfigLoader` fed with the merged files, except exec
+plugins, which `kube.execcred` runs (see docs/kubeconfig.md).
 """
 
 from __future__ import annotations

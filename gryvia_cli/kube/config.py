@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.errors import GryviaError, KubeconfigError
+from gryvia_cli.errors import KubeconfigError
 
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 IN_CLUSTER = "in-cluster"
@@ -80,21 +80,16 @@ def no_kubeconfig_message(environ: Mapping[str, str] | None = None) -> str:
 
 
 def context_names(explicit: Path | None) -> list[str]:
-    """Context names of the kubeconfig, sorted (empty when there is none, e.g. in a pod).
+    """Context names of the (merged) kubeconfig, sorted (empty when there is none, e.g. in
+    a pod).
 
-    Raises KubeconfigError when `--kubeconfig` names a missing file, GryviaError when the
-    file does not parse.
+    Raises KubeconfigError when `--kubeconfig` names a missing file or a file does not parse.
     """
-    from kubernetes import config
-
     source = kubeconfig_source(explicit)
     if source is None:
         return []
-    try:
-        contexts, _ = config.list_kube_config_contexts(config_file=source)
-    except Exception as exc:
-        raise GryviaError(f"cannot read contexts from {source}: {exc}") from None
-    return sorted(str(c.get("name")) for c in contexts or [])
+    contexts = merge_kubeconfig(source)["contexts"]
+    return sorted(str(c.get("name")) for c in contexts)
 
 
 def in_cluster_available(environ: Mapping[str, str] | None = None) -> bool:

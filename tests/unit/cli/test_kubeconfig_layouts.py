@@ -155,3 +155,12 @@ def test_a_name_listed_twice_in_one_file_is_refused_like_kubectl(
     result = run(["config"], KUBECONFIG=str(path))
     assert result.exit_code == 1
     assert f'kubeconfig {path} lists cluster "d" twice' in result.output
+
+
+def test_context_names_are_the_merged_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gryvia_cli.kube.config import context_names
+
+    files = context_defined_twice(tmp_path)
+    (tmp_path / "empty").write_text("")
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join([str(tmp_path / "empty"), *files]))
+    assert context_names(None) == ["first", "prod"]

@@ -20,6 +20,7 @@ from gryvia_cli.errors import GryviaError, KubeconfigError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
+from gryvia_cli.kube.execcred import send_with_credentials
 
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
@@ -64,26 +65,20 @@ class KubeAccess:
         if content_type:
             headers["Content-Type"] = content_type
         timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
-        # exec credentials (kube.execcred) are fetched again once when the server answers 401
-        hook = getattr(self.api.configuration, "refresh_api_key_hook", None)
-        tries = 2 if hasattr(hook, "invalidate") else 1
+
+        def send() -> Any:
+            request = self.api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            return self.api.call_api(*request, _request_timeout=timeout)
+
         try:
-            for attempt in range(tries):
-                if tries == 2:  # also for certificates, which trigger no BearerToken refresh
-                    hook(self.api.configuration)  # type: ignore[misc]
-                request = self.api.param_serialize(
-                    method=method,
-                    resource_path=path,
-                    query_params=list(query),
-                    header_params=headers,
-                    body=body,
-                    auth_settings=["BearerToken"],
-                )
-                response = self.api.call_api(*request, _request_timeout=timeout)
-                if response.status != 401 or attempt + 1 == tries:
-                    break
-                response.read()
-                hook.invalidate()  # type: ignore[union-attr]
+            response = send_with_credentials(self.api.configuration, send)
         except HTTPError as exc:
             raise translate_transport_error(exc, self.server) from None
         except api_exception as exc:

@@ -25,14 +25,9 @@ ExecCredential API):
 
 from __future__ import annotations
 
-import atexit
-import base64
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -178,6 +173,8 @@ class ExecPlugin:
     def run(self, terminal: bool, now: Callable[[], float] = time.time) -> Credential:
         """Run the plugin once and parse its ExecCredential. `terminal`: stdin is a terminal
         the plugin may use. Raises ExecPluginError."""
+        import subprocess
+
         interactive = self.interactive(terminal)
         env = {**os.environ, **self.env}
         env["KUBERNETES_EXEC_INFO"] = json.dumps(self.exec_info(interactive))
@@ -244,6 +241,8 @@ def cluster_info(cluster: Mapping[str, Any], base: str) -> dict[str, Any]:
     """The ExecCredential `spec.cluster` of a kubeconfig cluster body (client-go's
     `clientauthentication.Cluster`): the CA is sent as data even when the kubeconfig names
     a file. Raises ExecPluginError when that file cannot be read."""
+    import base64
+
     info: dict[str, Any] = {"server": str(cluster.get("server") or "")}
     for key in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url"):
         if cluster.get(key):
@@ -324,16 +323,37 @@ class ExecCredentials:
     __call__ = apply
 
 
+def send_with_credentials(configuration: Any, send: Callable[[], Any]) -> Any:
+    """Send one request (`send()` serializes and sends it, returning the response); with
+    exec credentials, put the current one in first (certificates trigger no token refresh
+    of their own), and after a 401 fetch a new one and send once more (client-go does the
+    same). Raises what `send` raises, and ExecPluginError."""
+    hook = getattr(configuration, "refresh_api_key_hook", None)
+    if not isinstance(hook, ExecCredentials):
+        return send()
+    hook.apply(configuration)
+    response = send()
+    if response.status == 401:
+        response.read()
+        hook.invalidate()
+        hook.apply(configuration)
+        response = send()
+    return response
+
+
 _PEM_DIR: list[str] = []
 
 
 def _pem_file(pem: str) -> str:
     """A private temp file holding `pem` (one per distinct content; removed at exit)."""
+    import atexit
+    import hashlib
+    import shutil
+    import tempfile
+
     if not _PEM_DIR:
         _PEM_DIR.append(tempfile.mkdtemp(prefix="gryvia-exec-"))
         atexit.register(shutil.rmtree, _PEM_DIR[0], True)
-    import hashlib
-
     path = str(Path(_PEM_DIR[0], hashlib.sha256(pem.encode()).hexdigest()[:24]))
     if not Path(path).exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

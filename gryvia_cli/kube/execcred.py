@@ -280,7 +280,6 @@ class ExecCredentials:
         self.plugin = plugin
         self.terminal = terminal
         self.clock = clock
-        self.calls = 0
         self._lock = threading.Lock()
         self._credential: Credential | None = None
         self._api: Any = None
@@ -291,34 +290,35 @@ class ExecCredentials:
         with self._lock:
             cred = self._credential
             if cred is None or not cred.fresh(self.clock()):
-                self.calls += 1
                 cred = self.plugin.run(self.terminal, self.clock)
                 self._credential = cred
             return cred
 
-    def invalidate(self) -> None:
-        """Forget the cached credential (the API server refused it)."""
+    def invalidate(self, refused: Credential | None = None) -> None:
+        """Forget the cached credential (the API server refused it): `refused`, the one
+        sent, unless another thread has already replaced it (None: whichever is cached)."""
         with self._lock:
-            self._credential = None
+            if refused is None or self._credential is refused:
+                self._credential = None
 
     def bind(self, api: Any) -> None:
         """Remember the ApiClient whose pool is rebuilt when a certificate changes."""
         self._api = api
 
-    def apply(self, configuration: Any) -> None:
-        """Put the current credential into `configuration` (the hook's body)."""
+    def apply(self, configuration: Any) -> Credential:
+        """Put the current credential into `configuration` (the hook's body); return it."""
         cred = self.current()
         if cred.token:
             configuration.api_key["BearerToken"] = f"Bearer {cred.token}"
-            return
+            return cred
         cert, key = _pem_file(cred.cert_pem or ""), _pem_file(cred.key_pem or "")
-        if (configuration.cert_file, configuration.key_file) == (cert, key):
-            return
-        configuration.cert_file, configuration.key_file = cert, key
-        if self._api is not None:
-            from kubernetes.client import rest
+        if (configuration.cert_file, configuration.key_file) != (cert, key):
+            configuration.cert_file, configuration.key_file = cert, key
+            if self._api is not None:
+                from kubernetes.client import rest
 
-            self._api.rest_client = rest.RESTClientObject(configuration)
+                self._api.rest_client = rest.RESTClientObject(configuration)
+        return cred
 
     __call__ = apply
 
@@ -331,11 +331,11 @@ def send_with_credentials(configuration: Any, send: Callable[[], Any]) -> Any:
     hook = getattr(configuration, "refresh_api_key_hook", None)
     if not isinstance(hook, ExecCredentials):
         return send()
-    hook.apply(configuration)
+    sent = hook.apply(configuration)
     response = send()
     if response.status == 401:
         response.read()
-        hook.invalidate()
+        hook.invalidate(sent)
         hook.apply(configuration)
         response = send()
     return response

@@ -285,3 +285,35 @@ def test_under_a_terminal_the_cli_prints_one_line(plugin_dir: Path) -> None:
     name = Path(sys.executable).name
     assert len(lines) == 1, done.stderr
     assert f"exec plugin {name} failed with exit code 1: token expired: run login again" in lines[0]
+
+
+def test_certificate_credentials_point_the_configuration_at_their_files(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    plugin = tmp_path / "cert.py"
+    status = {"clientCertificateData": "CERT PEM\n", "clientKeyData": "KEY PEM\n"}
+    body = {"apiVersion": V1, "kind": "ExecCredential", "status": status}
+    plugin.write_text(f"import json\nprint(json.dumps({body!r}))\n")
+    block = {"apiVersion": V1, "command": sys.executable, "args": [str(plugin)]}
+    creds = ExecCredentials(
+        ExecPlugin.from_kubeconfig({**block, "interactiveMode": "Never"}, {}, ""), terminal=False
+    )
+    cfg = SimpleNamespace(api_key={}, cert_file=None, key_file=None)
+    creds.apply(cfg)
+    assert Path(cfg.cert_file).read_text() == "CERT PEM\n"
+    assert Path(cfg.key_file).read_text() == "KEY PEM\n"
+    assert oct(Path(cfg.key_file).stat().st_mode & 0o777) == "0o600"
+    assert "BearerToken" not in cfg.api_key
+
+
+def test_a_401_does_not_drop_a_credential_another_thread_already_replaced(
+    plugin_dir: Path,
+) -> None:
+    creds = ExecCredentials(
+        ExecPlugin.from_kubeconfig(exec_block(plugin_dir), {}, ""), terminal=False
+    )
+    stale = creds.current()
+    creds.invalidate(stale)
+    fresh = creds.current()
+    creds.invalidate(stale)  # a second thread's 401 for the same old token
+    assert creds.current() is fresh and calls(plugin_dir) == 2

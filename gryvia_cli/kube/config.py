@@ -244,6 +244,7 @@ def load_client_configuration(
             if not in_cluster_available():
                 raise KubeconfigError(no_kubeconfig_message())
             config.load_incluster_config(client_configuration=cfg)
+            cfg.proxy = proxy_for(cfg.host)
         else:
             merged = merge_kubeconfig(source)
             name = context or str(merged.get("current-context") or "")

@@ -164,3 +164,19 @@ def test_context_names_are_the_merged_ones(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "empty").write_text("")
     monkeypatch.setenv("KUBECONFIG", os.pathsep.join([str(tmp_path / "empty"), *files]))
     assert context_names(None) == ["first", "prod"]
+
+
+def test_context_flag_over_empty_current_contexts(kubectl: Path, tmp_path: Path) -> None:
+    files = [write(tmp_path / "a", {"dev": "d"}, ""), write(tmp_path / "b", {"prod": "p"}, "")]
+    env = {**os.environ, "KUBECONFIG": os.pathsep.join(files)}
+    view = subprocess.run(
+        [str(kubectl), "config", "view", "--minify", "--context", "prod", "-o", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    server = json.loads(view.stdout)["clusters"][0]["cluster"]["server"]
+    result = run(["--context", "prod", "config", "-o", "json"], KUBECONFIG=env["KUBECONFIG"])
+    assert result.exit_code == 0, result.output
+    assert (json.loads(result.stdout)["server"], server) == ("https://b-p:6443",) * 2

@@ -265,6 +265,7 @@ def load_client_configuration(
         raise KubeconfigError(f"cannot load credentials: {exc}") from exc
     except (OSError, ValueError, TypeError) as exc:  # unreadable cert files, malformed data
         raise KubeconfigError(f"cannot load credentials: {exc}") from exc
+    cfg.no_proxy = None  # proxy_for applied NO_PROXY; a proxy-url ignores it (kubectl)
     cfg.retries = 1
     return cfg
 

@@ -194,4 +194,6 @@ def test_proxy_follows_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert load_client_configuration(path, "a").proxy is None  # loopback: never proxied
     data["clusters"][0]["cluster"]["proxy-url"] = "http://jump:8080"
     path.write_text(yaml.safe_dump(data))
-    assert load_client_configuration(path, "a").proxy == "http://jump:8080"
+    monkeypatch.setenv("NO_PROXY", "*")  # does not apply to a proxy-url
+    cfg = load_client_configuration(path, "a")
+    assert (cfg.proxy, cfg.no_proxy) == ("http://jump:8080", None)

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from tests.builders import job_yaml
 from tests.integration.cli.conftest import CliCase
@@ -81,7 +82,16 @@ def test_short_lived_exec_tokens_under_logs_follow(case: CliCase, cli_env: dict[
     # the early revocation; the official client's 5-minute skew called it on every request
     made = calls(folder)
     assert 3 <= len(made) <= elapsed / (LIFETIME * 0.9) + 3, (len(made), elapsed)
-    # the reaper really revokes: the first token is refused now
+    # the reaper really revokes: the first token alone (no admin certificate) is refused now
     first = (folder / "tokens").read_text().splitlines()[0].split()[1]
-    refused = sandbox.kubectl_run("--token", first, "auth", "whoami", check=False)
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["users"][0]["user"] = {"token": first}
+    alone = case.tmp_path / "first-token"
+    alone.write_text(yaml.safe_dump(config))
+    refused = subprocess.run(
+        [str(sandbox.kubectl), "--kubeconfig", str(alone), "auth", "whoami"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert refused.returncode != 0 and "Unauthorized" in refused.stderr, refused.stderr

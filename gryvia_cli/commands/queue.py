@@ -52,6 +52,7 @@ def read_queue(
         with_tenants,
     )
     from gryvia_cli.views.reads import (
+        concurrently,
         read_jobs,
         read_namespace_labels,
         read_supply,
@@ -62,9 +63,13 @@ def read_queue(
     access = state.access()
     raw, read_ns = read_jobs(access, None, fallback)
     jobs = [summarize_job(j) for j in raw]
-    supply = read_supply(access, jobs)
-    events = try_read(
-        lambda: access.items(r.EVENT, read_ns, field_selector="reason=FailedScheduling"), "events"
+    supply, events, tenants = concurrently(  # independent round trips, at once
+        lambda: read_supply(access, jobs),
+        lambda: try_read(
+            lambda: access.items(r.EVENT, read_ns, field_selector="reason=FailedScheduling"),
+            "events",
+        ),
+        lambda: read_tenant_names(access),
     )
     reasons = scheduling_events(events or [], supply.pods or [])
     entries = build_queue(jobs, supply.nodes, supply.allocated, reasons, state.now())
@@ -78,7 +83,6 @@ def read_queue(
         return entries
     shown = {(e.job.namespace, e.job.name) for e in entries}
     waiting = [j for j in raw if job_key(j) in shown]
-    tenants = read_tenant_names(access)
     labels = read_namespace_labels(access) if namespace_labels_needed(waiting, tenants) else None
     return with_tenants(entries, waiting, tenants, labels)
 

@@ -81,6 +81,18 @@ def get_namespaced(access: Any, res: r.Resource, name: str, namespace: str) -> d
         raise NotFoundError(exc.message, hint=hint, details=exc.details) from None
 
 
+def concurrently(*reads: Callable[[], Any]) -> list[Any]:
+    """Run independent reads (API round trips) at once, one thread each; their results in
+    order. The first exception raised by a read is raised here, after every read ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(reads) < 2:
+        return [read() for read in reads]
+    with ThreadPoolExecutor(max_workers=len(reads)) as pool:
+        futures = [pool.submit(read) for read in reads]
+    return [f.result() for f in futures]
+
+
 def read_supply(
     access: Any, jobs: list[Any] | None = None, warnings: list[str] | None = None
 ) -> Supply:
@@ -91,9 +103,13 @@ def read_supply(
     from gryvia_cli.core.capacity import allocated_from_jobs
     from gryvia_cli.core.nodes import allocated_by_node, gpu_nodes
 
-    registrations = try_read(lambda: read_optional(access, r.GPUNODE), "GryviaGpuNodes", warnings)
-    nodes = try_read(lambda: access.items(r.NODE), "Nodes", warnings)
-    pods = try_read(lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods", warnings)
+    registrations, nodes, pods = concurrently(
+        lambda: try_read(lambda: read_optional(access, r.GPUNODE), "GryviaGpuNodes", warnings),
+        lambda: try_read(lambda: access.items(r.NODE), "Nodes", warnings),
+        lambda: try_read(
+            lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods", warnings
+        ),
+    )
     allocated = allocated_by_node(pods) if pods is not None else allocated_from_jobs(jobs or [])
     return Supply(gpu_nodes(registrations or [], nodes), pods, allocated)
 

@@ -11,6 +11,7 @@ from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
+from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
 from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
@@ -37,6 +38,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     CHECKPOINT_GUARD_KIND,
     GPU_SHARING_KIND,
     WORKFLOW_KIND,
+    INFERENCE_SERVICE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

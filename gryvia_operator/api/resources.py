@@ -85,6 +85,7 @@ GPU_SHARING_POLICY = Resource(
 )
 
 WORKFLOW = _gryvia("GryviaWorkflow", "gwf", namespaced=True)
+INFERENCE_SERVICE = _gryvia("GryviaInferenceService", "gisvc", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -102,6 +103,7 @@ GRYVIA: tuple[Resource, ...] = (
     CHECKPOINT_GUARD,
     GPU_SHARING_POLICY,
     WORKFLOW,
+    INFERENCE_SERVICE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
@@ -119,6 +121,7 @@ SERVICE_ACCOUNT = Resource("ServiceAccount", "", "v1", "serviceaccounts")
 JOB = Resource("Job", "batch", "v1", "jobs")
 STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")
 DEPLOYMENT = Resource("Deployment", "apps", "v1", "deployments")
+HPA = Resource("HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers")
 NETWORK_POLICY = Resource("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies")
 ROLE_BINDING = Resource("RoleBinding", "rbac.authorization.k8s.io", "v1", "rolebindings")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
@@ -149,6 +152,7 @@ BUILTIN: tuple[Resource, ...] = (
     JOB,
     STATEFULSET,
     DEPLOYMENT,
+    HPA,
     NETWORK_POLICY,
     ROLE_BINDING,
     LEASE,

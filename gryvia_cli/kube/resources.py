@@ -22,6 +22,7 @@ from gryvia_operator.api.resources import (
     GPU_SHARING_POLICY,
     GPUNODE,
     GPUSKU,
+    INFERENCE_SERVICE,
     INVOICE,
     JOB,
     JOBHOOK,
@@ -52,6 +53,7 @@ __all__ = [
     "GPUSKU",
     "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
+    "INFERENCE_SERVICE",
     "INVOICE",
     "JOB",
     "JOBHOOK",
@@ -103,6 +105,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
         "checkpoint-guards",
     ),
     WORKFLOW: ("workflow", "workflows"),
+    INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

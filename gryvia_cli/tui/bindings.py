@@ -319,6 +319,10 @@ JUMP_ALIASES = {
     "gryviaworkflows": "workflows",
     "wf": "workflows",
     "gwf": "workflows",
+    "serve": "inference",
+    "inferenceservices": "inference",
+    "gryviainferenceservices": "inference",
+    "gisvc": "inference",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
 short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""

@@ -42,6 +42,12 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
         "ggsp",
     ),
     "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
+    "inferenceservices": (
+        "inferenceservice",
+        "gryviainferenceservice",
+        "gryviainferenceservices",
+        "gisvc",
+    ),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
@@ -49,7 +55,7 @@ KIND_OF_WORD: Mapping[str, ObjectKind] = {
 """Every word `:describe` takes for a kind, to that kind."""
 
 NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows"}
+    {"jobs", "pods", "usage", "jobhooks", "checkpointguards", "workflows", "inferenceservices"}
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 

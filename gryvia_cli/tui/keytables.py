@@ -64,6 +64,7 @@ REGISTRY_VIEWS = (
     "checkpoints",
     "gpusharing",
     "workflows",
+    "inference",
 )
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 

@@ -14,6 +14,7 @@ from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.tui.kind_budgets import BUDGETS
+from gryvia_cli.tui.kind_inference import SERVICES
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
@@ -40,6 +41,7 @@ __all__ = [
     "PODS",
     "PRIORITIES",
     "RESERVATIONS",
+    "SERVICES",
     "TENANTS",
     "WORKFLOWS",
     "TenantRow",
@@ -67,6 +69,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaCheckpointGuard": "checkpointguards",
     "GryviaGPUSharingPolicy": "gpusharingpolicies",
     "GryviaWorkflow": "workflows",
+    "GryviaInferenceService": "inferenceservices",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

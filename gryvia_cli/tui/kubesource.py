@@ -49,6 +49,7 @@ _OBJECTS: dict[ObjectKind, r.Resource] = {
     "checkpointguards": r.CHECKPOINT_GUARD,
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
     "workflows": r.WORKFLOW,
+    "inferenceservices": r.INFERENCE_SERVICE,
 }
 
 

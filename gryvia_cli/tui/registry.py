@@ -47,6 +47,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "checkpointguards": "checkpoint guard",
     "gpusharingpolicies": "GPU sharing policy",
     "workflows": "workflow",
+    "inferenceservices": "inference service",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 

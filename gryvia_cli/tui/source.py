@@ -35,6 +35,7 @@ ObjectKind = Literal[
     "checkpointguards",
     "gpusharingpolicies",
     "workflows",
+    "inferenceservices",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""

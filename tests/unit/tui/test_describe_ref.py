@@ -22,6 +22,7 @@ KINDS = {
     "checkpointguards": r.CHECKPOINT_GUARD,
     "gpusharingpolicies": r.GPU_SHARING_POLICY,
     "workflows": r.WORKFLOW,
+    "inferenceservices": r.INFERENCE_SERVICE,
 }
 
 

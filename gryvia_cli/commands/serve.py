@@ -20,7 +20,6 @@ from gryvia_cli.output import OutputFormat, info, render_one, render_table, succ
 app = typer.Typer(help="Inference services: models served behind a Service.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Inference service name.", show_default=False)]
 SERVICES = ObjectGroup(r.INFERENCE_SERVICE, "inference service", "serve")
-LABEL = "gryvia.io/inference-service"
 
 if TYPE_CHECKING:
     from gryvia_operator.api.inference import GryviaInferenceService
@@ -204,6 +203,8 @@ def delete(
 
 def _pods(ctx: typer.Context, name: str, namespace: str | None) -> tuple[str, list[dict[str, Any]]]:
     state = session(ctx)
+    from gryvia_operator.api.inference import LABEL_SERVICE as LABEL
+
     ns = state.resolve_namespace(namespace)
     SERVICES.read(state, name, ns)
     pods = state.access().items(r.POD, ns, label_selector=f"{LABEL}={name}")

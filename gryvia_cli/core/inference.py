@@ -37,7 +37,7 @@ def build_service(
     the model. Raises ValueError naming the flag and the fix."""
     from pydantic import ValidationError
 
-    from gryvia_operator.api.inference import GryviaInferenceService
+    from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND, GryviaInferenceService
 
     if health_path and health_command:
         raise ValueError("--health-path and --health-command: give one, not both")
@@ -63,8 +63,8 @@ def build_service(
     else:
         spec["replicas"] = 1 if replicas is None else replicas
     body = {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaInferenceService",
+        "apiVersion": INFERENCE_SERVICE_KIND.resource.api_version,
+        "kind": INFERENCE_SERVICE_KIND.kind,
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }

@@ -26,6 +26,8 @@ LABEL_TRACK = "gryvia.io/inference-track"
 """On each Deployment and its pods: `stable` or `canary`."""
 LABEL_VERSION = "gryvia.io/model-version"
 """On each Deployment and its pods: the version it serves."""
+ANNOTATION_HASH = "gryvia.io/spec-hash"
+"""On each child: a hash of the spec the controller last wrote (rewritten when it differs)."""
 ServicePhase = Literal["Pending", "Ready", "NotReady", "Invalid"]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_operator.api.inference import (
+    ANNOTATION_HASH,
     LABEL_SERVICE,
     LABEL_TRACK,
     LABEL_VERSION,
@@ -20,8 +21,6 @@ from gryvia_operator.api.inference import (
 )
 from gryvia_operator.api.names import GPU_RESOURCE
 
-ANNOTATION_HASH = "gryvia.io/spec-hash"
-"""On each child: a hash of the spec this controller last wrote (rewritten when it differs)."""
 DEFAULT_CPU_TARGET = 80
 """Percent CPU utilisation the HPA aims at when neither a target nor a metric is set."""
 CONTAINER = "server"

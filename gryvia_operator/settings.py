@@ -113,6 +113,10 @@ class OperatorSettings(BaseSettings):
     enable_workflows: bool = False
     """Run the GryviaWorkflow controller: step jobs in dependency order, numbered runs,
     cron schedules."""
+    # Inference services (issue 21 part 5).
+    enable_inference: bool = False
+    """Run the GryviaInferenceService controller: a Deployment, Service and optional HPA and
+    canary per service, status from the Deployments."""
 
     @field_validator("job_hook_allowed_cidrs")
     @classmethod
@@ -239,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run the GryviaWorkflow controller (env GRYVIA_OPERATOR_ENABLE_WORKFLOWS); "
         "default off",
+    )
+    add(
+        "--enable-inference",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaInferenceService controller (env "
+        "GRYVIA_OPERATOR_ENABLE_INFERENCE); default off",
     )
     # --- priorities and preemption (issue 18 part 3) ---
     add(

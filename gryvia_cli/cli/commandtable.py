@@ -180,6 +180,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "serve",
+            _C + "serve",
+            "Workloads",
+            "Inference services: models served behind a Service.",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
             "checkpoint",
             _C + "checkpoint",
             "Workloads",

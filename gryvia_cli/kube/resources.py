@@ -23,6 +23,7 @@ from gryvia_operator.api.resources import (
     GPU_SHARING_POLICY,
     GPUNODE,
     GPUSKU,
+    INFERENCE_SERVICE,
     INVOICE,
     JOB,
     JOBHOOK,
@@ -55,6 +56,7 @@ __all__ = [
     "GPUSKU",
     "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
+    "INFERENCE_SERVICE",
     "INVOICE",
     "JOB",
     "JOBHOOK",
@@ -109,6 +111,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     WORKFLOW: ("workflow", "workflows"),
     AUTOTUNER: ("tuner", "tuners", "autotuner", "autotuners"),
     WORKSPACE: ("workspace", "workspaces"),
+    INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -64,18 +64,23 @@ def build_status(
     alive: Collection[str],
     stamp: str,
     final: bool = False,
+    unready: Collection[str] = (),
 ) -> dict[str, Any]:
     """Return the pod's `status` while its containers run, or once all ended (`final`).
 
     `containers` maps container name to its record (missing: not started yet); `alive` names
-    the containers whose process is running now. Phase is Running until `final`, then
-    Succeeded when every container exited 0, else Failed.
+    the containers whose process is running now; `unready` those running whose readiness
+    probe has not passed (sandbox/probes.py). Phase is Running until `final`, then
+    Succeeded when every container exited 0, else Failed. The pod is Ready when every
+    running container is ready (as the kubelet says) and at least one runs.
     """
-    statuses, all_ok, any_running = [], True, False
+    statuses, all_ok, any_running, all_ready = [], True, False, True
     for spec in pod["spec"]["containers"]:
         ctr = containers.get(spec["name"]) or ContainerRecord(spec["name"])
         running = spec["name"] in alive and ctr.exit_code is None
         any_running |= running
+        ready = running and spec["name"] not in unready
+        all_ready &= ready or not running
         if not ctr.started_at and ctr.exit_code is None:  # not started yet, as the kubelet says
             state: dict[str, Any] = {
                 "waiting": (
@@ -104,14 +109,14 @@ def build_status(
                 "image": spec.get("image", ""),
                 "imageID": spec.get("image", ""),
                 "containerID": f"gryvia://{uid}/{ctr.name}",
-                "ready": running,
+                "ready": ready,
                 "started": running,
                 "restartCount": ctr.restarts,
                 "state": state,
             }
         )
     phase = ("Succeeded" if all_ok else "Failed") if final else "Running"
-    ready = "True" if any_running and not final else "False"
+    pod_ready = "True" if any_running and all_ready and not final else "False"
     return {
         "phase": phase,
         "podIP": pod_ip,
@@ -119,7 +124,11 @@ def build_status(
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}],
         "startTime": started,
-        "conditions": build_conditions(ready, "PodCompleted" if final else "", stamp),
+        "conditions": build_conditions(
+            pod_ready,
+            "PodCompleted" if final else ("" if all_ready else "ContainersNotReady"),
+            stamp,
+        ),
         "containerStatuses": statuses,
     }
 

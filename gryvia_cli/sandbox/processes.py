@@ -83,6 +83,7 @@ class PodRun:
     exec_targets: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     declared_ports: frozenset[int] = frozenset()
     forwarded: frozenset[int] | None = None  # the ports its PortForward object lists
+    unready: set[str] = field(default_factory=set)  # running, readiness probe not passed yet
     stopping: threading.Event = field(default_factory=threading.Event)
     exited: threading.Event = field(default_factory=threading.Event)  # a container ended
 

@@ -37,6 +37,7 @@ from gryvia_cli.sandbox import (
     podnet,
     podstatus,
     podvolumes,
+    probes,
 )
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
@@ -225,6 +226,8 @@ class PodRunner:
             self.api.patch_status(pod, self._status(pod, run, started))
             policy = spec.get("restartPolicy", "Always")
             pending = {c["name"]: c for c in spec["containers"]}
+            probed = {name for name, c in pending.items() if c.get("readinessProbe")}
+            run.unready = set(probed)
             for ctr in pending.values():
                 self._run_once(pod, run, ctr, wait=False)
             podforwards.publish(self.api, run, pod)  # `kubectl exec`, `port-forward` from now on
@@ -232,6 +235,8 @@ class PodRunner:
             while pending and not run.stopping.is_set():
                 run.exited.wait(1.0)
                 run.exited.clear()
+                if probed and self._probe(pod, run, probed):
+                    self.api.patch_status(pod, self._status(pod, run, started))
                 for name in list(pending):
                     ctr = run.containers[name]
                     if ctr.exit_code is None:  # set by reap() once output is flushed
@@ -241,6 +246,7 @@ class PodRunner:
                         if run.stopping.wait(min(10.0, 0.5 * 2 ** min(ctr.restarts, 5))):
                             break
                         ctr.restarts += 1
+                        run.unready |= probed & {name}  # probed again before it is Ready
                         crilog.keep_previous_log(run.folder / "logs", name)
                         self._run_once(pod, run, pending[name], wait=False)
                         self.api.patch_status(pod, self._status(pod, run, started))
@@ -251,6 +257,22 @@ class PodRunner:
                 self._release_network(run.uid)
         except Exception as exc:  # report, never crash the runner
             log.exception("pod %s/%s: %s", run.namespace, run.name, exc)
+
+    def _probe(self, pod: dict[str, Any], run: PodRun, probed: set[str]) -> bool:
+        """Run the readiness probes of `run`'s running probed containers; update
+        `run.unready` and return True when it changed."""
+        alive = run.alive()
+        unready = set()
+        for spec in pod["spec"]["containers"]:
+            name = spec["name"]
+            if name not in probed or name not in alive:
+                continue
+            cwd, env = run.exec_targets.get(name, (None, None))
+            if not probes.probe_ready(spec, run.ip, netns=run.netns, cwd=cwd, env=env):
+                unready.add(name)
+        changed = unready != run.unready
+        run.unready = unready
+        return changed
 
     def _run_once(
         self, pod: dict[str, Any], run: PodRun, spec: dict[str, Any], *, wait: bool
@@ -379,6 +401,7 @@ class PodRunner:
             alive=run.alive(),
             stamp=now(),
             final=final,
+            unready=run.unready,
         )
 
     # -- hosts file ------------------------------------------------------------------------

@@ -327,6 +327,10 @@ JUMP_ALIASES = {
     "gryviaworkspace": "workspaces",
     "gryviaworkspaces": "workspaces",
     "gws": "workspaces",
+    "serve": "inference",
+    "inferenceservices": "inference",
+    "gryviainferenceservices": "inference",
+    "gisvc": "inference",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
 short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""

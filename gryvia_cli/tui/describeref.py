@@ -44,6 +44,12 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
     "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
     "autotuners": ("tuner", "tuners", "autotuner", "gryviaautotuner", "gryviaautotuners", "gat"),
     "workspaces": ("workspace", "gryviaworkspace", "gryviaworkspaces", "gws"),
+    "inferenceservices": (
+        "inferenceservice",
+        "gryviainferenceservice",
+        "gryviainferenceservices",
+        "gisvc",
+    ),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
@@ -60,6 +66,7 @@ NAMESPACED: frozenset[ObjectKind] = frozenset(
         "workflows",
         "autotuners",
         "workspaces",
+        "inferenceservices",
     }
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""

@@ -66,6 +66,7 @@ REGISTRY_VIEWS = (
     "workflows",
     "tuners",
     "workspaces",
+    "inference",
 )
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 

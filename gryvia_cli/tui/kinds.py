@@ -15,6 +15,7 @@ from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.tui.kind_budgets import BUDGETS
+from gryvia_cli.tui.kind_inference import SERVICES
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
@@ -43,6 +44,7 @@ __all__ = [
     "PODS",
     "PRIORITIES",
     "RESERVATIONS",
+    "SERVICES",
     "TENANTS",
     "TUNERS",
     "WORKFLOWS",
@@ -74,6 +76,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaWorkflow": "workflows",
     "GryviaAutoTuner": "autotuners",
     "GryviaWorkspace": "workspaces",
+    "GryviaInferenceService": "inferenceservices",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

@@ -51,6 +51,7 @@ _OBJECTS: dict[ObjectKind, r.Resource] = {
     "workflows": r.WORKFLOW,
     "autotuners": r.AUTOTUNER,
     "workspaces": r.WORKSPACE,
+    "inferenceservices": r.INFERENCE_SERVICE,
 }
 
 

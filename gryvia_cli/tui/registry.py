@@ -49,6 +49,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "workflows": "workflow",
     "autotuners": "tuner",
     "workspaces": "workspace",
+    "inferenceservices": "inference service",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 

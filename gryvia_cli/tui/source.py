@@ -37,6 +37,7 @@ ObjectKind = Literal[
     "workflows",
     "autotuners",
     "workspaces",
+    "inferenceservices",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""

@@ -12,6 +12,7 @@ from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
+from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
 from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
@@ -41,6 +42,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     WORKFLOW_KIND,
     AUTOTUNER_KIND,
     WORKSPACE_KIND,
+    INFERENCE_SERVICE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -87,6 +87,7 @@ WORKSPACE = _gryvia("GryviaWorkspace", "gws", namespaced=True)
 
 WORKFLOW = _gryvia("GryviaWorkflow", "gwf", namespaced=True)
 AUTOTUNER = _gryvia("GryviaAutoTuner", "gat", namespaced=True)
+INFERENCE_SERVICE = _gryvia("GryviaInferenceService", "gisvc", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -106,6 +107,7 @@ GRYVIA: tuple[Resource, ...] = (
     WORKFLOW,
     AUTOTUNER,
     WORKSPACE,
+    INFERENCE_SERVICE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
@@ -123,6 +125,7 @@ SERVICE_ACCOUNT = Resource("ServiceAccount", "", "v1", "serviceaccounts")
 JOB = Resource("Job", "batch", "v1", "jobs")
 STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")
 DEPLOYMENT = Resource("Deployment", "apps", "v1", "deployments")
+HPA = Resource("HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers")
 NETWORK_POLICY = Resource("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies")
 ROLE_BINDING = Resource("RoleBinding", "rbac.authorization.k8s.io", "v1", "rolebindings")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
@@ -160,6 +163,7 @@ BUILTIN: tuple[Resource, ...] = (
     JOB,
     STATEFULSET,
     DEPLOYMENT,
+    HPA,
     NETWORK_POLICY,
     ROLE_BINDING,
     LEASE,

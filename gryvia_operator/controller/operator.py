@@ -125,6 +125,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             job_hook_workers=s.job_hook_workers,
             reservations=s.enable_reservations,
             workflows=s.enable_workflows,
+            inference=s.enable_inference,
             priorities=s.enable_priorities,
             checkpoint_guards=s.enable_checkpoint_guards,
             checkpoint_poll_seconds=s.checkpoint_poll_seconds,

@@ -27,6 +27,7 @@ from gryvia_operator.handlers import (
     gate,
     gpunode,
     gpusharing,
+    inference,
     jobhook,
     ledger,
     node,
@@ -94,6 +95,10 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     workflows = workflow.Workflows(rt) if rt.config.workflows else None
     if workflows is not None:
         workflow.register(registry, rt, workflows)
+    # Inference services (issue 21 part 5).
+    services = inference.InferenceServices(rt) if rt.config.inference else None
+    if services is not None:
+        inference.register(registry, rt, services)
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
@@ -139,6 +144,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.tasks.append(asyncio.create_task(reservations.loop()))
         if workflows is not None:
             rt.tasks.append(asyncio.create_task(workflows.loop()))
+        if services is not None:
+            rt.tasks.append(asyncio.create_task(services.loop()))
         if guards is not None:
             rt.tasks.append(asyncio.create_task(guards.loop()))
         if sharing is not None:

@@ -42,6 +42,8 @@ class ReconcileConfig:
     """Run the GryviaReservation controller and honour `gryvia.io/reservation` on jobs."""
     workflows: bool = False
     """Run the GryviaWorkflow controller (`--enable-workflows`)."""
+    inference: bool = False
+    """Run the GryviaInferenceService controller (`--enable-inference`)."""
     priorities: bool = False
     """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""
     checkpoint_guards: bool = False

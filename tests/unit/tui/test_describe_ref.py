@@ -24,6 +24,7 @@ KINDS = {
     "workflows": r.WORKFLOW,
     "autotuners": r.AUTOTUNER,
     "workspaces": r.WORKSPACE,
+    "inferenceservices": r.INFERENCE_SERVICE,
 }
 
 

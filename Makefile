@@ -20,8 +20,9 @@ install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and 
 	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
 	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null
 
-k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm from Go modules
+k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm, dex from Go modules
 	tools/k8s/build.sh
+	tools/k8s/build-dex.sh
 
 k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
 	tools/k8s/build-k9s.sh

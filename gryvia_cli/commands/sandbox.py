@@ -52,12 +52,25 @@ def up(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Build missing binaries without asking.")
     ] = False,
+    with_oidc: Annotated[
+        bool,
+        typer.Option(
+            "--oidc",
+            help="Also start Dex, an OIDC issuer the API server trusts, with demo users "
+            "(see docs/oidc.md); log in with 'gryvia login'.",
+        ),
+    ] = False,
 ) -> None:
     """Start a sandbox cluster and add its context to your kubeconfig."""
-    from gryvia_cli.sandbox import cluster, nodespec
+    from gryvia_cli.sandbox import binaries, cluster, nodespec, oidc
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
+    if with_oidc and not dry_run and not binaries.bin_dir().joinpath("dex").exists():
+        raise GryviaError(
+            "--oidc needs Dex, which is not built yet",
+            hint="run 'tools/k8s/build-dex.sh' (or 'make k8s-bin')",
+        )
     spec = nodes or nodespec.DEFAULT_NODES
     if dry_run:
         nodespec.parse_node_spec(spec)
@@ -65,12 +78,24 @@ def up(
         sys.stdout.write(cluster.dry_run_commands(name))
         return
     started = time.monotonic()
-    box = cluster.up(name, spec, api_port=api_port, wait=wait, progress=lambda m: info(f"• {m}"))
+    box = cluster.up(
+        name,
+        spec,
+        api_port=api_port,
+        wait=wait,
+        progress=lambda m: info(f"• {m}"),
+        with_oidc=with_oidc,
+    )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
         info(f"  {note}")
     info(f"sandbox {name!r} is up in {time.monotonic() - started:.1f}s: context {box.context}")
     info(f"  try: kubectl --context {box.context} get nodes -L nvidia.com/gpu.product")
+    issuer = oidc.load(name)
+    if issuer is not None:
+        users = ", ".join(f"{u.email} ({u.password})" for u in oidc.USERS)
+        info(f"  OIDC issuer {issuer.issuer}, client {issuer.client_id}; demo users: {users}")
+        info(f"  log in: {issuer.login_command()} --context {box.context}")
 
 
 @app.command()

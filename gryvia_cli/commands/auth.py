@@ -70,7 +70,7 @@ def login(
         bool, typer.Option("--browser/--no-browser", help="Open the login page in a browser.")
     ] = True,
 ) -> None:
-    """Log in to an OIDC issuer and add a kubeconfig user that uses the login.
+    """Log in with OIDC and add a kubeconfig user that uses the login.
 
     The user and a context of the same name go into the kubeconfig kubectl writes to
     (--kubeconfig, the first KUBECONFIG file or ~/.kube/config), for the cluster of the current
@@ -161,7 +161,9 @@ def logout(
         typer.Option("--user", help="Kubeconfig user to remove [default: the context's user]."),
     ] = None,
 ) -> None:
-    """Forget a login: its keyring entry, its kubeconfig user and the contexts using it.
+    """Forget an OIDC login: keyring entry and kubeconfig user.
+
+    Removes the keyring entry, the kubeconfig user and every context that uses it.
 
     Examples:
       gryvia logout

@@ -24,65 +24,60 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _approve_device(issuer: str, ca: str, user_code: str, email: str, password: str) -> str:
-    """Do in Dex's web pages what the user does in a browser: enter the code, log in with the
-    local password form (the approval screen is skipped); return the final page's text."""
-    with httpx.Client(verify=ca, follow_redirects=True, timeout=15) as http:
-        form = http.post(f"{issuer}/device/auth/verify_code", data={"user_code": user_code})
-        assert form.status_code == 200, form.text
-        action = re.search(r'<form method="post" action="([^"]+)"', form.text)
-        assert action, f"no login form at {form.url}: {form.text[:300]}"
-        post_url = form.url.join(action.group(1).replace("&amp;", "&"))
-        done = http.post(post_url, data={"login": email, "password": password})
-        assert done.status_code == 200, done.text
-        return done.text
+def _password_login(http: httpx.Client, form: httpx.Response, email: str, password: str) -> str:
+    """Fill Dex's local password form (the page `form`) and return the final page's text (the
+    approval screen is skipped)."""
+    assert form.status_code == 200, form.text
+    action = re.search(r'<form method="post" action="([^"]+)"', form.text)
+    assert action, f"no login form at {form.url}: {form.text[:300]}"
+    post_url = form.url.join(action.group(1).replace("&amp;", "&"))
+    done = http.post(post_url, data={"login": email, "password": password})
+    assert done.status_code == 200, done.text
+    return done.text
 
 
-def _login(env: dict[str, str], issuer: str, ca: str, email: str, password: str) -> str:
-    """Run `gryvia login` (device flow) as `email`; return its stderr."""
+def _login(
+    env: dict[str, str], issuer: str, ca: str, email: str, password: str, flow: str = "device"
+) -> str:
+    """Run `gryvia login --flow FLOW` as `email`, doing in Dex's pages with httpx what the user
+    does in a browser (enter the device code, or open the PKCE URL; then the password form);
+    return what login printed on stderr."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gryvia_cli",
-            "login",
-            "--issuer",
-            issuer,
-            "--ca-file",
-            ca,
-            "--no-browser",
-        ],
+        [sys.executable, "-m", "gryvia_cli", "login", "--issuer", issuer, "--ca-file", ca,
+         "--no-browser", "--flow", flow],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
+    )  # fmt: skip
     assert proc.stderr is not None
-    seen = []
+    seen: list[str] = []
     deadline = time.monotonic() + 60
-    code = None
-    while code is None and time.monotonic() < deadline:
+    wanted = r"confirm the code ([A-Z0-9-]+)" if flow == "device" else r"^  (https://\S+)"
+    found = None
+    while found is None and time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
             break
         seen.append(line)
-        found = re.search(r"confirm the code ([A-Z0-9-]+)", line)
-        code = found.group(1) if found else None
-    assert code, "".join(seen) + proc.communicate(timeout=10)[1]
-    page = _approve_device(issuer, ca, code, email, password)
-    assert "successful" in page.lower() or "return to your" in page.lower(), page[:400]
+        found = re.search(wanted, line)
+    assert found, "".join(seen) + proc.communicate(timeout=10)[1]
+    with httpx.Client(verify=ca, follow_redirects=True, timeout=15) as http:
+        if flow == "device":
+            form = http.post(f"{issuer}/device/auth/verify_code", data={"user_code": found[1]})
+            page = _password_login(http, form, email, password)
+            assert "Login Successful" in page, page[:400]
+        else:  # the last redirect reaches login's loopback server
+            page = _password_login(http, http.get(found[1]), email, password)
+            assert "Logged in to Gryvia" in page, page[:400]
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, "".join(seen) + err
     return "".join(seen) + err
 
 
-def test_login_as_alice_whoami_kubectl_refresh_logout(
-    sandbox: SandboxHandle, tmp_path: Path
-) -> None:
-    from gryvia_cli.sandbox import oidc
-
-    issuer = oidc.load(sandbox.name)
-    assert issuer is not None, "the session sandbox runs with --oidc"
+def _login_env(sandbox: SandboxHandle, tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
+    """Environment for a user with their own HOME, `~/.kube/config` (a copy of the sandbox's)
+    and the test keyring backend; returns it with the kubeconfig and keyring file."""
     home = tmp_path / "home"
     kube = home / ".kube" / "config"
     kube.parent.mkdir(parents=True)
@@ -99,6 +94,18 @@ def test_login_as_alice_whoami_kubectl_refresh_logout(
         NO_COLOR="1",
         PYTHONUNBUFFERED="1",
     )
+    return env, kube, keyring_file
+
+
+def test_login_as_alice_whoami_kubectl_refresh_logout(
+    sandbox: SandboxHandle, tmp_path: Path
+) -> None:
+    from gryvia_cli.sandbox import oidc
+
+    issuer = oidc.load(sandbox.name)
+    assert issuer is not None, "the session sandbox runs with --oidc"
+    env, kube, keyring_file = _login_env(sandbox, tmp_path)
+    home = tmp_path / "home"
     ca = str(issuer.ca_file)
 
     said = _login(env, issuer.issuer, ca, "alice@example.com", "alice-password")
@@ -187,3 +194,20 @@ def test_login_as_alice_whoami_kubectl_refresh_logout(
         env=env,
     )
     assert again.returncode == 1 and "not logged in" in again.stderr
+
+
+def test_pkce_login_on_a_loopback_redirect(sandbox: SandboxHandle, tmp_path: Path) -> None:
+    from gryvia_cli.sandbox import oidc
+
+    issuer = oidc.load(sandbox.name)
+    assert issuer is not None
+    env, kube, keyring_file = _login_env(sandbox, tmp_path)
+    said = _login(
+        env, issuer.issuer, str(issuer.ca_file), "bob@example.com", "bob-password", flow="pkce"
+    )
+    assert "logged in as bob@example.com (groups: nlp)" in said
+    whoami = run_gryvia("auth", "whoami", "-o", "json", env=env)
+    assert whoami.returncode == 0, whoami.stderr
+    assert json.loads(whoami.stdout)["username"] == "oidc:bob@example.com"
+    stored = json.loads(keyring_file.read_text())["gryvia-oidc"][f"gryvia@{issuer.issuer}"]
+    assert json.loads(stored)["refreshToken"] not in kube.read_text()

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.binaries import ensure_binaries
+from gryvia_cli.cli.binaries import ensure_binaries, ensure_dex
 from gryvia_cli.cli.options import MergeKubeconfigOpt
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
@@ -62,15 +62,12 @@ def up(
     ] = False,
 ) -> None:
     """Start a sandbox cluster and add its context to your kubeconfig."""
-    from gryvia_cli.sandbox import binaries, cluster, nodespec, oidc
+    from gryvia_cli.sandbox import cluster, nodespec, oidc
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
-    if with_oidc and not dry_run and not binaries.bin_dir().joinpath("dex").exists():
-        raise GryviaError(
-            "--oidc needs Dex, which is not built yet",
-            hint="run 'tools/k8s/build-dex.sh' (or 'make k8s-bin')",
-        )
+    if with_oidc and not dry_run:
+        ensure_dex(yes)
     spec = nodes or nodespec.DEFAULT_NODES
     if dry_run:
         nodespec.parse_node_spec(spec)

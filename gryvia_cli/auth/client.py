@@ -182,20 +182,23 @@ def pkce_login(
     show: Callable[[str], None],
     *,
     scopes: tuple[str, ...] = DEFAULT_SCOPES,
+    ports: tuple[int, ...] = (8000, 18000),
     timeout: float = 300.0,
 ) -> dict[str, Any]:
-    """Authorization code with PKCE: serve a redirect on 127.0.0.1 (a random port), call
-    `show(url)` with the authorization URL to open, exchange the code; return the token reply.
+    """Authorization code with PKCE: serve a redirect `http://127.0.0.1:PORT/callback` on the
+    first free port of `ports` (0: any; issuers that match redirect URIs exactly, as Dex does,
+    list 8000 and 18000 like kubelogin), call `show(url)` with the authorization URL to open,
+    exchange the code; return the token reply.
 
-    Raises OidcError on a denied login, a state mismatch, a refused exchange or after `timeout`
-    seconds without a redirect.
+    Raises OidcError when no port is free, on a denied login, a state mismatch, a refused
+    exchange or after `timeout` seconds without a redirect.
     """
     verifier = secrets.token_urlsafe(48)
     state = secrets.token_urlsafe(16)
     handler: type[_Callback] = type(
         "Callback", (_Callback,), {"result": {}, "done": threading.Event()}
     )
-    server = HTTPServer(("127.0.0.1", 0), handler)
+    server = _bind(handler, ports)
     redirect = f"http://127.0.0.1:{server.server_address[1]}/callback"
     query = {
         "response_type": "code",
@@ -234,6 +237,18 @@ def pkce_login(
     if data["_status"] != 200 or "id_token" not in data:
         raise _refused("code exchange", data)
     return data
+
+
+def _bind(handler: type[_Callback], ports: tuple[int, ...]) -> HTTPServer:
+    for port in ports:
+        try:
+            return HTTPServer(("127.0.0.1", port), handler)
+        except OSError:
+            continue
+    raise OidcError(
+        f"no loopback port for the login redirect is free (tried {', '.join(map(str, ports))})",
+        hint="free one, or pass --callback-port PORT (0: any, if the issuer allows it)",
+    )
 
 
 def refresh(issuer: Issuer, discovery: dict[str, Any], refresh_token: str) -> dict[str, Any]:

@@ -69,6 +69,13 @@ def login(
     browser: Annotated[
         bool, typer.Option("--browser/--no-browser", help="Open the login page in a browser.")
     ] = True,
+    callback_port: Annotated[
+        int | None,
+        typer.Option(
+            "--callback-port",
+            help="PKCE: loopback port of the redirect [default: 8000, else 18000]; 0: any.",
+        ),
+    ] = None,
 ) -> None:
     """Log in with OIDC and add a kubeconfig user that uses the login.
 
@@ -108,7 +115,8 @@ def login(
             if browser:
                 _open(url)
 
-        reply = client.pkce_login(idp, discovery, show)
+        ports = (8000, 18000) if callback_port is None else (callback_port,)
+        reply = client.pkce_login(idp, discovery, show, ports=ports)
     login_record = client.stored_login(idp, reply)
     store.save(login_record)
     claims = jwt_claims(login_record.id_token)

@@ -36,8 +36,14 @@ from gryvia_cli.sandbox import binaries
 from gryvia_cli.sandbox.sandboxes import SandboxError, home, pid_alive
 
 CLIENT_ID = "gryvia"
-"""Dex's one static client: public (no secret), so any loopback redirect and the device flow's
-callback are allowed, as for a CLI."""
+"""Dex's one static client: public (no secret), as for a CLI."""
+
+PKCE_PORTS = (8000, 18000)
+"""Loopback ports of the PKCE redirect (`gryvia login --flow pkce` tries them in order, as
+kubelogin does). Dex matches a public client's redirect URIs exactly once it lists any, and at
+the pinned version it must list the device flow's absolute callback URI (a public client
+without redirect URIs is refused `Unregistered redirect_uri` at that step), so the loopback
+redirects are listed with fixed ports."""
 
 CLAIM_PREFIX = "oidc:"
 """Prefix the API server puts before OIDC usernames and groups (`oidc:alice@example.com`)."""
@@ -122,7 +128,17 @@ def dex_config(issuer: str, port: int, cert: Path, key: Path) -> dict[str, Any]:
             "refresh_token",
             "urn:ietf:params:oauth:grant-type:device_code",
         ],
-        "clients": [{"id": CLIENT_ID, "name": "Gryvia", "public": True}],
+        "clients": [
+            {
+                "id": CLIENT_ID,
+                "name": "Gryvia",
+                "public": True,
+                "redirectURIs": [
+                    issuer + "/device/callback",
+                    *(f"http://127.0.0.1:{port}/callback" for port in PKCE_PORTS),
+                ],
+            }
+        ],
         "passwords": [
             {
                 "email": u.email,

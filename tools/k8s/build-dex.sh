@@ -6,10 +6,12 @@
 #
 # The version is pinned in the wrapper module tools/k8s/dex/go.mod: Dex tags no Go-module
 # releases, so the pin is the pseudo-version its master branch resolved to through the module
-# proxy. Built with CGO_ENABLED=0 (the sandbox uses Dex's memory storage, not SQLite) with Go >= 1.26
+# proxy. What is built is Dex's server package with the small main.go beside go.mod (its comment
+# says why Dex's own cmd/dex cannot be built from the module proxy). Built with CGO_ENABLED=0 (the sandbox uses Dex's memory storage, not SQLite) with Go >= 1.26
 # (Dex's go.mod asks for 1.25.8; no GOTOOLCHAIN override is needed). About 3-4 minutes on 2 cores.
 # Output: <bin dir>/dex, where <bin dir> is `tools/k8s/build.sh --print-bin-dir`. Idempotent:
-# skipped when go.mod, go.sum, this script and the Go version are unchanged and the binary exists.
+# skipped when go.mod, go.sum, main.go, this script and the Go version are unchanged and the
+# binary exists.
 # Usage: tools/k8s/build-dex.sh [--print-path] [--force]
 set -euo pipefail
 
@@ -20,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-path) echo "$bin_dir/dex"; exit 0 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-dex.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +32,7 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 version="$(awk '$1 == "github.com/dexidp/dex" { print $2 }' "$here/dex/go.mod")"
 stamp_file="$bin_dir/.stamp-dex"
-want="$(cat "$here/dex/go.mod" "$here/dex/go.sum" "$0" | sha256sum | cut -c1-16) $(go env GOVERSION)"
+want="$(cat "$here/dex/go.mod" "$here/dex/go.sum" "$here/dex/main.go" "$0" | sha256sum | cut -c1-16) $(go env GOVERSION)"
 if [ "$force" = 0 ] && [ -x "$bin_dir/dex" ] && [ "$want" = "$(cat "$stamp_file" 2>/dev/null)" ]; then
   echo "==> dex up to date ($version, $bin_dir/dex)"
   exit 0

@@ -209,7 +209,13 @@ def test_device_flow_denied_and_refresh_refused(monkeypatch: pytest.MonkeyPatch)
 def test_dex_config_binds_loopback_only_and_knows_the_demo_users(tmp_path: Path) -> None:
     config = oidc.dex_config(ISSUER, 5556, tmp_path / "c", tmp_path / "k")
     assert config["listen"] == "127.0.0.1:5556"
-    assert config["clients"] == [{"id": "gryvia", "name": "Gryvia", "public": True}]
+    (gryvia,) = config["clients"]
+    assert gryvia["id"] == "gryvia" and gryvia["public"] is True
+    assert gryvia["redirectURIs"] == [
+        f"{ISSUER}/device/callback",
+        "http://127.0.0.1:8000/callback",
+        "http://127.0.0.1:18000/callback",
+    ]
     users = {u["email"]: u for u in config["passwords"]}
     assert users["alice@example.com"]["groups"] == ["vision"]
     assert users["bob@example.com"]["groups"] == ["nlp"]

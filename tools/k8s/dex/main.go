@@ -35,9 +35,10 @@ import (
 )
 
 type client struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Public bool   `json:"public"`
+	ID           string   `json:"id"`
+	Name         string   `json:"name"`
+	Public       bool     `json:"public"`
+	RedirectURIs []string `json:"redirectURIs"`
 }
 
 type password struct {
@@ -95,7 +96,7 @@ func run(path string) error {
 	s := memory.New(logger)
 	clients := make([]storage.Client, len(c.Clients))
 	for i, cl := range c.Clients {
-		clients[i] = storage.Client{ID: cl.ID, Name: cl.Name, Public: cl.Public}
+		clients[i] = storage.Client{ID: cl.ID, Name: cl.Name, Public: cl.Public, RedirectURIs: cl.RedirectURIs}
 	}
 	s = storage.WithStaticClients(s, clients)
 	passwords := make([]storage.Password, len(c.Passwords))

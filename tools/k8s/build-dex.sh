@@ -22,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-path) echo "$bin_dir/dex"; exit 0 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-dex.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from cryptography import x509
@@ -134,7 +135,7 @@ def dex_config(issuer: str, port: int, cert: Path, key: Path) -> dict[str, Any]:
                 "name": "Gryvia",
                 "public": True,
                 "redirectURIs": [
-                    issuer + "/device/callback",
+                    urlsplit(issuer).path + "/device/callback",
                     *(f"http://127.0.0.1:{port}/callback" for port in PKCE_PORTS),
                 ],
             }

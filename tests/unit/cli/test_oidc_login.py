@@ -212,7 +212,7 @@ def test_dex_config_binds_loopback_only_and_knows_the_demo_users(tmp_path: Path)
     (gryvia,) = config["clients"]
     assert gryvia["id"] == "gryvia" and gryvia["public"] is True
     assert gryvia["redirectURIs"] == [
-        f"{ISSUER}/device/callback",
+        "/dex/device/callback",
         "http://127.0.0.1:8000/callback",
         "http://127.0.0.1:18000/callback",
     ]

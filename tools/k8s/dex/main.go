@@ -109,6 +109,7 @@ func run(path string) error {
 	s = storage.WithStaticConnectors(s, []storage.Connector{
 		{ID: connectors.LocalConnector, Name: "Email", Type: connectors.LocalConnector},
 	})
+	s = refreshOutsideLock{s}
 
 	idTokens, err := time.ParseDuration(c.IDTokens)
 	if err != nil {
@@ -158,4 +159,24 @@ func run(path string) error {
 		return err
 	}
 	return nil
+}
+
+// refreshOutsideLock runs UpdateRefreshToken's updater outside the memory storage's lock: the
+// refresh grant's updater reads the storage again (offline sessions), and the memory storage's
+// mutex is not reentrant, so a refresh hung until its client timed out. The read-update-write
+// is no longer atomic, which a single-user sandbox issuer does not need.
+type refreshOutsideLock struct{ storage.Storage }
+
+func (s refreshOutsideLock) UpdateRefreshToken(ctx context.Context, id string, updater func(storage.RefreshToken) (storage.RefreshToken, error)) error {
+	old, err := s.Storage.GetRefresh(ctx, id)
+	if err != nil {
+		return err
+	}
+	updated, err := updater(old)
+	if err != nil {
+		return err
+	}
+	return s.Storage.UpdateRefreshToken(ctx, id, func(storage.RefreshToken) (storage.RefreshToken, error) {
+		return updated, nil
+	})
 }

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install k8s-bin k9s-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help install k8s-bin k9s-bin kueue-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -24,6 +24,9 @@ k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, 
 	tools/k8s/build.sh
 	tools/k8s/build-dex.sh
 
+kueue-bin: ## Build Kueue's controller manager into the same cache (sandbox up --kueue and its tests)
+	tools/k8s/build-kueue.sh
+
 k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
 	tools/k8s/build-k9s.sh
 
@@ -37,7 +40,7 @@ format: install ## Apply ruff's formatter and safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: install k8s-bin lint ## The whole suite: lint, unit, integration (real control plane), TUI
+test: install k8s-bin kueue-bin lint ## The whole suite: lint, unit, integration (real control plane), TUI
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: install ## Unit tests only (no cluster)

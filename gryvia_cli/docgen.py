@@ -30,7 +30,7 @@ stderr. Colour is off with `--no-color`, `NO_COLOR` or when the output is not a 
 
 | variable | meaning |
 |---|---|
-| `KUBECONFIG` | kubeconfig files (joined with `:`, merged); default `~/.kube/config` |
+| `KUBECONFIG` | kubeconfig files (`:`-joined, merged as kubectl does); default `~/.kube/config` |
 | `GRYVIA_CONTEXT` | kubeconfig context, like `--context` |
 | `GRYVIA_NAMESPACE` | namespace, like `-n` |
 | `GRYVIA_OUTPUT` | default output format, like `-o` |

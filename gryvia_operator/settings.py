@@ -97,6 +97,14 @@ class OperatorSettings(BaseSettings):
     # Auto-tuners (issue 21 part 2, docs/tuning.md).
     enable_autotuners: bool = False
     """Run the GryviaAutoTuner controller: trial jobs, their metric lines, early stopping."""
+    # Kueue integration (issue 19, docs/kueue.md).
+    enable_kueue: bool = False
+    """Jobs in a Kueue LocalQueue are admitted by Kueue (created suspended, labelled), and each
+    tenant gets ResourceFlavors, a ClusterQueue in cohort `gryvia` and a LocalQueue."""
+    kueue_default_queue: str = "gryvia"
+    """LocalQueue a tenant job goes to when it names none."""
+    kueue_strict_admission: bool = False
+    """Every job in a tenant namespace goes through the default queue, even before it exists."""
     # Reservations (issue 18 part 2).
     enable_reservations: bool = False
     """Run the GryviaReservation controller (claims, taints and labels nodes) and steer jobs
@@ -204,6 +212,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(env GRYVIA_OPERATOR_JOB_HOOK_ALLOWED_CIDRS, a JSON list)",
     )
     add("--job-hook-workers", type=int, help="hook deliveries in flight at once (default 4)")
+    add(
+        "--enable-kueue",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="admit jobs in Kueue queues with Kueue and keep each tenant's Kueue queues "
+        "(env GRYVIA_OPERATOR_ENABLE_KUEUE); default off",
+    )
+    add("--kueue-default-queue", help="a tenant's default LocalQueue (default gryvia)")
+    add(
+        "--kueue-strict-admission",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="every tenant job goes through the default queue; default off",
+    )
     add(
         "--enable-reservations",
         action=argparse.BooleanOptionalAction,

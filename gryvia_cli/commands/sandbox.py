@@ -52,6 +52,14 @@ def up(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Build missing binaries without asking.")
     ] = False,
+    kueue: Annotated[
+        bool,
+        typer.Option(
+            "--kueue",
+            help="Also run Kueue (CRDs, controller manager, webhooks; build it first with "
+            "tools/k8s/build-kueue.sh).",
+        ),
+    ] = False,
     with_oidc: Annotated[
         bool,
         typer.Option(
@@ -81,6 +89,7 @@ def up(
         api_port=api_port,
         wait=wait,
         progress=lambda m: info(f"• {m}"),
+        with_kueue=kueue,
         with_oidc=with_oidc,
     )
     target = kubeconfig or kc.default_target()

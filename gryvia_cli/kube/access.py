@@ -20,6 +20,7 @@ from gryvia_cli.errors import GryviaError, KubeconfigError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
+from gryvia_cli.kube.execcred import send_with_credentials
 
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
@@ -64,7 +65,8 @@ class KubeAccess:
         if content_type:
             headers["Content-Type"] = content_type
         timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
-        try:
+
+        def send() -> Any:
             request = self.api.param_serialize(
                 method=method,
                 resource_path=path,
@@ -73,7 +75,10 @@ class KubeAccess:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            response = self.api.call_api(*request, _request_timeout=timeout)
+            return self.api.call_api(*request, _request_timeout=timeout)
+
+        try:
+            response = send_with_credentials(self.api.configuration, send)
         except HTTPError as exc:
             raise translate_transport_error(exc, self.server) from None
         except api_exception as exc:

@@ -1,22 +1,22 @@
 """Which cluster, user and namespace: kubeconfig files, contexts, in-cluster config.
 
 Sources, first match wins: `--kubeconfig FILE`, `$KUBECONFIG` (several files joined with `:`
-are merged as kubectl does), `~/.kube/config`, then the pod's service account when running
-inside a cluster. Files are read and merged here (`merge_kubeconfig`); static credentials (a
-token, a client certificate) are sent by `kube.transport` without the official `kubernetes`
-client, which loads everything else (exec plugins, OIDC, in-cluster) when a command needs it.
+are merged by kubectl's rules, `merge_kubeconfig`), `~/.kube/config`, then the pod's service
+account when running inside a cluster. Static credentials (a token, a client certificate)
+are sent by `kube.transport` without the official `kubernetes` client; everything else goes
+through the official client's `KubeConfigLoader` fed with the merged files, except exec
+plugins, which `kube.execcred` runs (see docs/kubeconfig.md).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.errors import GryviaError, KubeconfigError
+from gryvia_cli.errors import KubeconfigError
 
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 IN_CLUSTER = "in-cluster"
@@ -80,21 +80,16 @@ def no_kubeconfig_message(environ: Mapping[str, str] | None = None) -> str:
 
 
 def context_names(explicit: Path | None) -> list[str]:
-    """Context names of the kubeconfig, sorted (empty when there is none, e.g. in a pod).
+    """Context names of the (merged) kubeconfig, sorted (empty when there is none, e.g. in
+    a pod).
 
-    Raises KubeconfigError when `--kubeconfig` names a missing file, GryviaError when the
-    file does not parse.
+    Raises KubeconfigError when `--kubeconfig` names a missing file or a file does not parse.
     """
-    from kubernetes import config
-
     source = kubeconfig_source(explicit)
     if source is None:
         return []
-    try:
-        contexts, _ = config.list_kube_config_contexts(config_file=source)
-    except Exception as exc:
-        raise GryviaError(f"cannot read contexts from {source}: {exc}") from None
-    return sorted(str(c.get("name")) for c in contexts or [])
+    contexts = merge_kubeconfig(source)["contexts"]
+    return sorted(str(c.get("name")) for c in contexts)
 
 
 def in_cluster_available(environ: Mapping[str, str] | None = None) -> bool:
@@ -118,17 +113,20 @@ def effective_namespace(
 
 
 def merge_kubeconfig(source: str) -> dict[str, Any]:
-    """Read and merge the `:`-joined kubeconfig files of `source` as the official client's
-    KubeConfigMerger does: the first file is the base, a cluster, context or user comes from
-    the first file that names it, `current-context` from the last file that sets one. Each
-    merged entry records its file as `_source` (relative paths start at its folder).
+    """Read and merge the `:`-joined kubeconfig files of `source` as kubectl does
+    (client-go's `ClientConfigLoadingRules.Load`): missing and empty files are skipped, a
+    cluster, context or user comes from the first file that names it, `current-context`
+    from the first file that sets a non-empty one (kubectl writes `current-context: ""`
+    into files it creates). Each merged entry records its file as `_source` (relative paths
+    start at its folder).
 
-    Raises KubeconfigError for unreadable, empty or malformed files.
+    Raises KubeconfigError for unreadable or malformed files and for a name listed twice in
+    one file (kubectl refuses both).
     """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    merged: dict[str, Any] | None = None
+    merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": []}
     for path in (Path(p).expanduser() for p in source.split(os.pathsep) if p):
         if not path.exists():
             continue
@@ -136,25 +134,30 @@ def merge_kubeconfig(source: str) -> dict[str, Any]:
             with path.open() as handle:
                 config = yaml.load(handle, Loader=loader)
         except (OSError, yaml.YAMLError) as exc:
-            raise KubeconfigError(f"cannot read kubeconfig {source}: {exc}") from exc
+            raise KubeconfigError(f"cannot read kubeconfig {path}: {exc}") from exc
         if config is None:
-            raise KubeconfigError(
-                f"cannot read kubeconfig {source}: Invalid kube-config. {path} file is empty"
-            )
+            continue  # an empty file is an empty config (client-go's clientcmd.Load)
         if not isinstance(config, dict):
-            raise KubeconfigError(f"cannot read kubeconfig {source}: {path} is not a mapping")
-        if merged is None:
-            merged = {**config, "clusters": [], "contexts": [], "users": []}
+            raise KubeconfigError(f"cannot read kubeconfig {path}: it is not a mapping")
+        for key, value in config.items():
+            merged.setdefault(key, value)
         for item in ("clusters", "contexts", "users"):
             have = {e.get("name") for e in merged[item]}
+            seen: set[Any] = set()
             for entry in config.get(item) or []:
-                if isinstance(entry, dict) and entry.get("name") not in have:
+                if not isinstance(entry, dict):
+                    continue
+                name = entry.get("name")
+                if name in seen:
+                    raise KubeconfigError(
+                        f'kubeconfig {path} lists {item[:-1]} "{name}" twice', hint=None
+                    )
+                seen.add(name)
+                if name not in have:
                     merged[item].append({**entry, "_source": str(path)})
-                    have.add(entry.get("name"))
-        if "current-context" in config:
+                    have.add(name)
+        if config.get("current-context") and not merged.get("current-context"):
             merged["current-context"] = config["current-context"]
-    if merged is None:
-        raise KubeconfigError(f"kubeconfig {source} holds no configuration")
     return merged
 
 
@@ -215,52 +218,91 @@ def _in_cluster_info() -> ContextInfo:
     return ContextInfo(IN_CLUSTER, IN_CLUSTER, server, "service account", namespace, ())
 
 
-def load_client_configuration(explicit: Path | None, context: str | None) -> Any:
+def load_client_configuration(
+    explicit: Path | None, context: str | None, *, interactive: bool = True
+) -> Any:
     """Build a `kubernetes.client.Configuration` with credentials for the effective context.
 
-    Raises KubeconfigError when the kubeconfig or its credentials cannot be loaded (exec
-    plugin failures and unreadable certificate files included).
+    The official client's `KubeConfigLoader` reads the kubeconfig merged by
+    `merge_kubeconfig` (kubectl's rules), except a user's `exec` block, which
+    `kube.execcred.ExecCredentials` runs (cached per token lifetime, installed as the
+    configuration's `refresh_api_key_hook`; `interactive=False` keeps the terminal from the
+    plugin, as the console needs). The proxy follows kubectl (`kube.proxy`).
+
+    Raises KubeconfigError when the kubeconfig or its credentials cannot be loaded
+    (ExecPluginError, one line, when the exec plugin fails).
     """
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
+    from gryvia_cli.kube.proxy import proxy_for
+
     cfg = client.Configuration()
     source = kubeconfig_source(explicit)
-    captured = _Capture()
-    root = logging.getLogger()
-    root.addHandler(captured)
     try:
         if source is None:
             if not in_cluster_available():
                 raise KubeconfigError(no_kubeconfig_message())
             config.load_incluster_config(client_configuration=cfg)
+            cfg.proxy = proxy_for(cfg.host)
         else:
-            config.load_kube_config(
-                config_file=source, context=context, client_configuration=cfg, persist_config=False
+            merged = merge_kubeconfig(source)
+            name = context or str(merged.get("current-context") or "")
+            node, exec_block, cluster, bases = _loader_input(merged, name)
+            loader = config.kube_config.KubeConfigLoader(
+                config_dict=node, active_context=name, config_base_path=None
             )
+            loader.load_and_set(cfg)
+            cfg.proxy = proxy_for(cfg.host, cluster.get("proxy-url"))
+            if exec_block is not None:
+                from gryvia_cli.kube.execcred import ExecCredentials, ExecPlugin, stdin_is_terminal
+
+                plugin = ExecPlugin.from_kubeconfig(exec_block, cluster, *bases)
+                hook = ExecCredentials(plugin, terminal=interactive and stdin_is_terminal())
+                hook.apply(cfg)  # the first fetch: a failing plugin fails the connection
+                cfg.refresh_api_key_hook = hook  # type: ignore[assignment]
     except ConfigException as exc:
         raise KubeconfigError(f"cannot load credentials: {exc}") from exc
     except (OSError, ValueError, TypeError) as exc:  # unreadable cert files, malformed data
         raise KubeconfigError(f"cannot load credentials: {exc}") from exc
-    finally:
-        root.removeHandler(captured)
-    if captured.messages and not (cfg.api_key.get("BearerToken") or cfg.cert_file):
-        # the client logs exec-plugin failures instead of raising them
-        raise KubeconfigError(
-            "cannot load credentials: the kubeconfig's exec plugin failed",
-            causes=tuple(captured.messages[:2]),
-        )
+    cfg.no_proxy = None  # proxy_for applied NO_PROXY; a proxy-url ignores it (kubectl)
     cfg.retries = 1
     return cfg
 
 
-class _Capture(logging.Handler):
-    """A logging handler that keeps error messages (the client logs some failures)."""
+def _loader_input(
+    merged: dict[str, Any], context: str
+) -> tuple[Any, dict[str, Any] | None, dict[str, Any], tuple[str, str]]:
+    """(the official loader's ConfigNode tree, the user's exec block or None, the context's
+    cluster body, the folders of the user's and the cluster's files). Each entry keeps its
+    own file as path, as the official KubeConfigMerger does; the exec block is taken out
+    (unless a token or an auth-provider comes first) so the official loader does not run it."""
+    from kubernetes.config.kube_config import ConfigNode
 
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.messages: list[str] = []
+    ctx = _named(merged.get("contexts"), context).get("context") or {}
+    user_entry = _named(merged.get("users"), str(ctx.get("user") or ""))
+    user = user_entry.get("user") or {}
+    exec_block = None
+    if isinstance(user.get("exec"), dict) and not (
+        {"auth-provider", "token", "tokenFile"} & set(user)
+    ):
+        exec_block = user["exec"]
+    value = {k: v for k, v in merged.items() if k not in ("clusters", "contexts", "users")}
+    for item in ("clusters", "contexts", "users"):
+        nodes = []
+        for entry in merged[item]:
+            body = {k: v for k, v in entry.items() if k != "_source"}
+            if entry is user_entry and exec_block is not None:
+                body["user"] = {k: v for k, v in user.items() if k != "exec"}
+            path = entry.get("_source")
+            nodes.append(ConfigNode(f"{path}/{entry.get('name')}", body, path))
+        value[item] = nodes
+    cluster_entry = _named(merged.get("clusters"), str(ctx.get("cluster") or ""))
+    bases = (_folder(user_entry), _folder(cluster_entry))
+    cluster = cluster_entry.get("cluster") or {}
+    return ConfigNode("kubeconfig", value, None), exec_block, cluster, bases
 
-    def emit(self, record: logging.LogRecord) -> None:
-        """Keep the message instead of printing it."""
-        self.messages.append(record.getMessage())
+
+def _folder(entry: dict[str, Any]) -> str:
+    source = entry.get("_source")
+    return str(Path(source).parent.absolute()) if source else ""

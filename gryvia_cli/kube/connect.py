@@ -23,11 +23,17 @@ def _quiet_libraries(verbose: bool) -> None:
 
 
 def connect(
-    kubeconfig: Path | None, context: str | None, *, timeout: float = 30.0, verbose: bool = False
+    kubeconfig: Path | None,
+    context: str | None,
+    *,
+    timeout: float = 30.0,
+    verbose: bool = False,
+    interactive: bool = True,
 ) -> KubeAccess:
     """Load credentials for the effective context and return a ready KubeAccess.
 
-    Nothing is sent yet. Raises KubeconfigError (see `kube.config`).
+    Nothing is sent yet (an exec plugin runs once). `interactive=False` (the console) never
+    hands an exec plugin the terminal. Raises KubeconfigError (see `kube.config`).
     """
     from gryvia_cli.kube.config import describe_context, kubeconfig_source
 
@@ -39,8 +45,12 @@ def connect(
 
         from gryvia_cli.kube.config import load_client_configuration
 
-        cfg = load_client_configuration(kubeconfig, None if info.in_cluster else info.name)
+        cfg = load_client_configuration(
+            kubeconfig, None if info.in_cluster else info.name, interactive=interactive
+        )
         api = client.ApiClient(cfg)
+        if hasattr(cfg.refresh_api_key_hook, "bind"):  # exec credentials: rotate certificates
+            cfg.refresh_api_key_hook.bind(api)
         api.user_agent = "gryvia-cli"
     return KubeAccess(api, info, timeout=timeout)
 

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from gryvia_cli.sandbox import binaries, bootstrap, nodespec, oidc, podnet
+from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.netplan import NetworkPlanError
@@ -61,15 +61,18 @@ def up(
     wait: bool = True,
     progress: Progress = lambda _: None,
     dry_run: bool = False,
+    with_kueue: bool = False,
     with_oidc: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
     Raises SandboxError (name taken and running, port in use, kwokctl failure, nodes not
-    Ready within 120 s), NodeSpecError, or BinariesMissingError. On failure everything started
-    is stopped and removed again; when a component lost a port kwokctl had picked to another
-    process, the start is tried again (up to PORT_RACE_ATTEMPTS times). With `with_oidc`, Dex
-    starts first and the API server trusts it (`oidc`); `oidc.load(name)` then finds it.
+    Ready within 120 s), NodeSpecError, or BinariesMissingError. `with_kueue` also installs and
+    starts Kueue (`kueue.start`; SandboxError at once when it is not built). On failure
+    everything started is stopped and removed again; when a component lost a port kwokctl had
+    picked to another process, the start is tried again (up to PORT_RACE_ATTEMPTS times). With
+    `with_oidc`, Dex starts first and the API server trusts it (`oidc`); `oidc.load(name)` then
+    finds it.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -79,6 +82,8 @@ def up(
         raise binaries.BinariesMissingError(
             f"not built yet: {', '.join(missing)} (run 'make k8s-bin')"
         )
+    if with_kueue and (why := kueue.missing()):
+        raise SandboxError(why)
     if box.workdir.exists():
         if any(box.alive().values()):
             raise SandboxError(
@@ -104,6 +109,8 @@ def up(
                     progress(f"OIDC issuer {issuer.issuer}")
                     config_path.write_text(kwokctl_config(binaries.bin_dir(), api_port, [patch]))
                 _start(box, groups, config_path, wait=wait, progress=progress)
+                if with_kueue:
+                    kueue.start(box, progress)
                 return box
             except SandboxError:
                 lost = _lost_port_race(box)

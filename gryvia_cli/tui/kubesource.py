@@ -90,7 +90,7 @@ class KubeSource:
         """
         from gryvia_cli.kube.config import effective_namespace
 
-        access = connect(kubeconfig, context, timeout=timeout)
+        access = connect(kubeconfig, context, timeout=timeout, interactive=False)
         ns = None
         if not all_namespaces:
             ns, _ = effective_namespace(namespace, saved_namespaces or {}, access.context)
@@ -118,7 +118,7 @@ class KubeSource:
                 timeout=self.timeout,
                 saved_namespaces=saved,
             )
-        access = connect(self.kubeconfig, context, timeout=self.timeout)
+        access = connect(self.kubeconfig, context, timeout=self.timeout, interactive=False)
         return KubeSource(
             access, self.kubeconfig, namespace, timeout=self.timeout, saved_namespaces=saved
         )
@@ -128,7 +128,7 @@ class KubeSource:
         all namespaces stay all. Raises KubeconfigError when the context does not load."""
         from gryvia_cli.kube.config import effective_namespace
 
-        access = connect(self.kubeconfig, context, timeout=self.timeout)
+        access = connect(self.kubeconfig, context, timeout=self.timeout, interactive=False)
         namespace = None
         if self._target.namespace is not None:
             namespace, _ = effective_namespace(None, self.saved_namespaces, access.context)

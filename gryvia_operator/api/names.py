@@ -207,3 +207,9 @@ def name_problem(name: str) -> str:
     if not DNS1123_SUBDOMAIN.match(name):
         problems.append(DNS1123_DETAIL)
     return "; ".join(problems)
+
+
+# Kueue integration (docs/kueue.md): a job's queue choice, and where a ClusterQueue's GPU quota
+# came from (tenant, quota or unlimited).
+ANNOTATION_QUEUE_NAME: Final = "gryvia.io/queue-name"
+ANNOTATION_QUOTA_SOURCE: Final = "gryvia.io/quota-source"

@@ -42,6 +42,9 @@ class GpuQuota(GryviaModel):
     max_queued_jobs: NonNegativeInt32 | None = None
     """Jobs that may wait in phase Queued; beyond that new jobs are Rejected. 0 or unset = no
     limit."""
+    per_type: dict[str, NonNegativeInt32] | None = None
+    """GPUs held at once per GPU type, e.g. {H100: 16, A100-80G: 8}; with the Kueue integration
+    each type becomes a ResourceFlavor with this nominal quota in the team's ClusterQueue."""
 
 
 class QuotaBudget(GryviaModel):

@@ -170,7 +170,24 @@ BUILTIN: tuple[Resource, ...] = (
 )
 """The built-in (and kopf) kinds Gryvia reads or writes."""
 
-_BY_KIND = {r.kind: r for r in (*GRYVIA, *BUILTIN)}
+_KUEUE_GROUP, _KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
+WORKLOAD = Resource("Workload", _KUEUE_GROUP, _KUEUE_VERSION, "workloads")
+LOCAL_QUEUE = Resource("LocalQueue", _KUEUE_GROUP, _KUEUE_VERSION, "localqueues")
+CLUSTER_QUEUE = Resource("ClusterQueue", _KUEUE_GROUP, _KUEUE_VERSION, "clusterqueues", False)
+RESOURCE_FLAVOR = Resource("ResourceFlavor", _KUEUE_GROUP, _KUEUE_VERSION, "resourceflavors", False)
+WORKLOAD_PRIORITY_CLASS = Resource(
+    "WorkloadPriorityClass", _KUEUE_GROUP, _KUEUE_VERSION, "workloadpriorityclasses", False
+)
+KUEUE: tuple[Resource, ...] = (
+    WORKLOAD,
+    LOCAL_QUEUE,
+    CLUSTER_QUEUE,
+    RESOURCE_FLAVOR,
+    WORKLOAD_PRIORITY_CLASS,
+)
+"""Kueue's kinds (v0.17, kueue.x-k8s.io/v1beta2) the optional Kueue integration writes or reads."""
+
+_BY_KIND = {r.kind: r for r in (*GRYVIA, *BUILTIN, *KUEUE)}
 
 
 def by_kind(kind: str) -> Resource:

@@ -23,6 +23,7 @@ from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.reconcile.config import ReconcileConfig
+from gryvia_operator.reconcile.kueue import KueueSettings
 from gryvia_operator.settings import OperatorSettings
 from gryvia_operator.webhook.configuration import (
     build_mutating_configuration,
@@ -131,6 +132,11 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             gpu_sharing=s.enable_gpu_sharing,
             device_plugin_config=(s.device_plugin_config_namespace, s.device_plugin_config_name),
             simulate_device_plugin=s.simulate_device_plugin,
+            kueue=KueueSettings(
+                enabled=s.enable_kueue,
+                default_queue=s.kueue_default_queue,
+                strict=s.kueue_strict_admission,
+            ),
         ),
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,

@@ -19,7 +19,7 @@ from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, st
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import checkpoint, gate, pending, priority, reservation
+from gryvia_operator.handlers import checkpoint, gate, kueue, pending, priority, reservation
 from gryvia_operator.handlers.policy import admission_for
 from gryvia_operator.reconcile.aijob import (
     Blocker,
@@ -180,9 +180,9 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         status = reconcile_invalid(dict(body.get("status") or {}), messages, now)
         await _write_status(rt, body, dict(body.get("status") or {}), status)
         return
-    observed = observe(rt, job)
+    observed = await kueue.with_kueue(rt, job, observe(rt, job))
     job, use = reservation.for_job(rt, job, observed)  # steered onto its reservation's nodes
-    if job.phase in (JobPhase.PENDING, JobPhase.QUEUED):
+    if job.phase in (JobPhase.PENDING, JobPhase.QUEUED) and observed.kueue_queue is None:
         decision = admission_for(rt, body)
         if not observed.workloads:  # the admission gate: only before anything is created
             decision = gate.combine(rt, job, body, decision)
@@ -209,6 +209,8 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
     await _write_status(rt, body, current_status(job), status)
     if outcome.requeue_after is not None:
         rt.jobs.add_after(key, outcome.requeue_after)
+    elif observed.kueue_queue is not None and status.get("phase") == JobPhase.QUEUED.value:
+        rt.jobs.add_after(key, kueue.QUEUED_RETRY_SECONDS)
     elif gate.is_hold(observed.admission):
         rt.jobs.add_after(key, gate.HOLD_RETRY_SECONDS)
 

@@ -20,6 +20,7 @@ from gryvia_operator.api.names import (
 from gryvia_operator.api.parse import parse_all
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeApi, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.handlers import kueue
 from gryvia_operator.reconcile.tenancy import (
     MANAGED_BY,
     build_children,
@@ -30,6 +31,8 @@ from gryvia_operator.reconcile.tenancy import (
 log = logging.getLogger("gryvia.operator.tenant")
 PLURAL = "gryviatenants"
 MANAGED_KINDS = ("ResourceQuota", "LimitRange", "NetworkPolicy", "RoleBinding")
+KUEUE_REFRESH_SECONDS = 120.0
+"""How often a tenant's Kueue queues are re-applied (the original's period)."""
 RETRY_SECONDS = 60.0
 """Delay before kopf runs a tenant handler again after a failed API call (kopf's default
 backoff, kept)."""
@@ -119,12 +122,39 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
             raise _failed(f"tenant {tenant.name}", exc) from exc
         if removed:
             log.info("tenant %s: removed %s", tenant.name, ", ".join(removed))
+        if rt.config.kueue.enabled:
+            try:
+                await kueue.ensure_tenant_queues(rt, tenant)
+            except KubeError as exc:
+                raise _failed(f"tenant {tenant.name}: Kueue queues", exc) from exc
+
+    if rt.config.kueue.enabled:
+
+        @kopf.timer(
+            GROUP,
+            VERSION,
+            PLURAL,
+            id="gryvia_tenant_kueue_refresh",
+            registry=registry,
+            interval=KUEUE_REFRESH_SECONDS,
+            initial_delay=KUEUE_REFRESH_SECONDS,
+        )
+        async def tenant_kueue_refresh(body: kopf.Body, **_: Any) -> None:
+            """Re-apply the tenant's Kueue queues: quota and node changes do not trigger the
+            tenant handlers."""
+            tenant = _tenant(body)
+            try:
+                await kueue.ensure_tenant_queues(rt, tenant)
+            except KubeError as exc:
+                log.warning("tenant %s: Kueue queues not applied: %s", tenant.name, exc)
 
     @kopf.on.delete(GROUP, VERSION, PLURAL, id="gryvia_tenant_delete", registry=registry)
     async def tenant_deleted(body: kopf.Body, **_: Any) -> None:
         """Keep or delete the namespace as the tenant's deletionPolicy says."""
         tenant = _tenant(body)
         try:
+            if rt.config.kueue.enabled:
+                await kueue.remove_tenant_queues(rt.api, tenant.name)
             outcome = await release_namespace(rt.api, tenant)
         except KubeError as exc:
             raise _failed(f"tenant {tenant.name} deleted", exc) from exc

@@ -18,6 +18,12 @@ from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
+from gryvia_operator.reconcile.kueuejob import (
+    apply_workload_view,
+    kueue_batch_job,
+    queue_managed_placement,
+)
+from gryvia_operator.reconcile.kueuestatus import workload_view
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
 from gryvia_operator.reconcile.placement import select_nodes
 from gryvia_operator.reconcile.priority import (
@@ -78,6 +84,12 @@ class Observed:
     preempts_below: int | None = None
     """With priorities: the job's pods may preempt pods of a lower priority than this (their
     GPUs count as free for placement; the kube-scheduler preempts them). None: no preemption."""
+    kueue_queue: str | None = None
+    """The Kueue LocalQueue of the job (`reconcile.kueue.resolve_queue`), None when Gryvia's own
+    gate admits it: a queued job skips the gate and placement, its batch Job is created
+    suspended with Kueue's labels and Kueue alone suspends and resumes it."""
+    kueue_workload: Mapping[str, Any] | None = None
+    """The Kueue Workload of the job's batch Job (None: not created yet)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,8 @@ def reconcile_job(
     except DurationError as exc:
         status = _terminal(status, JobPhase.FAILED, str(exc), Reason.INVALID_SPEC, gen, now)
         return Reconciliation((), status)
-    if phase in (JobPhase.PENDING, JobPhase.QUEUED):
+    kueue_managed = observed.kueue_queue is not None and _workload_kind(job, observed) == "job"
+    if phase in (JobPhase.PENDING, JobPhase.QUEUED) and not kueue_managed:
         decision = observed.admission
         if decision.verdict != "allow":
             new_phase = JobPhase.QUEUED if decision.verdict == "queue" else JobPhase.REJECTED
@@ -274,7 +287,10 @@ def _run(
         phase in (JobPhase.PENDING, JobPhase.QUEUED)
         or (phase == JobPhase.SCHEDULING and (scheduled or {}).get("status") != "True")
     )
-    if needs_placement:
+    queue = observed.kueue_queue if kind == "job" else None
+    if needs_placement and queue is not None:
+        queue_managed_placement(status, now, job.metadata.generation)
+    elif needs_placement:
         failure = _place(job, observed, status, now)
         if failure is not None:
             status["phase"], status["message"] = JobPhase.PENDING.value, failure
@@ -290,6 +306,8 @@ def _run(
     problems: list[str] = []
     for child in desired_children(job, config, kind):
         key = (str(child["kind"]), str(child["metadata"]["name"]))
+        if queue is not None and key[0] == "Job":
+            child = kueue_batch_job(child, queue, job.spec.priority)
         have = current.get(key)
         if key in blocked:
             template = Msg.PREVIOUS_OWNER if blocked[key].previous_owner else Msg.NOT_OWNED
@@ -299,12 +317,17 @@ def _run(
             actions.append(ChildAction("create", key[0], key[1], child))
         elif have.deleting:
             requeue = config.conflict_retry_seconds  # recreate once it is gone
+        elif queue is not None and key[0] == "Job":
+            pass  # Kueue alone suspends and resumes the Job
         else:
             patch = drift_patch(child, have)
             if patch is not None:
                 actions.append(ChildAction("patch", key[0], key[1], patch))
     summary = _summary(job, kind, workload, observed)
     _apply_summary(job, status, summary, now)
+    if queue is not None:
+        view = workload_view(observed.kueue_workload)
+        apply_workload_view(status, view, now, job.metadata.generation)
     if problems:
         text = "; ".join(problems)
         status["message"] = text

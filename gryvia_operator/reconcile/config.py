@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gryvia_operator.reconcile.checkpoint import CheckpointPlan
+from gryvia_operator.reconcile.kueue import KueueSettings
 
 
 @dataclass(frozen=True)
@@ -55,5 +56,8 @@ class ReconcileConfig:
     """(namespace, name) of the NVIDIA device plugin ConfigMap."""
     simulate_device_plugin: bool = False
     """Sandbox only: advertise time-sliced GPUs on node status."""
+    kueue: KueueSettings = field(default_factory=KueueSettings)
+    """The Kueue integration (`--enable-kueue`): off leaves Gryvia's own quota gate in charge of
+    every job."""
     checkpoint: CheckpointPlan | None = None
     """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""

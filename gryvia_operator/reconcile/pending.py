@@ -138,6 +138,8 @@ def wait_status(
             else "spec.suspend is true: resume it to run"
         )
         found = ({"kind": kind, "needed": me.total, "message": text}, {"unknownReason": text})
+    elif phase == JobPhase.QUEUED.value and (held := _kueue_hold(out)):
+        found = ({"kind": "Kueue", "needed": me.total, "message": held}, {"unknownReason": held})
     elif phase == JobPhase.QUEUED.value:
         found = quota_blocker(me, [quota_facts(q) for q in ctx.quotas], ctx.jobs, now)
         if found is None:  # held by a rule without a quota state (e.g. a GryviaBudget block)
@@ -156,6 +158,15 @@ def wait_status(
     if found is not None:
         out["pending"], out["estimatedStart"] = (clean(part) for part in found)
     return out
+
+
+def _kueue_hold(status: dict[str, Any]) -> str:
+    """Kueue's message when Kueue holds the job (condition KueueAdmitted=False), else '': Kueue
+    alone admits such a job, so Gryvia's quota numbers would not explain its wait."""
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "KueueAdmitted" and cond.get("status") == "False":
+            return str(cond.get("message") or status.get("message") or "held by Kueue")
+    return ""
 
 
 def _reservation(

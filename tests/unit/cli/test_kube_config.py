@@ -145,11 +145,13 @@ def test_broken_exec_plugin_is_a_kubeconfig_error(tmp_path: Path) -> None:
             "exec": {
                 "apiVersion": "client.authentication.k8s.io/v1",
                 "command": str(tmp_path / "no-such-plugin"),
+                "interactiveMode": "Never",
+                "installHint": "install it with make plugin",
             }
         }
     }
     path = kubeconfig(tmp_path / "k", {"a": {"user": "bad"}}, "a", users)
-    with pytest.raises(KubeconfigError, match="cannot load credentials"):
+    with pytest.raises(KubeconfigError, match="not found: install it with make plugin"):
         load_client_configuration(path, "a")
 
 
@@ -179,3 +181,19 @@ def test_in_cluster_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     info = describe_context(None, None)
     assert info.in_cluster and info.server == "https://10.0.0.1:443" and info.namespace == "team-x"
     assert effective_namespace(None, {}, info) == ("team-x", "in-cluster service account")
+
+
+def test_proxy_follows_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    path = kubeconfig(tmp_path / "k", {"a": {}}, "a")
+    assert load_client_configuration(path, "a").proxy == "http://proxy:3128"
+    data = yaml.safe_load(path.read_text())
+    data["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:6443"
+    path.write_text(yaml.safe_dump(data))
+    assert load_client_configuration(path, "a").proxy is None  # loopback: never proxied
+    data["clusters"][0]["cluster"]["proxy-url"] = "http://jump:8080"
+    path.write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("NO_PROXY", "*")  # does not apply to a proxy-url
+    cfg = load_client_configuration(path, "a")
+    assert (cfg.proxy, cfg.no_proxy) == ("http://jump:8080", None)

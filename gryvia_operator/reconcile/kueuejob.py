@@ -1,0 +1,75 @@
+"""A GryviaAIJob whose batch Job Kueue admits: no placement by Gryvia, the Job created suspended
+with Kueue's labels, suspension left to Kueue, and the Workload's state in the job's status.
+
+Pure; rules from behaviour.md sections 4-6 ("Kueue"). One admission authority per job: a job in
+a Kueue queue skips Gryvia's own quota gate and placement (the reconciler's `Observed.kueue_queue`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from gryvia_operator.reconcile.kueue import job_labels
+from gryvia_operator.reconcile.kueuestatus import WorkloadView
+from gryvia_operator.reconcile.names import Cond
+from gryvia_operator.reconcile.status import set_condition
+
+KUEUE_ADMITTED: Final = "KueueAdmitted"
+"""Condition type: False while Kueue holds the job (reason = Kueue's), True once admitted."""
+QUEUE_MANAGED: Final = "QueueManaged"
+QUEUE_MANAGED_MESSAGE: Final = "Placement is left to Kueue and kube-scheduler"
+
+
+def queue_managed_placement(status: dict[str, Any], now: datetime, generation: int | None) -> None:
+    """Record in `status` that Gryvia places nothing: Scheduled=True/QueueManaged, no nodes,
+    gpusAllocated 0 (behaviour.md section 4, step 8)."""
+    status.pop("nodesAllocated", None)
+    status["gpusAllocated"] = 0
+    status["conditions"] = set_condition(
+        status.get("conditions") or [],
+        Cond.SCHEDULED,
+        "True",
+        QUEUE_MANAGED,
+        QUEUE_MANAGED_MESSAGE,
+        now,
+        generation,
+    )
+
+
+def kueue_batch_job(job: Mapping[str, Any], queue: str, priority: int | None) -> dict[str, Any]:
+    """The batch Job `job` as Kueue must receive it: labels `kueue.x-k8s.io/queue-name` (and the
+    priority class of the job's band) and `spec.suspend: true`, on the Job and its pod template
+    metadata left as built. Returns a new dict."""
+    out = dict(job)
+    meta = dict(out.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), **job_labels(queue, priority)}
+    out["metadata"] = meta
+    out["spec"] = {**(out.get("spec") or {}), "suspend": True}
+    return out
+
+
+def apply_workload_view(
+    status: dict[str, Any], view: WorkloadView, now: datetime, generation: int | None
+) -> None:
+    """Write Kueue's state into `status` after the Job's summary: while Kueue holds the job,
+    phase Queued with Kueue's message (the Job's "suspended" summary says less); condition
+    KueueAdmitted True once admitted (message names the ClusterQueue and flavor), else False
+    with Kueue's reason. A job already Running keeps its phase when Kueue evicts it only once
+    the Job is suspended again (the Job summary then says Scheduling)."""
+    conditions = status.get("conditions") or []
+    if view.stage in ("Admitted", "Finished"):
+        if view.stage == "Admitted":
+            status["conditions"] = set_condition(
+                conditions, KUEUE_ADMITTED, "True", view.reason, view.message, now, generation
+            )
+        return
+    phase = status.get("phase")
+    if phase in ("Succeeded", "Failed") or (phase == "Running" and view.stage != "Evicted"):
+        return
+    status["phase"] = view.phase or status.get("phase")
+    status["message"] = view.message
+    status["conditions"] = set_condition(
+        conditions, KUEUE_ADMITTED, "False", view.reason, view.message, now, generation
+    )

@@ -20,8 +20,9 @@ install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and 
 	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
 	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null
 
-k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm from Go modules
+k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm, dex from Go modules
 	tools/k8s/build.sh
+	tools/k8s/build-dex.sh
 
 kueue-bin: ## Build Kueue's controller manager into the same cache (sandbox up --kueue and its tests)
 	tools/k8s/build-kueue.sh

@@ -127,8 +127,9 @@ class SandboxHandle:
 
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]:
-    """A full sandbox cluster (real control plane, simulated GPU nodes, pod runner) for the
-    whole session; torn down with every process it started, even when tests fail."""
+    """A full sandbox cluster (real control plane, simulated GPU nodes, pod runner, Dex as
+    OIDC issuer) for the whole session; torn down with every process it started, even when
+    tests fail."""
     from gryvia_cli.sandbox import binaries, cluster
 
     home = tmp_path_factory.mktemp("sandbox-home")
@@ -136,7 +137,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]
     os.environ["GRYVIA_SANDBOX_HOME"] = str(home)
     name = f"t{os.getpid()}-{uuid.uuid4().hex[:4]}"
     try:
-        box = cluster.up(name, "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu")
+        # With Dex (`--oidc`): about a second more, and OIDC logins work in every test.
+        box = cluster.up(name, "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu", with_oidc=True)
         yield SandboxHandle(name, box.kubeconfig, binaries.path_of("kubectl"), box.audit_log)
     finally:
         cluster.down(name)

@@ -297,6 +297,35 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "login",
+            _C + "auth",
+            "Utilities",
+            "Log in with OIDC and add a kubeconfig user that uses the login.",
+            "login",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "logout",
+            _C + "auth",
+            "Utilities",
+            "Forget an OIDC login: keyring entry and kubeconfig user.",
+            "logout",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
+            "auth",
+            _C + "auth",
+            "Utilities",
+            "Log in with OIDC; the kubeconfig's exec credential plugin.",
+        ),
+        (),
+    ),
+    (
+        LazyCommand(
             "completion",
             _C + "completion",
             "Utilities",

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.binaries import ensure_binaries
+from gryvia_cli.cli.binaries import ensure_binaries, ensure_dex
 from gryvia_cli.cli.options import MergeKubeconfigOpt
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
@@ -60,12 +60,22 @@ def up(
             "tools/k8s/build-kueue.sh).",
         ),
     ] = False,
+    with_oidc: Annotated[
+        bool,
+        typer.Option(
+            "--oidc",
+            help="Also start Dex, an OIDC issuer the API server trusts, with demo users "
+            "(see docs/oidc.md); log in with 'gryvia login'.",
+        ),
+    ] = False,
 ) -> None:
     """Start a sandbox cluster and add its context to your kubeconfig."""
-    from gryvia_cli.sandbox import cluster, nodespec
+    from gryvia_cli.sandbox import cluster, nodespec, oidc
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
+    if with_oidc and not dry_run:
+        ensure_dex(yes)
     spec = nodes or nodespec.DEFAULT_NODES
     if dry_run:
         nodespec.parse_node_spec(spec)
@@ -80,12 +90,18 @@ def up(
         wait=wait,
         progress=lambda m: info(f"• {m}"),
         with_kueue=kueue,
+        with_oidc=with_oidc,
     )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
         info(f"  {note}")
     info(f"sandbox {name!r} is up in {time.monotonic() - started:.1f}s: context {box.context}")
     info(f"  try: kubectl --context {box.context} get nodes -L nvidia.com/gpu.product")
+    issuer = oidc.load(name)
+    if issuer is not None:
+        users = ", ".join(f"{u.email} ({u.password})" for u in oidc.USERS)
+        info(f"  OIDC issuer {issuer.issuer}, client {issuer.client_id}; demo users: {users}")
+        info(f"  log in: {issuer.login_command()} --context {box.context}")
 
 
 @app.command()

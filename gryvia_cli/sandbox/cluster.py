@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, podnet
+from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.netplan import NetworkPlanError
@@ -62,6 +62,7 @@ def up(
     progress: Progress = lambda _: None,
     dry_run: bool = False,
     with_kueue: bool = False,
+    with_oidc: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
@@ -69,7 +70,9 @@ def up(
     Ready within 120 s), NodeSpecError, or BinariesMissingError. `with_kueue` also installs and
     starts Kueue (`kueue.start`; SandboxError at once when it is not built). On failure
     everything started is stopped and removed again; when a component lost a port kwokctl had
-    picked to another process, the start is tried again (up to PORT_RACE_ATTEMPTS times).
+    picked to another process, the start is tried again (up to PORT_RACE_ATTEMPTS times). With
+    `with_oidc`, Dex starts first and the API server trusts it (`oidc`); `oidc.load(name)` then
+    finds it.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -100,6 +103,11 @@ def up(
     try:
         while True:
             try:
+                if with_oidc:
+                    progress("starting Dex, the OIDC issuer")
+                    issuer, patch = oidc.start(name)
+                    progress(f"OIDC issuer {issuer.issuer}")
+                    config_path.write_text(kwokctl_config(binaries.bin_dir(), api_port, [patch]))
                 _start(box, groups, config_path, wait=wait, progress=progress)
                 if with_kueue:
                     kueue.start(box, progress)
@@ -232,6 +240,7 @@ def down(name: str) -> bool:
     Returns False if no such sandbox existed.
     """
     box = Sandbox(name)
+    oidc.stop(name)
     if not box.workdir.exists():
         podnet.remove_sandbox_network(box.workdir)  # a crash may have left them
         return False

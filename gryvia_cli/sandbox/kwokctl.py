@@ -18,10 +18,13 @@ from gryvia_cli.sandbox import binaries
 from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
 
 
-def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
+def kwokctl_config(
+    bin_dir: Path, api_port: int | None, patches: list[dict[str, Any]] | None = None
+) -> str:
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
     kwok's Logs, Exec and PortForward CRDs, an audit log of creates and deletes of Gryvia objects
-    (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner)."""
+    (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner).
+    `patches` are kwokctl `componentsPatches` (e.g. the API server's OIDC trust, `oidc`)."""
     options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
@@ -39,14 +42,14 @@ def kwokctl_config(bin_dir: Path, api_port: int | None) -> str:
     }
     if api_port:
         options["kubeApiserverPort"] = api_port
-    head = yaml.safe_dump(
-        {
-            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-            "kind": "KwokctlConfiguration",
-            "options": options,
-        },
-        sort_keys=False,
-    )
+    doc: dict[str, Any] = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": options,
+    }
+    if patches:
+        doc["componentsPatches"] = patches
+    head = yaml.safe_dump(doc, sort_keys=False)
     stages = _data_file("node-stages.yaml").read_text()
     return head + "---\n" + stages
 

@@ -30,6 +30,24 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _listening(pid: int) -> set[tuple[str, int]]:
+    """(IPv4 address, port) of every TCP socket process `pid` listens on (/proc)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = str(fd.readlink())
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                addr, port = fields[1].split(":")
+                ip = ".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0))
+                found.add((ip if table == "tcp" else addr, int(port, 16)))
+    return found
+
+
 def _has_link(name: str) -> bool:
     links = json.loads(subprocess.run(["ip", "-j", "link"], capture_output=True, check=True).stdout)
     return any(link["ifname"] == name for link in links)
@@ -49,10 +67,16 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
         "1xH100:8,1xcpu",
         "--kubeconfig",
         str(kubeconfig),
+        "--oidc",
     )
+    dex_pid_file = tmp_path / "home" / "oidc" / name / "dex.pid"
     try:
         assert up.returncode == 0, up.stderr
         assert f"context gryvia-{name}" in up.stderr
+        assert "OIDC issuer https://127.0.0.1:" in up.stderr and "gryvia login" in up.stderr
+        dex = int(dex_pid_file.read_text())
+        assert _alive(dex)
+        assert {ip for ip, _ in _listening(dex)} == {"127.0.0.1"}, _listening(dex)
         bridge = up.stderr.split("pod network: bridge ", 1)[1].split(",", 1)[0]
         assert _has_link(bridge)
         config = yaml.safe_load(kubeconfig.read_text())
@@ -88,6 +112,7 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
         )
     assert down.returncode == 0, down.stderr
     assert not any(_alive(p) for p in pids)
+    assert not _alive(dex) and not dex_pid_file.parent.exists()
     port = urlparse(server).port
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0, "API server port still open"

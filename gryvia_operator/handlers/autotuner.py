@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +27,7 @@ from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFoun
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
 from gryvia_operator.handlers.checkpoint import trainer_log
+from gryvia_operator.handlers.passloop import Key, StatusWriter, index_entry, run_passes
 from gryvia_operator.reconcile.autotuner import (
     ENDED_STATES,
     TrialJob,
@@ -42,8 +42,6 @@ KIND = "GryviaAutoTuner"
 PASS_SECONDS = 3.0
 """Longest wait between two passes while a tuner has trials not ended (log polling)."""
 IDLE_SECONDS = 30.0
-
-Key = tuple[str, str]
 
 
 def trial_jobs(rt: Runtime, namespace: str, name: str) -> list[TrialJob]:
@@ -77,25 +75,11 @@ class AutoTuners:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.kick = asyncio.Event()
-        self.written: dict[Key, dict[str, Any]] = {}
+        self.status = StatusWriter(rt, KIND)
 
     async def loop(self) -> None:
         """Pass over every tuner until cancelled."""
-        while True:
-            self.kick.clear()
-            started = time.perf_counter()
-            delay = PASS_SECONDS
-            try:
-                delay = await self.update()
-            except (KubeError, OSError) as exc:
-                log.warning("autotuners: %s", exc)
-            except Exception:  # a bug in one pass must not end tuning for good
-                log.exception("autotuner pass failed; retrying in %.0f s", PASS_SECONDS)
-            self.rt.metrics.latency.labels(controller="autotuner").observe(
-                time.perf_counter() - started
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.kick.wait(), delay)
+        await run_passes(self.rt, "autotuner", self.kick, self.update, PASS_SECONDS, log)
 
     async def update(self) -> float:
         """One pass over every tuner; the seconds to wait before the next."""
@@ -113,8 +97,7 @@ class AutoTuners:
                     delay = PASS_SECONDS
             except (KubeError, OSError) as exc:
                 log.warning("tuner %s/%s: %s", *key, exc)
-        for gone in set(self.written) - live:
-            self.written.pop(gone, None)
+        self.status.keep_only(live)
         return delay
 
     async def _logs(self, ns: str, tuner: GryviaAutoTuner, jobs: list[TrialJob]) -> dict[str, str]:
@@ -141,13 +124,13 @@ class AutoTuners:
     async def one(self, key: Key, body: dict[str, Any], now: datetime) -> bool:
         """Reconcile one tuner; True while it has trials not ended."""
         stored = dict(body.get("status") or {})
-        before = self.written.get(key) or stored
+        before = self.status.last(key, stored)
         body = {**body, "status": before}
         try:
             tuner = GryviaAutoTuner.model_validate(body)
         except ValidationError as exc:
             problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.write(key, stored, invalid_status(problems))
+            await self.status.write(key, stored, invalid_status(problems))
             return False
         ns = key[0]
         jobs = trial_jobs(self.rt, *key)
@@ -174,28 +157,8 @@ class AutoTuners:
                 plan.status["trials"] = [t for t in plan.status["trials"] if t["index"] < failed]
                 plan.status["trialsCreated"] = len(plan.status["trials"])
                 break
-        await self.write(key, stored, plan.status)
+        await self.status.write(key, stored, plan.status)
         return plan.status.get("phase") == "Running"
-
-    async def write(self, key: Key, stored: dict[str, Any], status: dict[str, Any]) -> None:
-        """Merge-patch the status when it differs from the last written (or stored) one;
-        keys no longer set are removed (null)."""
-        before = self.written.get(key) or stored
-        if _same(before, status):
-            if _same(stored, status):
-                self.written.pop(key, None)  # the watch caught up
-            return
-        patch = {k: None for k in before if k not in status} | status
-        with contextlib.suppress(NotFound):
-            await self.rt.api.patch(KIND, key[1], {"status": patch}, key[0], subresource="status")
-        self.rt.metrics.writes.labels(kind=KIND, verb="status").inc()
-        self.written[key] = {k: v for k, v in status.items() if v is not None}
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return {k: v for k, v in a.items() if v is not None} == {
-        k: v for k, v in b.items() if v is not None
-    }
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: AutoTuners) -> None:
@@ -204,22 +167,13 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: AutoTuners) -> 
     @kopf.index(GROUP, VERSION, PLURAL, id=AUTOTUNERS, registry=registry)
     async def tuner_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         """Keep each tuner without managedFields."""
-        meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"}
-        return {
-            (namespace or "", name): {
-                "apiVersion": body.get("apiVersion"),
-                "kind": body.get("kind"),
-                "metadata": meta,
-                "spec": dict(body.get("spec") or {}),
-                "status": dict(body.get("status") or {}),
-            }
-        }
+        return {(namespace or "", name): index_entry(body)}
 
     @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_autotuner_events", registry=registry)
     async def tuner_event(type: str, namespace: str | None, name: str, **_: Any) -> None:
         """A tuner appeared, changed or went: pass now."""
         if type == "DELETED":
-            loop.written.pop((namespace or "", name), None)
+            loop.status.forget((namespace or "", name))
         loop.kick.set()
 
     @kopf.on.event(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from typing import Any
 
 import kopf
@@ -26,6 +25,7 @@ from gryvia_operator.api.workflow import LABEL_RUN, LABEL_WORKFLOW, GryviaWorkfl
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, WORKFLOWS
+from gryvia_operator.handlers.passloop import Key, StatusWriter, index_entry, run_passes
 from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.workflow import StepJob, invalid_status, reconcile_workflow
 
@@ -34,8 +34,6 @@ PLURAL = "gryviaworkflows"
 KIND = "GryviaWorkflow"
 PASS_SECONDS = 10.0
 """Longest wait between two passes."""
-
-Key = tuple[str, str]
 
 
 def step_jobs(rt: Runtime, namespace: str, name: str) -> list[StepJob]:
@@ -65,25 +63,11 @@ class Workflows:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.kick = asyncio.Event()
-        self.written: dict[Key, dict[str, Any]] = {}
+        self.status = StatusWriter(rt, KIND)
 
     async def loop(self) -> None:
         """Pass over every workflow until cancelled."""
-        while True:
-            self.kick.clear()
-            started = time.perf_counter()
-            delay = PASS_SECONDS
-            try:
-                delay = await self.update()
-            except (KubeError, OSError) as exc:
-                log.warning("workflows: %s", exc)
-            except Exception:  # a bug in one pass must not end workflows for good
-                log.exception("workflow pass failed; retrying in %.0f s", PASS_SECONDS)
-            self.rt.metrics.latency.labels(controller="workflow").observe(
-                time.perf_counter() - started
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.kick.wait(), max(delay, 0.05))
+        await run_passes(self.rt, "workflow", self.kick, self.update, PASS_SECONDS, log)
 
     async def update(self) -> float:
         """One pass; returns the seconds until the earliest next cron time (at most
@@ -104,20 +88,19 @@ class Workflows:
                 continue
             if wake is not None:
                 delay = min(delay, max(wake, 0.0) + 0.2)
-        for gone in set(self.written) - live:
-            self.written.pop(gone, None)
+        self.status.keep_only(live)
         return delay
 
     async def one(self, key: Key, body: dict[str, Any], now: Any) -> float | None:
         """Reconcile one workflow; seconds until its next cron time (None: none)."""
         stored = dict(body.get("status") or {})
-        before = self.written.get(key) or stored
+        before = self.status.last(key, stored)
         body = {**body, "status": before}
         try:
             wf = GryviaWorkflow.model_validate(body)
         except ValidationError as exc:
             problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.write(key, stored, invalid_status(before, problems))
+            await self.status.write(key, stored, invalid_status(before, problems))
             return None
         plan = reconcile_workflow(wf, step_jobs(self.rt, *key), now)
         ns = key[0]
@@ -137,29 +120,10 @@ class Workflows:
                 await self.rt.api.patch("GryviaAIJob", name, patch, ns)
         for name in plan.delete:
             await self.rt.api.delete("GryviaAIJob", name, ns)
-        await self.write(key, stored, plan.status)
+        await self.status.write(key, stored, plan.status)
         if plan.wake_at is None:
             return None
         return float((plan.wake_at - now).total_seconds())
-
-    async def write(self, key: Key, stored: dict[str, Any], status: dict[str, Any]) -> None:
-        """Merge-patch the status when it differs from the last written (or stored) one;
-        keys no longer set are removed (null)."""
-        before = self.written.get(key) or stored
-        if _same(before, status):
-            if _same(stored, status):
-                self.written.pop(key, None)  # the watch caught up
-            return
-        patch = {k: None for k in before if k not in status} | status
-        await self.rt.api.patch(KIND, key[1], {"status": patch}, key[0], subresource="status")
-        self.rt.metrics.writes.labels(kind=KIND, verb="status").inc()
-        self.written[key] = {k: v for k, v in status.items() if v is not None}
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return {k: v for k, v in a.items() if v is not None} == {
-        k: v for k, v in b.items() if v is not None
-    }
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: Workflows) -> None:
@@ -168,22 +132,13 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: Workflows) -> N
     @kopf.index(GROUP, VERSION, PLURAL, id=WORKFLOWS, registry=registry)
     async def workflow_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
         """Keep each workflow without managedFields."""
-        meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"}
-        return {
-            (namespace or "", name): {
-                "apiVersion": body.get("apiVersion"),
-                "kind": body.get("kind"),
-                "metadata": meta,
-                "spec": dict(body.get("spec") or {}),
-                "status": dict(body.get("status") or {}),
-            }
-        }
+        return {(namespace or "", name): index_entry(body)}
 
     @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_workflow_events", registry=registry)
     async def workflow_event(type: str, namespace: str | None, name: str, **_: Any) -> None:
         """A workflow appeared, changed or went: pass now."""
         if type == "DELETED":
-            loop.written.pop((namespace or "", name), None)
+            loop.status.forget((namespace or "", name))
         loop.kick.set()
 
     @kopf.on.event(

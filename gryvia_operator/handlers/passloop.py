@@ -1,0 +1,109 @@
+"""What the pass-loop controllers (workflows, auto-tuners) share: the loop that passes over
+every object of a kind at once when kicked, else after the delay a pass asks for; the status
+writer that remembers its last write until the watch shows it; and the slim index entry.
+
+One pass loop per kind replaces a kopf handler per object where each pass needs several
+objects at once (a workflow and its step jobs, a tuner and its trials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from gryvia_operator.controller.kubeapi import KubeError, NotFound
+from gryvia_operator.controller.runtime import Runtime
+
+Key = tuple[str, str]
+"""(namespace, name) of one object."""
+
+
+def index_entry(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a kind's index keeps of an object: apiVersion, kind, metadata without
+    managedFields, spec and status (copies)."""
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"}
+    return {
+        "apiVersion": body.get("apiVersion"),
+        "kind": body.get("kind"),
+        "metadata": meta,
+        "spec": dict(body.get("spec") or {}),
+        "status": dict(body.get("status") or {}),
+    }
+
+
+async def run_passes(
+    rt: Runtime,
+    name: str,
+    kick: asyncio.Event,
+    one_pass: Callable[[], Awaitable[float]],
+    pass_seconds: float,
+    log: logging.Logger,
+) -> None:
+    """Run `one_pass` until cancelled: again when `kick` is set, else after the seconds the
+    pass returned (at least 0.05). An API or network error is logged as a warning, any other
+    exception with its traceback, and the next pass comes after `pass_seconds`; the pass
+    time goes to the `latency` metric under controller `name`."""
+    while True:
+        kick.clear()
+        started = time.perf_counter()
+        delay = pass_seconds
+        try:
+            delay = await one_pass()
+        except (KubeError, OSError) as exc:
+            log.warning("%s: %s", name, exc)
+        except Exception:  # a bug in one pass must not end the controller for good
+            log.exception("%s pass failed; retrying in %.0f s", name, pass_seconds)
+        rt.metrics.latency.labels(controller=name).observe(time.perf_counter() - started)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(kick.wait(), max(delay, 0.05))
+
+
+class StatusWriter:
+    """Writes the status of objects of one kind, remembering the last status written per
+    object: the index may lag behind the loop's own writes, so that one counts until the
+    watch shows it."""
+
+    def __init__(self, rt: Runtime, kind: str) -> None:
+        self.rt = rt
+        self.kind = kind
+        self.written: dict[Key, dict[str, Any]] = {}
+
+    def forget(self, key: Key) -> None:
+        """The object is gone: drop what was written for it."""
+        self.written.pop(key, None)
+
+    def keep_only(self, live: set[Key]) -> None:
+        """Drop what was written for objects no longer in `live`."""
+        for gone in set(self.written) - live:
+            self.written.pop(gone, None)
+
+    def last(self, key: Key, stored: dict[str, Any]) -> dict[str, Any]:
+        """The status as the loop knows it: the last written, else the stored one."""
+        return self.written.get(key) or stored
+
+    async def write(self, key: Key, stored: dict[str, Any], status: dict[str, Any]) -> None:
+        """Merge-patch the status when it differs from the last written (or stored) one;
+        keys no longer set are removed (null). An object deleted meanwhile is skipped."""
+        before = self.last(key, stored)
+        if _same(before, status):
+            if _same(stored, status):
+                self.written.pop(key, None)  # the watch caught up
+            return
+        patch = {k: None for k in before if k not in status} | status
+        with contextlib.suppress(NotFound):
+            await self.rt.api.patch(
+                self.kind, key[1], {"status": patch}, key[0], subresource="status"
+            )
+        self.rt.metrics.writes.labels(kind=self.kind, verb="status").inc()
+        self.written[key] = {k: v for k, v in status.items() if v is not None}
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal once the keys set to None are left out."""
+    return {k: v for k, v in a.items() if v is not None} == {
+        k: v for k, v in b.items() if v is not None
+    }

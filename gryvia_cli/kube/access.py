@@ -385,25 +385,12 @@ class KubeAccess:
         return {str(x.get("name")) for x in data.get("resources") or [] if "/" not in x["name"]}
 
     def whoami(self) -> tuple[str, tuple[str, ...]]:
-        """(username, groups) of the kubeconfig user as the API server authenticates it: a
-        SelfSubjectReview (authentication.k8s.io/v1, Kubernetes 1.28+). Raises
-        NotInstalledError naming the API when the server does not serve it."""
-        from gryvia_cli.errors import NotFoundError, NotInstalledError
+        """(username, groups) of the kubeconfig user as the API server authenticates it
+        (`kube.whoami.self_subject_review`; NotInstalledError before Kubernetes 1.28)."""
+        from gryvia_cli.kube.whoami import self_subject_review
 
-        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-        try:
-            data = self._json(
-                "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body=body
-            )
-        except (NotFoundError, NotInstalledError):
-            raise NotInstalledError(
-                "the API server does not serve SelfSubjectReview (authentication.k8s.io/v1, "
-                "Kubernetes 1.28+), so the current user is unknown",
-                hint="name the user with -u USER",
-            ) from None
-        info = ((data or {}).get("status") or {}).get("userInfo") or {}
-        groups = tuple(str(g) for g in info.get("groups") or [])
-        return str(info.get("username") or ""), groups
+        info = self_subject_review(self)
+        return info["username"], tuple(info["groups"])
 
     def server_version(self) -> dict[str, Any]:
         """The API server's `/version` document (gitVersion, platform, ...)."""

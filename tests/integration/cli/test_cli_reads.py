@@ -39,7 +39,7 @@ def test_list_get_and_status_of_jobs(
     assert sorted(i["metadata"]["name"] for i in data["items"]) == ["alpha", "beta"]
     table = gryvia("list", "jobs", "-n", namespace)
     rows = {line.split()[0]: line.split() for line in table.stdout.splitlines()[1:]}
-    assert rows["beta"][1:5] == ["training", "4", "L40", "Failed"]
+    assert rows["beta"][2:6] == ["training", "4", "L40", "Failed"]  # after NAME and USER
     every = gryvia("ls", "jobs", "-A", "-o", "yaml")
     assert every.returncode == 0 and f"namespace: {namespace}" in every.stdout
     got = json.loads(gryvia("get", "job", "beta", "-n", namespace, "-o", "json").stdout)

@@ -101,6 +101,7 @@ def test_list_jobs_watch_appends_a_row_per_change(
         wait_for(lambda: "first" in watch.stdout, timeout=DEADLINE, what="the first table")
         assert watch.stdout.splitlines()[0].split() == [
             "NAME",
+            "USER",
             "TYPE",
             "GPUS",
             "GPU",

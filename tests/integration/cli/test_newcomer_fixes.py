@@ -87,9 +87,9 @@ def test_where_pods_run_what_jobs_cost_and_unattributed_usage(case: CliCase) -> 
 
     wide = gryvia("list", "jobs", "-n", namespace, "-o", "wide").stdout.splitlines()
     header, row = wide[0].split(), wide[1].split()
-    assert header[10:12] == ["NODES", "COST"]
-    assert row[0] == "priced" and row[9] == node
-    assert row[10:12] == [f"{record['cost']:.2f}", record["currency"]]
+    assert header[11:13] == ["NODES", "COST"]  # NAME USER TYPE GPUS GPU TYPE STATUS AGE ...
+    assert row[0] == "priced" and row[10] == node
+    assert row[11:13] == [f"{record['cost']:.2f}", record["currency"]]
 
     by_job = parsed(gryvia("usage", "--group-by", "job", "-o", "json"))
     mine = [i for i in by_job["items"] if i["job"] == f"{namespace}/priced"]

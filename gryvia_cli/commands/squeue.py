@@ -25,6 +25,14 @@ def squeue(
             "tenant), comma-separated.",
         ),
     ] = None,
+    account: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-A",
+            "--account",
+            help="Only jobs of these accounts (tenants: the ACCOUNT column), comma-separated.",
+        ),
+    ] = None,
     me: Annotated[
         bool,
         typer.Option(
@@ -71,6 +79,7 @@ def squeue(
     Examples:
       gryvia squeue
       gryvia squeue --me -t PD
+      gryvia squeue -A vision
       gryvia squeue -o "%.18i %.9P %.2t %.10M %R"
     """
     from gryvia_cli.core.slurmfmt import parse_percent_format, render_percent, select
@@ -95,7 +104,12 @@ def squeue(
     items = read_slurm_jobs(state, reasons=True, exit_codes=False)
     users = list(user or []) + ([state.access().whoami()[0]] if me else [])
     shown = squeue_items(
-        items, users=users, states=states, partitions=partition, pending_only=start
+        items,
+        users=users,
+        states=states,
+        partitions=partition,
+        pending_only=start,
+        accounts=account,
     )
     shown = select(shown, jobs, lambda item: item.job.name)
     rows = squeue_rows(shown, state.now())

@@ -240,13 +240,15 @@ def squeue_items(
     states: Sequence[str] | None = None,
     partitions: Sequence[str] | None = None,
     pending_only: bool = False,
+    accounts: Sequence[str] | None = None,
 ) -> list[SlurmJob]:
     """What squeue lists: jobs not finished (PD, CF, R), filtered by user (USER: the
-    submitter, else the tenant), state
+    submitter, else the tenant), account (ACCOUNT: the tenant, Slurm's `-A`), state
     (codes or names, any case), partition (GPU type); running first then pending, each by age,
     as squeue's default sort (by state, then priority) shows them."""
     wanted_states = {s.strip().upper() for v in states or [] for s in v.split(",") if s.strip()}
     wanted_users = {u.strip() for v in users or [] for u in v.split(",") if u.strip()}
+    wanted_accounts = {a.strip() for v in accounts or [] for a in v.split(",") if a.strip()}
     wanted_parts = {p.strip().lower() for v in partitions or [] for p in v.split(",") if p.strip()}
     out = []
     for item in items:
@@ -263,6 +265,8 @@ def squeue_items(
         if pending_only and code != "PD":
             continue
         if wanted_users and item.login not in wanted_users:
+            continue
+        if wanted_accounts and item.user not in wanted_accounts:
             continue
         if wanted_parts and _partition(item.job).lower() not in wanted_parts:
             continue

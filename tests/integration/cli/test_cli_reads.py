@@ -191,7 +191,7 @@ def test_slurm_views_of_jobs_and_nodes(
         {"phase": "Succeeded", "startTime": "2026-01-01T00:00:00Z",
          "completionTime": "2026-01-01T01:00:00Z"},
     )  # fmt: skip
-    queue = gryvia("squeue", "-u", namespace)
+    queue = gryvia("squeue", "-A", namespace)  # the account: the tenant
     assert queue.returncode == 0, queue.stderr
     lines = queue.stdout.splitlines()
     assert lines[0].split() == [
@@ -201,7 +201,7 @@ def test_slurm_views_of_jobs_and_nodes(
     assert set(rows) == {"wants-b200", "held"}  # squeue leaves finished jobs out
     assert rows["wants-b200"][4:] == ["PD", "0:00", "1", "(ReqNodeNotAvail)"]
     assert rows["held"][-1] == "(JobHeldUser)"
-    start = gryvia("squeue", "-u", namespace, "--start", "-h").stdout.splitlines()
+    start = gryvia("squeue", "-A", namespace, "--start", "-h").stdout.splitlines()
     assert len(start) == 2 and all(" N/A " in line for line in start)
     acct = gryvia("sacct", "-u", namespace, "-S", "2025-12-01", "-o", "JobID%20,State,GPUHours")
     assert acct.returncode == 0, acct.stderr

@@ -94,7 +94,7 @@ def test_an_array_is_one_handle(sandbox: SandboxHandle, namespace: str, tmp_path
                    "-n", namespace).returncode == 0  # fmt: skip
     listed = _gryvia(sandbox, "list", "jobs", "sweep", "-n", namespace, "-o", "name")
     assert listed.stdout.split() == [f"gryviaaijob.gryvia.io/sweep-{i}" for i in range(4)]
-    queue = _gryvia(sandbox, "squeue", "-u", namespace, "-h", "-o", "%i %t %r").stdout
+    queue = _gryvia(sandbox, "squeue", "-A", namespace, "-h", "-o", "%i %t %r").stdout
     assert "sweep_[1-3%1] PD JobArrayTaskLimit" in queue, queue
     cancel = _gryvia(sandbox, "cancel", "sweep", "--yes", "-n", namespace)
     assert cancel.returncode == 0, cancel.stderr

@@ -88,6 +88,8 @@ def test_squeue_default_layout_matches_slurm() -> None:
 def test_squeue_filters_and_field_letters() -> None:
     items = _jobs()
     assert [i.job.name for i in squeue_items(items, users=["vision"])] == ["sweep-3", "sweep-b"]
+    assert [i.job.name for i in squeue_items(items, accounts=["vision"])] == ["sweep-3", "sweep-b"]
+    assert squeue_items(items, accounts=["nobody,elsewhere"]) == []
     assert [i.job.name for i in squeue_items(items, states=["CD"])] == ["eval"]
     assert len(squeue_items(items, states=["all"])) == 5
     assert [i.job.name for i in squeue_items(items, partitions=["v100"])] == ["v100-eval"]

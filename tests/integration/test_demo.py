@@ -29,9 +29,10 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
     try:
         check = gryvia("demo", "check", "--timeout", "300")
         assert check.returncode == 0, check.stdout + check.stderr
-        assert "all 9 demo checks passed" in check.stderr
+        assert "all 10 demo checks passed" in check.stderr
         for name in ("llama-ddp", "resnet-sweep-b", "legacy-v100-eval", "slurm-ranks"):
             assert name in check.stdout
+        assert "nlp-monthly=" in check.stdout and "vision-monthly=" in check.stdout  # budgets
         again = gryvia("demo", "check", "--timeout", "120")  # idempotent on a running demo
         assert again.returncode == 0, again.stderr
         assert not user_config.exists(), "demo check leaves the kubeconfig alone"

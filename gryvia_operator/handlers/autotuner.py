@@ -20,14 +20,13 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.autotuner import LABEL_TRIAL, LABEL_TUNER, GryviaAutoTuner
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
 from gryvia_operator.handlers.checkpoint import trainer_log
-from gryvia_operator.handlers.passloop import Key, StatusWriter, index_entry, run_passes
+from gryvia_operator.handlers.passloop import Key, StatusWriter, register_pass_loop, run_passes
 from gryvia_operator.reconcile.autotuner import (
     ENDED_STATES,
     TrialJob,
@@ -164,26 +163,6 @@ class AutoTuners:
 def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: AutoTuners) -> None:
     """Register the tuner index, and wake the loop when a tuner or a trial job changes."""
 
-    @kopf.index(GROUP, VERSION, PLURAL, id=AUTOTUNERS, registry=registry)
-    async def tuner_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep each tuner without managedFields."""
-        return {(namespace or "", name): index_entry(body)}
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_autotuner_events", registry=registry)
-    async def tuner_event(type: str, namespace: str | None, name: str, **_: Any) -> None:
-        """A tuner appeared, changed or went: pass now."""
-        if type == "DELETED":
-            loop.status.forget((namespace or "", name))
-        loop.kick.set()
-
-    @kopf.on.event(
-        GROUP,
-        VERSION,
-        "gryviaaijobs",
-        id="gryvia_autotuner_trial_events",
-        labels={LABEL_TUNER: kopf.PRESENT},
-        registry=registry,
+    register_pass_loop(
+        registry, PLURAL, AUTOTUNERS, LABEL_TUNER, "autotuner", loop.kick, loop.status
     )
-    async def trial_event(**_: Any) -> None:
-        """A trial job changed: pass now."""
-        loop.kick.set()

@@ -15,6 +15,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import kopf
+
+from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.controller.kubeapi import KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 
@@ -107,3 +110,42 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return {k: v for k, v in a.items() if v is not None} == {
         k: v for k, v in b.items() if v is not None
     }
+
+
+def register_pass_loop(
+    registry: kopf.OperatorRegistry,
+    plural: str,
+    index_id: str,
+    child_label: str,
+    controller: str,
+    kick: asyncio.Event,
+    status: StatusWriter,
+) -> None:
+    """Register a pass-loop kind: its index (`index_entry` per object, keyed by (namespace,
+    name)) and a kick of the loop when an object of the kind, or a GryviaAIJob carrying
+    `child_label`, changes; a deleted object's written status is forgotten. `controller`
+    makes the handler ids unique (`gryvia_<controller>_events`, `..._child_events`)."""
+
+    @kopf.index(GROUP, VERSION, plural, id=index_id, registry=registry)
+    async def index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        """Keep each object without managedFields."""
+        return {(namespace or "", name): index_entry(body)}
+
+    @kopf.on.event(GROUP, VERSION, plural, id=f"gryvia_{controller}_events", registry=registry)
+    async def event(type: str, namespace: str | None, name: str, **_: Any) -> None:
+        """An object appeared, changed or went: pass now."""
+        if type == "DELETED":
+            status.forget((namespace or "", name))
+        kick.set()
+
+    @kopf.on.event(
+        GROUP,
+        VERSION,
+        "gryviaaijobs",
+        id=f"gryvia_{controller}_child_events",
+        labels={child_label: kopf.PRESENT},
+        registry=registry,
+    )
+    async def child_event(**_: Any) -> None:
+        """One of its jobs changed: pass now."""
+        kick.set()

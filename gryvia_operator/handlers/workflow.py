@@ -19,13 +19,12 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.workflow import LABEL_RUN, LABEL_WORKFLOW, GryviaWorkflow
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, WORKFLOWS
-from gryvia_operator.handlers.passloop import Key, StatusWriter, index_entry, run_passes
+from gryvia_operator.handlers.passloop import Key, StatusWriter, register_pass_loop, run_passes
 from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.workflow import StepJob, invalid_status, reconcile_workflow
 
@@ -129,26 +128,6 @@ class Workflows:
 def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: Workflows) -> None:
     """Register the workflow index, and wake the loop when a workflow or a step job changes."""
 
-    @kopf.index(GROUP, VERSION, PLURAL, id=WORKFLOWS, registry=registry)
-    async def workflow_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep each workflow without managedFields."""
-        return {(namespace or "", name): index_entry(body)}
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_workflow_events", registry=registry)
-    async def workflow_event(type: str, namespace: str | None, name: str, **_: Any) -> None:
-        """A workflow appeared, changed or went: pass now."""
-        if type == "DELETED":
-            loop.status.forget((namespace or "", name))
-        loop.kick.set()
-
-    @kopf.on.event(
-        GROUP,
-        VERSION,
-        "gryviaaijobs",
-        id="gryvia_workflow_step_events",
-        labels={LABEL_WORKFLOW: kopf.PRESENT},
-        registry=registry,
+    register_pass_loop(
+        registry, PLURAL, WORKFLOWS, LABEL_WORKFLOW, "workflow", loop.kick, loop.status
     )
-    async def step_event(**_: Any) -> None:
-        """A step job changed: pass now."""
-        loop.kick.set()

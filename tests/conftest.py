@@ -168,21 +168,9 @@ def tenant_roles(sandbox: SandboxHandle) -> None:
     """The chart's ClusterRoles gryvia-tenant-viewer|member|admin, rendered by helm from
     charts/gryvia and applied to the sandbox (the operator binds them in tenant namespaces)."""
     from gryvia_cli.sandbox import binaries
+    from tests.support.chartaccount import render_tenant_roles
 
-    chart = Path(__file__).resolve().parents[1] / "charts" / "gryvia"
-    rendered = subprocess.run(
-        [
-            str(binaries.path_of("helm")),
-            "template",
-            "gryvia",
-            str(chart),
-            "--show-only",
-            "templates/rbac/tenant-clusterroles.yaml",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    rendered = render_tenant_roles(binaries.path_of("helm"))
     sandbox.kubectl_run("apply", "-f", "-", input=rendered)
 
 
@@ -190,12 +178,21 @@ def tenant_roles(sandbox: SandboxHandle) -> None:
 def operator(
     sandbox: SandboxHandle, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    """The operator running against the sandbox for the whole session (tests may kill and
-    restart it); stopped, and its webhook configuration removed, at the end."""
+    """The operator running against the sandbox for the whole session as the chart's
+    ServiceAccount (`tests/support/chartaccount.py`; tests may kill and restart it); stopped,
+    and its webhook configuration removed, at the end."""
+    from gryvia_cli.sandbox import binaries
     from gryvia_operator.webhook.configuration import mutating_name
+    from tests.support.chartaccount import install_account
     from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 
-    proc = OperatorProcess(sandbox.kubeconfig, tmp_path_factory.mktemp("operator") / "operator.log")
+    folder = tmp_path_factory.mktemp("operator")
+    # The operator authenticates as the chart's ServiceAccount: every call it makes goes
+    # through the chart's ClusterRole, so a permission the chart lacks fails a test here.
+    account = install_account(
+        binaries.path_of("helm"), sandbox.kubectl, sandbox.kubeconfig, folder / "account.yaml"
+    )
+    proc = OperatorProcess(account, folder / "operator.log")
     proc.start()
     try:
         yield proc

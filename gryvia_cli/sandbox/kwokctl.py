@@ -24,7 +24,8 @@ def kwokctl_config(
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
     kwok's Logs, Exec and PortForward CRDs, an audit log of creates and deletes of Gryvia objects
     (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner).
-    `patches` are kwokctl `componentsPatches` (e.g. the API server's OIDC trust, `oidc`)."""
+    `patches` are kwokctl `componentsPatches` (e.g. the API server's OIDC trust, `oidc`),
+    merged with APISERVER_PATCH."""
     options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
@@ -47,11 +48,31 @@ def kwokctl_config(
         "kind": "KwokctlConfiguration",
         "options": options,
     }
-    if patches:
-        doc["componentsPatches"] = patches
+    doc["componentsPatches"] = merge_patches([APISERVER_PATCH, *(patches or [])])
     head = yaml.safe_dump(doc, sort_keys=False)
     stages = _data_file("node-stages.yaml").read_text()
     return head + "---\n" + stages
+
+
+APISERVER_PATCH: dict[str, Any] = {
+    "name": "kube-apiserver",
+    "extraArgs": [{"key": "enable-aggregator-routing", "value": "true"}],
+}
+"""Always given: the API server calls webhooks (and aggregated APIs) at an endpoint of their
+Service, not its cluster IP (the sandbox has no kube-proxy), so a chart-managed webhook Service
+with an EndpointSlice to the host (`webhook.externalAddress`) is reachable."""
+
+
+def merge_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """kwokctl `componentsPatches` with one entry per component: the `extraArgs` (and other
+    lists) of entries naming the same component are concatenated, in order."""
+    merged: dict[str, dict[str, Any]] = {}
+    for patch in patches:
+        into = merged.setdefault(patch["name"], {"name": patch["name"]})
+        for key, value in patch.items():
+            if key != "name":
+                into[key] = [*into.get(key, []), *value]
+    return list(merged.values())
 
 
 def _data_file(name: str) -> Path:

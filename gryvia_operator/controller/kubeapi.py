@@ -151,6 +151,12 @@ class KubeApi:
         result: dict[str, Any] = await self._run("GET", by_kind(kind).path(namespace, name))
         return result
 
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST `body` to a raw API path (a review such as SelfSubjectAccessReview); raises
+        KubeError."""
+        result: dict[str, Any] = await self._run("POST", path, dict(body))
+        return result
+
     async def get_path(self, path: str, query: Mapping[str, str] | None = None) -> dict[str, Any]:
         """GET a raw API path (an aggregated API such as metrics.k8s.io); raises KubeError."""
         result: dict[str, Any] = await self._run("GET", path, query=query)

@@ -18,6 +18,7 @@ from typing import Any
 import kopf
 from aiohttp import web
 
+from gryvia_operator.controller import permissions
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
@@ -108,10 +109,25 @@ async def _start_webhook(
     return server
 
 
+class MissingPermissionsError(Exception):
+    """The operator's account lacks permissions it needs; `lines` name each and the fix."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
 async def run(s: OperatorSettings, wiring: Wiring) -> None:
-    """Run the operator until SIGINT/SIGTERM."""
+    """Run the operator until SIGINT/SIGTERM.
+
+    Raises MissingPermissionsError before starting anything when the account lacks a
+    permission the settings need (`permissions.required`)."""
     configuration = load_configuration(s.kubeconfig, s.context)
     api = KubeApi(configuration, workers=max(8, s.workers))
+    denied = await permissions.missing(api, permissions.required(s), s.namespaces)
+    if denied:
+        api.close()
+        raise MissingPermissionsError(permissions.describe(denied))
     rt = Runtime(
         api=api,
         config=ReconcileConfig(

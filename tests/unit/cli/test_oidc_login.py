@@ -232,13 +232,18 @@ def test_apiserver_trusts_the_issuer_through_kwokctl(tmp_path: Path) -> None:
     assert jwt["claimMappings"]["groups"] == {"claim": "groups", "prefix": "oidc:"}
     text = kwokctl_config(tmp_path, None, [oidc.apiserver_patch(tmp_path / "auth.yaml")])
     head = next(yaml.safe_load_all(text))
+    routing = {"key": "enable-aggregator-routing", "value": "true"}
     assert head["componentsPatches"] == [
         {
             "name": "kube-apiserver",
-            "extraArgs": [{"key": "authentication-config", "value": str(tmp_path / "auth.yaml")}],
+            "extraArgs": [
+                routing,
+                {"key": "authentication-config", "value": str(tmp_path / "auth.yaml")},
+            ],
         }
     ]
-    assert "componentsPatches" not in next(yaml.safe_load_all(kwokctl_config(tmp_path, None)))
+    plain = next(yaml.safe_load_all(kwokctl_config(tmp_path, None)))
+    assert plain["componentsPatches"] == [{"name": "kube-apiserver", "extraArgs": [routing]}]
 
 
 def test_auth_token_prints_the_stored_token_until_it_needs_refreshing(

@@ -6,6 +6,7 @@ device authorization grant (RFC 8628), authorization code with PKCE on a loopbac
 from __future__ import annotations
 
 import secrets
+import ssl
 import threading
 import time
 import urllib.parse
@@ -39,7 +40,8 @@ class Issuer:
 
     def http(self) -> httpx.Client:
         """An httpx client verifying the issuer with `ca_file`, 15-second timeouts."""
-        return httpx.Client(verify=self.ca_file or True, timeout=15.0)
+        trust = ssl.create_default_context(cafile=self.ca_file) if self.ca_file else True
+        return httpx.Client(verify=trust, timeout=15.0)
 
     def discover(self) -> dict[str, Any]:
         """The issuer's discovery document (`/.well-known/openid-configuration`).

@@ -18,7 +18,7 @@ from gryvia_cli.cli.options import (
     render_raw,
 )
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import UsageError
+from gryvia_cli.errors import ForbiddenError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -125,9 +125,20 @@ def list_jobs(
 
     users = wanted_users(state, mine, user)
     if fmt is OutputFormat.json and not phase and not watch and users is None:
-        render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
-        return
-    data = access.list_objects(r.AIJOB, ns, label_selector=selector)
+        try:
+            render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
+            return
+        except ForbiddenError:
+            if ns is not None:
+                raise  # all namespaces: read the ones this user may (below)
+    if ns is None:
+        from gryvia_cli.views.readable import list_readable
+
+        data, _ = list_readable(
+            access, r.AIJOB, state.resolve_namespace(None), label_selector=selector
+        )
+    else:
+        data = access.list_objects(r.AIJOB, ns, label_selector=selector)
     items = [i for i in data.get("items") or [] if _in_phase(i, wanted) and _by(i, users)]
     if watch:
         _watch_jobs(

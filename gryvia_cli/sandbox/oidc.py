@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
 from dataclasses import dataclass
@@ -285,12 +286,13 @@ def _wait_served(
     import httpx
 
     url = found.issuer + "/.well-known/openid-configuration"
+    trust = ssl.create_default_context(cafile=str(found.ca_file))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             break
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, verify=str(found.ca_file), timeout=2).status_code == 200:
+            if httpx.get(url, verify=trust, timeout=2).status_code == 200:
                 return
         time.sleep(0.2)
     tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-5:])

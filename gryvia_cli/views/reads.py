@@ -118,14 +118,18 @@ def read_jobs(
     access: Any, namespace: str | None, fallback: str = "default"
 ) -> tuple[list[dict[str, Any]], str | None]:
     """GryviaAIJobs of `namespace` (None: all). When listing all namespaces is forbidden,
-    reads `fallback` instead; returns (jobs, the namespace read or None for all)."""
+    reads the namespaces the user may (`readable.list_readable`: `fallback` and the tenants');
+    returns (jobs, the namespace read, or None for all or several)."""
+    from gryvia_cli.views.readable import list_readable
+
     if namespace is not None:
         return access.items(r.AIJOB, namespace), namespace
-    try:
-        return access.items(r.AIJOB, None), None
-    except ForbiddenError:
-        warn(f"cannot list jobs in all namespaces; showing namespace {fallback}")
-        return access.items(r.AIJOB, fallback), fallback
+    data, read = list_readable(access, r.AIJOB, fallback)
+    items: list[dict[str, Any]] = data.get("items") or []
+    for item in items:
+        item.setdefault("kind", r.AIJOB.kind)
+        item.setdefault("apiVersion", r.AIJOB.api_version)
+    return items, read[0] if read and len(read) == 1 else None
 
 
 def read_usage_records(access: Any, tenant: str | None) -> list[GryviaUsageRecord]:

@@ -20,6 +20,7 @@ import yaml
 
 from gryvia_operator.api.registry import ALL_KINDS
 from tests.conftest import SandboxHandle
+from tests.support.chartaccount import render_tenant_roles
 from tests.support.controlplane import ControlPlane
 from tests.support.wait import wait_for
 
@@ -226,3 +227,6 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
             assert _exists(sandbox, f"crd/{name}"), name
     finally:
         sandbox.kubectl_run("delete", "namespace", namespace, "--wait=false", check=False)
+        # The tenant ClusterRoles have fixed names: later tests of the session need them.
+        helm = Path(_bin("helm"))
+        sandbox.kubectl_run("apply", "-f", "-", input=render_tenant_roles(helm), check=False)

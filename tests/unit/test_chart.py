@@ -34,6 +34,7 @@ STANDARD_LABELS = (
     "app.kubernetes.io/component",
 )
 TENANT_ROLES = ("gryvia-tenant-viewer", "gryvia-tenant-member", "gryvia-tenant-admin")
+DIRECTORY = "gryvia-tenant-directory"
 GROUP = ALL_KINDS[0].group
 
 
@@ -189,6 +190,7 @@ def test_default_render_has_every_part() -> None:
     assert {o["metadata"]["name"] for o in find(objs, "ClusterRole")} == {
         "gryvia-operator",
         *TENANT_ROLES,
+        DIRECTORY,
     }
     for obj in objs:
         scoped = obj["kind"] in {"Deployment", "Secret", "Service", "ServiceAccount"}
@@ -293,7 +295,7 @@ def test_self_register_lets_the_operator_own_the_configuration() -> None:
 
 
 def test_rbac_create_false_renders_no_operator_role() -> None:
-    objs = render("--set", "rbac.create=false,rbac.tenantRoles=false")
+    objs = render("--set", "rbac.create=false,rbac.tenantRoles=false,rbac.tenantDirectory=false")
     assert not find(objs, "ClusterRole")
     assert not find(objs, "ClusterRoleBinding")
 
@@ -314,7 +316,20 @@ def test_fullname_override_and_release_name() -> None:
     assert {r["metadata"]["name"] for r in find(objs, "ClusterRole")} == {
         "acme-operator",
         *TENANT_ROLES,
+        DIRECTORY,
     }
+
+
+def test_the_tenant_directory_lets_every_user_list_tenants_and_nothing_else() -> None:
+    objs = render()
+    assert grants(one(objs, "ClusterRole", DIRECTORY)) == {
+        (GROUP, "gryviatenants", verb, "") for verb in ("get", "list", "watch")
+    }
+    binding = one(objs, "ClusterRoleBinding", DIRECTORY)
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}
+    ]
+    assert not find(render("--set", "rbac.tenantDirectory=false"), "ClusterRole", DIRECTORY)
 
 
 # -- schema and validateValues -------------------------------------------------------------

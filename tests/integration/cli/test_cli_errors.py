@@ -91,7 +91,7 @@ def test_forbidden_user_with_a_token(
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout)["items"] == []
     queue = gryvia("--kubeconfig", str(path), "queue", "-n", namespace)
-    assert queue.returncode == 0 and "cannot list jobs in all namespaces" in queue.stderr
+    assert queue.returncode == 0 and "you may not list jobs in all namespaces" in queue.stderr
 
 
 def test_exec_plugin_credentials(

@@ -65,6 +65,7 @@ def required(s: OperatorSettings) -> frozenset[Permission]:
         gryvia, ("gryviausagerecords", "gryviagpunodes", "gryviaquotas"), ("create", "update")
     )
     p |= _grant(gryvia, ("gryviausagerecords", "gryviagpunodes", "gryviaquotas"), ("delete",))
+    p |= _grant(gryvia, ("gryviagpuskus",), ("create",))  # the default price catalog
     p |= _grant("batch", ("jobs",), CRUD) | _grant("apps", ("statefulsets",), CRUD)
     p |= _grant("", ("services", "persistentvolumeclaims"), (*READ, "create", "patch", "delete"))
     p |= _grant("", ("pods",), (*READ, "create", "patch", "delete"))

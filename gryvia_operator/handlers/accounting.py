@@ -102,11 +102,18 @@ class Accounting:
     # -- metering -------------------------------------------------------------------------
 
     async def metering_loop(self) -> None:
-        """Refresh usage records and tenant status; run early when kicked."""
-        await self.ensure_catalog()
+        """Refresh usage records and tenant status; run early when kicked. The default
+        catalog is created by the first pass that can (a failure is logged and retried)."""
+        catalog = False
         while True:
             started = time.perf_counter()
             self.kick.clear()  # before the pass: a job ending during it kicks the next one
+            if not catalog:
+                try:
+                    await self.ensure_catalog()
+                    catalog = True
+                except KubeError as exc:  # metering goes on; the catalog is tried next pass
+                    log.warning("could not create the default GPU price catalog: %s", exc)
             try:
                 await self.meter()
                 await self.update_tenants()

@@ -51,22 +51,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `gryvia-operator` and `python -m gryvia_operator`."""
     settings = parse_settings(argv)
     configure_logging(settings)
-    from gryvia_operator.controller.operator import MissingPermissionsError, run
+    from gryvia_operator.controller.operator import RefusedToStartError, run
     from gryvia_operator.handlers.registry import WIRING
 
     try:
         asyncio.run(run(settings, WIRING))
     except KeyboardInterrupt:
         return 130
-    except MissingPermissionsError as exc:
+    except RefusedToStartError as exc:
         for line in exc.lines:
             logging.getLogger("gryvia_operator").error("%s", line)
-        return EXIT_MISSING_PERMISSIONS
+        return exc.exit_code
     return 0
-
-
-EXIT_MISSING_PERMISSIONS = 3
-"""Exit status when the account lacks a permission (the log names each one)."""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,8 @@ from typing import Any
 import kopf
 from aiohttp import web
 
-from gryvia_operator.controller import permissions
+from gryvia_operator.api.crd.generate import build_crds
+from gryvia_operator.controller import crdcheck, permissions
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
@@ -109,25 +110,38 @@ async def _start_webhook(
     return server
 
 
-class MissingPermissionsError(Exception):
-    """The operator's account lacks permissions it needs; `lines` name each and the fix."""
+EXIT_MISSING_PERMISSIONS = 3
+"""Exit status when the account lacks a permission (the log names each one)."""
+EXIT_STALE_CRDS = 4
+"""Exit status when a Gryvia CRD is missing or older than the operator (named in the log)."""
 
-    def __init__(self, lines: list[str]) -> None:
+
+class RefusedToStartError(Exception):
+    """The operator cannot run safely here; `lines` name each reason and its fix, `exit_code`
+    is the process's exit status."""
+
+    def __init__(self, lines: list[str], exit_code: int) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.exit_code = exit_code
 
 
 async def run(s: OperatorSettings, wiring: Wiring) -> None:
     """Run the operator until SIGINT/SIGTERM.
 
-    Raises MissingPermissionsError before starting anything when the account lacks a
-    permission the settings need (`permissions.required`)."""
+    Raises RefusedToStartError before starting anything when the account lacks a permission
+    the settings need (`permissions.required`) or a Gryvia CRD is missing or older than this
+    operator (`crdcheck`)."""
     configuration = load_configuration(s.kubeconfig, s.context)
     api = KubeApi(configuration, workers=max(8, s.workers))
     denied = await permissions.missing(api, permissions.required(s), s.namespaces)
     if denied:
         api.close()
-        raise MissingPermissionsError(permissions.describe(denied))
+        raise RefusedToStartError(permissions.describe(denied), EXIT_MISSING_PERMISSIONS)
+    stale = await crdcheck.stale_crds(api, build_crds())
+    if stale:
+        api.close()
+        raise RefusedToStartError(stale, EXIT_STALE_CRDS)
     rt = Runtime(
         api=api,
         config=ReconcileConfig(

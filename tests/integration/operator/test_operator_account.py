@@ -37,7 +37,7 @@ from tests.support.chartaccount import (
     restore_role,
 )
 from tests.support.manifests import sh_job
-from tests.support.operator import OperatorProcess
+from tests.support.operator import OperatorProcess, apply_crds
 from tests.support.ports import free_port
 from tests.support.wait import wait_for
 
@@ -282,3 +282,38 @@ def test_helm_upgrades_keep_the_webhook_certificate_and_ca_bundle(
         assert {h["timeoutSeconds"] for h in vwc["webhooks"]} == {7}
     finally:
         served.stop()
+
+
+def test_an_old_crd_stops_the_operator_and_a_chart_upgrade_brings_it_up_to_date(
+    sandbox: SandboxHandle, live_operator: OperatorProcess, chart_release: dict[str, Any]
+) -> None:
+    name = "gryviacheckpointguards.gryvia.io"
+    schema = sandbox.kubectl_json("get", "crd", name)["spec"]["versions"][0]["schema"]
+    spec = schema["openAPIV3Schema"]["properties"]["spec"]
+    field = sorted(set(spec["properties"]) - set(spec.get("required") or []))[0]
+    path = f"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/{field}"
+    older = json.dumps([{"op": "remove", "path": path}])
+    sandbox.kubectl_run("patch", "crd", name, "--type=json", "-p", older)
+    try:
+        started = subprocess.run(
+            [*OPERATOR, "--kubeconfig", str(live_operator.kubeconfig), *NO_PORTS],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert started.returncode == 4, started.stderr
+        stale = [line for line in started.stderr.splitlines() if "older than" in line]
+        assert len(stale) == 1, started.stderr
+        assert f"CRD {name} is older than this operator (it lacks spec.{field}" in stale[0]
+
+        # The chart's CRDs (crds.enabled) bring the field back with an upgrade.
+        release, ns = chart_release["name"], chart_release["namespace"]
+        argv = [*chart_release["helm"], "upgrade", release, str(CHART), "-n", ns]
+        argv += ["--reuse-values", "--take-ownership", "--set", "crds.enabled=true"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        again = sandbox.kubectl_json("get", "crd", name)["spec"]["versions"][0]["schema"]
+        assert field in again["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    finally:
+        apply_crds(sandbox.kubectl, sandbox.kubeconfig)

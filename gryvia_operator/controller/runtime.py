@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -22,6 +22,19 @@ from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.views import ChildView, NodeView
 
 log = logging.getLogger("gryvia.operator")
+
+
+def _report_end(task: asyncio.Task[None]) -> None:
+    """Log a background loop that ended with an exception (its work has stopped)."""
+    if task.cancelled() or task.exception() is None:
+        return
+    log.error(
+        "background loop %s stopped: %s",
+        task.get_name(),
+        task.exception(),
+        exc_info=task.exception(),
+    )
+
 
 JobKey = tuple[str, str]
 """(namespace, name) of a GryviaAIJob."""
@@ -75,6 +88,13 @@ class Runtime:
     on_synced: Callable[[], None] | None = None
     """Called once when caches are synced, inside a kopf handler's context (workers started
     there inherit kopf's event-posting context)."""
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """Run a background loop for the operator's lifetime (cancelled at shutdown); one that
+        ends with an exception is logged by `name` at once, not lost with its task."""
+        task = asyncio.create_task(coro, name=name)
+        task.add_done_callback(_report_end)
+        self.tasks.append(task)
 
     def mark_synced(self) -> None:
         """Record that kopf released its handlers: every index is populated."""

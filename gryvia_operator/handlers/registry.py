@@ -6,7 +6,6 @@ this package plus the login, startup and cleanup handlers that start the control
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -131,28 +130,28 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         await node.reconcile_node(rt, name)
 
     def start_workers() -> None:
-        rt.tasks.append(asyncio.create_task(rt.jobs.run_workers(rt.job_workers, reconcile_job)))
-        rt.tasks.append(asyncio.create_task(rt.nodes.run_workers(rt.node_workers, reconcile_node)))
-        rt.tasks.append(asyncio.create_task(acc.quota_loop()))
-        rt.tasks.append(asyncio.create_task(acc.metering_loop()))
-        rt.tasks.append(asyncio.create_task(budgets.loop()))
+        rt.spawn(rt.jobs.run_workers(rt.job_workers, reconcile_job), "aijob-workers")
+        rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
+        rt.spawn(acc.quota_loop(), "quota")
+        rt.spawn(acc.metering_loop(), "metering")
+        rt.spawn(budgets.loop(), "budgets")
         if writer is not None:
-            rt.tasks.append(asyncio.create_task(writer.loop()))
+            rt.spawn(writer.loop(), "writer")
         if hooks is not None:
-            rt.tasks.append(asyncio.create_task(hooks.loop()))
+            rt.spawn(hooks.loop(), "hooks")
         if reservations is not None:
-            rt.tasks.append(asyncio.create_task(reservations.loop()))
+            rt.spawn(reservations.loop(), "reservations")
         if workflows is not None:
-            rt.tasks.append(asyncio.create_task(workflows.loop()))
+            rt.spawn(workflows.loop(), "workflows")
         if services is not None:
-            rt.tasks.append(asyncio.create_task(services.loop()))
+            rt.spawn(services.loop(), "services")
         if guards is not None:
-            rt.tasks.append(asyncio.create_task(guards.loop()))
+            rt.spawn(guards.loop(), "guards")
         if sharing is not None:
-            rt.tasks.append(asyncio.create_task(sharing.loop()))
+            rt.spawn(sharing.loop(), "sharing")
         if tuners is not None:
-            rt.tasks.append(asyncio.create_task(tuners.loop()))
-        rt.tasks.append(asyncio.create_task(workspaces.loop()))
+            rt.spawn(tuners.loop(), "tuners")
+        rt.spawn(workspaces.loop(), "workspaces")
 
     rt.on_synced = start_workers
 

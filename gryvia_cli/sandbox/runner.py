@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import logging
 import os
 import shutil
@@ -39,8 +38,10 @@ from gryvia_cli.sandbox import (
     podvolumes,
     probes,
 )
+from gryvia_cli.sandbox.hostsfiles import HostsFiles
 from gryvia_cli.sandbox.netplan import SandboxNet
 from gryvia_cli.sandbox.podapi import PodApi
+from gryvia_cli.sandbox.podleases import PodLeases
 from gryvia_cli.sandbox.podstatus import now
 from gryvia_cli.sandbox.processes import (
     Container,
@@ -74,25 +75,19 @@ class PodRunner:
         self.api = PodApi(api)
         self.state = state
         self.namespaces = namespaces
-        self.hosts_dir = state / "hosts"
+        self.hosts = HostsFiles(state / "hosts")
         self.runs: dict[str, PodRun] = {}
-        self.addresses: dict[str, hosts.PodAddress] = {}
-        self.services: dict[str, hosts.ServiceInfo] = {}
         self.lock = threading.Lock()
-        self.hosts_dirty = threading.Event()
         self.stop = threading.Event()
         self.network = network if namespaces else None
-        self._pool = netplan.AddressPool(self.network.subnet) if self.network else None
-        self._leases: dict[str, str] = {}  # pod uid -> address, while its namespace exists
-        self._ips = itertools.count(1)
-        self.hosts_dir.mkdir(parents=True, exist_ok=True)
+        self.leases = PodLeases(self.network)
 
     # -- watches ---------------------------------------------------------------------------
 
     def run(self) -> None:
         """Watch services and pods until `stop` is set."""
         threading.Thread(target=self._watch_services, daemon=True).start()
-        threading.Thread(target=self._write_hosts_loop, daemon=True).start()
+        threading.Thread(target=self.hosts.loop, args=(self.stop,), daemon=True).start()
         threading.Thread(
             target=podforwards.forward_loop, args=(self.api, self._runs, self.stop), daemon=True
         ).start()
@@ -108,20 +103,9 @@ class PodRunner:
             return list(self.runs.values())
 
     def _watch_services(self) -> None:
-        watch_forever(self.api.core.list_service_for_all_namespaces, self.on_service, self.stop)
-
-    def on_service(self, kind: str, svc: dict[str, Any]) -> None:
-        """Track Services for the hosts file."""
-        meta = svc["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
-        with self.lock:
-            if kind == "DELETED":
-                self.services.pop(key, None)
-            else:
-                self.services[key] = hosts.ServiceInfo(
-                    meta["namespace"], meta["name"], (svc.get("spec") or {}).get("selector") or {}
-                )
-        self.hosts_dirty.set()
+        watch_forever(
+            self.api.core.list_service_for_all_namespaces, self.hosts.on_service, self.stop
+        )
 
     def on_pod(self, kind: str, pod: dict[str, Any]) -> None:
         """React to one pod event: start it, stop it, or finish its deletion."""
@@ -147,43 +131,16 @@ class PodRunner:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def _lease(self, uid: str, *, host_network: bool) -> str:
-        """Return a new address for pod `uid`: in its own network namespace on the sandbox's
-        bridge, else (no pod network, or `hostNetwork`) a loopback address in the host's
-        network. Raises NetworkPlanError or NetworkError."""
-        if self.network is None or self._pool is None or host_network:
-            n = next(self._ips)
-            return f"127.{244 + (n >> 16) % 10}.{(n >> 8) & 255}.{n & 255}"
-        with self.lock:
-            ip = self._pool.allocate()
-        try:
-            podnet.setup_pod(self.network, ip)
-        except podnet.NetworkError:
-            with self.lock:
-                self._pool.release(ip)
-            raise
-        with self.lock:
-            self._leases[uid] = ip
-        return ip
-
     def _release_network(self, uid: str) -> None:
         """Remove the pod's namespace and give its address back, once (a finished pod keeps
         its status.podIP, as in Kubernetes, but no longer its address or its DNS names)."""
-        with self.lock:
-            ip = self._leases.pop(uid, None)
-            if ip is not None:
-                self.addresses.pop(uid, None)
-        if ip is None or self.network is None or self._pool is None:
-            return
-        self.hosts_dirty.set()
-        podnet.teardown_pod(self.network, ip)
-        with self.lock:
-            self._pool.release(ip)
+        if self.leases.release(uid):
+            self.hosts.drop_pod(uid)
 
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         try:
-            ip = self._lease(meta["uid"], host_network=bool(pod["spec"].get("hostNetwork")))
+            ip = self.leases.lease(meta["uid"], host_network=bool(pod["spec"].get("hostNetwork")))
         except (netplan.NetworkPlanError, podnet.NetworkError) as exc:
             log.warning("network of %s/%s: %s", meta["namespace"], meta["name"], exc)
             self.api.patch_status(pod, podstatus.build_failed_status(f"pod network: {exc}", now()))
@@ -193,22 +150,22 @@ class PodRunner:
             namespace=meta["namespace"],
             name=meta["name"],
             ip=ip,
-            netns=self.network.netns(ip) if self.network and meta["uid"] in self._leases else "",
+            netns=self.leases.netns(meta["uid"]),
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
         )
         (run.folder / "root").mkdir(parents=True, exist_ok=True)
         spec = pod["spec"]
         with self.lock:
             self.runs[run.uid] = run
-            self.addresses[run.uid] = hosts.PodAddress(
-                run.namespace,
-                run.name,
-                run.ip,
-                podenv.pod_hostname(pod),
-                spec.get("subdomain", ""),
-                meta.get("labels") or {},
-            )
-        self._write_hosts()
+        address = hosts.PodAddress(
+            run.namespace,
+            run.name,
+            run.ip,
+            podenv.pod_hostname(pod),
+            spec.get("subdomain", ""),
+            meta.get("labels") or {},
+        )
+        self.hosts.add_pod(run.uid, address)
         self.api.create_logs(pod, run.folder / "logs")
         threading.Thread(target=self._supervise, args=(pod, run), daemon=True).start()
 
@@ -305,7 +262,7 @@ class PodRunner:
         ctr.started_at = now()
         hostname = podenv.pod_hostname(pod)
         if self.namespaces:
-            argv = namespaced_argv(argv, self.hosts_dir / run.namespace, hostname)
+            argv = namespaced_argv(argv, self.hosts.path(run.namespace), hostname)
         if run.netns:
             argv = netplan.netns_argv(run.netns, argv)
         root = run.folder / "root"
@@ -370,14 +327,13 @@ class PodRunner:
     def _forget(self, uid: str, *, kill: bool) -> None:
         with self.lock:
             run = self.runs.pop(uid, None)
-            self.addresses.pop(uid, None)
+        self.hosts.drop_pod(uid)
         if run is not None:
             run.stopping.set()
             if kill:
                 kill_run(run, 0)
             self._release_network(uid)
             shutil.rmtree(run.folder, ignore_errors=True)
-        self.hosts_dirty.set()
 
     def shutdown(self) -> None:
         """Kill every pod process (used on SIGTERM)."""
@@ -403,31 +359,6 @@ class PodRunner:
             final=final,
             unready=run.unready,
         )
-
-    # -- hosts file ------------------------------------------------------------------------
-
-    def _write_hosts_loop(self) -> None:
-        while not self.stop.is_set():
-            if self.hosts_dirty.wait(1.0):
-                self.hosts_dirty.clear()
-                self._write_hosts()
-
-    def _write_hosts(self) -> None:
-        """Write one hosts file per namespace with pods: names relative to that namespace
-        resolve there, as a pod's DNS search path (`<ns>.svc.cluster.local`) makes them."""
-        with self.lock:
-            pods = list(self.addresses.values())
-            services = list(self.services.values())
-        for namespace in sorted({p.namespace for p in pods}):
-            data = hosts.render_hosts(pods, services, namespace=namespace).encode()
-            path = self.hosts_dir / namespace
-            path.touch()
-            # Rewrite in place: pods bind-mount this very inode as their /etc/hosts.
-            with path.open("r+b") as fh:
-                if fh.read() != data:
-                    fh.seek(0)
-                    fh.write(data)
-                    fh.truncate()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,9 +27,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import kopf
-
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.jobhook import STATE_ANNOTATION, GryviaJobHook, GryviaJobHookStatus
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.signature import HOOK_USER_AGENT, render
@@ -366,40 +363,3 @@ def build(rt: Runtime) -> JobHooks | None:
 
 class _Done(Exception):
     """The transition needs no more attempts (recorded final, or the job is gone)."""
-
-
-def register(registry: kopf.OperatorRegistry, rt: Runtime, hooks: JobHooks) -> None:
-    """Keep the hooks seen by the watch, and run a pass when a hook or a job changes."""
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_jobhook_events", registry=registry)
-    async def jobhook_event(
-        type: str, body: kopf.Body, namespace: str | None, name: str, **_: Any
-    ) -> None:
-        key = (namespace or "", name)
-        if type == "DELETED":
-            hooks.hooks.pop(key, None)
-            hooks.checked.pop(key, None)
-            hooks.resumed.pop(key, None)
-            hooks.gone.add(str((body.get("metadata") or {}).get("uid")))
-            return
-        meta = body.get("metadata") or {}
-        hooks.hooks[key] = {
-            "apiVersion": body.get("apiVersion"),
-            "kind": body.get("kind"),
-            "metadata": {
-                k: meta.get(k)
-                for k in ("name", "namespace", "uid", "generation", "creationTimestamp")
-            },
-            "spec": dict(body.get("spec") or {}),
-            "status": dict(body.get("status") or {}),
-        }
-        hooks.kick.set()
-
-    @kopf.on.event(
-        GROUP, VERSION, "gryviaaijobs", id="gryvia_jobhook_job_events", registry=registry
-    )
-    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
-        if type == "DELETED":
-            hooks.forget_job(str((body.get("metadata") or {}).get("uid")))
-        else:
-            hooks.kick.set()

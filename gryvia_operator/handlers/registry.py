@@ -28,6 +28,7 @@ from gryvia_operator.handlers import (
     gpusharing,
     inference,
     jobhook,
+    jobhook_events,
     ledger,
     node,
     pod,
@@ -87,7 +88,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         ledger.register(registry, rt, writer)
     hooks = jobhook.build(rt)
     if hooks is not None:
-        jobhook.register(registry, rt, hooks)
+        jobhook_events.register(registry, rt, hooks)
     reservations = reservation.Reservations(rt) if rt.config.reservations else None
     if reservations is not None:
         reservation.register(registry, rt, reservations)

@@ -90,6 +90,9 @@ class Observed:
     suspended with Kueue's labels and Kueue alone suspends and resumes it."""
     kueue_workload: Mapping[str, Any] | None = None
     """The Kueue Workload of the job's batch Job (None: not created yet)."""
+    kueue_preemptor: str | None = None
+    """`namespace/name` of the GryviaAIJob whose Workload preempted this job's (None: not
+    preempted, or unknown)."""
 
 
 @dataclass(frozen=True)
@@ -327,7 +330,7 @@ def _run(
     _apply_summary(job, status, summary, now)
     if queue is not None:
         view = workload_view(observed.kueue_workload)
-        apply_workload_view(status, view, now, job.metadata.generation)
+        apply_workload_view(status, view, now, job.metadata.generation, observed.kueue_preemptor)
     if problems:
         text = "; ".join(problems)
         status["message"] = text

@@ -8,11 +8,13 @@ a Kueue queue skips Gryvia's own quota gate and placement (the reconciler's `Obs
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final
 
+from gryvia_operator.api.preemption import COND_PREEMPTED
 from gryvia_operator.reconcile.kueue import job_labels
-from gryvia_operator.reconcile.kueuestatus import WorkloadView
+from gryvia_operator.reconcile.kueuestatus import Preemption, WorkloadView, preemption_message
 from gryvia_operator.reconcile.names import Cond
 from gryvia_operator.reconcile.status import set_condition
 
@@ -50,14 +52,53 @@ def kueue_batch_job(job: Mapping[str, Any], queue: str, priority: int | None) ->
     return out
 
 
+def apply_preemption(
+    status: dict[str, Any],
+    preemption: Preemption,
+    preemptor: str | None,
+    generation: int | None,
+) -> str:
+    """Record Kueue's preemption of the job in `status`: condition Preempted=True with Kueue's
+    reason (e.g. InCohortReclamation) and a message naming who (`preemptor`, the GryviaAIJob
+    `namespace/name` whose Workload took the quota, and its ClusterQueue) and why, its
+    lastTransitionTime that of the Workload's Preempted condition; `preemptions` + 1 once per
+    preemption (a new transition time), so the job hooks' Preempted event fires. Returns the
+    message."""
+    message = preemption_message(preemption, preemptor)
+    conditions = status.get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == COND_PREEMPTED), None)
+    when = preemption.since or (old or {}).get("lastTransitionTime") or ""
+    if old is None or old.get("lastTransitionTime") != when or old.get("status") != "True":
+        status["preemptions"] = int(status.get("preemptions") or 0) + 1
+    cond: dict[str, Any] = {
+        "type": COND_PREEMPTED,
+        "status": "True",
+        "reason": preemption.reason,
+        "message": message,
+        "lastTransitionTime": when,
+    }
+    if generation is not None:
+        cond["observedGeneration"] = generation
+    status["conditions"] = [c for c in conditions if c.get("type") != COND_PREEMPTED] + [cond]
+    return message
+
+
 def apply_workload_view(
-    status: dict[str, Any], view: WorkloadView, now: datetime, generation: int | None
+    status: dict[str, Any],
+    view: WorkloadView,
+    now: datetime,
+    generation: int | None,
+    preemptor: str | None = None,
 ) -> None:
     """Write Kueue's state into `status` after the Job's summary: while Kueue holds the job,
     phase Queued with Kueue's message (the Job's "suspended" summary says less); condition
     KueueAdmitted True once admitted (message names the ClusterQueue and flavor), else False
     with Kueue's reason. A job already Running keeps its phase when Kueue evicts it only once
-    the Job is suspended again (the Job summary then says Scheduling)."""
+    the Job is suspended again (the Job summary then says Scheduling). An eviction by
+    preemption also sets condition Preempted (`apply_preemption`, who = `preemptor`)."""
+    if view.preemption is not None and view.stage == "Evicted":
+        text = apply_preemption(status, view.preemption, preemptor, generation)
+        view = replace(view, message=f"{text}; requeued")
     conditions = status.get("conditions") or []
     if view.stage in ("Admitted", "Finished"):
         if view.stage == "Admitted":

@@ -9,6 +9,7 @@ webhook (failurePolicy Fail) must not sit in front of every other test's Jobs.""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import get_job, kubectl_json, wait_phase
+from tests.support.cli import run_gryvia
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, apply_crds
 from tests.support.wait import wait_for
@@ -207,6 +209,15 @@ def test_borrowed_quota_is_reclaimed_by_preemption(kueue_box: SandboxHandle) -> 
     kueue_box.apply(_job("borrower", "H100", 3))
     wait_phase(kueue_box, NS, "borrower", "Running", timeout=120)
     assert _h100_usage(kueue_box, TENANT) == {"total": 24, "borrowed": 8}
+    # gryvia quota's fair-share view: vision borrows 8, nlp lends them
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env.update(KUBECONFIG=str(kueue_box.kubeconfig), NO_COLOR="1")
+    shown = run_gryvia("quota", "--fair-share", "-o", "json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    rows = {(i["team"], i["gpuType"]): i for i in json.loads(shown.stdout)["items"]}
+    vision, nlp = rows[(TENANT, "H100")], rows[(LENDER, "H100")]
+    assert (vision["nominal"], vision["used"], vision["borrowed"]) == (16, 24, 8)
+    assert (nlp["nominal"], nlp["used"], nlp["lent"]) == (16, 0, 8)
     # nlp wants its 16 back: only 8 are free, so Kueue preempts the borrower
     kueue_box.apply(_job("claim", "H100", 2, priority=90, namespace=LENDER_NS))
     wait_phase(kueue_box, LENDER_NS, "claim", "Running", timeout=120)

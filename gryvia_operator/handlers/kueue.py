@@ -26,7 +26,8 @@ from gryvia_operator.reconcile.kueue import (
     priority_class_name,
     resolve_queue,
 )
-from gryvia_operator.reconcile.kueuestatus import preemption_of
+from gryvia_operator.reconcile.kueuejob import needs_cluster_queue
+from gryvia_operator.reconcile.kueuestatus import preemption_of, workload_view
 
 log = logging.getLogger("gryvia.operator.kueue")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -74,7 +75,20 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
     )
     workload = max(found, key=lambda w: w["metadata"].get("creationTimestamp", ""), default=None)
     preemptor = await _preemptor(rt.api, workload)
-    return replace(observed, kueue_queue=queue, kueue_workload=workload, kueue_preemptor=preemptor)
+    cluster_queue = None
+    view = workload_view(workload)
+    kueue_status = job.status.kueue if job.status else None
+    previous = kueue_status.model_dump(by_alias=True) if kueue_status else None
+    if view.cluster_queue and needs_cluster_queue(previous, view):
+        with contextlib.suppress(NotFound):
+            cluster_queue = await rt.api.get("ClusterQueue", view.cluster_queue)
+    return replace(
+        observed,
+        kueue_queue=queue,
+        kueue_workload=workload,
+        kueue_preemptor=preemptor,
+        kueue_cluster_queue=cluster_queue,
+    )
 
 
 async def _preemptor(api: KubeApi, workload: dict[str, Any] | None) -> str | None:

@@ -21,6 +21,7 @@ from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.kueuejob import (
     apply_workload_view,
     kueue_batch_job,
+    kueue_job_status,
     queue_managed_placement,
 )
 from gryvia_operator.reconcile.kueuestatus import workload_view
@@ -90,6 +91,9 @@ class Observed:
     suspended with Kueue's labels and Kueue alone suspends and resumes it."""
     kueue_workload: Mapping[str, Any] | None = None
     """The Kueue Workload of the job's batch Job (None: not created yet)."""
+    kueue_cluster_queue: Mapping[str, Any] | None = None
+    """The ClusterQueue that admitted the job's Workload, read only while the job's
+    `status.kueue` lacks its borrowed GPUs (`kueuejob.needs_cluster_queue`)."""
     kueue_preemptor: str | None = None
     """`namespace/name` of the GryviaAIJob whose Workload preempted this job's (None: not
     preempted, or unknown)."""
@@ -331,6 +335,9 @@ def _run(
     if queue is not None:
         view = workload_view(observed.kueue_workload)
         apply_workload_view(status, view, now, job.metadata.generation, observed.kueue_preemptor)
+        status["kueue"] = kueue_job_status(
+            status.get("kueue"), queue, view, observed.kueue_cluster_queue, job.spec.total_gpus()
+        )
     if problems:
         text = "; ".join(problems)
         status["message"] = text

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from gryvia_operator.api.preemption import COND_PREEMPTED
-from gryvia_operator.reconcile.kueue import job_labels
+from gryvia_operator.reconcile.kueue import GPU_RESOURCE, job_labels
 from gryvia_operator.reconcile.kueuestatus import Preemption, WorkloadView, preemption_message
 from gryvia_operator.reconcile.names import Cond
 from gryvia_operator.reconcile.status import set_condition
@@ -50,6 +50,70 @@ def kueue_batch_job(job: Mapping[str, Any], queue: str, priority: int | None) ->
     out["metadata"] = meta
     out["spec"] = {**(out.get("spec") or {}), "suspend": True}
     return out
+
+
+def _gpus(quantity: Any) -> int:
+    try:
+        return int(float(str(quantity if quantity is not None else 0)))
+    except ValueError:
+        return 0
+
+
+def cluster_queue_borrowed(cluster_queue: Mapping[str, Any] | None, flavor: str) -> int | None:
+    """GPUs (`nvidia.com/gpu`) the ClusterQueue borrows of `flavor` from its
+    `status.flavorsReservation` (else `flavorsUsage`); None without the ClusterQueue or that
+    flavor in its status."""
+    if cluster_queue is None:
+        return None
+    status = cluster_queue.get("status") or {}
+    for entry in status.get("flavorsReservation") or status.get("flavorsUsage") or []:
+        if entry.get("name") != flavor:
+            continue
+        for res in entry.get("resources") or []:
+            if res.get("name") == GPU_RESOURCE:
+                return _gpus(res.get("borrowed"))
+    return None
+
+
+def kueue_job_status(
+    previous: Mapping[str, Any] | None,
+    queue: str,
+    view: WorkloadView,
+    cluster_queue: Mapping[str, Any] | None,
+    job_gpus: int,
+) -> dict[str, Any]:
+    """`status.kueue` of a job in Kueue queue `queue`: `queueName`, and while admitted the
+    `clusterQueue`, the GPU `flavor` and `borrowedGPUs` (the ClusterQueue's borrowed GPUs of
+    the flavor, at most `job_gpus`, taken once per admission from `cluster_queue`, the
+    ClusterQueue object, and kept while the admission stays the same)."""
+    out: dict[str, Any] = {"queueName": queue}
+    if view.stage != "Admitted":
+        return out
+    flavor = view.flavors.get(GPU_RESOURCE) or next(iter(sorted(view.flavors.values())), "")
+    if view.cluster_queue:
+        out["clusterQueue"] = view.cluster_queue
+    if flavor:
+        out["flavor"] = flavor
+    old = previous or {}
+    same = old.get("clusterQueue") == out.get("clusterQueue") and old.get("flavor") == flavor
+    if same and old.get("borrowedGPUs") is not None:
+        out["borrowedGPUs"] = old["borrowedGPUs"]
+        return out
+    borrowed = cluster_queue_borrowed(cluster_queue, flavor) if flavor else None
+    if borrowed is not None:
+        out["borrowedGPUs"] = min(borrowed, job_gpus)
+    return out
+
+
+def needs_cluster_queue(previous: Mapping[str, Any] | None, view: WorkloadView) -> bool:
+    """True when `kueue_job_status` needs the ClusterQueue object: the Workload is admitted
+    and the job's status has no borrowed GPUs for this admission yet."""
+    if view.stage != "Admitted":
+        return False
+    old = previous or {}
+    flavor = view.flavors.get(GPU_RESOURCE) or next(iter(sorted(view.flavors.values())), "")
+    same = old.get("clusterQueue") == view.cluster_queue and old.get("flavor") == flavor
+    return not (same and old.get("borrowedGPUs") is not None)
 
 
 def apply_preemption(

@@ -132,6 +132,12 @@ def _delete(box: SandboxHandle, *names: str, namespace: str = NS) -> None:
         box.kubectl_run("delete", "gryviaaijob", "-n", namespace, name, "--wait=true")
 
 
+def _cli_env(box: SandboxHandle) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+    env.update(KUBECONFIG=str(box.kubeconfig), NO_COLOR="1")
+    return env
+
+
 def _h100_usage(box: SandboxHandle, tenant: str) -> dict[str, int]:
     """The gryvia-h100 GPU usage of the tenant's ClusterQueue status: total and borrowed."""
     cq = kubectl_json(box, "get", "clusterqueue", f"gryvia-{tenant}")
@@ -207,12 +213,16 @@ def test_gang_admission_starts_all_pods_together(kueue_box: SandboxHandle) -> No
 def test_borrowed_quota_is_reclaimed_by_preemption(kueue_box: SandboxHandle) -> None:
     # nlp idle: vision runs 24 H100 GPUs on a nominal 16, borrowing 8 of nlp's
     kueue_box.apply(_job("borrower", "H100", 3))
-    wait_phase(kueue_box, NS, "borrower", "Running", timeout=120)
+    running = wait_phase(kueue_box, NS, "borrower", "Running", timeout=120)
     assert _h100_usage(kueue_box, TENANT) == {"total": 24, "borrowed": 8}
+    assert running["status"]["kueue"] == {
+        "queueName": "gryvia",
+        "clusterQueue": f"gryvia-{TENANT}",
+        "flavor": "gryvia-h100",
+        "borrowedGPUs": 8,
+    }
     # gryvia quota's fair-share view: vision borrows 8, nlp lends them
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
-    env.update(KUBECONFIG=str(kueue_box.kubeconfig), NO_COLOR="1")
-    shown = run_gryvia("quota", "--fair-share", "-o", "json", env=env)
+    shown = run_gryvia("quota", "--fair-share", "-o", "json", env=_cli_env(kueue_box))
     assert shown.returncode == 0, shown.stderr
     rows = {(i["team"], i["gpuType"]): i for i in json.loads(shown.stdout)["items"]}
     vision, nlp = rows[(TENANT, "H100")], rows[(LENDER, "H100")]
@@ -258,6 +268,11 @@ def test_higher_priority_is_admitted_first(kueue_box: SandboxHandle) -> None:
     )
     kueue_box.apply(_job("high", "H100", 2, priority=60))
     wait_phase(kueue_box, NS, "high", "Queued", timeout=60)
+    # gryvia queue numbers the LocalQueue as Kueue takes it: higher priority first
+    shown = run_gryvia("queue", "-n", NS, "-o", "json", env=_cli_env(kueue_box))
+    assert shown.returncode == 0, shown.stderr
+    places = {i["name"]: i["position"] for i in json.loads(shown.stdout)["items"]}
+    assert (places["high"], places["low"]) == (1, 2)
     _delete(kueue_box, "holder")  # room for one of the two
     wait_phase(kueue_box, NS, "high", "Running", timeout=120)
     low = get_job(kueue_box, NS, "low")

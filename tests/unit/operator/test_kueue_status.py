@@ -5,7 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gryvia_operator.reconcile.kueuejob import apply_workload_view
+from gryvia_operator.reconcile.kueuejob import (
+    apply_workload_view,
+    kueue_job_status,
+    needs_cluster_queue,
+)
 from gryvia_operator.reconcile.kueuestatus import (
     Preemption,
     preemption_message,
@@ -166,3 +170,33 @@ def test_a_preemption_is_counted_once_and_named_in_the_status() -> None:
     later["status"]["conditions"][1]["lastTransitionTime"] = "2026-12-02T09:00:00Z"
     apply_workload_view(status, workload_view(later), now, 1, None)
     assert status["preemptions"] == 2
+
+
+def _cluster_queue(borrowed: int) -> dict[str, Any]:
+    usage = [
+        {
+            "name": "gryvia-h100",
+            "resources": [{"name": "nvidia.com/gpu", "total": "24", "borrowed": str(borrowed)}],
+        }
+    ]
+    return {"kind": "ClusterQueue", "status": {"flavorsReservation": usage}}
+
+
+def test_kueue_status_names_queue_flavor_and_borrowed_gpus_once_per_admission() -> None:
+    admitted = workload_view(_workload(("Admitted", "True", "Admitted", ""), admission=ADMISSION))
+    assert needs_cluster_queue(None, admitted)
+    first = kueue_job_status(None, "gryvia", admitted, _cluster_queue(8), 24)
+    assert first == {
+        "queueName": "gryvia",
+        "clusterQueue": "gryvia-vision",
+        "flavor": "gryvia-h100",
+        "borrowedGPUs": 8,
+    }
+    assert not needs_cluster_queue(first, admitted)
+    # kept while the admission stays (the queue's borrowing changes with other jobs)
+    assert kueue_job_status(first, "gryvia", admitted, _cluster_queue(0), 24) == first
+    # at most the job's own GPUs
+    assert kueue_job_status(None, "gryvia", admitted, _cluster_queue(16), 8)["borrowedGPUs"] == 8
+    pending = workload_view(_workload(("QuotaReserved", "False", "Pending", "waiting")))
+    assert kueue_job_status(first, "gryvia", pending, None, 24) == {"queueName": "gryvia"}
+    assert not needs_cluster_queue(None, pending)

@@ -74,7 +74,7 @@ def gpu_count(quantity: Any) -> int:
 
 
 def flavor_gpu_types(flavors: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """flavor name -> GPU type from the ResourceFlavors' `spec.nodeLabels["gryvia.io/gpu"]`."""
+    """flavor name -> GPU type from the ResourceFlavors' node label LABEL_GPU (spec.nodeLabels)."""
     out: dict[str, str] = {}
     for flavor in flavors:
         name = str((flavor.get("metadata") or {}).get("name") or "")

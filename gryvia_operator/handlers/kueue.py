@@ -75,19 +75,21 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
     )
     workload = max(found, key=lambda w: w["metadata"].get("creationTimestamp", ""), default=None)
     preemptor = await _preemptor(rt.api, workload)
-    cluster_queue = None
+    cluster_queue, in_namespace = None, tuple(found)
     view = workload_view(workload)
     kueue_status = job.status.kueue if job.status else None
     previous = kueue_status.model_dump(by_alias=True) if kueue_status else None
     if view.cluster_queue and needs_cluster_queue(previous, view):
         with contextlib.suppress(NotFound):
             cluster_queue = await rt.api.get("ClusterQueue", view.cluster_queue)
+            in_namespace = tuple(await rt.api.list("Workload", job.namespace))
     return replace(
         observed,
         kueue_queue=queue,
         kueue_workload=workload,
         kueue_preemptor=preemptor,
         kueue_cluster_queue=cluster_queue,
+        kueue_queue_workloads=in_namespace if cluster_queue is not None else (),
     )
 
 

@@ -94,6 +94,8 @@ class Observed:
     kueue_cluster_queue: Mapping[str, Any] | None = None
     """The ClusterQueue that admitted the job's Workload, read only while the job's
     `status.kueue` lacks its borrowed GPUs (`kueuejob.needs_cluster_queue`)."""
+    kueue_queue_workloads: tuple[Mapping[str, Any], ...] = ()
+    """The Workloads of the job's namespace, read with `kueue_cluster_queue` (what it holds)."""
     kueue_preemptor: str | None = None
     """`namespace/name` of the GryviaAIJob whose Workload preempted this job's (None: not
     preempted, or unknown)."""
@@ -336,7 +338,12 @@ def _run(
         view = workload_view(observed.kueue_workload)
         apply_workload_view(status, view, now, job.metadata.generation, observed.kueue_preemptor)
         status["kueue"] = kueue_job_status(
-            status.get("kueue"), queue, view, observed.kueue_cluster_queue, job.spec.total_gpus()
+            status.get("kueue"),
+            queue,
+            view,
+            observed.kueue_cluster_queue,
+            job.spec.total_gpus(),
+            observed.kueue_queue_workloads,
         )
     if problems:
         text = "; ".join(problems)

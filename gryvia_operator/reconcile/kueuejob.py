@@ -7,7 +7,7 @@ a Kueue queue skips Gryvia's own quota gate and placement (the reconciler's `Obs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final
@@ -59,20 +59,46 @@ def _gpus(quantity: Any) -> int:
         return 0
 
 
-def cluster_queue_borrowed(cluster_queue: Mapping[str, Any] | None, flavor: str) -> int | None:
-    """GPUs (`nvidia.com/gpu`) the ClusterQueue borrows of `flavor` from its
-    `status.flavorsReservation` (else `flavorsUsage`); None without the ClusterQueue or that
-    flavor in its status."""
+def _nominal(cluster_queue: Mapping[str, Any], flavor: str) -> int | None:
+    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+        for entry in group.get("flavors") or []:
+            if entry.get("name") != flavor:
+                continue
+            for res in entry.get("resources") or []:
+                if res.get("name") == GPU_RESOURCE:
+                    return _gpus(res.get("nominalQuota"))
+    return None
+
+
+def cluster_queue_borrowed(
+    cluster_queue: Mapping[str, Any] | None,
+    workloads: Iterable[Mapping[str, Any]],
+    flavor: str,
+) -> int | None:
+    """GPUs (`nvidia.com/gpu`) of `flavor` the ClusterQueue holds over its nominal quota: the
+    GPUs of the admitted, unfinished `workloads` it admitted in that flavor (their
+    `status.admission.podSetAssignments[].resourceUsage`) minus the flavor's nominalQuota in
+    its spec. Read from the Workloads rather than the ClusterQueue's status, which Kueue
+    updates after the admission. None without the ClusterQueue or the flavor in its spec."""
     if cluster_queue is None:
         return None
-    status = cluster_queue.get("status") or {}
-    for entry in status.get("flavorsReservation") or status.get("flavorsUsage") or []:
-        if entry.get("name") != flavor:
+    nominal = _nominal(cluster_queue, flavor)
+    if nominal is None:
+        return None
+    name = (cluster_queue.get("metadata") or {}).get("name")
+    used = 0
+    for workload in workloads:
+        status = workload.get("status") or {}
+        admission = status.get("admission") or {}
+        conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        if admission.get("clusterQueue") != name or conditions.get("Finished") == "True":
             continue
-        for res in entry.get("resources") or []:
-            if res.get("name") == GPU_RESOURCE:
-                return _gpus(res.get("borrowed"))
-    return None
+        if conditions.get("QuotaReserved") != "True":
+            continue
+        for pod_set in admission.get("podSetAssignments") or []:
+            if (pod_set.get("flavors") or {}).get(GPU_RESOURCE) == flavor:
+                used += _gpus((pod_set.get("resourceUsage") or {}).get(GPU_RESOURCE))
+    return max(used - nominal, 0)
 
 
 def kueue_job_status(
@@ -81,11 +107,13 @@ def kueue_job_status(
     view: WorkloadView,
     cluster_queue: Mapping[str, Any] | None,
     job_gpus: int,
+    workloads: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """`status.kueue` of a job in Kueue queue `queue`: `queueName`, and while admitted the
-    `clusterQueue`, the GPU `flavor` and `borrowedGPUs` (the ClusterQueue's borrowed GPUs of
-    the flavor, at most `job_gpus`, taken once per admission from `cluster_queue`, the
-    ClusterQueue object, and kept while the admission stays the same)."""
+    `clusterQueue`, the GPU `flavor` and `borrowedGPUs` (the GPUs the ClusterQueue holds over
+    its nominal quota of the flavor, at most `job_gpus`: `cluster_queue_borrowed` of
+    `cluster_queue`, the ClusterQueue object, and `workloads`, the Workloads of the job's
+    namespace; taken once per admission and kept while the admission stays the same)."""
     out: dict[str, Any] = {"queueName": queue}
     if view.stage != "Admitted":
         return out
@@ -99,7 +127,7 @@ def kueue_job_status(
     if same and old.get("borrowedGPUs") is not None:
         out["borrowedGPUs"] = old["borrowedGPUs"]
         return out
-    borrowed = cluster_queue_borrowed(cluster_queue, flavor) if flavor else None
+    borrowed = cluster_queue_borrowed(cluster_queue, workloads, flavor) if flavor else None
     if borrowed is not None:
         out["borrowedGPUs"] = min(borrowed, job_gpus)
     return out

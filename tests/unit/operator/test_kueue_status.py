@@ -172,20 +172,53 @@ def test_a_preemption_is_counted_once_and_named_in_the_status() -> None:
     assert status["preemptions"] == 2
 
 
-def _cluster_queue(borrowed: int) -> dict[str, Any]:
-    usage = [
-        {
-            "name": "gryvia-h100",
-            "resources": [{"name": "nvidia.com/gpu", "total": "24", "borrowed": str(borrowed)}],
-        }
+CLUSTER_QUEUE = {
+    "kind": "ClusterQueue",
+    "metadata": {"name": "gryvia-vision"},
+    "spec": {
+        "resourceGroups": [
+            {
+                "flavors": [
+                    {
+                        "name": "gryvia-h100",
+                        "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "16"}],
+                    }
+                ]
+            }
+        ]
+    },
+}
+
+
+def _admitted(gpus: int, queue: str = "gryvia-vision", *finished: str) -> dict[str, Any]:
+    conditions = [
+        ("QuotaReserved", "True", "QuotaReserved", ""),
+        *[("Finished", "True", f, "") for f in finished],
     ]
-    return {"kind": "ClusterQueue", "status": {"flavorsReservation": usage}}
+    admission = {
+        "clusterQueue": queue,
+        "podSetAssignments": [
+            {
+                "name": "main",
+                "flavors": {"nvidia.com/gpu": "gryvia-h100"},
+                "resourceUsage": {"nvidia.com/gpu": str(gpus)},
+            }
+        ],
+    }
+    return _workload(*conditions, admission=admission)
 
 
 def test_kueue_status_names_queue_flavor_and_borrowed_gpus_once_per_admission() -> None:
     admitted = workload_view(_workload(("Admitted", "True", "Admitted", ""), admission=ADMISSION))
     assert needs_cluster_queue(None, admitted)
-    first = kueue_job_status(None, "gryvia", admitted, _cluster_queue(8), 24)
+    # 24 GPUs held on a nominal 16; another queue's and a finished workload do not count
+    held = [
+        _admitted(16),
+        _admitted(8),
+        _admitted(8, "gryvia-nlp"),
+        _admitted(8, "gryvia-vision", "Succeeded"),
+    ]
+    first = kueue_job_status(None, "gryvia", admitted, CLUSTER_QUEUE, 24, held)
     assert first == {
         "queueName": "gryvia",
         "clusterQueue": "gryvia-vision",
@@ -194,9 +227,12 @@ def test_kueue_status_names_queue_flavor_and_borrowed_gpus_once_per_admission() 
     }
     assert not needs_cluster_queue(first, admitted)
     # kept while the admission stays (the queue's borrowing changes with other jobs)
-    assert kueue_job_status(first, "gryvia", admitted, _cluster_queue(0), 24) == first
-    # at most the job's own GPUs
-    assert kueue_job_status(None, "gryvia", admitted, _cluster_queue(16), 8)["borrowedGPUs"] == 8
+    assert kueue_job_status(first, "gryvia", admitted, CLUSTER_QUEUE, 24, []) == first
+    # at most the job's own GPUs; none while within the nominal quota
+    many = [_admitted(32)]
+    assert kueue_job_status(None, "gryvia", admitted, CLUSTER_QUEUE, 8, many)["borrowedGPUs"] == 8
+    within = kueue_job_status(None, "gryvia", admitted, CLUSTER_QUEUE, 8, [_admitted(8)])
+    assert within["borrowedGPUs"] == 0
     pending = workload_view(_workload(("QuotaReserved", "False", "Pending", "waiting")))
     assert kueue_job_status(first, "gryvia", pending, None, 24) == {"queueName": "gryvia"}
     assert not needs_cluster_queue(None, pending)

@@ -214,7 +214,12 @@ def test_borrowed_quota_is_reclaimed_by_preemption(kueue_box: SandboxHandle) -> 
     # nlp idle: vision runs 24 H100 GPUs on a nominal 16, borrowing 8 of nlp's
     kueue_box.apply(_job("borrower", "H100", 3))
     running = wait_phase(kueue_box, NS, "borrower", "Running", timeout=120)
-    assert _h100_usage(kueue_box, TENANT) == {"total": 24, "borrowed": 8}
+    # the ClusterQueue's status follows the admission shortly after
+    wait_for(
+        lambda: _h100_usage(kueue_box, TENANT) == {"total": 24, "borrowed": 8},
+        timeout=30,
+        what="gryvia-vision's status: 24 H100 GPUs used, 8 borrowed",
+    )
     assert running["status"]["kueue"] == {
         "queueName": "gryvia",
         "clusterQueue": f"gryvia-{TENANT}",
@@ -252,7 +257,11 @@ def test_borrowed_quota_is_reclaimed_by_preemption(kueue_box: SandboxHandle) -> 
         timeout=60,
         what="the borrower's pods gone",
     )
-    assert _h100_usage(kueue_box, TENANT)["borrowed"] == 0
+    wait_for(
+        lambda: _h100_usage(kueue_box, TENANT)["borrowed"] == 0,
+        timeout=30,
+        what="gryvia-vision borrowing nothing",
+    )
     _delete(kueue_box, "borrower")
 
 

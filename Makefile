@@ -53,7 +53,7 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
 	$(BIN)/python charts/gryvia/hack/values_doc.py
 
-bench: install k8s-bin k9s-bin ## Benchmarks that print numbers (the console's beside k9s)
+bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench
 
 demo: install k8s-bin ## The demo: sandbox, chart, operator, tenants and jobs, then the console

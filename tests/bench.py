@@ -15,6 +15,7 @@ SUITES = [
     "tests.bench_tenancy",
     "tests.bench_budget",
     "tests.bench_pending",
+    "tests.bench_kueue",
 ]
 
 

@@ -110,7 +110,10 @@ class Watcher(threading.Thread):
                     break
 
 
-def start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+def start_operator(
+    kubeconfig: Path, workdir: Path, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[bytes], int, int]:
+    """Start the operator (more flags in `extra`); (process, metrics port, webhook port)."""
     health, metrics, webhook = free_port(), free_port(), free_port()
     log = (workdir / "operator.log").open("wb")
     proc = subprocess.Popen(
@@ -133,6 +136,7 @@ def start_operator(kubeconfig: Path, workdir: Path) -> tuple[subprocess.Popen[by
             "127.0.0.1",
             "--log-level",
             "warning",
+            *extra,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

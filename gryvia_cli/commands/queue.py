@@ -111,9 +111,10 @@ def queue(
     """Waiting jobs, oldest first, and why each one waits.
 
     Oldest first; # is the place among waiting jobs asking for the same GPU type (counted
-    over every namespace you can read). The reason is the first of: suspended, quota or
-    Kueue hold, no node of that GPU type, pods larger than any node, the operator's
-    SchedulingFailed message, the pods' FailedScheduling event, too few free GPUs.
+    over every namespace you can read); for a job Kueue admits (docs/kueue.md), the place in
+    its LocalQueue, higher priority first as Kueue takes them. The reason is the first of:
+    suspended, quota or Kueue hold, no node of that GPU type, pods larger than any node, the
+    operator's SchedulingFailed message, the pods' FailedScheduling event, too few free GPUs.
 
     USER is who submitted the job (annotation gryvia.io/submitted-by, recorded by the
     admission webhook; `-` when not recorded). --mine keeps your own jobs (you as the API
@@ -123,7 +124,10 @@ def queue(
 
     -o wide adds TENANT: the tenant the operator meters the job to (the namespace
     tenant-NAME of an existing GryviaTenant, else the job's gryvia.io/team label, else its
-    namespace's gryvia.io/tenant or gryvia.io/team label, else the namespace).
+    namespace's gryvia.io/tenant or gryvia.io/team label, else the namespace), and for jobs
+    Kueue admitted (still starting) FLAVOR, the ResourceFlavor of their GPUs, and BORROWED,
+    the GPUs over their team's nominal quota borrowed from the cohort (status.kueue; `-`
+    where it has none).
 
     START is the operator's estimate (status.estimatedStart, UTC): `14:20-15:05` (earliest,
     if no job ahead took the GPUs first, to likely), `unknown` (a job it waits for has no
@@ -140,8 +144,9 @@ def queue(
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
     user, tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason,
-    blocker, estimatedStart, start}]}; blocker and estimatedStart are the job's
-    status.pending and status.estimatedStart as the operator wrote them (docs/pending.md).
+    blocker, estimatedStart, start, kueueQueue, flavor, borrowedGPUs}]}; blocker and
+    estimatedStart are the job's status.pending and status.estimatedStart as the operator
+    wrote them (docs/pending.md).
     """
     state = session(ctx)
     fmt = state.fmt(output)

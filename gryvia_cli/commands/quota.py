@@ -12,9 +12,13 @@ from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
+    MACHINE_FORMATS,
+    OutputFormat,
     emit,
     emit_marked,
     info,
+    render_data,
+    render_table,
     section,
     warn,
 )
@@ -37,6 +41,14 @@ def quota(
     budget: Annotated[
         bool, typer.Option("-b", "--budget", help="Also show spend against the monthly budget.")
     ] = False,
+    fair_share: Annotated[
+        bool,
+        typer.Option(
+            "--fair-share",
+            help="Only the Kueue fair-share view: nominal, used, borrowed and lent GPUs per "
+            "team and GPU type (needs the Kueue integration).",
+        ),
+    ] = False,
     output: OutputOpt = None,
 ) -> None:
     """GPU quota use per team, and spend against the budget.
@@ -48,12 +60,21 @@ def quota(
     remaining, used %, projected month-end spend, the alert threshold (a percentage, 0-100)
     and whether the limit is hard (jobs then wait in Queued once the budget is spent).
 
-    `-o json|yaml` prints the GryviaQuotaList (only TEAM's quotas when given).
+    With the Kueue integration (docs/kueue.md) a fair-share table follows: per team and GPU
+    type the nominal quota of its ClusterQueue, the GPUs used, borrowed from the cohort and
+    lent to it, and who borrows from whom. Kueue records what a team borrows, not from whom:
+    lent is the cohort's borrowed GPUs shared among the teams with unused quota in proportion
+    to it. `--fair-share` prints only that table.
+
+    `-o json|yaml` prints the GryviaQuotaList (only TEAM's quotas when given); with
+    --fair-share a FairShareList whose items have cohort, team, clusterQueue, gpuType,
+    flavor, nominal, used, borrowed, lent and lendable (GPUs).
 
     Examples:
       gryvia quota
       gryvia quota vision --budget
       gryvia quota vision -o json | jq '.items[0].status.budgetStatus'
+      gryvia quota --fair-share -o json | jq '.items[] | select(.borrowed > 0)'
     """
     from gryvia_cli.core.budgets import budget_line, budgets_covering
     from gryvia_cli.core.quota import budget_lines, phase_cell, usage_lines
@@ -63,6 +84,9 @@ def quota(
 
     state = session(ctx)
     fmt = state.fmt(output)
+    if fair_share:
+        _fair_share(state.access(), team, fmt, required=True)
+        return
     data = state.access().list_objects(r.QUOTA)
     items = [
         i
@@ -78,6 +102,7 @@ def quota(
         warn(f"skipped an invalid quota: {problem}")
     if not quotas:
         warn("No quotas found.")
+        _fair_share(state.access(), team, fmt, required=False)
         return
     budgets = parse_valid(GryviaBudget, read_optional(state.access(), r.BUDGET))
     for index, q in enumerate(sorted(quotas, key=lambda q: (q.spec.team, q.name))):
@@ -103,3 +128,53 @@ def quota(
             _lines([("Budget", budget_line(b))])
     if budget:
         info("Spend is an estimate from metered GPU time and catalog prices (USD).")
+    _fair_share(state.access(), team, fmt, required=False)
+
+
+def _fair_share(access: Any, team: str | None, fmt: OutputFormat, *, required: bool) -> None:
+    """Print the Kueue fair-share rows (of `team` only when given). `required`: the user asked
+    for them, so a cluster without the integration is an error and -o json|yaml prints them;
+    otherwise nothing is printed when there are none or they cannot be read."""
+    from gryvia_cli.core.fairshare import (
+        FAIR_SHARE_COLUMNS,
+        borrowing_notes,
+        fair_share,
+        fair_share_cells,
+    )
+    from gryvia_cli.views.reads import read_optional, try_read
+    from gryvia_operator.api.resources import CLUSTER_QUEUE, RESOURCE_FLAVOR
+
+    selector = "app.kubernetes.io/managed-by=gryvia-operator"
+    problems: list[str] = []
+    queues = try_read(
+        lambda: read_optional(access, CLUSTER_QUEUE, label_selector=selector),
+        "Kueue ClusterQueues",
+        problems if not required else None,
+    )
+    flavors = try_read(
+        lambda: read_optional(access, RESOURCE_FLAVOR), "Kueue ResourceFlavors", problems
+    )
+    rows = fair_share(queues or [], flavors or [])
+    notes = borrowing_notes(rows)
+    if team is not None:
+        rows = [row for row in rows if row.team == team]
+        notes = [n for n in notes if n.startswith(f"{team} ") or f" {team} (" in n]
+    if required and fmt in MACHINE_FORMATS:
+        render_data(
+            {"kind": "FairShareList", "items": [row.as_dict() for row in rows], "notes": notes},
+            fmt,
+        )
+        return
+    if not rows:
+        if required:
+            raise NotFoundError(
+                "no Kueue ClusterQueues of Gryvia" + (f" for team {team}" if team else ""),
+                hint="the operator keeps them with --enable-kueue (docs/kueue.md)",
+            )
+        return
+    if not required:
+        emit()
+        section("Kueue fair share")
+    render_table(FAIR_SHARE_COLUMNS, [fair_share_cells(row) for row in rows])
+    for text in notes:
+        info(text)

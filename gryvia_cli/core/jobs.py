@@ -84,6 +84,25 @@ class JobSummary:
     """`status.pending` as stored; read it through `pending`."""
     estimate_raw: Mapping[str, Any] | None = field(default=None, repr=False)
     """`status.estimatedStart` as stored; read it through `estimated_start`."""
+    kueue: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """`status.kueue` as stored (Kueue integration): queueName, clusterQueue, flavor,
+    borrowedGPUs; {} for a job Gryvia's own gate admits."""
+
+    @property
+    def kueue_queue(self) -> str:
+        """The job's Kueue LocalQueue, "" when Kueue does not admit it."""
+        return str(self.kueue.get("queueName") or "")
+
+    @property
+    def kueue_flavor(self) -> str:
+        """The ResourceFlavor of the job's GPUs once Kueue admitted it, else ""."""
+        return str(self.kueue.get("flavor") or "")
+
+    @property
+    def kueue_borrowed(self) -> int | None:
+        """GPUs borrowed from the cohort at admission, None when not recorded."""
+        value = self.kueue.get("borrowedGPUs")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def pending(self) -> PendingStatus | None:
@@ -176,6 +195,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         priority_class=str(spec.get("priorityClassName") or ""),
         preemptions=_int(status.get("preemptions")),
         submitter=submitter_of(obj),
+        kueue=_map(status.get("kueue")),
     )
 
 

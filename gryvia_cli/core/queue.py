@@ -33,7 +33,9 @@ class QueueEntry:
     """One waiting job."""
 
     position: int
-    """1-based place among waiting jobs of the same GPU type (oldest first)."""
+    """1-based place among waiting jobs of the same GPU type (oldest first); for a job in a
+    Kueue queue, among the waiting jobs of that LocalQueue in Kueue's BestEffortFIFO order
+    (higher priority first, then oldest)."""
     job: JobSummary
     waited: float | None
     """Seconds since the job was created."""
@@ -60,6 +62,9 @@ class QueueEntry:
             "blocker": pending_json(self.job.pending),
             "estimatedStart": pending_json(self.job.estimated_start),
             "start": start_cell(self.job.estimated_start, self.job.pending) or None,
+            "kueueQueue": self.job.kueue_queue or None,
+            "flavor": self.job.kueue_flavor or None,
+            "borrowedGPUs": self.job.kueue_borrowed,
         }
 
 
@@ -179,17 +184,39 @@ def build_queue(
     events_by_job: Mapping[tuple[str, str], str],
     now: datetime,
 ) -> list[QueueEntry]:
-    """Waiting jobs oldest first (ties by namespace/name), numbered per GPU type."""
+    """Waiting jobs oldest first (ties by namespace/name), numbered per GPU type; jobs in a
+    Kueue queue numbered per LocalQueue, higher priority first (`kueue_positions`)."""
     waiting = [j for j in jobs if is_waiting(j)]
     waiting.sort(key=lambda j: (j.created or now, j.namespace, j.name))
+    in_kueue = kueue_positions(waiting, now)
     positions: dict[str, int] = {}
     out = []
     for job in waiting:
-        key = job.type_key.lower()
-        positions[key] = positions.get(key, 0) + 1
+        position = in_kueue.get((job.namespace, job.name))
+        if position is None:
+            key = job.type_key.lower()
+            positions[key] = positions.get(key, 0) + 1
+            position = positions[key]
         reason = wait_reason(job, nodes, allocated, events_by_job.get((job.namespace, job.name)))
         waited = timefmt.seconds_between(job.created, now)
-        out.append(QueueEntry(positions[key], job, waited, reason))
+        out.append(QueueEntry(position, job, waited, reason))
+    return out
+
+
+def kueue_positions(waiting: Iterable[JobSummary], now: datetime) -> dict[tuple[str, str], int]:
+    """(namespace, name) -> 1-based place of each job with a Kueue queue among the waiting
+    jobs of the same LocalQueue (namespace, `status.kueue.queueName`), in the order Kueue's
+    BestEffortFIFO queues take them: higher `spec.priority` first, then older (Kueue's
+    visibility API, which would give its own positions, is not assumed)."""
+    queues: dict[tuple[str, str], list[JobSummary]] = {}
+    for job in waiting:
+        if job.kueue_queue:
+            queues.setdefault((job.namespace, job.kueue_queue), []).append(job)
+    out: dict[tuple[str, str], int] = {}
+    for members in queues.values():
+        members.sort(key=lambda j: (-j.priority, j.created or now, j.name))
+        for index, job in enumerate(members, 1):
+            out[(job.namespace, job.name)] = index
     return out
 
 
@@ -247,14 +274,18 @@ QUEUE_WIDE_COLUMNS = (
     "phase",
     "waiting",
     "start",
+    "flavor",
+    "borrowed",
     "reason",
 )
-"""Columns of `queue -o wide`: the table's with TENANT after USER (NAMESPACE goes after #)."""
+"""Columns of `queue -o wide`: the table's with TENANT after USER (NAMESPACE goes after #),
+and Kueue's FLAVOR and BORROWED GPUs before REASON (`-` where the job's status has none)."""
 
 
 def queue_row(entry: QueueEntry, *, all_namespaces: bool, wide: bool = False) -> list[Any]:
     """One table row: position, [namespace,] name, user (the submitter, `-` when not
-    recorded), [tenant when `wide`,] type, GPUs, phase, wait, reason."""
+    recorded), [tenant when `wide`,] type, GPUs, phase, wait, start, [Kueue flavor and
+    borrowed GPUs when `wide`,] reason."""
     job = entry.job
     gpus = job.total_gpus if job.pods == 1 else f"{job.pods}x{job.gpus_per_pod}"
     row: list[Any] = [entry.position]
@@ -269,8 +300,11 @@ def queue_row(entry: QueueEntry, *, all_namespaces: bool, wide: bool = False) ->
         job.phase,
         timefmt.human_duration(entry.waited or 0),
         start_cell(job.estimated_start, job.pending) or "-",
-        entry.reason,
     ]
+    if wide:
+        borrowed = job.kueue_borrowed
+        row += [job.kueue_flavor or "-", "-" if borrowed is None else str(borrowed)]
+    row.append(entry.reason)
     return row
 
 

@@ -3,9 +3,10 @@
 Mapping (sbatch(1) options; README of the shared examples for the judgment calls):
 one pod per Slurm node (a distributed job when nodes > 1, an Indexed Job on the operator side),
 `gpus`/`gpuType` per pod, CPU and memory requests per pod, `timeout` from --time, `workingDir`
-from --chdir (or pyxis --container-workdir), `queueName` from --partition (kept; nothing
-reads it yet), `image` from --image or pyxis
---container-image, env from --export plus the SLURM_* variables Slurm sets for a batch job.
+from --chdir (or pyxis --container-workdir), `queueName` from --partition (with Kueue: the
+LocalQueue of that name when it exists in the namespace, `partition.partition_queue`),
+`image` from --image or pyxis --container-image, env from --export plus the SLURM_*
+variables Slurm sets for a batch job.
 The Slurm job name stays in SLURM_JOB_NAME; metadata.name is its RFC 1123 form.
 """
 
@@ -32,6 +33,7 @@ from gryvia_cli.sbatch.model import (
     unsupported,
     warning,
 )
+from gryvia_cli.sbatch.partition import partition_queue
 from gryvia_cli.sbatch.resources import Resources
 from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
 from gryvia_cli.sbatch.values import (
@@ -175,20 +177,8 @@ def plan_import(
                     )
                 )
 
-    partition = parsed.last("partition")
-    queue = partition.value.split(",")[0] if partition is not None and partition.value else None
-    if partition is not None:
-        note("partition", "spec.queueName", queue)
-        issues.append(
-            warning(
-                "partition-as-queue",
-                f"{partition.show()}: kept as spec.queueName={queue}, which does not affect "
-                "placement yet (a partition list keeps its first entry); Gryvia places jobs by "
-                "GPU type (--gres=gpu:TYPE:N or --constraint)",
-                partition.line,
-                partition.directive,
-            )
-        )
+    queue, found = partition_queue(parsed, settings or ImportSettings(), note)
+    issues += found
 
     export, found = _export(parsed)
     issues += found

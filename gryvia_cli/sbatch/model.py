@@ -123,3 +123,8 @@ class ImportSettings:
     node_gpus: Mapping[str, int] = field(default_factory=dict)
     tenants: frozenset[str] | None = None
     """Names of the cluster's GryviaTenants (None: not read), for `--account`."""
+    local_queues: frozenset[str] | None = None
+    """Names of the Kueue LocalQueues in the jobs' namespace, for `--partition` (None: not
+    read, or Kueue is not installed; then the partition is kept as spec.queueName)."""
+    queue_namespace: str = ""
+    """The namespace `local_queues` were read in (for the message)."""

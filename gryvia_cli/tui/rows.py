@@ -202,6 +202,8 @@ QUEUE_COLUMNS = (
     Column("phase", "PHASE", 12, 4),
     Column("waited", "WAITED", 6, 1, "right"),
     Column("start", "START", 11, 3),
+    Column("flavor", "FLAVOR", 14, 6),
+    Column("borrowed", "BORROWED", 8, 7, "right"),
     Column("reason", "REASON", 24, 0, flex=True, max_width=200),
 )
 
@@ -219,8 +221,18 @@ def queue_cells(entry: QueueEntry) -> list[Cell]:
         phase_cell(job),
         (waited, "warn" if (entry.waited or 0) > 3600 else ""),
         _start_cell(job),
+        (job.kueue_flavor or "-", "dim" if not job.kueue_flavor else ""),
+        _borrowed_cell(job.kueue_borrowed),
         (entry.reason, "warn" if entry.reason.startswith("no node") else ""),
     ]
+
+
+def _borrowed_cell(borrowed: int | None) -> Cell:
+    """GPUs a Kueue job borrows from its cohort: the number (warn when above 0: the lender can
+    reclaim them by preemption) or `-` when the status does not say."""
+    if borrowed is None:
+        return ("-", "dim")
+    return (str(borrowed), "warn" if borrowed else "")
 
 
 def _start_cell(job: Any) -> Cell:
@@ -246,6 +258,8 @@ def queue_sort_value(column: str, entry: QueueEntry, index: int) -> Any:
         "start": job.estimated_start.likely.isoformat()
         if job.estimated_start and job.estimated_start.likely
         else "~",
+        "flavor": job.kueue_flavor,
+        "borrowed": job.kueue_borrowed if job.kueue_borrowed is not None else -1,
         "reason": entry.reason,
     }
     return values.get(column, index)

@@ -77,11 +77,40 @@ def import_sbatch(
 
         settings = replace(settings, tenants=frozenset(read_tenant_names(state.access())))
         conversion = run(settings)
+    if state is not None and conversion.parsed.given("partition"):
+        from dataclasses import replace
+
+        namespace_of_jobs = target_namespace_or_none(conversion) or namespace
+        queues = _local_queues(state, namespace_of_jobs)
+        if queues is not None:
+            settings = replace(settings, local_queues=queues[1], queue_namespace=queues[0])
+            conversion = run(settings)
     for issue in conversion.issues:
         (failure if issue.severity is Severity.ERROR else warn)(f"{script}: {issue.render()}")
     if not conversion.ok:
         raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
     return SbatchImport(script, conversion, lambda suffix: run(settings, suffix), name is not None)
+
+
+def target_namespace_or_none(conversion: Conversion) -> str | None:
+    """The namespace the converted jobs name (from `-n` or `--account`), else None."""
+    jobs = conversion.jobs
+    own = (jobs[0].get("metadata") or {}).get("namespace") if jobs else None
+    return str(own) if own else None
+
+
+def _local_queues(state: Session, namespace: str | None) -> tuple[str, frozenset[str]] | None:
+    """(namespace, names of its Kueue LocalQueues) for `--partition`; None when Kueue is not
+    installed or the cluster cannot be read (then the partition is kept as it is)."""
+    from gryvia_cli.errors import GryviaError
+    from gryvia_operator.api.resources import LOCAL_QUEUE
+
+    try:
+        where = namespace or state.resolve_namespace(None)
+        items = state.access().items(LOCAL_QUEUE, where)
+    except GryviaError:
+        return None
+    return where, frozenset(str((i.get("metadata") or {}).get("name") or "") for i in items)
 
 
 def target_namespace(imported: SbatchImport, fallback: str) -> str:

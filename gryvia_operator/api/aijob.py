@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, get_args
 
-from pydantic import ConfigDict, StrictBool, StringConstraints
+from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
 from gryvia_operator.api import messages as msg
 from gryvia_operator.api import resources
@@ -20,6 +20,7 @@ from gryvia_operator.api.base import (
     NonNegativeInt32,
     PrinterColumn,
     SchemaExtra,
+    Str63,
     Str253,
     cel_rules,
 )
@@ -240,6 +241,21 @@ class GryviaAIJobSpec(GryviaModel):
         return framework or "pytorch"
 
 
+class KueueJobStatus(GryviaModel):
+    """Where Kueue has the job (only with the Kueue integration, docs/kueue.md)."""
+
+    queue_name: Str63 | None = None
+    """The LocalQueue the job was sent to (in the job's namespace)."""
+    cluster_queue: Str63 | None = None
+    """The ClusterQueue that admitted it (set from its admission on)."""
+    flavor: Str63 | None = None
+    """The ResourceFlavor of its GPUs at admission (e.g. gryvia-h100)."""
+    borrowed_gpus: NonNegativeInt32 | None = Field(default=None, alias="borrowedGPUs")
+    """GPUs of the job over its team's nominal quota, borrowed from the cohort: the
+    ClusterQueue's borrowed GPUs of the flavor when the operator first saw the admission, at
+    most the job's GPUs (Kueue records borrowing per ClusterQueue, not per job)."""
+
+
 class GryviaAIJobStatus(GryviaModel):
     """Observed state, written by the operator (and the quota operator for Queued/Rejected)."""
 
@@ -274,6 +290,8 @@ class GryviaAIJobStatus(GryviaModel):
     carried_retries: NonNegativeInt32 | None = None
     """Failed pods of runs before the last preemption; `retries` includes them and the new
     run's batch Job may fail only `retryLimit - carriedRetries` more pods."""
+    kueue: KueueJobStatus | None = None
+    """The job's Kueue queue, and once admitted its ClusterQueue, flavor and borrowed GPUs."""
 
 
 class GryviaAIJob(GryviaResource):

@@ -11,7 +11,7 @@ from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, GryviaQuota, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
-from gryvia_operator.api.names import LABEL_GPU, LABEL_TENANT, TENANT_NAMESPACE_PREFIX
+from gryvia_operator.api.names import LABEL_GPU, LABEL_JOB, LABEL_TENANT, TENANT_NAMESPACE_PREFIX
 from gryvia_operator.api.parse import parse_all
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, NotFound
 from gryvia_operator.controller.runtime import Runtime
@@ -26,6 +26,8 @@ from gryvia_operator.reconcile.kueue import (
     priority_class_name,
     resolve_queue,
 )
+from gryvia_operator.reconcile.kueuejob import needs_cluster_queue
+from gryvia_operator.reconcile.kueuestatus import preemption_of, workload_view
 
 log = logging.getLogger("gryvia.operator.kueue")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -72,7 +74,37 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
         "Workload", job.namespace, label_selector=f"{JOB_UID_LABEL}={batch.uid}"
     )
     workload = max(found, key=lambda w: w["metadata"].get("creationTimestamp", ""), default=None)
-    return replace(observed, kueue_queue=queue, kueue_workload=workload)
+    preemptor = await _preemptor(rt.api, workload)
+    cluster_queue, in_namespace = None, tuple(found)
+    view = workload_view(workload)
+    kueue_status = job.status.kueue if job.status else None
+    previous = kueue_status.model_dump(by_alias=True) if kueue_status else None
+    if view.cluster_queue and needs_cluster_queue(previous, view):
+        with contextlib.suppress(NotFound):
+            cluster_queue = await rt.api.get("ClusterQueue", view.cluster_queue)
+            in_namespace = tuple(await rt.api.list("Workload", job.namespace))
+    return replace(
+        observed,
+        kueue_queue=queue,
+        kueue_workload=workload,
+        kueue_preemptor=preemptor,
+        kueue_cluster_queue=cluster_queue,
+        kueue_queue_workloads=in_namespace if cluster_queue is not None else (),
+    )
+
+
+async def _preemptor(api: KubeApi, workload: dict[str, Any] | None) -> str | None:
+    """`namespace/name` of the GryviaAIJob whose batch Job (by the UID in Kueue's preemption
+    message) preempted `workload`; None when it was not preempted, or the preemptor is not a
+    Gryvia job or is gone. Lists Gryvia's batch Jobs of every namespace: only on a preemption."""
+    preemption = preemption_of(workload)
+    if preemption is None or not preemption.job_uid:
+        return None
+    for batch in await api.list("Job", None, label_selector=LABEL_JOB):
+        meta = batch.get("metadata") or {}
+        if meta.get("uid") == preemption.job_uid:
+            return f"{meta.get('namespace')}/{(meta.get('labels') or {}).get(LABEL_JOB)}"
+    return None
 
 
 async def ensure_priority_class(api: KubeApi, name: str | None) -> None:

@@ -21,6 +21,7 @@ from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.kueuejob import (
     apply_workload_view,
     kueue_batch_job,
+    kueue_job_status,
     queue_managed_placement,
 )
 from gryvia_operator.reconcile.kueuestatus import workload_view
@@ -90,6 +91,14 @@ class Observed:
     suspended with Kueue's labels and Kueue alone suspends and resumes it."""
     kueue_workload: Mapping[str, Any] | None = None
     """The Kueue Workload of the job's batch Job (None: not created yet)."""
+    kueue_cluster_queue: Mapping[str, Any] | None = None
+    """The ClusterQueue that admitted the job's Workload, read only while the job's
+    `status.kueue` lacks its borrowed GPUs (`kueuejob.needs_cluster_queue`)."""
+    kueue_queue_workloads: tuple[Mapping[str, Any], ...] = ()
+    """The Workloads of the job's namespace, read with `kueue_cluster_queue` (what it holds)."""
+    kueue_preemptor: str | None = None
+    """`namespace/name` of the GryviaAIJob whose Workload preempted this job's (None: not
+    preempted, or unknown)."""
 
 
 @dataclass(frozen=True)
@@ -327,7 +336,15 @@ def _run(
     _apply_summary(job, status, summary, now)
     if queue is not None:
         view = workload_view(observed.kueue_workload)
-        apply_workload_view(status, view, now, job.metadata.generation)
+        apply_workload_view(status, view, now, job.metadata.generation, observed.kueue_preemptor)
+        status["kueue"] = kueue_job_status(
+            status.get("kueue"),
+            queue,
+            view,
+            observed.kueue_cluster_queue,
+            job.spec.total_gpus(),
+            observed.kueue_queue_workloads,
+        )
     if problems:
         text = "; ".join(problems)
         status["message"] = text

@@ -26,6 +26,7 @@ OWNED_STATUS_KEYS = (
     "preemptions",
     "schedulerPreemptions",
     "carriedRetries",
+    "kueue",
 )
 """status keys the AIJob reconciler writes; every other key belongs to someone else."""
 

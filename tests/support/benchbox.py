@@ -43,10 +43,14 @@ class BenchBox:
 
 
 @contextmanager
-def operator_sandbox(label: str, nodes: str, namespaces: Iterable[str]) -> Iterator[BenchBox]:
+def operator_sandbox(
+    label: str, nodes: str, namespaces: Iterable[str], *, with_kueue: bool = False
+) -> Iterator[BenchBox]:
     """A sandbox `<label><pid>` of `nodes` under a temporary GRYVIA_SANDBOX_HOME, with the CRDs
-    established, `namespaces` created and the operator started. On an error the operator
-    log's tail goes to stderr; the operator is killed and the sandbox removed in every case."""
+    established, `namespaces` created and the operator started (`with_kueue`: the sandbox
+    runs Kueue, `sandbox up --kueue`, and the operator has `--enable-kueue`). On an error the
+    operator log's tail goes to stderr; the operator is killed and the sandbox removed in
+    every case."""
     from gryvia_cli.sandbox import binaries, cluster
     from gryvia_operator.api.crd import generate as crdgen
     from tests.bench_operator import start_operator
@@ -59,7 +63,7 @@ def operator_sandbox(label: str, nodes: str, namespaces: Iterable[str]) -> Itera
         proc: subprocess.Popen[bytes] | None = None
         try:
             print(f"starting sandbox {name} ({nodes}) ...", file=sys.stderr)
-            box = cluster.up(name, nodes)
+            box = cluster.up(name, nodes, with_kueue=with_kueue)
             kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
             crds = {"apiVersion": "v1", "kind": "List", "items": list(crdgen.build_crds())}
             kubectl_run(kubectl, "apply", "--server-side", "-f", "-", body=crds)
@@ -68,7 +72,8 @@ def operator_sandbox(label: str, nodes: str, namespaces: Iterable[str]) -> Itera
             )
             for ns in namespaces:
                 kubectl_run(kubectl, "create", "namespace", ns)
-            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
+            extra = ("--enable-kueue",) if with_kueue else ()
+            proc, metrics_port, _ = start_operator(box.kubeconfig, workdir, extra)
             yield BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir)
         except BaseException:
             log = workdir / "operator.log"

@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import get_job, kubectl_json, wait_phase
+from tests.support.chartaccount import install_account
 from tests.support.cli import run_gryvia
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, apply_crds
@@ -48,8 +49,12 @@ def kueue_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandl
         box = cluster.up(name, "4xH100:8,2xA100-80G:8", with_kueue=True)
         handle = SandboxHandle(name, box.kubeconfig, binaries.path_of("kubectl"), box.audit_log)
         apply_crds(handle.kubectl, handle.kubeconfig)
-        log = tmp_path_factory.mktemp("kueue-operator") / "operator.log"
-        proc = OperatorProcess(handle.kubeconfig, log, extra=("--enable-kueue",))
+        folder = tmp_path_factory.mktemp("kueue-operator")
+        # As in the main session: the operator runs as the chart's ServiceAccount.
+        account = install_account(
+            binaries.path_of("helm"), handle.kubectl, handle.kubeconfig, folder / "account.yaml"
+        )
+        proc = OperatorProcess(account, folder / "operator.log", extra=("--enable-kueue",))
         proc.start()
         handle.apply(
             _quota(TENANT, 32, {"H100": 16, "A100-80G": 8}),

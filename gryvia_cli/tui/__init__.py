@@ -54,6 +54,7 @@ def run(
         saved_namespaces=dict(settings.namespaces),
         timeout=settings.request_timeout,
     )
+    source.prefetch("jobs", source.target.namespace)  # the first view's list, while Textual loads
     app = make_app(source, readonly=readonly, config_file=console_config_path())
     signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
     exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -246,17 +245,19 @@ def _indent_json(raw: bytes) -> bytes | None:
     the same bytes as `render_data` prints; None where the two could differ: non-ASCII text
     (json escapes it as \\uXXXX), integers of 19 digits or more (orjson reads them as floats)
     and tiny floats (json writes 1e-05, orjson 0.00001)."""
-    if not raw.isascii() or _ORJSON_DIFFERS.search(raw):
+    if not raw.isascii():
         return None
     import orjson
+
+    from gryvia_cli.core.jsonscan import orjson_may_differ
+
+    if orjson_may_differ(raw):
+        return None
 
     try:
         return bytes(orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2))
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return None
-
-
-_ORJSON_DIFFERS = re.compile(rb"\d{19}|[eE]-|0\.0000")
 
 
 def render_names(names: Sequence[str]) -> None:

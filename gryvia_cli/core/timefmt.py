@@ -11,6 +11,8 @@ CLOCK_SKEW = "clock skew"
 def parse_time(value: object) -> datetime | None:
     """Parse an RFC 3339 timestamp (`2024-05-01T10:00:00Z`, fractions allowed) to an aware
     datetime; None for None, "" or anything unparsable."""
+    if value is None:
+        return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str) or not value:

@@ -11,7 +11,6 @@ Every method returns API objects as dicts and raises GryviaError subclasses (see
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -402,14 +401,13 @@ def _loads(data: bytes) -> Any:
     """Parse a reply: orjson (a quarter faster than json on 1000 jobs), json when there may be
     an integer of 19 digits or more (orjson reads those as floats). Raises ValueError for text
     that is not JSON."""
-    if _LONG_NUMBER.search(data):
+    from gryvia_cli.core.jsonscan import has_long_integer
+
+    if has_long_integer(data):
         return json.loads(data)
     import orjson
 
     return orjson.loads(data)
-
-
-_LONG_NUMBER = re.compile(rb"\d{19}")
 
 
 class _NeverRaised(Exception):

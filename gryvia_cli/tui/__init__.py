@@ -29,6 +29,9 @@ def run(
     Raises GryviaError (KubeconfigError, ...) before the screen opens when the kubeconfig
     cannot be loaded; later API problems are shown inside the console.
 
+    The Jobs view's list is requested before Textual and the views are imported
+    (`KubeSource.prefetch`), so the round trips overlap the start-up.
+
     When the console closes, the process ends at once (`os._exit` with the app's return
     code, after flushing stdout and stderr): worker threads may still wait on a stalled
     network, and neither they nor the interpreter's teardown of a large heap may delay `q`.
@@ -41,9 +44,7 @@ def run(
     from pathlib import Path
 
     from gryvia_cli.settings import load_settings
-    from gryvia_cli.tui.driver import HANGUP_EXIT_CODE, exit_on_hangup
-    from gryvia_cli.tui.kubesource import KubeSource
-    from gryvia_cli.tui.userconfig import console_config_path
+    from gryvia_cli.tui.kubesource import KubeSource  # light: no Textual, store or pydantic
 
     settings = load_settings()
     source = KubeSource.open(
@@ -54,6 +55,11 @@ def run(
         saved_namespaces=dict(settings.namespaces),
         timeout=settings.request_timeout,
     )
+    # the first view's list goes out now and arrives while Textual and the views load
+    source.prefetch("jobs", source.target.namespace)
+    from gryvia_cli.tui.driver import HANGUP_EXIT_CODE, exit_on_hangup
+    from gryvia_cli.tui.userconfig import console_config_path
+
     app = make_app(source, readonly=readonly, config_file=console_config_path())
     signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
     exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)

@@ -20,6 +20,7 @@ from gryvia_cli.tui.commands import GryviaCommands
 from gryvia_cli.tui.describeref import describe_ref
 from gryvia_cli.tui.driver import quick_driver
 from gryvia_cli.tui.feed import OPTIONAL, Feed
+from gryvia_cli.tui.kindnames import Kind
 from gryvia_cli.tui.messages import (
     ClusterChanged,
     HealthChanged,
@@ -38,7 +39,7 @@ from gryvia_cli.tui.screens.queue import QueueScreen
 from gryvia_cli.tui.screens.registry import open_object, registry_modes
 from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Runner, Stoppable, Target
-from gryvia_cli.tui.store import Change, ClusterStore, Kind
+from gryvia_cli.tui.store import Change, ClusterStore
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
 from gryvia_cli.tui.usercommands import TABLE_COLUMNS, UserCommands

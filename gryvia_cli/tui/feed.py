@@ -18,8 +18,9 @@ from typing import Any
 
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
+from gryvia_cli.tui.kindnames import KINDS, Kind
 from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks, Watcher
-from gryvia_cli.tui.store import KINDS, Kind, Update, event_update, list_update
+from gryvia_cli.tui.store import Update, event_update, list_update
 
 NAMESPACED: frozenset[Kind] = frozenset({"jobs", "usage"})
 """Kinds watched in the target namespace; the rest are cluster-wide."""

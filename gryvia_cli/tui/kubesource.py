@@ -8,6 +8,7 @@ transport the CLI uses; the rest of the console sees only the `ClusterSource` pr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ from gryvia_cli.tui.source import (
 )
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.savedlogs import SavedLog
+
+Listed = tuple[list[dict[str, Any]], str]
+"""A whole list: (items, resourceVersion)."""
 
 _RESOURCES: dict[ObjectKind, r.Resource] = {
     "jobs": r.AIJOB,
@@ -72,6 +76,7 @@ class KubeSource:
         self.timeout = timeout
         self.saved_namespaces = dict(saved_namespaces or {})
         self._target = Target(access.context.name, namespace, access.server)
+        self._prefetched: dict[tuple[WatchKind, str | None], Future[Listed]] = {}
 
     @classmethod
     def open(
@@ -141,6 +146,16 @@ class KubeSource:
             saved_namespaces=self.saved_namespaces,
         )
 
+    def prefetch(self, kind: WatchKind, namespace: str | None) -> None:
+        """Start listing `kind` in `namespace` (None: all) now, on a daemon thread
+        (`kube.paging.prefetch_list`): `gryvia tui` calls it before loading Textual, so the
+        first view's list is on the network while the UI starts. The first watcher of that
+        kind and namespace without selectors takes the result instead of listing again."""
+        from gryvia_cli.kube.paging import prefetch_list
+
+        future = prefetch_list(self.access, _RESOURCES[kind], namespace)
+        self._prefetched[(kind, namespace)] = future
+
     def namespaces(self) -> list[str]:
         """Namespace names, sorted."""
         items = self.access.items(r.NAMESPACE)
@@ -155,7 +170,11 @@ class KubeSource:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> Watcher:
-        """A ListWatcher of `kind` over this source's access."""
+        """A ListWatcher of `kind` over this source's access (its first list is the one
+        `prefetch` started, if any, for the same kind and namespace without selectors)."""
+        prelisted = None
+        if label_selector is None and field_selector is None:
+            prelisted = self._prefetched.pop((kind, namespace), None)
         return ListWatcher(
             self.access,
             _RESOURCES[kind],
@@ -165,6 +184,7 @@ class KubeSource:
             on_state=callbacks.on_state,
             label_selector=label_selector,
             field_selector=field_selector,
+            prelisted=prelisted,
         )
 
     def prober(self, on_health: Callable[[Health], None]) -> Runner:

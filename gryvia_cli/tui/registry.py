@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.describe import Section
 from gryvia_cli.tui.bindings import list_sort_keys
+from gryvia_cli.tui.kindnames import Kind
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
-from gryvia_cli.tui.store import ClusterStore, Kind
+from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 
 if TYPE_CHECKING:

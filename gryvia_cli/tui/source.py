@@ -14,11 +14,11 @@ from typing import Any, Literal, Protocol
 
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
-from gryvia_cli.tui.store import Kind
+from gryvia_cli.tui.kindnames import Kind
 from gryvia_operator.api.savedlogs import SavedLog
 
 WatchKind = Kind
-"""The kinds the console watches: the store's kinds (`store.Kind`), written once."""
+"""The kinds the console watches: the store's kinds (`kindnames.Kind`), written once."""
 ObjectKind = Literal[
     "jobs",
     "gpunodes",

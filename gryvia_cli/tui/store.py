@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -21,6 +21,7 @@ from gryvia_cli.core.capacity import allocated_from_jobs
 from gryvia_cli.core.jobs import JobSummary, summarize_job
 from gryvia_cli.core.nodes import GpuNode, allocated_by_node, gpu_nodes
 from gryvia_cli.core.spend import JobCost, job_cost
+from gryvia_cli.tui.kindnames import KINDS, Kind
 from gryvia_operator.api import (
     GryviaBudget,
     GryviaGpuSku,
@@ -35,19 +36,6 @@ from gryvia_operator.api.pricing import default_catalog
 
 log = logging.getLogger("gryvia.tui.store")
 
-Kind = Literal[
-    "jobs",
-    "gpunodes",
-    "nodes",
-    "pods",
-    "skus",
-    "tenants",
-    "quotas",
-    "usage",
-    "budgets",
-    "reservations",
-]
-KINDS: tuple[Kind, ...] = get_args(Kind)
 """Every kind the store holds, in the order of `Kind`."""
 _MODELS: dict[str, type[GryviaResource]] = {
     "skus": GryviaGpuSku,

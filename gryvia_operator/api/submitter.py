@@ -25,6 +25,10 @@ UNKNOWN = "-"
 
 
 def _map(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # what JSON gives (or None): skips the slower ABC check
+        return value
+    if value is None:
+        return {}
     return value if isinstance(value, Mapping) else {}
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from gryvia_cli.core.manifests import resubmit_body
 from gryvia_cli.errors import GryviaError
@@ -23,6 +23,7 @@ from gryvia_cli.tui.messages import (
 from gryvia_cli.tui.screens.dialogs import ConfirmDialog
 from gryvia_cli.tui.store import Change, ClusterStore
 from gryvia_cli.tui.widgets.filterinput import FilterInput
+from gryvia_cli.tui.widgets.footer import KeyFooter
 from gryvia_cli.tui.widgets.textfield import is_typing
 from gryvia_cli.tui.widgets.topbar import TopBar
 
@@ -87,7 +88,7 @@ class ViewScreen(Screen[None]):
             keep=False,
             placeholder=": jobs, queue, capacity, cost, nodes, submit · ctx NAME · ns NAME · quit",
         )
-        yield Footer()
+        yield KeyFooter()
 
     def compose_body(self) -> ComposeResult:
         """The view's own widgets."""

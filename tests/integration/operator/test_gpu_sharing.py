@@ -18,6 +18,8 @@ import yaml
 
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json, wait_phase
+from tests.support.chartaccount import ACCOUNT
+from tests.support.chartaccount import NAMESPACE as ACCOUNT_NS
 from tests.support.cli import run_gryvia
 from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
@@ -26,6 +28,7 @@ from tests.support.wait import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 CONFIG = "gryvia-device-plugin-config"
+SIMULATED_PLUGIN = "gryvia-it-simulated-device-plugin"
 FLAGS = (
     "--enable-gpu-sharing",
     "--simulate-device-plugin",
@@ -40,14 +43,44 @@ def _restart(operator: OperatorProcess, *flags: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def sharing_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with GPU sharing (simulated plugin); given back after."""
+def sharing_operator(
+    sandbox: SandboxHandle, operator: OperatorProcess
+) -> Iterator[OperatorProcess]:
+    """The session's operator with GPU sharing (simulated plugin); given back after.
+
+    The simulated plugin advertises GPUs on Nodes' status, which on a real cluster the NVIDIA
+    device plugin's kubelet does: the chart does not grant it, so the test grants its account
+    `patch nodes/status` for the module (`--simulate-device-plugin` needs it at start)."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": SIMULATED_PLUGIN},
+        "rules": [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": SIMULATED_PLUGIN},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole"}
+        | {"name": SIMULATED_PLUGIN},
+        "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": ACCOUNT_NS}],
+    }
+    sandbox.apply(role, binding)
+    who = f"system:serviceaccount:{ACCOUNT_NS}:{ACCOUNT}"
+    can = ("auth", "can-i", "patch", "nodes", "--subresource=status", "--as", who)
+    wait_for(
+        lambda: sandbox.kubectl_run(*can, check=False).stdout.strip() == "yes",
+        timeout=30,
+        what="the simulated plugin's grant",
+    )
     operator.ensure_running()
     _restart(operator, *FLAGS)
     try:
         yield operator
     finally:
         _restart(operator)
+        for kind in ("clusterrolebinding", "clusterrole"):
+            sandbox.kubectl_run("delete", kind, SIMULATED_PLUGIN, "--ignore-not-found")
 
 
 @pytest.fixture

@@ -187,6 +187,16 @@ def _job(box: cluster.Sandbox, namespace: str, name: str) -> dict[str, Any]:
     return json.loads(proc.stdout) if proc.returncode == 0 else {}
 
 
+def clause_with(message: str, word: str, width: int = 80) -> str:
+    """`message` shortened to show `word`: from the clause (after ': ' or ', ') that holds it
+    when the whole would hide it past `width` characters, e.g. Kueue's long reasons."""
+    at = message.lower().find(word.lower())
+    if at < 0 or at + len(word) <= width:
+        return message
+    start = max(message.rfind(": ", 0, at), message.rfind(", ", 0, at)) + 2
+    return "..." + message[max(start, 2) :]
+
+
 def expectations(box: cluster.Sandbox, *, kueue: bool = False) -> list[Check]:
     """Return the demo's checks as they stand now (with `kueue`, Kueue's three as well).
 
@@ -198,7 +208,7 @@ def expectations(box: cluster.Sandbox, *, kueue: bool = False) -> list[Check]:
         got = status.get("phase", "-")
         msg = status.get("message", "")
         ok = got == want and contains.lower() in msg.lower()
-        observed = f"{got}: {msg}" if msg and contains else got
+        observed = f"{got}: {clause_with(msg, contains)}" if msg and contains else got
         return Check(
             f"job {ns}/{name}", want + (f" ({contains})" if contains else ""), observed[:90], ok
         )

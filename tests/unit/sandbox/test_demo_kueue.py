@@ -9,6 +9,7 @@ import pytest
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.sandbox import demokueue, kueue
+from gryvia_cli.sandbox.demo import clause_with
 from gryvia_cli.sandbox.sandboxes import Sandbox
 
 
@@ -103,3 +104,17 @@ def test_rows_show_workloads_and_gpus_used_over_nominal_per_flavor() -> None:
         ["gryvia-new", "-", "0", "0", "-"],
         ["gryvia-vision", "gryvia", "1", "1", "gryvia-a100-80g 8/8, gryvia-l40 0/8"],
     ]
+
+
+def test_a_long_message_shows_the_clause_with_the_checked_word() -> None:
+    kueue_reason = (
+        "Queued by Kueue: couldn't assign flavors to pod set main: flavor gryvia-default "
+        "doesn't match node affinity, insufficient unused quota for nvidia.com/gpu in flavor "
+        "gryvia-a100-80g, 8 more needed"
+    )
+    assert clause_with(kueue_reason, "quota") == (
+        "...insufficient unused quota for nvidia.com/gpu in flavor gryvia-a100-80g, 8 more needed"
+    )
+    short = "waiting for quota: team vision uses 8 of 8 GPUs, this job needs 8"
+    assert clause_with(short, "quota") == short
+    assert clause_with(kueue_reason, "absent") == kueue_reason

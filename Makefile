@@ -56,10 +56,10 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench
 
-demo: install k8s-bin ## The demo: sandbox, chart, operator, tenants and jobs, then the console
+demo: install k8s-bin kueue-bin ## The demo: sandbox, chart, operator, tenants and jobs (Kueue admits them as root), then the console
 	$(BIN)/gryvia demo up
 
-demo-check: install k8s-bin ## The demo without the console: set up, print and check every state
+demo-check: install k8s-bin kueue-bin ## The demo without the console: set up, print and check every state
 	$(BIN)/gryvia demo check
 
 demo-down: install ## Stop the demo and everything it started

@@ -25,13 +25,28 @@ NameOpt = Annotated[
 ]
 
 
-def _bring_up(name: str) -> Sandbox:
+KueueOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--kueue/--no-kueue",
+        help="Run the demo with Kueue admitting the tenants' jobs (default: on when Kueue is "
+        "built and you are root; a running demo keeps its mode).",
+        show_default=False,
+    ),
+]
+
+
+def _bring_up(name: str, kueue: bool | None) -> tuple[Sandbox, bool]:
     from gryvia_cli.cli.binaries import ensure_binaries
-    from gryvia_cli.sandbox import cluster, demo
+    from gryvia_cli.sandbox import cluster, demo, demokueue
 
     cluster.check_name(name)  # before any build or start
+    with_kueue = demokueue.choose(kueue, cluster.Sandbox(name), info)
     ensure_binaries(yes=True)
-    return demo.up(progress=lambda m: info(f"• {m}"), name=name)
+    if with_kueue:
+        info("• Kueue on: it admits the tenants' jobs (ClusterQueues gryvia-<tenant>)")
+    box = demo.up(progress=lambda m: info(f"• {m}"), name=name, kueue=with_kueue)
+    return box, with_kueue
 
 
 def _say_how_to_reach(box: Sandbox, merged_into: Path | None) -> None:
@@ -61,12 +76,14 @@ def up(
     switch: Annotated[
         bool, typer.Option("--switch/--no-switch", help="Make gryvia-NAME the current context.")
     ] = True,
+    kueue: KueueOpt = None,
 ) -> None:
     """Start (or reuse) the demo sandbox, install Gryvia, seed it, and open the console.
 
     Builds the Kubernetes binaries first if they are missing. Seeds a GPU price catalog, two
     tenants with quotas and budgets, and jobs that are running, queued over quota, pending
-    for an absent GPU type, succeeded, failed, and imported from a Slurm script.
+    for an absent GPU type, succeeded, failed, and imported from a Slurm script. With Kueue
+    (the default when it is built and you are root) Kueue admits the tenants' jobs.
 
     Adds the context gryvia-NAME to your kubeconfig and makes it current (as `gryvia
     sandbox up` does), so `gryvia queue -A` works in another shell; also prints the exact
@@ -76,10 +93,11 @@ def up(
       gryvia demo up
       gryvia demo up --no-tui --name demo2
       gryvia demo up --no-merge
+      gryvia demo up --no-kueue
     """
     from gryvia_cli.sandbox import kubeconfig as kc
 
-    box = _bring_up(name)
+    box, _ = _bring_up(name, kueue)
     target = None
     if merge:
         target = kubeconfig or kc.default_target()
@@ -111,25 +129,34 @@ def check(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for every state.")
     ] = 240.0,
+    kueue: KueueOpt = None,
 ) -> None:
     """Bring the demo up without the console, print what it set up, and check each state.
 
     Exits 1 when a state is not reached within --timeout seconds (for CI). Leaves your
-    kubeconfig alone and prints the `export KUBECONFIG=...` line that reaches the demo.
+    kubeconfig alone and prints the `export KUBECONFIG=...` line that reaches the demo. With
+    Kueue it also checks Kueue's queues and prints the ClusterQueues' state.
 
     Examples:
       gryvia demo check
+      gryvia demo check --no-kueue
     """
-    from gryvia_cli.sandbox import demo
+    from gryvia_cli.sandbox import demo, demokueue
 
-    box = _bring_up(name)
+    box, with_kueue = _bring_up(name, kueue)
     _say_how_to_reach(box, None)
     info("• waiting for every demo state")
-    checks = demo.wait_for_checks(box, timeout)
+    checks = demo.wait_for_checks(box, timeout, kueue=with_kueue)
     render_table(
         ["check", "expected", "observed", "ok"],
         [[c.what, c.expected, c.observed, "yes" if c.ok else "NO"] for c in checks],
     )
+    if with_kueue:
+        typer.echo("")
+        render_table(
+            ["clusterqueue", "cohort", "admitted", "pending", "gpus (flavor used/nominal)"],
+            demokueue.queue_rows(box),
+        )
     failed = [c for c in checks if not c.ok]
     if failed:
         raise GryviaError(

@@ -5,7 +5,8 @@ kubeconfig (as `gryvia sandbox up` does) and opens the console; `gryvia demo che
 same without the console or the kubeconfig change, prints what it set up and checks each
 state, for CI. Both print how another shell reaches the demo (`reach_lines`). The operator
 runs as a local process of the sandbox (its pid and log sit beside kwokctl's), so
-`gryvia sandbox down` stops it with everything else.
+`gryvia sandbox down` stops it with everything else. With Kueue (`demokueue`) the sandbox also
+runs Kueue and the operator has `--enable-kueue`: the tenants' jobs are admitted by Kueue.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import yaml
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.sandbox import binaries, cluster
+from gryvia_cli.sandbox import binaries, cluster, demokueue
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
 from gryvia_operator.api.attribution import tenant_namespace
@@ -87,8 +88,9 @@ def install_chart(box: cluster.Sandbox, chart: Path) -> None:
         raise GryviaError(f"helm install failed: {proc.stderr.strip()}")
 
 
-def start_operator(box: cluster.Sandbox, timeout: float = 60.0) -> int:
-    """Start the operator with a self-registered webhook unless it runs; return its pid."""
+def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool = False) -> int:
+    """Start the operator with a self-registered webhook (and `--enable-kueue` with `kueue`)
+    unless it runs; return its pid. Raises GryviaError when it exits or is not ready."""
     pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
     pids = box.pids()
     if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
@@ -113,6 +115,7 @@ def start_operator(box: cluster.Sandbox, timeout: float = 60.0) -> int:
             "127.0.0.1",
             "--log-format",
             "text",
+            *(["--enable-kueue"] if kueue else []),
         ],
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -141,8 +144,9 @@ def _documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def seed(box: cluster.Sandbox, progress: Progress) -> None:
-    """Apply the catalog, tenants, quotas and jobs, then import the sbatch script."""
+def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> None:
+    """Apply the catalog, tenants, quotas and jobs, then import the sbatch script. With
+    `kueue`, the jobs wait for the tenants' Kueue queues (raises GryviaError after 90 s)."""
     folder = examples_dir()
     namespaces = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in NAMESPACES
@@ -155,6 +159,9 @@ def seed(box: cluster.Sandbox, progress: Progress) -> None:
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": namespaces}),
     )
     for name in ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml"):
+        if name == "20-jobs.yaml" and kueue:
+            progress("waiting for the tenants' Kueue queues")
+            demokueue.wait_for_queues(box)
         docs = _documents(folder / name)
         progress(f"applying {name} ({len(docs)} objects)")
         for doc in docs:  # one by one: jobs are admitted in this order
@@ -180,15 +187,28 @@ def _job(box: cluster.Sandbox, namespace: str, name: str) -> dict[str, Any]:
     return json.loads(proc.stdout) if proc.returncode == 0 else {}
 
 
-def expectations(box: cluster.Sandbox) -> list[Check]:
-    """Return the demo's checks as they stand now."""
+def clause_with(message: str, word: str, width: int = 80) -> str:
+    """`message` shortened to show `word`: from the clause (after ': ' or ', ') that holds it
+    when the whole would hide it past `width` characters, e.g. Kueue's long reasons."""
+    at = message.lower().find(word.lower())
+    if at < 0 or at + len(word) <= width:
+        return message
+    start = max(message.rfind(": ", 0, at), message.rfind(", ", 0, at)) + 2
+    return "..." + message[max(start, 2) :]
+
+
+def expectations(box: cluster.Sandbox, *, kueue: bool = False) -> list[Check]:
+    """Return the demo's checks as they stand now (with `kueue`, Kueue's three as well).
+
+    The job checks hold in both modes: with Kueue the over-quota job is held by Kueue (its
+    message is Kueue's, naming the quota) instead of Gryvia's own gate."""
 
     def phase(ns: str, name: str, want: str, contains: str = "") -> Check:
         status = _job(box, ns, name).get("status") or {}
         got = status.get("phase", "-")
         msg = status.get("message", "")
         ok = got == want and contains.lower() in msg.lower()
-        observed = f"{got}: {msg}" if msg and contains else got
+        observed = f"{got}: {clause_with(msg, contains)}" if msg and contains else got
         return Check(
             f"job {ns}/{name}", want + (f" ({contains})" if contains else ""), observed[:90], ok
         )
@@ -239,6 +259,8 @@ def expectations(box: cluster.Sandbox) -> list[Check]:
             "loss" in logs,
         )
     )
+    if kueue:
+        checks.extend(demokueue.checks(box, Check))
     return checks
 
 
@@ -247,30 +269,34 @@ def up(
     progress: Progress,
     name: str = DEMO_NAME,
     nodes: str = "2xH100:8,2xA100-80G:8,2xL40:4,1xcpu",
+    kueue: bool = False,
 ) -> cluster.Sandbox:
-    """Bring the demo sandbox `name` up (reusing it when it runs) and return it.
+    """Bring the demo sandbox `name` up (reusing it when it runs) and return it; with `kueue`
+    the sandbox runs Kueue and the operator `--enable-kueue` (see `demokueue.choose`).
 
     Raises GryviaError (SandboxError) when the name is invalid or a part does not start.
     """
     cluster.check_name(name)
     box = cluster.Sandbox(name)
     if not (box.workdir.exists() and all(box.alive().values())):
-        cluster.up(name, nodes, progress=progress)
+        cluster.up(name, nodes, progress=progress, with_kueue=kueue)
     root = binaries.repo_root()
     assert root is not None
     progress("installing the chart's CRDs and cluster objects (helm)")
     install_chart(box, root / "charts" / "gryvia")
     progress("starting the operator and its webhook")
-    start_operator(box)
-    seed(box, progress)
+    start_operator(box, kueue=kueue)
+    seed(box, progress, kueue=kueue)
     return box
 
 
-def wait_for_checks(box: cluster.Sandbox, timeout: float = 180.0) -> list[Check]:
+def wait_for_checks(
+    box: cluster.Sandbox, timeout: float = 180.0, *, kueue: bool = False
+) -> list[Check]:
     """Poll the checks until all pass or `timeout` seconds pass; return the last result."""
     deadline = time.monotonic() + timeout
     while True:
-        checks = expectations(box)
+        checks = expectations(box, kueue=kueue)
         if all(c.ok for c in checks) or time.monotonic() > deadline:
             return checks
         time.sleep(2)

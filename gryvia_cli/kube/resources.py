@@ -24,6 +24,7 @@ from gryvia_operator.api.resources import (
     GPUNODE,
     GPUSKU,
     INFERENCE_SERVICE,
+    MODEL_REGISTRY,
     INVOICE,
     JOB,
     JOBHOOK,
@@ -57,6 +58,7 @@ __all__ = [
     "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
     "INFERENCE_SERVICE",
+    "MODEL_REGISTRY",
     "INVOICE",
     "JOB",
     "JOBHOOK",
@@ -112,6 +114,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     AUTOTUNER: ("tuner", "tuners", "autotuner", "autotuners"),
     WORKSPACE: ("workspace", "workspaces"),
     INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
+    MODEL_REGISTRY: ("model", "models", "modelregistry", "modelregistries"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -48,8 +48,15 @@ def _write(state: Session, obj: dict[str, Any], change: StageChange) -> dict[str
     """Merge-patch the versions and history, on the resourceVersion read (a concurrent
     change fails with a conflict instead of being overwritten)."""
     meta = obj["metadata"]
-    patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": change.patch()}
+    patch = _on_version(obj, change.patch())
     return state.access().merge_patch(r.MODEL_REGISTRY, meta["name"], meta["namespace"], patch)
+
+
+def _on_version(obj: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """A merge patch of `spec` that fails with a conflict if `obj` changed since it was read
+    (its resourceVersion as a precondition)."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    return ({"metadata": {"resourceVersion": rv}} if rv else {}) | {"spec": spec}
 
 
 @app.command("register")
@@ -135,10 +142,7 @@ def register(
     versions = [
         v.model_dump(by_alias=True, exclude_none=True, mode="json") for v in reg.spec.versions
     ]
-    patch = {
-        "metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]},
-        "spec": {"versions": [*versions, entry]},
-    }
+    patch = _on_version(obj, {"versions": [*versions, entry]})
     obj = access.merge_patch(r.MODEL_REGISTRY, name, ns, patch)
     success(f"version {version} registered in model registry {ns}/{name} ({stage})")
     MODELS.print_written(state, obj, output)

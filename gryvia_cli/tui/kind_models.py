@@ -32,8 +32,10 @@ PHASE_MARKERS = {
 
 
 def model_cells(reg: GryviaModelRegistry, ctx: Ctx) -> list[Cell]:
-    """NAMESPACE, then the cells of `gryvia model list -o wide`; PHASE marked."""
-    row = [reg.namespace, *model_wide_row(reg, ctx.now)]
+    """NAMESPACE, then the cells of `gryvia model list -o wide` without SERVICE (in the
+    details; a list view has at most 10 sortable columns); PHASE marked."""
+    wide = model_wide_row(reg, ctx.now)
+    row = [reg.namespace, *wide[:7], *wide[8:]]
     return row_cells(row, {5: PHASE_MARKERS.get(str(row[5]), "")})
 
 
@@ -62,7 +64,6 @@ MODELS = register(
             Column("phase", "PHASE", 12, 0),
             Column("versions", "VERSIONS", 8, 4, justify="right"),
             Column("created", "AGE", 5, 2),
-            Column("service", "SERVICE", 16, 4),
             Column("previous", "PREVIOUS", 8, 4),
             Column("message", "MESSAGE", 24, 5),
         ),

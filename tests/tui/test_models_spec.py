@@ -48,7 +48,7 @@ def test_rows_cells_and_details() -> None:
     cells = dict(zip(keys, spec.cells(rows["ml/b"], ctx), strict=True))
     assert cells["phase"] == ("RollingOut", "info")
     assert cells["production"][0] == "2" and cells["serving"][0] == "1"
-    assert cells["previous"][0] == "1" and cells["service"][0] == "b"
+    assert cells["previous"][0] == "1" and cells["message"][0] == "rolling out"
     fresh = dict(zip(keys, spec.cells(rows["ml/a"], ctx), strict=True))
     assert fresh["phase"][0] == "-" and fresh["serving"][0] == "-"
     (section,) = spec.sections(rows["ml/b"], ctx)

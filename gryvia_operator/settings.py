@@ -117,6 +117,10 @@ class OperatorSettings(BaseSettings):
     enable_inference: bool = False
     """Run the GryviaInferenceService controller: a Deployment, Service and optional HPA and
     canary per service, status from the Deployments."""
+    # Model registries (issue 21 part 6).
+    enable_model_registry: bool = False
+    """Run the GryviaModelRegistry controller: status of each registry and, with autoServe, a
+    GryviaInferenceService kept serving its Production version."""
 
     @field_validator("job_hook_allowed_cidrs")
     @classmethod
@@ -250,6 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run the GryviaInferenceService controller (env "
         "GRYVIA_OPERATOR_ENABLE_INFERENCE); default off",
+    )
+    add(
+        "--enable-model-registry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the GryviaModelRegistry controller (env "
+        "GRYVIA_OPERATOR_ENABLE_MODEL_REGISTRY); default off",
     )
     # --- priorities and preemption (issue 18 part 3) ---
     add(

@@ -189,6 +189,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "model",
+            _C + "model",
+            "Workloads",
+            "Model registries: versions, stages, promotion and rollback.",
+        ),
+        ("models",),
+    ),
+    (
+        LazyCommand(
             "checkpoint",
             _C + "checkpoint",
             "Workloads",

@@ -30,6 +30,7 @@ from gryvia_operator.api.resources import (
     KOPF_PEERINGS,
     LEASE,
     LEDGER_ENTRY,
+    MODEL_REGISTRY,
     NAMESPACE,
     NODE,
     POD,
@@ -63,6 +64,7 @@ __all__ = [
     "KOPF_PEERINGS",
     "LEASE",
     "LEDGER_ENTRY",
+    "MODEL_REGISTRY",
     "NAMESPACE",
     "NODE",
     "NOUNS",
@@ -112,6 +114,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     AUTOTUNER: ("tuner", "tuners", "autotuner", "autotuners"),
     WORKSPACE: ("workspace", "workspaces"),
     INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
+    MODEL_REGISTRY: ("model", "models", "modelregistry", "modelregistries"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -331,6 +331,11 @@ JUMP_ALIASES = {
     "inferenceservices": "inference",
     "gryviainferenceservices": "inference",
     "gisvc": "inference",
+    "model": "models",
+    "modelregistry": "models",
+    "modelregistries": "models",
+    "gryviamodelregistries": "models",
+    "gmr": "models",
 }
 """Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
 short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""

@@ -50,6 +50,14 @@ _WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
         "gryviainferenceservices",
         "gisvc",
     ),
+    "modelregistries": (
+        "model",
+        "models",
+        "modelregistry",
+        "gryviamodelregistry",
+        "gryviamodelregistries",
+        "gmr",
+    ),
 }
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
     word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
@@ -67,6 +75,7 @@ NAMESPACED: frozenset[ObjectKind] = frozenset(
         "autotuners",
         "workspaces",
         "inferenceservices",
+        "modelregistries",
     }
 )
 """The kinds whose objects live in a namespace (the others are cluster-scoped)."""

@@ -67,6 +67,7 @@ REGISTRY_VIEWS = (
     "tuners",
     "workspaces",
     "inference",
+    "models",
 )
 """Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
 

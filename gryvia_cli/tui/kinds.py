@@ -1,9 +1,9 @@
 """The registry's specs of events (polled, newest first), pods and reservations (both
 watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
-`kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_tuners.py`. Cells
-only format; the figures come
-from gryvia_cli/core."""
+`kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_tuners.py`,
+inference services in `kind_inference.py`, model registries in `kind_models.py`. Cells only
+format; the figures come from gryvia_cli/core."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.tui.kind_budgets import BUDGETS
 from gryvia_cli.tui.kind_inference import SERVICES
+from gryvia_cli.tui.kind_models import MODELS
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
@@ -41,6 +42,7 @@ __all__ = [
     "EVENTS",
     "GPU_SHARING",
     "HOOKS",
+    "MODELS",
     "PODS",
     "PRIORITIES",
     "RESERVATIONS",
@@ -77,6 +79,7 @@ EVENT_KINDS: dict[str, ObjectKind] = {
     "GryviaAutoTuner": "autotuners",
     "GryviaWorkspace": "workspaces",
     "GryviaInferenceService": "inferenceservices",
+    "GryviaModelRegistry": "modelregistries",
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(

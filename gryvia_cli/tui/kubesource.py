@@ -56,6 +56,7 @@ _OBJECTS: dict[ObjectKind, r.Resource] = {
     "autotuners": r.AUTOTUNER,
     "workspaces": r.WORKSPACE,
     "inferenceservices": r.INFERENCE_SERVICE,
+    "modelregistries": r.MODEL_REGISTRY,
 }
 
 

@@ -51,6 +51,7 @@ SINGULAR: Mapping[ObjectKind, str] = {
     "autotuners": "tuner",
     "workspaces": "workspace",
     "inferenceservices": "inference service",
+    "modelregistries": "model registry",
 }
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 

@@ -38,6 +38,7 @@ ObjectKind = Literal[
     "autotuners",
     "workspaces",
     "inferenceservices",
+    "modelregistries",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""

@@ -16,6 +16,7 @@ from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
 from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
+from gryvia_operator.api.modelregistry import MODEL_REGISTRY_KIND
 from gryvia_operator.api.priority import PRIORITY_KIND
 from gryvia_operator.api.quota import QUOTA_KIND
 from gryvia_operator.api.reservation import RESERVATION_KIND
@@ -43,6 +44,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     AUTOTUNER_KIND,
     WORKSPACE_KIND,
     INFERENCE_SERVICE_KIND,
+    MODEL_REGISTRY_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -88,6 +88,9 @@ WORKSPACE = _gryvia("GryviaWorkspace", "gws", namespaced=True)
 WORKFLOW = _gryvia("GryviaWorkflow", "gwf", namespaced=True)
 AUTOTUNER = _gryvia("GryviaAutoTuner", "gat", namespaced=True)
 INFERENCE_SERVICE = _gryvia("GryviaInferenceService", "gisvc", namespaced=True)
+MODEL_REGISTRY = Resource(
+    "GryviaModelRegistry", GROUP, VERSION, "gryviamodelregistries", True, ("gmr",)
+)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -108,6 +111,7 @@ GRYVIA: tuple[Resource, ...] = (
     AUTOTUNER,
     WORKSPACE,
     INFERENCE_SERVICE,
+    MODEL_REGISTRY,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

@@ -156,6 +156,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             reservations=s.enable_reservations,
             workflows=s.enable_workflows,
             inference=s.enable_inference,
+            model_registry=s.enable_model_registry,
             priorities=s.enable_priorities,
             checkpoint_guards=s.enable_checkpoint_guards,
             checkpoint_poll_seconds=s.checkpoint_poll_seconds,

@@ -102,6 +102,8 @@ def _optional(s: OperatorSettings, gryvia: str) -> set[Permission]:
         p |= _grant("", ("services",), ("get", "create", "patch", "delete"))
         p |= _grant("autoscaling", ("horizontalpodautoscalers",), ("get", "create", "patch"))
         p |= _grant("autoscaling", ("horizontalpodautoscalers",), ("delete",))
+    if s.enable_model_registry:  # autoServe: the registry's own inference service
+        p |= _grant(gryvia, ("gryviainferenceservices",), ("create",))
     if s.enable_priorities:
         p |= _grant(gryvia, ("gryviapriorities",), ("create",))
         p |= _grant("scheduling.k8s.io", ("priorityclasses",), (*READ, "create", "patch", "delete"))

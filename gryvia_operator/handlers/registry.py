@@ -30,6 +30,7 @@ from gryvia_operator.handlers import (
     jobhook,
     jobhook_events,
     ledger,
+    modelregistry,
     node,
     pod,
     policy,
@@ -99,6 +100,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     services = inference.InferenceServices(rt) if rt.config.inference else None
     if services is not None:
         inference.register(registry, rt, services)
+    models = modelregistry.ModelRegistries(rt) if rt.config.model_registry else None
+    if models is not None:
+        modelregistry.register(registry, rt, models)
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
@@ -146,6 +150,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(workflows.loop(), "workflows")
         if services is not None:
             rt.spawn(services.loop(), "services")
+        if models is not None:
+            rt.spawn(models.loop(), "models")
         if guards is not None:
             rt.spawn(guards.loop(), "guards")
         if sharing is not None:

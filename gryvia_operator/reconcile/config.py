@@ -44,6 +44,8 @@ class ReconcileConfig:
     """Run the GryviaWorkflow controller (`--enable-workflows`)."""
     inference: bool = False
     """Run the GryviaInferenceService controller (`--enable-inference`)."""
+    model_registry: bool = False
+    """Run the GryviaModelRegistry controller (`--enable-model-registry`)."""
     priorities: bool = False
     """Priorities enabled: pods get the job's PriorityClass, full quotas preempt lower jobs."""
     checkpoint_guards: bool = False

@@ -14,6 +14,7 @@ ALL_FEATURES = (
     "aiOperator.jobHooks.enabled=true,aiOperator.reservations.enabled=true,"
     "aiOperator.workflows.enabled=true,aiOperator.inference.enabled=true,"
     "aiOperator.priorities.enabled=true,aiOperator.kueue.enabled=true,"
+    "aiOperator.modelRegistry.enabled=true,"
     "aiOperator.checkpointGuards.enabled=true,aiOperator.autotuners.enabled=true,"
     "gpuOperator.gpuSharing.enabled=true,billing.ledger.enabled=true"
 )

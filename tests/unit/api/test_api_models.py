@@ -155,7 +155,7 @@ def test_job_phase_defaults_to_pending() -> None:
 
 
 def test_registry_names_are_unique_and_complete() -> None:
-    assert len(ALL_KINDS) == 18
+    assert len(ALL_KINDS) == 19
     names = [n for info in ALL_KINDS for n in (info.kind, info.plural, *info.short_names)]
     assert len(names) == len(set(names))
     for info in ALL_KINDS:
@@ -164,6 +164,7 @@ def test_registry_names_are_unique_and_complete() -> None:
             plural.replace("entrys", "entries")
             .replace("tys", "ties")
             .replace("policys", "policies")
+            .replace("registrys", "registries")
         )
         assert info.categories == ("gryvia",)
         assert info.crd_name == f"{info.plural}.gryvia.io"
@@ -188,6 +189,7 @@ def test_scopes_follow_the_reference() -> None:
         "GryviaAutoTuner",
         "GryviaWorkspace",
         "GryviaInferenceService",
+        "GryviaModelRegistry",
     }
 
 

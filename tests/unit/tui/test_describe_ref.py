@@ -25,6 +25,7 @@ KINDS = {
     "autotuners": r.AUTOTUNER,
     "workspaces": r.WORKSPACE,
     "inferenceservices": r.INFERENCE_SERVICE,
+    "modelregistries": r.MODEL_REGISTRY,
 }
 
 

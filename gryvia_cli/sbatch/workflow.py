@@ -32,14 +32,14 @@ from gryvia_cli.sbatch.model import (
 from gryvia_cli.sbatch.parser import parse_script
 from gryvia_cli.sbatch.values import kubernetes_name
 from gryvia_operator.api import API_VERSION
-from gryvia_operator.api.names import LABEL_IMPORTED_FROM, service_name
-from gryvia_operator.api.workflow import LABEL_WORKFLOW
+from gryvia_operator.api.names import LABEL_IMPORTED_FROM, service_name, statefulset_name
+from gryvia_operator.api.workflow import LABEL_WORKFLOW, step_job_name
 
 CONDITIONS = ("afterok", "afterany", "afternotok")
 STEP_NAME_LENGTH = 24
 """Step names are cut to this, so that a default workflow name keeps room (63 characters
 for `<workflow>-<run>-<step>-training`, runs up to 9999)."""
-NAME_ROOM = 63 - len("-training") - len("-9999-")
+NAME_ROOM = 63 - len(statefulset_name(step_job_name("", 9999, "")))
 STEP_HOST_NAME = "$(workflow.name)-$(workflow.run)-$(workflow.step)"
 """A step job's name as workflow placeholders: its pods' host names depend on the run."""
 NODELIST_VARIABLES = ("SLURM_JOB_NODELIST", "SLURM_NODELIST")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt, names_of
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt, names_of
 from gryvia_cli.cli.session import session
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     OutputFormat,
@@ -22,6 +24,9 @@ from gryvia_cli.output import (
 from gryvia_cli.sbatch.convert import convert_file
 from gryvia_cli.sbatch.model import ImportSettings
 from gryvia_cli.sbatch.report import render_text, summarize
+
+if TYPE_CHECKING:
+    from gryvia_cli.sbatch.workflow import WorkflowImport
 
 app = typer.Typer(
     help="Import Slurm batch scripts as GryviaAIJobs (no cluster needed).",
@@ -45,20 +50,22 @@ TOP_LISTS = (
 @app.command()
 def convert(
     ctx: typer.Context,
-    script: Annotated[
-        Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The batch script.")
-    ],
-    image: Annotated[
-        str | None,
-        typer.Option("--image", help="Container image (wins over #SBATCH --container-image)."),
-    ] = None,
+    scripts: ScriptsArg,
+    image: ImageOpt = None,
     output: OutputOpt = None,
     namespace: Annotated[
         str | None, typer.Option("--namespace", help="Set metadata.namespace on the jobs.")
     ] = None,
     node_gpus: NodeGpusOpt = None,
+    name: WorkflowNameOpt = None,
 ) -> None:
     """Print the GryviaAIJobs for SCRIPT and a migration report (exit 1, no jobs, on errors).
+
+    Several scripts become one GryviaWorkflow, a step per script: `#SBATCH
+    --dependency=afterok:NAME` (afterany, afternotok) names another script by its
+    --job-name or file name (with or without extension), since Slurm job ids are only known
+    at submit time; -o yaml prints the runtime ConfigMaps and the workflow, json {runtimes,
+    workflow, reports}, table a line per step (docs/workflows.md).
 
     The report goes to stderr. -o yaml (the default) prints the runtime ConfigMap (the batch
     script and the in-pod runtime, once per job or array) and the jobs as a YAML stream; json
@@ -73,6 +80,17 @@ def convert(
 
     fmt = session(ctx).fmt(output, default=OutputFormat.yaml)
     settings = import_settings(ctx, node_gpus)
+    if len(scripts) > 1:
+        from gryvia_cli.views.sbatchworkflow import print_workflow_import
+
+        imported = convert_workflow_files(scripts, name, image, namespace, settings)
+        print_workflow_import(imported, fmt)
+        if not imported.ok:
+            raise typer.Exit(1)
+        return
+    if name is not None:
+        raise UsageError("--name names the workflow of several scripts; pass two or more")
+    script = scripts[0]
     conversion = convert_file(script, image=image, namespace=namespace, settings=settings)
     jobs = [dict(job) for job in conversion.jobs]
     if fmt is OutputFormat.json:
@@ -89,6 +107,85 @@ def convert(
         info(line)
     if not conversion.ok:
         raise typer.Exit(1)
+
+
+ScriptsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        exists=True,
+        dir_okay=False,
+        readable=True,
+        metavar="SCRIPT...",
+        help="The batch script; several become one workflow.",
+    ),
+]
+ImageOpt = Annotated[
+    str | None,
+    typer.Option("--image", help="Container image (wins over #SBATCH --container-image)."),
+]
+WorkflowNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="Workflow name, with several scripts [default: the first script's file name].",
+    ),
+]
+
+
+def convert_workflow_files(
+    scripts: list[Path],
+    name: str | None,
+    image: str | None,
+    namespace: str | None,
+    settings: ImportSettings,
+    submission_id: str | None = None,
+) -> WorkflowImport:
+    """`convert_workflow` on the scripts' bytes."""
+    from gryvia_cli.sbatch.workflow import convert_workflow
+
+    return convert_workflow(
+        [(path.read_bytes(), str(path)) for path in scripts],
+        name=name, image=image, namespace=namespace, settings=settings,
+        submission_id=submission_id,
+    )  # fmt: skip
+
+
+@app.command()
+def submit(
+    ctx: typer.Context,
+    scripts: ScriptsArg,
+    image: ImageOpt = None,
+    name: WorkflowNameOpt = None,
+    namespace: NamespaceOpt = None,
+    output: OutputOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check and print; create nothing.")
+    ] = False,
+) -> None:
+    """Submit several batch scripts as one GryviaWorkflow (their --dependency between them).
+
+    As `gryvia sbatch convert SCRIPT...`, then creates the runtime ConfigMaps and the
+    workflow (owner of the ConfigMaps); its first run starts at once. Nothing is created
+    when a script does not import. Needs the operator flag --enable-workflows. One script
+    alone: `gryvia submit --sbatch SCRIPT`.
+
+    Examples:
+      gryvia sbatch submit prep.sh train.sh eval.sh --image python:3.12
+      gryvia sbatch submit a.sh b.sh --name pipeline -n ml --dry-run
+    """
+    from gryvia_cli.views.sbatchworkflow import submit_workflow_import
+
+    if len(scripts) < 2:
+        raise UsageError(
+            "sbatch submit takes two or more scripts (a workflow); submit one script with "
+            "`gryvia submit --sbatch SCRIPT`"
+        )
+    state = session(ctx)
+    settings = ImportSettings(max_array_size=state.settings().sbatch_max_array_size)
+    target = state.resolve_namespace(namespace)
+    submission = secrets.token_hex(4)
+    imported = convert_workflow_files(scripts, name, image, target, settings, submission)
+    submit_workflow_import(state, imported, output, dry_run=dry_run)
 
 
 def is_batch_script(path: Path) -> bool:

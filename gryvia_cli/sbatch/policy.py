@@ -73,8 +73,8 @@ ADVICE: Final[dict[str, str]] = {
     "cpu-freq": "CPU frequency control is not supported",
     "deadline": "deadlines are not supported; the time limit (spec.timeout) still applies",
     "delay-boot": "node reboots are not supported",
-    "dependency": "dependencies are not supported, so this job starts at once; submit it when "
-    "the other job has ended (`gryvia submit --wait` waits for a job to end)",
+    "dependency": "a single script's dependency is not kept, so this job starts at once; "
+    "import the scripts together (`gryvia sbatch submit a.sh b.sh`) to run them as a workflow",
     "distribution": _BINDING,
     "exclude": _NODES,
     "export-file": "the submitting environment is not available; use --export=NAME=value",

@@ -84,7 +84,7 @@ def _slim_pod(pod: dict[str, Any]) -> dict[str, Any]:
             "containers": res(spec.get("containers")),
             "initContainers": res(spec.get("initContainers")),
         },
-        "status": {"phase": (pod.get("status") or {}).get("phase")},
+        "status": {k: (pod.get("status") or {}).get(k) for k in ("phase", "startTime")},
     }
 
 

@@ -13,7 +13,7 @@ from gryvia_cli.tui.bindings import resolve_jump
 from gryvia_cli.tui.drill import COST_JOB_COLUMNS, POD_COLUMNS
 from gryvia_cli.tui.registry import REGISTRY
 from gryvia_cli.tui.rows import JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS
-from gryvia_cli.tui.screens.cost import TENANT_COLUMNS, TOP_COLUMNS
+from gryvia_cli.tui.screens.cost import TENANT_COLUMNS, TOP_COLUMNS, WORKLOAD_COLUMNS
 from gryvia_cli.tui.screens.tables import TableView
 from gryvia_cli.tui.userconfig import FILTER_VIEWS
 
@@ -28,6 +28,7 @@ TABLE_COLUMNS = {
         "nodes": NODE_COLUMNS,
         "cost-tenants": TENANT_COLUMNS,
         "cost-top": TOP_COLUMNS,
+        "cost-workloads": WORKLOAD_COLUMNS,
         "pods": POD_COLUMNS,
         "costjobs": COST_JOB_COLUMNS,
         **{spec.table_name: spec.columns for spec in REGISTRY.values()},

@@ -48,6 +48,7 @@ MAX_REPORTS = 50
 DEFAULT_GRID_POINTS = 3
 
 _METRIC_NAME = r"^[A-Za-z0-9_.:/-]+$"
+_FILE = r"^[^\x00\n\r]+$"
 _PARAM_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"
 PLACEHOLDER = re.compile(r"\$\((parameters|trial|tuner)\.([A-Za-z0-9_-]+)\)")
 """`$(parameters.NAME)`, `$(trial.index)`, `$(trial.name)`, `$(tuner.name)`; other `$(...)`
@@ -96,6 +97,17 @@ class Objective(GryviaModel):
     """Metric name in the trial's `GRYVIA_METRIC <name>=<value>` lines."""
     goal: Goal = "maximize"
     """maximize or minimize."""
+    file: Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=_FILE)] | None = (
+        None
+    )
+    """A file the trial writes its `GRYVIA_METRIC` lines to (one line per report), instead
+    of printing them: a path in the trainer container (relative: to its working directory),
+    usually on the job's volume (spec.storage). The trial's command runs under a small sh
+    wrapper that copies the file's lines to the pod log as they are written and once more
+    when the command ends; the operator reads them there. Needs jobTemplate.command and
+    `/bin/sh` and `tail` in the image; the trial gets env GRYVIA_METRICS_FILE.
+    `$(trial.index)`, `$(trial.name)` and `$(tuner.name)` are replaced, so that trials
+    sharing a volume write different files."""
 
 
 class EarlyStopping(GryviaModel):
@@ -235,7 +247,8 @@ AUTOTUNER_KIND = KindInfo(
     ),
     omitted=(
         "ashaConfig, earlyStoppingRounds: replaced by spec.earlyStopping (median or asha)",
-        "metrics read from a file on the job's volume: trials report on stdout only",
+        "metrics files read by the operator itself: objective.file is copied to the log by "
+        "a wrapper around the trial's command",
     ),
 )
 GryviaAutoTuner.kind_info = AUTOTUNER_KIND
@@ -300,6 +313,17 @@ def spec_problems(spec: GryviaAutoTunerSpec) -> list[str]:
         out.append(
             f"spec.jobTemplate: unknown placeholder $({ref}); use $(parameters.NAME) of a "
             "parameter, $(trial.index), $(trial.name) or $(tuner.name)"
+        )
+    for ref in sorted(placeholders(spec.objective.file or "") - allowed):
+        out.append(
+            f"spec.objective.file: unknown placeholder $({ref}); use $(trial.index), "
+            "$(trial.name), $(tuner.name) or $(parameters.NAME) of a parameter"
+        )
+    if spec.objective.file and not (spec.job_template or {}).get("command"):
+        out.append(
+            "spec.objective.file: the trial's command runs under a wrapper that copies the "
+            "file to the log, so spec.jobTemplate.command must be set (the image's entrypoint "
+            "cannot be wrapped); set the command, or print the lines and drop file"
         )
     values = {f"parameters.{n}": "1" for n in names}
     values |= {"trial.index": "0", "trial.name": "t-t0", "tuner.name": "t"}

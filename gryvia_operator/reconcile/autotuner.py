@@ -180,12 +180,39 @@ class TunerPlan:
     status: dict[str, Any] = field(default_factory=dict)
 
 
+METRICS_FILE_ENV = "GRYVIA_METRICS_FILE"
+"""Env of a trial whose objective is read from a file: the file's path."""
+METRICS_FILE_WRAPPER = """# gryvia: copy the trial's metrics file to the log (docs/tuning.md)
+f="$1"; shift
+tail -n +1 -F "$f" 2>/dev/null & t=$!
+"$@" & p=$!
+trap 'kill -TERM "$p" 2>/dev/null' TERM INT
+while :; do rc=0; wait "$p" || rc=$?; kill -0 "$p" 2>/dev/null || break; done
+kill "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+cat "$f" 2>/dev/null
+exit "$rc"
+"""
+"""sh program run as `sh -c WRAPPER gryvia-metrics FILE COMMAND...`: follows FILE to stdout
+while COMMAND runs, forwards SIGTERM/SIGINT to it, prints FILE whole once more when it ends
+(the last lines the follower may not have copied yet; repeats are harmless: the last line
+of a step wins) and exits with COMMAND's status."""
+
+
+def metrics_file_command(path: str, command: Any) -> list[str]:
+    """The trial's command wrapped so that the `GRYVIA_METRIC` lines written to `path` reach
+    the pod log (METRICS_FILE_WRAPPER). `command` is the template's (a list of strings; the
+    container's args still follow it)."""
+    return ["/bin/sh", "-c", METRICS_FILE_WRAPPER, "gryvia-metrics", path, *list(command or [])]
+
+
 def build_trial_job(
     tuner: GryviaAutoTuner, index: int, params: Mapping[str, str]
 ) -> dict[str, Any]:
     """Trial `index`'s GryviaAIJob: the template with placeholders substituted, env
     GRYVIA_PARAM_<NAME>, GRYVIA_TRIAL_INDEX and GRYVIA_TUNER appended, labelled with the
-    tuner and the index, owned (controller) by the tuner."""
+    tuner and the index, owned (controller) by the tuner. With `objective.file` the command
+    is wrapped (`metrics_file_command`) and env GRYVIA_METRICS_FILE set."""
     meta = tuner.metadata
     name = trial_name(meta.name or "", index)
     values = {f"parameters.{k}": v for k, v in params.items()}
@@ -197,6 +224,10 @@ def build_trial_job(
         {"name": "GRYVIA_TRIAL_INDEX", "value": str(index)},
         {"name": "GRYVIA_TUNER", "value": meta.name or ""},
     ]
+    if tuner.spec.objective.file:
+        path = str(substitute(tuner.spec.objective.file, values))
+        env.append({"name": METRICS_FILE_ENV, "value": path})
+        spec["command"] = metrics_file_command(path, spec.get("command"))
     spec["env"] = env
     owner = {
         "apiVersion": API_VERSION,

@@ -1,13 +1,15 @@
 """The Cost view: spend per tenant this month against budget, projection, the GryviaBudgets
-(state, thresholds, forecast line), daily spend as a sparkline, and the top jobs by cost (from
-GryviaUsageRecords via core.billing)."""
+(state, thresholds, forecast line), daily spend as a sparkline, the top jobs by cost (from
+GryviaUsageRecords via core.billing), and the cost of each workspace (metered) and inference
+service (estimated; `core.workloadcost`), the services polled while the view is shown."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.widgets import Sparkline, Static
 
 from gryvia_cli.core.budgets import (
@@ -23,6 +25,15 @@ from gryvia_cli.core.budgets import (
 from gryvia_cli.core.cost import TeamCost, TeamScope, team_costs, team_scopes
 from gryvia_cli.core.quota import percent_marker
 from gryvia_cli.core.spend import JobSpend, daily_spend, top_jobs
+from gryvia_cli.core.workloadcost import (
+    WorkloadCost,
+    basis_text,
+    service_costs,
+    workload_costs,
+    workspace_costs,
+    workspace_of,
+)
+from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import COST, bindings
 from gryvia_cli.tui.rows import money
 from gryvia_cli.tui.screens.drill import CostJobsScreen
@@ -31,9 +42,22 @@ from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.rowtable import Cell, Column, RowTable
 from gryvia_operator.api import GryviaBudget, GryviaQuota, GryviaTenant, GryviaUsageRecord
+from gryvia_operator.api.inference import GryviaInferenceService
+from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import elapsed_fraction
 
-RELEVANT = frozenset({"usage", "quotas", "tenants", "budgets"})
+RELEVANT = frozenset({"usage", "quotas", "tenants", "budgets", "pods", "gpunodes", "skus"})
+SERVICES_POLL_SECONDS = 10.0
+"""How often the view reads the inference services while it is shown."""
+WORKLOAD_COLUMNS = (
+    Column("name", "WORKSPACE / SERVICE", 18, 0, flex=True),
+    Column("kind", "KIND", 9, 2),
+    Column("namespace", "NAMESPACE", 14, 4),
+    Column("gpu", "GPU", 9, 3),
+    Column("hours", "GPU-H", 9, 1, "right"),
+    Column("cost", "COST", 11, 0, "right"),
+    Column("basis", "BASIS", 28, 5),
+)
 BUDGET_COLUMNS = (
     Column("budget", "BUDGET", 16, 0),
     Column("scope", "SCOPE", 24, 5),
@@ -100,6 +124,27 @@ def budget_sort_value(column: str, budget: GryviaBudget) -> Any:
     }.get(column, budget.name)
 
 
+def workload_sort_value(column: str, item: WorkloadCost) -> Any:
+    """Sort value of a workspace or service row for `column` (WORKLOAD_COLUMNS keys)."""
+    return {
+        "kind": item.kind,
+        "namespace": item.namespace,
+        "gpu": item.gpu_type,
+        "hours": item.gpu_hours,
+        "cost": item.cost,
+        "basis": basis_text(item),
+    }.get(column, item.name)
+
+
+class ServicesPolled(Message):
+    """The inference services were read (or could not be: `error`)."""
+
+    def __init__(self, rows: list[dict[str, Any]], error: str = "") -> None:
+        super().__init__()
+        self.rows = rows
+        self.error = error
+
+
 def top_sort_value(column: str, spend: JobSpend) -> Any:
     """Sort value of a top-jobs row for `column` (TOP_COLUMNS keys)."""
     return {
@@ -120,6 +165,7 @@ class CostScreen(TableView):
         "cost-tenants": SortState("spent", reverse=True),
         "cost-budgets": SortState("used", reverse=True),
         "cost-top": SortState("cost", reverse=True),
+        "cost-workloads": SortState("cost", reverse=True),
     }
 
     def __init__(self) -> None:
@@ -128,6 +174,9 @@ class CostScreen(TableView):
         self.scopes: dict[str, TeamScope] = {}
         self.top: dict[str, JobSpend] = {}
         self.budgets: dict[str, GryviaBudget] = {}
+        self.workloads: dict[str, WorkloadCost] = {}
+        self.services: list[GryviaInferenceService] = []
+        self.services_error = ""
 
     def compose_body(self) -> ComposeResult:
         """Tenants, daily spend, top jobs."""
@@ -151,11 +200,40 @@ class CostScreen(TableView):
         yield RowTable(
             TOP_COLUMNS, self._top_cells, empty_text="No metered jobs this month.", id="cost-top"
         )
+        yield Static(id="cost-workloads-title", classes="section-title")
+        yield RowTable(
+            WORKLOAD_COLUMNS,
+            self._workload_cells,
+            empty_text="No workspaces or inference services with usage this month.",
+            id="cost-workloads",
+        )
 
     def on_mount(self) -> None:
         """First paint and focus."""
         super().on_mount()
         self.query_one("#cost-tenants").focus()
+        self._poll_services()
+        self.set_interval(SERVICES_POLL_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        if self.is_current:
+            self._poll_services()
+
+    @work(thread=True, exclusive=True, group="cost-services")
+    def _poll_services(self) -> None:
+        try:
+            rows = self.source.list_objects("inferenceservices", self.console.target.namespace)
+        except GryviaError as exc:
+            self.post_message(ServicesPolled([], exc.message))
+            return
+        self.post_message(ServicesPolled(rows))
+
+    def on_services_polled(self, message: ServicesPolled) -> None:
+        """New services: recompute their cost."""
+        self.services_error = message.error
+        if not message.error:
+            self.services = parse_valid(GryviaInferenceService, message.rows)
+        self._refresh_workloads()
 
     def _tenant_cells(self, key: str) -> list[Cell]:
         s = self.spend[key]
@@ -196,6 +274,45 @@ class CostScreen(TableView):
             (f"{j.gpu_hours:,.1f}", ""),
             (money(j.cost, j.currency), ""),
         ]
+
+    def _workload_cells(self, key: str) -> list[Cell]:
+        w = self.workloads[key]
+        return [
+            (w.name + (" (running)" if w.running else ""), ""),
+            (w.kind, "dim"),
+            (w.namespace, "dim"),
+            (w.gpu_type, ""),
+            (f"{w.gpu_hours:,.1f}", ""),
+            (("~" if not w.metered else "") + money(w.cost, w.currency), ""),
+            (basis_text(w), "" if w.metered else "dim"),
+        ]
+
+    def _refresh_workloads(self) -> None:
+        """Workspaces from the usage records, services from the last poll and the live pods."""
+        store, now = self.store, self.now()
+        workspaces = workspace_costs(store.models("usage", GryviaUsageRecord), now)
+        types = {n.name: n.gpu_type for n in store.gpu_nodes()}
+        pods = list(store.objects["pods"].values())
+        services = service_costs(self.services, pods, types, store.skus(), now)
+        items = workload_costs(workspaces, [s for s in services if s.running or s.gpu_hours])
+        self.workloads = {w.key: w for w in items}
+        note = (
+            f"services not read: {self.services_error}"
+            if self.services_error
+            else "services not metered: ~ = running replicas' hours x GPUs x rate"
+        )
+        self.query_one("#cost-workloads-title", Static).update(
+            f"Workspaces and inference services this month · {note}"
+        )
+        table = self.query_one("#cost-workloads", RowTable)
+        table.invalidate(None)
+        table.set_order(
+            self.ordered_keys(
+                "cost-workloads",
+                list(self.workloads),
+                lambda c, k: workload_sort_value(c, self.workloads[k]),
+            )
+        )
 
     def refresh_view(self, change: Change | None) -> None:
         """Recompute when usage, quotas or tenants changed."""
@@ -239,7 +356,7 @@ class CostScreen(TableView):
         self.query_one("#cost-daily-title", Static).update(
             f"Daily spend, {month}-01 to today · peak {money(peak)} · today {money(today)}"
         )
-        top = top_jobs(records, now, 20)
+        top = top_jobs([r for r in records if workspace_of(r) is None], now, 20)
         self.top = {f"{j.namespace}/{j.job}": j for j in top}
         table = self.query_one("#cost-top", RowTable)
         table.invalidate(None)
@@ -249,6 +366,7 @@ class CostScreen(TableView):
             )
         )
         self.set_class(any(over_budget(s) for s in spend), "-over-budget")
+        self._refresh_workloads()
 
     # -- drill-down ------------------------------------------------------------------------
 
@@ -265,5 +383,14 @@ class CostScreen(TableView):
     def _open(self, table: RowTable, key: str) -> None:
         if table.id == "cost-top":
             self.console.open_job(key, "overview")
+        elif table.id == "cost-workloads" and key in self.workloads:
+            from gryvia_cli.tui.registry import ObjectRef
+            from gryvia_cli.tui.screens.registry import DescribeScreen
+
+            item = self.workloads[key]
+            ref = ObjectRef("workspaces", item.namespace, item.name)
+            if item.kind == "service":
+                ref = ObjectRef("inferenceservices", item.namespace, item.name)
+            self.app.push_screen(DescribeScreen(ref))
         elif key in self.scopes:
             self.app.push_screen(CostJobsScreen(self.scopes[key]))

@@ -145,3 +145,51 @@ def test_random_tuner_keeps_parallelism_finds_the_max_and_stops_a_poor_trial(
     shown = gryvia(sandbox, tmp_path, "tune", "status", name, "-n", space)
     assert f"{name}-t{top}" in shown and "EarlyStopped" in shown
     assert f"x={trials[top]['parameters']['x']}" in shown
+
+
+def test_a_tuner_reads_its_objective_from_a_metrics_file(
+    sandbox: SandboxHandle, space: str, tmp_path: Path
+) -> None:
+    """`objective.file`: trials write their GRYVIA_METRIC lines to a file and print nothing;
+    the status holds each trial's steps and final value from the file."""
+    name = f"file-{uuid.uuid4().hex[:5]}"
+    metrics = str(tmp_path / "$(tuner.name)-$(trial.index).txt")
+    script = (
+        'echo "GRYVIA_METRIC loss=9 step=1" >> "$GRYVIA_METRICS_FILE"; '
+        'echo "GRYVIA_METRIC loss=$(parameters.x)" >> "$GRYVIA_METRICS_FILE"; echo done'
+    )
+    manifest = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaAutoTuner",
+        "metadata": {"name": name},
+        "spec": {
+            "jobTemplate": {
+                "type": "training",
+                "image": "none",
+                "gpus": 0,
+                "command": ["sh", "-c", script],
+            },
+            "parameterSpace": [{"name": "x", "type": "choice", "values": ["3", "2"]}],
+            "searchAlgorithm": {"type": "grid"},
+            "objective": {"name": "loss", "goal": "minimize", "file": metrics},
+            "maxTrials": 2,
+            "parallelism": 2,
+        },
+    }
+    file = tmp_path / "tuner.yaml"
+    file.write_text(yaml.safe_dump(manifest))
+    gryvia(sandbox, tmp_path, "tune", "submit", str(file), "-n", space)
+
+    def finished() -> dict[str, Any] | None:
+        found = sandbox.kubectl_json("get", "gryviaautotuner", "-n", space, name)
+        st = dict(found.get("status") or {})
+        return st if st.get("phase") in ("Succeeded", "Failed", "Invalid") else None
+
+    st = wait_for(finished, timeout=120, what=f"tuner {name} finished")
+    assert st["phase"] == "Succeeded", st
+    trials = {t["index"]: t for t in st["trials"]}
+    assert {i: (t["state"], t["value"], t["step"]) for i, t in trials.items()} == {
+        0: ("Succeeded", 3, 1),
+        1: ("Succeeded", 2, 1),
+    }
+    assert st["best"]["index"] == 1 and st["best"]["value"] == 2

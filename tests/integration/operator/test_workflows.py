@@ -214,3 +214,32 @@ def test_a_schedule_starts_one_run_per_minute(
     assert gaps == {60.0}, f"one run per minute: {times}"
     assert datetime.fromisoformat(st["nextScheduleTime"]) > times[-1]
     assert wait_run(sandbox, space, scheduled, 1, "Succeeded", "Failed")["phase"] == "Succeeded"
+
+
+def test_two_imported_slurm_scripts_run_in_afterok_order(
+    sandbox: SandboxHandle, space: str, tmp_path: Path
+) -> None:
+    """`gryvia sbatch submit` of a script and one `--dependency=afterok:` on it: the second
+    step's job starts only after the first ended, and both run their batch scripts."""
+    first = tmp_path / "fetch.sh"
+    first.write_text(
+        "#!/bin/sh\n#SBATCH --job-name=fetch\n#SBATCH -c 1\necho fetched $SLURM_JOB_NAME\n"
+    )
+    second = tmp_path / "fit.sh"
+    second.write_text(
+        "#!/bin/sh\n#SBATCH --dependency=afterok:fetch\n#SBATCH -c 1\necho fitted $SLURM_NODELIST\n"
+    )
+    name = f"slurm-{uuid.uuid4().hex[:5]}"
+    gryvia(
+        sandbox, tmp_path, "sbatch", "submit", str(first), str(second),
+        "--image", "python:3.11", "--name", name, "-n", space,
+    )  # fmt: skip
+    run1 = wait_run(sandbox, space, name, 1, "Succeeded", "Failed")
+    assert run1["phase"] == "Succeeded", run1
+    assert [s["job"] for s in run1["steps"]] == [f"{name}-1-fetch", f"{name}-1-fit"]
+    assert started(sandbox, space, f"{name}-1-fit") >= ended(sandbox, space, f"{name}-1-fetch")
+    logs = gryvia(sandbox, tmp_path, "workflow", "logs", name, "-n", space)
+    assert "fetched fetch" in logs
+    assert f"fitted {name}-1-fit-0.{name}-1-fit-headless" in logs
+    runtime = sandbox.kubectl_json("get", "configmap", "-n", space, f"{name}-fit-slurm-runtime")
+    assert runtime["metadata"]["ownerReferences"][0]["kind"] == "GryviaWorkflow"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import typer
 
@@ -22,6 +23,7 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_names,
+    render_table,
     success,
     warn,
 )
@@ -30,6 +32,17 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 M = TypeVar("M", bound="BaseModel")
+
+
+@dataclass(frozen=True)
+class TableSpec(Generic[M]):
+    """How `list` shows a kind: columns and a row builder `(object, now) -> cells`, plain and
+    wide (`-o wide`)."""
+
+    columns: tuple[str, ...]
+    row: Callable[[M, datetime], list[Any]]
+    wide_columns: tuple[str, ...]
+    wide_row: Callable[[M, datetime], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,35 @@ class ObjectGroup:
         if not found:
             info(empty or f"No {self.noun}s found.")
             return None
+        return found
+
+    def print_table(
+        self,
+        state: Session,
+        model: type[M],
+        output: OutputFormat | None,
+        namespace: str | None,
+        all_namespaces: bool,
+        table: TableSpec[M],
+        empty: str | None = None,
+    ) -> list[M]:
+        """`list` of the kind: machine formats as the API returned them, else the validated
+        objects sorted by namespace and name as `table` builds them (the wide table with `-o
+        wide`; a NAMESPACE column first with `-A`). Returns the objects shown ([] for none or
+        a machine format)."""
+        fmt = state.fmt(output)
+        ns = None if all_namespaces else state.resolve_namespace(namespace)
+        found = self.listed(state, model, fmt, ns, empty=empty)
+        if found is None:
+            return []
+        found.sort(key=lambda m: (getattr(m, "namespace", ""), getattr(m, "name", "")))
+        wide = fmt is OutputFormat.wide
+        now = state.now()
+        columns, build = (
+            (table.wide_columns, table.wide_row) if wide else (table.columns, table.row)
+        )
+        rows = rows_for(found, lambda m: build(m, now), ns is None)
+        render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
         return found
 
     def delete(

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, confirm
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import InvalidInputError, NotFoundError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, info, render_one, render_table, success
+from gryvia_cli.output import info, render_one, success
 
 app = typer.Typer(
     help="Model registries: versions, stages, promotion and rollback.", no_args_is_help=True
@@ -171,18 +171,11 @@ def list_models(
     )
     from gryvia_operator.api.modelregistry import GryviaModelRegistry
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    found = MODELS.listed(state, GryviaModelRegistry, fmt, ns, empty="No model registries found.")
-    if found is None:
-        return
-    found.sort(key=lambda m: (m.namespace, m.name))
-    wide = fmt is OutputFormat.wide
-    now = state.now()
-    columns = MODEL_WIDE_COLUMNS if wide else MODEL_COLUMNS
-    rows = rows_for(found, lambda m: (model_wide_row if wide else model_row)(m, now), ns is None)
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
+    table = TableSpec(MODEL_COLUMNS, model_row, MODEL_WIDE_COLUMNS, model_wide_row)
+    MODELS.print_table(
+        session(ctx), GryviaModelRegistry, output, namespace, all_namespaces, table,
+        empty="No model registries found.",
+    )  # fmt: skip
 
 
 @app.command("get")

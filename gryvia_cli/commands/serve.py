@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, info, render_one, render_table, success, warn
+from gryvia_cli.output import info, render_one, success, warn
 
 app = typer.Typer(help="Inference services: models served behind a Service.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Inference service name.", show_default=False)]
@@ -131,18 +131,10 @@ def list_services(
     )
     from gryvia_operator.api.inference import GryviaInferenceService
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    found = SERVICES.listed(state, GryviaInferenceService, fmt, ns)
-    if found is None:
-        return
-    found.sort(key=lambda s: (s.namespace, s.name))
-    wide = fmt is OutputFormat.wide
-    now = state.now()
-    columns = SERVE_WIDE_COLUMNS if wide else SERVE_COLUMNS
-    rows = rows_for(found, lambda s: (serve_wide_row if wide else serve_row)(s, now), ns is None)
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
+    table = TableSpec(SERVE_COLUMNS, serve_row, SERVE_WIDE_COLUMNS, serve_wide_row)
+    SERVICES.print_table(
+        session(ctx), GryviaInferenceService, output, namespace, all_namespaces, table
+    )
 
 
 @app.command("get")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError, NotFoundError
@@ -106,18 +106,8 @@ def list_tuners(
     from gryvia_cli.core.tuners import TUNER_COLUMNS, TUNER_WIDE_COLUMNS, tuner_row, tuner_wide_row
     from gryvia_operator.api.autotuner import GryviaAutoTuner
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    found = TUNERS.listed(state, GryviaAutoTuner, fmt, ns)
-    if found is None:
-        return
-    found.sort(key=lambda t: (t.namespace, t.name))
-    wide = fmt is OutputFormat.wide
-    now = state.now()
-    columns = TUNER_WIDE_COLUMNS if wide else TUNER_COLUMNS
-    rows = rows_for(found, lambda t: (tuner_wide_row if wide else tuner_row)(t, now), ns is None)
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
+    table = TableSpec(TUNER_COLUMNS, tuner_row, TUNER_WIDE_COLUMNS, tuner_wide_row)
+    TUNERS.print_table(session(ctx), GryviaAutoTuner, output, namespace, all_namespaces, table)
 
 
 @app.command("status")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import (
     AllNamespacesOpt,
     NamespaceOpt,
@@ -20,7 +20,7 @@ from gryvia_cli.cli.options import (
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, info, render_one, render_table, success
+from gryvia_cli.output import info, render_one, success
 
 app = typer.Typer(
     help="Workspaces: development pods with a persistent home; create, start, stop, shell.",
@@ -200,20 +200,12 @@ def list_workspaces(
     )
     from gryvia_operator.api.workspace import GryviaWorkspace
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    found = WORKSPACES.listed(state, GryviaWorkspace, fmt, ns)
-    if found is None:
-        return
-    found.sort(key=lambda w: (w.namespace, w.name))
-    now = state.now()
-    wide = fmt is OutputFormat.wide
-    columns = WORKSPACE_WIDE_COLUMNS if wide else WORKSPACE_COLUMNS
-    build = workspace_wide_row if wide else workspace_row
-    rows = rows_for(found, lambda w: build(w, now), ns is None)
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
-    info(f"Total: {len(found)} workspace(s)")
+    table = TableSpec(WORKSPACE_COLUMNS, workspace_row, WORKSPACE_WIDE_COLUMNS, workspace_wide_row)
+    found = WORKSPACES.print_table(
+        session(ctx), GryviaWorkspace, output, namespace, all_namespaces, table
+    )
+    if found:
+        info(f"Total: {len(found)} workspace(s)")
 
 
 @app.command("get")

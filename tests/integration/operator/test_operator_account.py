@@ -49,6 +49,18 @@ NO_PORTS = ("--health-port", "0", "--metrics-port", "0", "--webhook-port", "0")
 INSTALL = ("--create-namespace", "--take-ownership")
 
 
+def _start_once(kubeconfig: Path) -> subprocess.CompletedProcess[str]:
+    """Start another operator with `kubeconfig` and no ports: it must refuse to start (a check
+    failed) and exit; its stderr names why."""
+    return subprocess.run(
+        [*OPERATOR, "--kubeconfig", str(kubeconfig), *NO_PORTS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def _can(sandbox: SandboxHandle, verb: str, resource: str) -> bool:
     user = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
     done = sandbox.kubectl_run("auth", "can-i", verb, resource, "--as", user, check=False)
@@ -71,13 +83,7 @@ def test_the_operator_runs_as_the_charts_account_and_names_a_missing_permission(
     try:
         wait_for(lambda: not _can(sandbox, "delete", "pods"), timeout=30, what="RBAC applied")
         assert _can(sandbox, "get", "pods")  # only the one verb went
-        started = subprocess.run(
-            [*OPERATOR, "--kubeconfig", str(live_operator.kubeconfig), *NO_PORTS],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        started = _start_once(live_operator.kubeconfig)
     finally:
         restore_role(sandbox.kubectl, sandbox.kubeconfig, saved)
     assert started.returncode == 3, started.stderr
@@ -295,13 +301,7 @@ def test_an_old_crd_stops_the_operator_and_a_chart_upgrade_brings_it_up_to_date(
     older = json.dumps([{"op": "remove", "path": path}])
     sandbox.kubectl_run("patch", "crd", name, "--type=json", "-p", older)
     try:
-        started = subprocess.run(
-            [*OPERATOR, "--kubeconfig", str(live_operator.kubeconfig), *NO_PORTS],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        started = _start_once(live_operator.kubeconfig)
         assert started.returncode == 4, started.stderr
         stale = [line for line in started.stderr.splitlines() if "older than" in line]
         assert len(stale) == 1, started.stderr

@@ -16,10 +16,10 @@ from gryvia_cli.tui.registry import (
     poll_objects,
     register,
     row_cells,
+    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.inference import GryviaInferenceService
-from gryvia_operator.api.parse import parse_valid
 
 PHASE_MARKERS = {"Ready": "ok", "NotReady": "warn", "Pending": "info", "Invalid": "error"}
 """Marker of a service's phase cell."""
@@ -32,10 +32,7 @@ def service_cells(isvc: GryviaInferenceService, ctx: Ctx) -> list[Cell]:
 
 
 def _rows(ctx: Ctx) -> dict[str, Any]:
-    found = sorted(
-        parse_valid(GryviaInferenceService, ctx.polled), key=lambda s: (s.namespace, s.name)
-    )
-    return {f"{s.namespace}/{s.name}": s for s in found}
+    return rows_by_name(GryviaInferenceService, ctx.polled)
 
 
 def _search(isvc: GryviaInferenceService) -> str:

@@ -16,10 +16,10 @@ from gryvia_cli.tui.registry import (
     poll_objects,
     register,
     row_cells,
+    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.modelregistry import GryviaModelRegistry
-from gryvia_operator.api.parse import parse_valid
 
 PHASE_MARKERS = {
     "Ready": "ok",
@@ -40,10 +40,7 @@ def model_cells(reg: GryviaModelRegistry, ctx: Ctx) -> list[Cell]:
 
 
 def _rows(ctx: Ctx) -> dict[str, Any]:
-    found = sorted(
-        parse_valid(GryviaModelRegistry, ctx.polled), key=lambda m: (m.namespace, m.name)
-    )
-    return {f"{m.namespace}/{m.name}": m for m in found}
+    return rows_by_name(GryviaModelRegistry, ctx.polled)
 
 
 def _search(reg: GryviaModelRegistry) -> str:

@@ -15,10 +15,17 @@ from gryvia_cli.core.tuners import (
     tuner_wide_row,
 )
 from gryvia_cli.tui.kind_policies import POLL_SECONDS, age_value
-from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, poll_objects, register, row_cells
+from gryvia_cli.tui.registry import (
+    Ctx,
+    ObjectRef,
+    ViewSpec,
+    poll_objects,
+    register,
+    row_cells,
+    rows_by_name,
+)
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.autotuner import GryviaAutoTuner
-from gryvia_operator.api.parse import parse_valid
 
 PHASE_MARKERS = {"Succeeded": "ok", "Running": "info", "Failed": "error", "Invalid": "error"}
 """Marker of a tuner's phase cell."""
@@ -52,8 +59,7 @@ def tuner_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
 
 
 def _rows(ctx: Ctx) -> dict[str, Any]:
-    found = sorted(parse_valid(GryviaAutoTuner, ctx.polled), key=lambda t: (t.namespace, t.name))
-    return {f"{t.namespace}/{t.name}": t for t in found}
+    return rows_by_name(GryviaAutoTuner, ctx.polled)
 
 
 def _search(tuner: GryviaAutoTuner) -> str:

@@ -16,9 +16,9 @@ from gryvia_cli.tui.registry import (
     poll_objects,
     register,
     row_cells,
+    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
-from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.workflow import GryviaWorkflow
 
 PHASE_MARKERS = {
@@ -43,8 +43,7 @@ def workflow_cells(wf: GryviaWorkflow, ctx: Ctx) -> list[Cell]:
 
 
 def _rows(ctx: Ctx) -> dict[str, Any]:
-    found = sorted(parse_valid(GryviaWorkflow, ctx.polled), key=lambda w: (w.namespace, w.name))
-    return {f"{w.namespace}/{w.name}": w for w in found}
+    return rows_by_name(GryviaWorkflow, ctx.polled)
 
 
 def _search(wf: GryviaWorkflow) -> str:

@@ -16,9 +16,9 @@ from gryvia_cli.tui.registry import (
     poll_objects,
     register,
     row_cells,
+    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
-from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.workspace import GryviaWorkspace
 
 POLL_SECONDS = 5.0
@@ -34,8 +34,7 @@ def workspace_cells(ws: GryviaWorkspace, ctx: Ctx) -> list[Cell]:
 
 
 def _rows(ctx: Ctx) -> dict[str, Any]:
-    found = sorted(parse_valid(GryviaWorkspace, ctx.polled), key=lambda w: (w.namespace, w.name))
-    return {f"{w.namespace}/{w.name}": w for w in found}
+    return rows_by_name(GryviaWorkspace, ctx.polled)
 
 
 def _search(ws: GryviaWorkspace) -> str:

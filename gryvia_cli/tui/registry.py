@@ -117,6 +117,15 @@ def model_sections(
     return sections
 
 
+def rows_by_name(model: type[Any], polled: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The polled objects that validate as `model`, keyed `namespace/name`, in that order (the
+    `rows` of a namespaced kind's view)."""
+    from gryvia_operator.api.parse import parse_valid
+
+    found = sorted(parse_valid(model, polled), key=lambda o: (o.namespace, o.name))
+    return {f"{o.namespace}/{o.name}": o for o in found}
+
+
 def row_cells(values: Sequence[object], markers: Mapping[int, str] | None = None) -> list[Cell]:
     """Cells of a row that a core function built for the CLI's table: a `Marked` value keeps
     its marker, `markers` gives others one by index, anything else is its text unmarked."""

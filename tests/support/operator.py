@@ -11,6 +11,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +111,19 @@ class OperatorProcess:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+    @contextlib.contextmanager
+    def flags(self, *extra: str) -> Iterator[OperatorProcess]:
+        """Restart with the extra flags `extra` for the block, then without them again."""
+        self.stop()
+        self.extra = extra
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+            self.extra = ()
+            self.start()
 
     def ensure_running(self) -> None:
         """Start the operator unless it runs."""

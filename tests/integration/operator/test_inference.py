@@ -27,15 +27,8 @@ SERVER = ["--", "python3", "-m", "http.server", "8080"]
 @pytest.fixture(scope="module")
 def isvc_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
     """The session's operator with --enable-inference, given back without it after."""
-    operator.stop()
-    operator.extra = ("--enable-inference",)
-    operator.start()
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        operator.extra = ()
-        operator.start()
+    with operator.flags("--enable-inference") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -31,15 +31,8 @@ def registry_operator(
 ) -> Iterator[OperatorProcess]:
     """The session's operator with --enable-inference and --enable-model-registry, given
     back without them after."""
-    operator.stop()
-    operator.extra = ("--enable-inference", "--enable-model-registry")
-    operator.start()
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        operator.extra = ()
-        operator.start()
+    with operator.flags("--enable-inference", "--enable-model-registry") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

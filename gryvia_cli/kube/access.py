@@ -24,6 +24,9 @@ from gryvia_cli.kube.execcred import send_with_credentials
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
 """Field manager of the CLI's server-side applies."""
+LARGE_REPLY = 1 << 20
+"""Replies above this many bytes (about 1,500 jobs) are frozen out of the cycle collector
+once parsed (`gcpause.settle`)."""
 
 
 class KubeAccess:
@@ -54,13 +57,17 @@ class KubeAccess:
         namespace: str | None = None,
         verb: str = "read",
         read_timeout: float | None = -1,
+        compressed: bool = False,
     ) -> Any:
-        """Send one request; return the raw urllib3 response (2xx) or raise a GryviaError."""
+        """Send one request; return the raw urllib3 response (2xx) or raise a GryviaError.
+        `compressed`: accept a gzip body (urllib3 inflates it as it is read)."""
         from urllib3.exceptions import HTTPError
 
         api_exception, config_exception = _client_exceptions()
 
         headers = {"Accept": "application/json"}
+        if compressed:
+            headers["Accept-Encoding"] = "gzip"
         if content_type:
             headers["Content-Type"] = content_type
         timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
@@ -129,12 +136,15 @@ class KubeAccess:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         """List `res` in `namespace` (None: all namespaces, or cluster-scoped); the List object.
 
         With `limit` the server sends at most that many items and, when more remain,
         `metadata.continue`: pass it back as `continue_token` for the next page (an expired
-        token raises ExpiredError).
+        token raises ExpiredError). `resource_version="0"` lets the API server answer from its
+        watch cache (any version, possibly a little old, as client-go's informers list
+        first); the server may then ignore `limit`. None: the latest version (a consistent read).
         """
         query: list[tuple[str, Any]] = []
         if label_selector:
@@ -145,8 +155,15 @@ class KubeAccess:
             query.append(("limit", limit))
         if continue_token:
             query.append(("continue", continue_token))
-        data = self._json(
-            "GET", res.path(namespace), query=query, resource=res, namespace=namespace
+        elif resource_version is not None:
+            query.append(("resourceVersion", resource_version))
+        data = self._json(  # a list of thousands is ~20x smaller gzipped: fewer reads
+            "GET",
+            res.path(namespace),
+            query=query,
+            resource=res,
+            namespace=namespace,
+            compressed=True,
         )
         return data if isinstance(data, dict) else {"items": []}
 
@@ -402,12 +419,18 @@ def _loads(data: bytes) -> Any:
     an integer of 19 digits or more (orjson reads those as floats). Raises ValueError for text
     that is not JSON."""
     from gryvia_cli.core.jsonscan import has_long_integer
+    from gryvia_cli.gcpause import paused, settle
 
-    if has_long_integer(data):
-        return json.loads(data)
-    import orjson
+    with paused():  # a parse makes no reference cycles (see gcpause)
+        if has_long_integer(data):
+            parsed = json.loads(data)
+        else:
+            import orjson
 
-    return orjson.loads(data)
+            parsed = orjson.loads(data)
+    if len(data) > LARGE_REPLY:
+        settle()  # a list of thousands of objects: later collections skip it
+    return parsed
 
 
 class _NeverRaised(Exception):

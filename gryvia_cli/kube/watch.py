@@ -78,6 +78,7 @@ class WatchAPI(Protocol):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         """One page of the collection (see `KubeAccess.list_objects`)."""
         ...
@@ -212,6 +213,7 @@ class ListWatcher:
         self.state: WatchState = "connecting"
         self._stream = _Stream()
         self._prelisted = prelisted
+        self._expired = False
 
     @property
     def stopped(self) -> bool:
@@ -238,9 +240,14 @@ class ListWatcher:
 
     def list_once(self) -> tuple[list[dict[str, Any]], str]:
         """List the whole collection in pages; return (items, resourceVersion). Raises
-        DeadlineExceeded for a page slower than `request_seconds`, Abandoned on stop/kick."""
+        DeadlineExceeded for a page slower than `request_seconds`, Abandoned on stop/kick.
+
+        As client-go's reflector: the first list asks for resourceVersion 0, which the API
+        server answers from its watch cache in one go (the watch then catches up from the
+        version it returns); a list after 410 Gone asks for the latest version."""
         items: list[dict[str, Any]] = []
         token = ""
+        version = None if self._expired else "0"
         while True:
             body = self._request(
                 lambda t=token: self.access.list_objects(  # type: ignore[misc]
@@ -248,6 +255,7 @@ class ListWatcher:
                     self.namespace,
                     limit=self.page_size,
                     continue_token=t or None,
+                    resource_version=version,
                     **self.selectors,
                 )
             )
@@ -322,7 +330,7 @@ class ListWatcher:
                 self._watch_once()
             except ExpiredError as exc:
                 log.debug("watch expired, relisting: %s", exc.message)
-                need_list = True
+                need_list = self._expired = True
             except Abandoned:
                 self._stream.wake.clear()  # kicked: try again at once
             except Exception as exc:

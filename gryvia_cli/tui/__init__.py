@@ -56,11 +56,18 @@ def run(
         timeout=settings.request_timeout,
     )
     # the first view's list goes out now and arrives while Textual and the views load
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
     source.prefetch("jobs", source.target.namespace)
-    from gryvia_cli.tui.driver import HANGUP_EXIT_CODE, exit_on_hangup
-    from gryvia_cli.tui.userconfig import console_config_path
+    from gryvia_cli.gcpause import paused, settle
 
-    app = make_app(source, readonly=readonly, config_file=console_config_path())
+    with paused():  # start-up only allocates: no collections while the console loads
+        from gryvia_cli.tui.driver import HANGUP_EXIT_CODE, exit_on_hangup
+        from gryvia_cli.tui.userconfig import console_config_path
+
+        app = make_app(source, readonly=readonly, config_file=console_config_path())
+    settle()
+    sys.setswitchinterval(switch)
     signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
     exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)
     app.run()

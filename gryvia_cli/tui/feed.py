@@ -18,6 +18,7 @@ from typing import Any
 
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
+from gryvia_cli.gcpause import paused, settle
 from gryvia_cli.tui.kindnames import KINDS, Kind
 from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks, Watcher
 from gryvia_cli.tui.store import Update, event_update, list_update
@@ -29,6 +30,8 @@ OPTIONAL: frozenset[Kind] = frozenset(
 )
 """Kinds the console works without (RBAC may forbid them): their failure is not an outage."""
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+LARGE_LIST = 1000
+"""Lists of more objects are frozen out of the cycle collector once stored (`gcpause`)."""
 
 StateCallback = Callable[[Kind, WatchState, str], None]
 HealthCallback = Callable[[Health], None]
@@ -92,7 +95,11 @@ class Feed:
 
     def _make(self, kind: Kind) -> Watcher:
         def listed(items: list[dict[str, Any]], version: str) -> None:
-            self.pending.append(list_update(kind, items))
+            with paused():  # rows of thousands of objects: no reference cycles
+                update = list_update(kind, items)
+            if len(items) > LARGE_LIST:
+                settle()
+            self.pending.append(update)
             if kind == self.first:
                 self.first_done.set()
 

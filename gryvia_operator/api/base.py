@@ -77,14 +77,19 @@ Str1024 = Annotated[str, StringConstraints(max_length=1024)]
 
 
 class GryviaModel(BaseModel):
-    """Base of every API model: camelCase on the wire, snake_case in Python, docstrings as docs."""
+    """Base of every API model: camelCase on the wire, snake_case in Python.
+
+    Fields are documented by the string literal under each (attribute docstrings); the CRD
+    build turns those into schema descriptions (`crd.fielddocs`), not pydantic at class
+    creation, and validators are built on first use (`defer_build`): importing the API
+    types stays cheap for the CLI and the console."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         serialize_by_alias=True,
-        use_attribute_docstrings=True,
         extra="ignore",
+        defer_build=True,
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gryvia_operator.api.base import KindInfo
+from gryvia_operator.api.crd.fielddocs import DocumentedSchema
 
 _DROPPED_KEYS = frozenset({"title", "$defs", "$schema", "discriminator", "examples"})
 _INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
@@ -171,7 +172,10 @@ def _is_int_or_string(branches: list[Any]) -> bool:
 
 def openapi_schema(info: KindInfo) -> dict[str, Any]:
     """Return the structural `openAPIV3Schema` of a kind (spec and, if modelled, status)."""
-    converted = to_structural(info.model.model_json_schema(by_alias=True, mode="validation"))
+    generated = info.model.model_json_schema(
+        by_alias=True, mode="validation", schema_generator=DocumentedSchema
+    )
+    converted = to_structural(generated)
     props = converted.get("properties", {})
     properties: dict[str, Any] = {
         "apiVersion": {"type": "string", "description": "Versioned schema of this object."},

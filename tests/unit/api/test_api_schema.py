@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from gryvia_operator.api.base import FreeForm, GryviaModel, Int32
+from gryvia_operator.api.crd.fielddocs import DocumentedSchema
 from gryvia_operator.api.crd.schema import SchemaConversionError, to_structural
 from gryvia_operator.api.crd.structural import structural_errors
 from gryvia_operator.api.quantity import Quantity
@@ -36,7 +37,7 @@ class Outer(GryviaModel):
 
 
 def _convert(model: type[BaseModel]) -> dict[str, Any]:
-    return to_structural(model.model_json_schema(by_alias=True))
+    return to_structural(model.model_json_schema(by_alias=True, schema_generator=DocumentedSchema))
 
 
 def _walk(node: Any) -> list[dict[str, Any]]:
@@ -154,3 +155,26 @@ def test_schema_extra_works_inside_optional() -> None:
 
     schema = M.model_json_schema()
     assert schema["properties"]["n"]["anyOf"][0]["format"] == "int32"
+
+
+class _Base(GryviaModel):
+    gpus: Int32 = 1
+    """GPUs per worker."""
+    image: str = ""
+    """The base's words."""
+
+
+class _Child(_Base):
+    image: str = ""
+    """The child's words."""
+    tier: str = Field(default="", description="Field(description) wins.")
+    """Not this."""
+
+
+def test_attribute_docstrings_become_descriptions_only_in_the_crd_generator() -> None:
+    documented = _convert(_Child)["properties"]
+    assert documented["gpus"]["description"] == "GPUs per worker."  # inherited
+    assert documented["image"]["description"] == "The child's words."  # the nearest class
+    assert documented["tier"]["description"] == "Field(description) wins."
+    plain = _Child.model_json_schema(by_alias=True)["properties"]
+    assert "description" not in plain["gpus"]  # pydantic itself never reads the source

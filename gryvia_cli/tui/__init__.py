@@ -55,9 +55,11 @@ def run(
         saved_namespaces=dict(settings.namespaces),
         timeout=settings.request_timeout,
     )
-    # the first view's list goes out now and arrives while Textual and the views load
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
+    # The first view's list goes out now and arrives while Textual and the views load. The
+    # thread reading it gives up the GIL at every socket read and waits for it again; the
+    # main thread, busy loading and drawing, hands it over after the switch interval (5 ms by
+    # default): a 1 ms interval lets watch threads read promptly beside a busy UI.
+    sys.setswitchinterval(0.001)
     source.prefetch("jobs", source.target.namespace)
     from gryvia_cli.gcpause import paused, settle
 
@@ -67,7 +69,6 @@ def run(
 
         app = make_app(source, readonly=readonly, config_file=console_config_path())
     settle()
-    sys.setswitchinterval(switch)
     signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
     exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)
     app.run()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -56,21 +56,29 @@ def read_queue(
         read_jobs,
         read_namespace_labels,
         read_supply,
+        read_supply_from_jobs,
         read_tenant_names,
         try_read,
     )
 
     access = state.access()
-    raw, read_ns = read_jobs(access, None, fallback)
-    jobs = [summarize_job(j) for j in raw]
-    supply, events, tenants = concurrently(  # independent round trips, at once
-        lambda: read_supply(access, jobs),
-        lambda: try_read(
-            lambda: access.items(r.EVENT, read_ns, field_selector="reason=FailedScheduling"),
+
+    def failed_scheduling(namespace: str | None) -> Any:
+        return try_read(
+            lambda: access.items(r.EVENT, namespace, field_selector="reason=FailedScheduling"),
             "events",
-        ),
+        )
+
+    (raw, read_ns), supply, events, tenants = concurrently(  # independent round trips, at once
+        lambda: read_jobs(access, None, fallback),
+        lambda: read_supply(access),
+        lambda: failed_scheduling(None),
         lambda: read_tenant_names(access),
     )
+    jobs = [summarize_job(j) for j in raw]
+    if read_ns is not None:  # all namespaces were not readable: the events of the one that is
+        events = failed_scheduling(read_ns)
+    supply = read_supply_from_jobs(supply, jobs)  # unreadable pods: GPUs held per the jobs
     reasons = scheduling_events(events or [], supply.pods or [])
     entries = build_queue(jobs, supply.nodes, supply.allocated, reasons, state.now())
     if show_ns is not None:

@@ -133,9 +133,7 @@ def static_client(config: Mapping[str, Any], context: str) -> StaticApiClient | 
     or None when its credentials or connection need the official client (see the module
     docstring). Raises OSError/ValueError for unreadable files or bad base64 (callers then
     let the official client report them)."""
-    from urllib.request import getproxies
-
-    if any(k.lower() in ("http", "https", "all") for k in getproxies()):
+    if _proxy_set(os.environ):
         return None
     ctx = _entry(config.get("contexts"), context).get("context") or {}
     cluster_entry = _entry(config.get("clusters"), str(ctx.get("cluster") or ""))
@@ -165,6 +163,16 @@ def static_client(config: Mapping[str, Any], context: str) -> StaticApiClient | 
         path = Path(_base(user_entry) or "", str(user["tokenFile"]))
         token = f"Bearer {path.read_text()}"
     return StaticApiClient(host, pool, token)
+
+
+def _proxy_set(environ: Mapping[str, str]) -> bool:
+    """True when `http_proxy`, `https_proxy` or `all_proxy` (any case) is set, as
+    `urllib.request.getproxies_environment` reads them, without importing urllib.request
+    (~8 ms) on every command."""
+    return any(v and k.lower() in _PROXY_VARIABLES for k, v in environ.items())
+
+
+_PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})
 
 
 def _entry(entries: Any, name: str) -> dict[str, Any]:

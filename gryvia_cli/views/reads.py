@@ -114,6 +114,16 @@ def read_supply(
     return Supply(gpu_nodes(registrations or [], nodes), pods, allocated)
 
 
+def read_supply_from_jobs(supply: Supply, jobs: list[Any]) -> Supply:
+    """`supply` read without jobs, with GPUs held taken from the jobs' `nodesAllocated` when
+    its pods were unreadable (as `read_supply(access, jobs)` would have)."""
+    from gryvia_cli.core.capacity import allocated_from_jobs
+
+    if supply.pods is not None:
+        return supply
+    return Supply(supply.nodes, None, allocated_from_jobs(jobs))
+
+
 def read_jobs(
     access: Any, namespace: str | None, fallback: str = "default"
 ) -> tuple[list[dict[str, Any]], str | None]:

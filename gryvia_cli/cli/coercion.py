@@ -5,7 +5,9 @@ Pydantic and building the adapters costs about 0.1 s of CPU per command.
 `light_coercion(command)` gives each parameter of a command (and of its subcommands) a
 runtime converter that answers the trivial cases itself, exactly as Typer's adapters would:
 an unset value (None, or () for a multiple option), a string for a `str` parameter, and a
-string that is exactly the value of a member for an Enum parameter (`-o json`). Everything
+string that is exactly the value of a member for an Enum parameter (`-o json`), and a string
+for a `Path` parameter (`--kubeconfig FILE`: made a Path here, then checked by Typer's
+`coerce_cli_path` as its adapter would, without the adapter). Everything
 else (numbers, paths, case-folded or misspelt choices) goes to Typer's own converter, built
 then, so its conversions and error messages stay Typer's. With a Typer that converts
 otherwise (no `_runtime_param`), this does nothing.
@@ -14,6 +16,7 @@ otherwise (no `_runtime_param`), this does nothing.
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 
@@ -22,7 +25,7 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
     `ctx` names it) and, with `recurse`, of its loaded subcommands."""
     try:
         from typer._coercion import RuntimeParam, build_runtime_param
-        from typer._param_types import routes_to_path
+        from typer._param_types import coerce_cli_path, routes_to_path
     except ImportError:  # another Typer: nothing to speed up
         return
 
@@ -42,6 +45,12 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
                     for member in annotation:
                         if member.value == value:
                             return member
+                path_type = _path_type(annotation, info)
+                if path_type is not None and routes_to_path(annotation, info):
+                    # Typer's own path checks and messages; only str -> Path is done here
+                    return coerce_cli_path(
+                        path_type(value), info, path_type=path_type, param=param, ctx=ctx
+                    )
             real = build_runtime_param(param.type_descriptor)
             param._runtime_param = real  # later values skip this class
             return real._coerce_value(value, param=param, ctx=ctx)
@@ -62,3 +71,11 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
             install(sub)
 
     install(command)
+
+
+def _path_type(annotation: Any, info: Any) -> type[Path] | None:
+    """The Path class Typer's path adapter converts a value of `annotation` to, or None."""
+    candidate = getattr(info, "path_type", None) or annotation
+    if isinstance(candidate, type) and issubclass(candidate, Path):
+        return candidate
+    return None

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import gryvia_cli
 
 HEAVY = ("kubernetes", "textual", "kopf", "pydantic", "gryvia_operator", "urllib3")
@@ -84,7 +86,7 @@ def test_every_command_module_is_in_the_independence_contract() -> None:
 
 READ_PROBE = """
 import json, sys
-sys.argv = ["gryvia", "list", "jobs", "-A", "-o", "json"]
+sys.argv = ["gryvia", *sys.argv[1:], "list", "jobs", "-A", "-o", "json"]
 from gryvia_cli.main import main
 try:
     main()
@@ -94,11 +96,13 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stder
 """
 
 
+@pytest.mark.parametrize("flag", [False, True], ids=["KUBECONFIG", "--kubeconfig"])
 def test_a_read_with_static_credentials_imports_neither_the_client_nor_pydantic(
-    tmp_path: Path,
+    tmp_path: Path, flag: bool
 ) -> None:
     """A token kubeconfig takes the light client (`kube.transport`); Typer's Pydantic-based
-    option conversion is skipped for plain values (`cli.coercion`), settings are plain."""
+    option conversion is skipped for plain values and paths (`cli.coercion`), settings are
+    plain."""
     from tests.support.ports import free_port
 
     kubeconfig = tmp_path / "kubeconfig"
@@ -117,7 +121,7 @@ def test_a_read_with_static_credentials_imports_neither_the_client_nor_pydantic(
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
     env.update(GRYVIA_CONFIG_HOME=str(tmp_path / "config"), KUBECONFIG=str(kubeconfig))
     proc = subprocess.run(
-        [sys.executable, "-c", READ_PROBE],
+        [sys.executable, "-c", READ_PROBE, *(["--kubeconfig", str(kubeconfig)] if flag else [])],
         capture_output=True,
         text=True,
         timeout=60,

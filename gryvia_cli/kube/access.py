@@ -10,7 +10,6 @@ Every method returns API objects as dicts and raises GryviaError subclasses (see
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,13 +19,11 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
 from gryvia_cli.kube.execcred import send_with_credentials
+from gryvia_cli.kube.replies import parse_reply
 
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
 """Field manager of the CLI's server-side applies."""
-LARGE_REPLY = 1 << 20
-"""Replies above this many bytes (about 1,500 jobs) are frozen out of the cycle collector
-once parsed (`gcpause.settle`)."""
 
 
 class KubeAccess:
@@ -121,7 +118,7 @@ class KubeAccess:
         if not data:
             return {}
         try:
-            return _loads(data)
+            return parse_reply(data)
         except ValueError as exc:
             raise GryviaError(f"the API server sent a reply that is not JSON: {exc}") from None
 
@@ -287,7 +284,7 @@ class KubeAccess:
         for header in headers:
             for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
                 found.append(match.group(1).replace('\\"', '"'))
-        data = _loads(response.data) if response.data else {}
+        data = parse_reply(response.data) if response.data else {}
         return (data if isinstance(data, dict) else {}), found
 
     def merge_patch(
@@ -412,25 +409,6 @@ class KubeAccess:
         """The API server's `/version` document (gitVersion, platform, ...)."""
         data = self._json("GET", "/version")
         return data if isinstance(data, dict) else {}
-
-
-def _loads(data: bytes) -> Any:
-    """Parse a reply: orjson (a quarter faster than json on 1000 jobs), json when there may be
-    an integer of 19 digits or more (orjson reads those as floats). Raises ValueError for text
-    that is not JSON."""
-    from gryvia_cli.core.jsonscan import has_long_integer
-    from gryvia_cli.gcpause import paused, settle
-
-    with paused():  # a parse makes no reference cycles (see gcpause)
-        if has_long_integer(data):
-            parsed = json.loads(data)
-        else:
-            import orjson
-
-            parsed = orjson.loads(data)
-    if len(data) > LARGE_REPLY:
-        settle()  # a list of thousands of objects: later collections skip it
-    return parsed
 
 
 class _NeverRaised(Exception):

@@ -36,5 +36,7 @@ def test_tiny_floats_are_left_to_json() -> None:
 def test_replies_with_long_numbers_parse_exactly() -> None:
     from gryvia_cli.kube.replies import parse_reply
 
-    assert parse_reply(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
+    assert parse_reply(b'{"n": 123456789012345678901234567890}') == {
+        "n": 123456789012345678901234567890
+    }
     assert parse_reply(b'{"n": 12, "s": "x"}') == {"n": 12, "s": "x"}

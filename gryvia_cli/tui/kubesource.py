@@ -18,7 +18,8 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
 from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.health import HealthProbe
-from gryvia_cli.kube.watch import LineFollower, ListWatcher
+from gryvia_cli.kube.logfollow import LineFollower
+from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.source import (
     LogStream,
     ObjectKind,

@@ -17,7 +17,8 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
 from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import ExpiredError, translate_api_exception, translate_transport_error
-from gryvia_cli.kube.watch import Backoff, LineFollower, ListWatcher, describe_error
+from gryvia_cli.kube.logfollow import LineFollower
+from gryvia_cli.kube.watch import Backoff, ListWatcher, describe_error
 
 SERVER = "https://fake:6443"
 OBJ = {"metadata": {"name": "a", "namespace": "n", "resourceVersion": "7"}}

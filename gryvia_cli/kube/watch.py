@@ -1,7 +1,7 @@
 """List-then-watch over the access layer's REST calls, with reconnect back-off (log following
 is `kube.logfollow`).
 
-It runs on a worker thread and block until stopped; `stop()` may be called from any thread
+It runs on a worker thread and blocks until stopped; `stop()` may be called from any thread
 and unblocks a pending read at once (`stream.stop_stream` shuts the socket down). Objects are
 plain dicts as the API server sends them: callers parse what they keep. Every request goes
 through `KubeAccess` (one transport for the CLI and the console), so failures arrive as

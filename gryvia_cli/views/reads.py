@@ -100,7 +100,6 @@ def read_supply(
 
     When pods are unreadable, GPUs held are estimated from placed jobs' `nodesAllocated`.
     """
-    from gryvia_cli.core.capacity import allocated_from_jobs
     from gryvia_cli.core.nodes import allocated_by_node, gpu_nodes
 
     registrations, nodes, pods = concurrently(
@@ -110,13 +109,16 @@ def read_supply(
             lambda: access.items(r.POD, None, field_selector=ACTIVE_PODS), "pods", warnings
         ),
     )
-    allocated = allocated_by_node(pods) if pods is not None else allocated_from_jobs(jobs or [])
-    return Supply(gpu_nodes(registrations or [], nodes), pods, allocated)
+    allocated = allocated_by_node(pods) if pods is not None else {}
+    return read_supply_from_jobs(
+        Supply(gpu_nodes(registrations or [], nodes), pods, allocated), jobs or []
+    )
 
 
 def read_supply_from_jobs(supply: Supply, jobs: list[Any]) -> Supply:
-    """`supply` read without jobs, with GPUs held taken from the jobs' `nodesAllocated` when
-    its pods were unreadable (as `read_supply(access, jobs)` would have)."""
+    """`supply` with GPUs held taken from the jobs' `nodesAllocated` when its pods were
+    unreadable (the one place that fallback is made: `read_supply` and `queue`, which reads
+    the jobs beside the supply)."""
     from gryvia_cli.core.capacity import allocated_from_jobs
 
     if supply.pods is not None:

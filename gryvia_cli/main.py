@@ -7,6 +7,10 @@ plain Click help grouped by section (Rich help would cost ~80 ms per start).
 
 from __future__ import annotations
 
+from gryvia_cli.gcpause import relax
+
+relax()  # before the imports below: start-up allocates much and makes almost no cycles
+
 from pathlib import Path
 from typing import Annotated
 

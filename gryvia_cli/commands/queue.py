@@ -39,10 +39,10 @@ def read_queue(
     fallback: str,
     users: frozenset[str] | None = None,
 ) -> list[QueueEntry]:
-    """Read jobs, pods, scheduling events and GPU supply across namespaces; return the
-    QueueEntries to show (positions count every visible waiting job of a type; `users`, when
-    given, keeps the jobs those users submitted), each with the tenant the operator bills it
-    to."""
+    """Read jobs, pods, scheduling events, GPU supply, tenants and namespace labels across
+    namespaces, all at once; return the QueueEntries to show (positions count every visible
+    waiting job of a type; `users`, when given, keeps the jobs those users submitted), each
+    with the tenant the operator bills it to."""
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.queue import (
         build_queue,
@@ -69,11 +69,12 @@ def read_queue(
             "events",
         )
 
-    (raw, read_ns), supply, events, tenants = concurrently(  # independent round trips, at once
-        lambda: read_jobs(access, None, fallback),
+    (raw, read_ns), supply, events, tenants, namespace_labels = concurrently(
+        lambda: read_jobs(access, None, fallback),  # independent round trips, at once
         lambda: read_supply(access),
         lambda: failed_scheduling(None),
         lambda: read_tenant_names(access),
+        lambda: read_namespace_labels(access),  # most queues need them (see with_tenants)
     )
     jobs = [summarize_job(j) for j in raw]
     if read_ns is not None:  # all namespaces were not readable: the events of the one that is
@@ -91,7 +92,7 @@ def read_queue(
         return entries
     shown = {(e.job.namespace, e.job.name) for e in entries}
     waiting = [j for j in raw if job_key(j) in shown]
-    labels = read_namespace_labels(access) if namespace_labels_needed(waiting, tenants) else None
+    labels = namespace_labels if namespace_labels_needed(waiting, tenants) else None
     return with_tenants(entries, waiting, tenants, labels)
 
 

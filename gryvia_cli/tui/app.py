@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import ClassVar, cast
 
 from textual import on, work
-from textual.app import App
+from textual.app import App, ScreenStackError, UnknownModeError
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 
@@ -158,7 +158,21 @@ class GryviaApp(UserCommands):
 
     def _start_feed(self) -> None:
         first: Kind | None = "jobs" if self.start_view == "jobs" else None
-        feed = self.feed = Feed(self.source, self._on_watch_state, self._on_health, first=first)
+        loop = asyncio.get_running_loop()
+
+        def first_listed() -> None:  # on the watcher's thread
+            try:
+                loop.call_soon_threadsafe(self._show_first, feed)
+            except RuntimeError:  # the loop closed: the console is quitting
+                feed.release()
+
+        feed = self.feed = Feed(
+            self.source,
+            self._on_watch_state,
+            self._on_health,
+            first=first,
+            on_first_listed=first_listed,
+        )
         self._told_failed.clear()
         for kind, runner in feed.runners().items():
 
@@ -225,6 +239,21 @@ class GryviaApp(UserCommands):
             )
         elif before in ("reconnecting", "unreachable") and self.connection in ("live", "slow"):
             self.notify("Watching again; lists refreshed.", title="Reconnected", timeout=4)
+
+    def _show_first(self, feed: Feed) -> None:
+        """The first view's list arrived: apply it now rather than at the next tick, and let
+        the other watchers list once the view has drawn it (their lists would otherwise
+        compete with the first paint for the CPU)."""
+        try:
+            screen = self.screen if feed is self.feed and self.is_running else None
+        except (ScreenStackError, UnknownModeError):
+            screen = None  # no view yet, or no more: the next tick applies the list
+        if screen is None:
+            feed.release()
+            return
+        self.flush()
+        if not self.screen.call_after_refresh(feed.release):
+            feed.release()
 
     def flush(self) -> None:
         """Apply what the watches buffered and tell the view (a few times a second)."""

@@ -51,11 +51,16 @@ class Feed:
         on_health: HealthCallback = _ignore,
         *,
         first: Kind | None = None,
+        on_first_listed: Callable[[], None] = lambda: None,
     ) -> None:
         self.source = source
         self.first = first
         """The kind the first view shows: `wait_first` holds the other watchers back until it
-        is listed (or its watch failed), so its load has the CPU to itself."""
+        is shown (`release`, or its watch failed), so its load and first paint have the CPU
+        to themselves."""
+        self.on_first_listed = on_first_listed
+        """Called from the watcher's thread once the first kind's list is buffered: the UI
+        applies it at once instead of at its next tick, then calls `release`."""
         self.first_done = threading.Event()
         if first is None:
             self.first_done.set()
@@ -100,8 +105,8 @@ class Feed:
             if len(items) > LARGE_LIST:
                 settle()
             self.pending.append(update)
-            if kind == self.first:
-                self.first_done.set()
+            if kind == self.first and not self.first_done.is_set():
+                self.on_first_listed()
 
         def event(ev: WatchEvent) -> None:
             self.pending.append(event_update(kind, ev.type, ev.object))
@@ -125,6 +130,10 @@ class Feed:
         at most `seconds`."""
         if kind != self.first:
             self.first_done.wait(seconds)
+
+    def release(self) -> None:
+        """Let the watchers held by `wait_first` list now (the first view is shown)."""
+        self.first_done.set()
 
     def drain(self) -> list[Update]:
         """Everything buffered since the last drain, in arrival order."""

@@ -1,9 +1,10 @@
 """Run a terminal program in a pseudo-terminal and read its screen as a user would see it.
 
 The benchmarks start Gryvia's console and k9s the same way through this: a pty of a fixed size,
-every byte the program writes fed into a `pyte` terminal emulator on a reader thread, and the
-time each chunk arrived kept, so "the first frame that shows X" is the arrival time of the
-chunk after which the emulated screen first shows X. Peak RSS is read from the kernel
+every byte the program writes read on one thread, stamped with the time it arrived, and fed
+into a `pyte` terminal emulator on another (so the emulator's parsing never delays a read), so
+"the first frame that shows X" is the arrival time of the chunk after which the emulated
+screen first shows X. Peak RSS is read from the kernel
 (`VmHWM` in /proc/PID/status) while the program runs.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import queue
 import re
 import signal
 import struct
@@ -73,15 +75,27 @@ class PtyScreen:
         )
         os.close(slave)
         self._master = master
+        self._arrivals: queue.SimpleQueue[tuple[bytes, float]] = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, daemon=True)
+        self._parser = threading.Thread(target=self._parse, daemon=True)
         self._reader.start()
+        self._parser.start()
 
     def _read(self) -> None:
+        """Read the pty and stamp each chunk as it arrives; the parser thread feeds the
+        emulator, so a slow parse of one chunk never delays reading (and stamping) the next."""
         while True:
             try:
                 data = os.read(self._master, 1 << 16)
             except OSError:
                 data = b""
+            self._arrivals.put((data, time.perf_counter()))
+            if not data:
+                return
+
+    def _parse(self) -> None:
+        while True:
+            data, arrived = self._arrivals.get()
             with self._cond:
                 if not data:
                     self._closed = True
@@ -91,7 +105,7 @@ class PtyScreen:
                 text = _ESCAPES.sub("", data.decode("utf-8", "replace"))
                 self._plain = (self._plain + text)[-_PLAIN_TAIL:]
                 self._chunks += 1
-                self._at = time.perf_counter()
+                self._at = arrived
                 self._cond.notify_all()
 
     def screen_lines(self) -> list[str]:
@@ -162,3 +176,4 @@ class PtyScreen:
                 self.proc.wait(timeout=10)
         os.close(self._master)
         self._reader.join(timeout=5)
+        self._parser.join(timeout=5)

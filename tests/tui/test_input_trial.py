@@ -58,6 +58,32 @@ async def test_typing_through_the_submit_form_cancels_nothing(
         await wait_until(pilot, lambda: app.current_mode == "jobs", what="the jobs view")
 
 
+async def test_a_form_select_opens_moves_and_picks_by_keyboard(fake_source: FakeSource) -> None:
+    """Enter opens the Type list, down moves in it, enter picks, escape closes: keys pressed
+    in the open list once went round between the list and its select for ever (the console
+    hung at full CPU)."""
+    app = make_app(fake_source, clock=lambda: NOW, view="submit")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        screen = app.screen
+        select = screen.query_one("#f-type", Select)
+        before = select.value
+        screen.set_focus(select)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: select.expanded, what="the list open")
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: not select.expanded, what="the list closed")
+        assert select.value != before
+        assert app.focused is select
+        picked = select.value
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: select.expanded, what="the list open again")
+        await pilot.press(*"c13 o", "down", "escape")  # letters in the list run nothing
+        await wait_until(pilot, lambda: not select.expanded, what="the list closed by escape")
+        assert select.value == picked
+        assert app.current_mode == "submit" and fake_source.writes == []
+
+
 async def test_ctrl_r_clears_the_form(fake_source: FakeSource) -> None:
     app = make_app(fake_source, clock=lambda: NOW, view="submit")
     async with app.run_test(size=(120, 30)) as pilot:

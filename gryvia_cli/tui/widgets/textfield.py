@@ -26,9 +26,12 @@ from textual.widgets import Input, Select, TextArea
 
 def refocus_key(widget: Widget, event: events.Key) -> bool:
     """If `widget` no longer has the focus of its screen, stop `event` and send a copy to the
-    widget focused now (the screen when nothing is); True when it did."""
+    widget focused now (the screen when nothing is); True when it did. A key that bubbled up
+    from a part of `widget` with the focus (a select's open list) is left alone: that part
+    had it first, and a copy sent back to it would bubble up here again, for ever."""
     screen = widget.screen
-    if screen.focused is widget:
+    focused = screen.focused
+    if focused is widget or (focused is not None and widget in focused.ancestors):
         return False
     event.prevent_default()
     event.stop()
@@ -42,7 +45,7 @@ def keep_keys(widget: Widget, event: events.Key) -> bool:
     `event` (call it first in a field's `_on_key`)."""
     if refocus_key(widget, event):
         return True
-    if event.key not in ("tab", "shift+tab"):
+    if event.key not in ("tab", "shift+tab") or widget.screen.focused is not widget:
         return False
     event.prevent_default()
     event.stop()

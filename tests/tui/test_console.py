@@ -21,6 +21,7 @@ from gryvia_cli.tui.widgets.topbar import TopBar
 from tests.tui.builders import NOW, make_job
 from tests.tui.fake import FakeSource
 from tests.tui.fixed import fixed_cluster
+from tests.tui.test_connection import recorded
 from tests.tui.waits import settle, wait_until
 
 pytestmark = [pytest.mark.tui]
@@ -98,6 +99,28 @@ async def test_marks_and_cancel_with_confirmation(fake_source: FakeSource) -> No
         await wait_until(
             pilot, lambda: table.cells(first)[6][0] == "◌ Cancelling", what="row update"
         )
+
+
+async def test_cancel_of_a_finished_job_writes_nothing_and_says_so(
+    fake_source: FakeSource,
+) -> None:
+    """As `gryvia cancel`: a job that already ended is not annotated; the console says why."""
+    app = app_for(fake_source)
+    told = recorded(app)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        done = next(k for k in table.order if app.store.jobs[k].summary.phase == "Succeeded")
+        running = next(k for k in table.order if app.store.jobs[k].summary.phase == "Running")
+        table.set_marks([done, running])
+        await pilot.press("c", "y")
+        await wait_until(pilot, lambda: len(told) >= 2, what="both outcomes told")
+        assert fake_source.writes == [("cancel", running)]
+        assert (
+            "error",
+            "Could not cancel",
+            f"{done}: job {name_of(done)} is already Succeeded; nothing to cancel",
+        ) in told
 
 
 async def test_readonly_hides_every_write(fake_source: FakeSource) -> None:

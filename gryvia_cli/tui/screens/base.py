@@ -165,7 +165,10 @@ class ViewScreen(Screen[None]):
         for key in keys:
             ns, _, name = key.partition("/")
             try:
-                if verb == "cancel":
+                if verb == "cancel" and key in jobs and jobs[key].summary.terminal:
+                    phase = jobs[key].summary.phase  # as `gryvia cancel`: write nothing
+                    failed.append((key, f"job {name} is already {phase}; nothing to cancel"))
+                elif verb == "cancel":
                     self.source.cancel_job(ns, name)
                     done.append(key)
                 elif verb == "delete":

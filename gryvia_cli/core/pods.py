@@ -31,6 +31,17 @@ def container_state(pod: Mapping[str, Any], container: str | None) -> tuple[Cont
     return "unknown", ""
 
 
+def restart_count(pod: Mapping[str, Any], container: str) -> int | None:
+    """How often `container` of `pod` restarted (`status.containerStatuses[].restartCount`);
+    None when the pod reports no status for it yet. 0 means there is no previous container,
+    so no previous log (`kubectl logs --previous` fails then)."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if isinstance(status, Mapping) and status.get("name") == container:
+            count = status.get("restartCount")
+            return count if isinstance(count, int) else None
+    return None
+
+
 def first_container(pod: Mapping[str, Any]) -> str:
     """Name of the pod's first container; the operator's `trainer` when the spec has none."""
     containers = (pod.get("spec") or {}).get("containers") or []

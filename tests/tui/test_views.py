@@ -160,9 +160,10 @@ async def test_previous_log_of_a_restarted_pod(fake_source: FakeSource) -> None:
         screen: Any = app.screen
         log = await wait_until(pilot, lambda: screen.query_one(LogView), what="the log view")
         await wait_until(pilot, lambda: len(log.lines) == 40, what="40 lines")
-        await pilot.press("p")  # pod 0 never restarted: the API's refusal is shown
+        await pilot.press("p")  # pod 0 never restarted: nothing is asked, the view says why
         await wait_until(pilot, lambda: screen.log_state == "ended", what="no previous log")
-        assert screen.log_previous and "not found" in screen.log_note
+        assert screen.log_previous and screen.log_note == "no previous container"
+        assert "RESTARTS 0" in log.empty_text
         await pilot.press("right_square_bracket")
         await wait_until(
             pilot,

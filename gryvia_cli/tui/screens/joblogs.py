@@ -22,7 +22,7 @@ from textual import on, work
 from textual.widgets import Input, Static, TabbedContent
 
 from gryvia_cli.core.jobs import sort_pods
-from gryvia_cli.core.pods import container_state, first_container
+from gryvia_cli.core.pods import container_state, first_container, restart_count
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import LOGS
 from gryvia_cli.tui.messages import LogsEnded, SavedLogsLoaded
@@ -225,6 +225,11 @@ class JobLogsBase(ViewScreen):
         view = self.query_one(LogView)
         view.clear()
         view.empty_text = "No lines in the previous container's log."
+        if restart_count(pod, self.log_container) == 0:  # nothing to ask the kubelet for
+            view.empty_text = "No previous container: it has not restarted (RESTARTS 0)."
+            self.log_state, self.log_note = "ended", "no previous container"
+            self._update_log_status()
+            return
         self._read_previous_log(self._log_gen, self.job_ns, self.log_pod or "", self.log_container)
 
     @work(thread=True, exclusive=True, group="logs")

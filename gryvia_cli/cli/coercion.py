@@ -8,9 +8,10 @@ an unset value (None, or () for a multiple option), a string for a `str` paramet
 string that is exactly the value of a member for an Enum parameter (`-o json`), and a string
 for a `Path` parameter (`--kubeconfig FILE`: made a Path here, then checked by Typer's
 `coerce_cli_path` as its adapter would, without the adapter). Everything
-else (numbers, paths, case-folded or misspelt choices) goes to Typer's own converter, built
-then, so its conversions and error messages stay Typer's. With a Typer that converts
-otherwise (no `_runtime_param`), this does nothing.
+else (numbers, paths, case-folded choices) goes to Typer's own converter, built then, so its
+conversions stay Typer's; a choice that is no member's value in any case is refused here, in
+Typer's words without the "Value error," that its Pydantic adapter puts before them. With a
+Typer that converts otherwise (no `_runtime_param`), this does nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
     """Install the light converter on every parameter of `command` (its help option too, as
     `ctx` names it) and, with `recurse`, of its loaded subcommands."""
     try:
+        from typer._click.exceptions import BadParameter
         from typer._coercion import RuntimeParam, build_runtime_param
         from typer._param_types import coerce_cli_path, routes_to_path
     except ImportError:  # another Typer: nothing to speed up
@@ -45,6 +47,13 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
                     for member in annotation:
                         if member.value == value:
                             return member
+                    choices = [str(m.value) for m in annotation]
+                    if value.casefold() not in {c.casefold() for c in choices}:
+                        # Typer's adapter says "Value error, ..." (pydantic's wording)
+                        listed = ", ".join(repr(c) for c in choices)
+                        raise BadParameter(
+                            f"{value!r} is not one of {listed}.", ctx=ctx, param=param
+                        )
                 path_type = _path_type(annotation, info)
                 if path_type is not None and routes_to_path(annotation, info):
                     # Typer's own path checks and messages; only str -> Path is done here

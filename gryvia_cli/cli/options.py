@@ -132,8 +132,9 @@ RedrawEveryOpt = Annotated[
         "--watch",
         metavar="N",
         help="Redraw on every change of jobs, pods or nodes, and at least every N seconds "
-        "(Ctrl-C ends it).",
+        "(N >= 1; Ctrl-C ends it).",
         show_default=False,
+        min=1,
     ),
 ]
 """`-w N` of the redrawn views (queue, capacity): seconds between redraws at the latest."""

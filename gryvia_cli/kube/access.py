@@ -17,7 +17,11 @@ from typing import Any
 from gryvia_cli.errors import GryviaError, KubeconfigError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.config import ContextInfo
-from gryvia_cli.kube.errors import translate_api_exception, translate_transport_error
+from gryvia_cli.kube.errors import (
+    selector_usage,
+    translate_api_exception,
+    translate_transport_error,
+)
 from gryvia_cli.kube.execcred import send_with_credentials
 from gryvia_cli.kube.replies import parse_reply
 
@@ -154,14 +158,15 @@ class KubeAccess:
             query.append(("continue", continue_token))
         elif resource_version is not None:
             query.append(("resourceVersion", resource_version))
-        data = self._json(  # a list of thousands is ~20x smaller gzipped: fewer reads
-            "GET",
-            res.path(namespace),
-            query=query,
-            resource=res,
-            namespace=namespace,
-            compressed=True,
-        )
+        with selector_usage(label_selector):
+            data = self._json(  # a list of thousands is ~20x smaller gzipped: fewer reads
+                "GET",
+                res.path(namespace),
+                query=query,
+                resource=res,
+                namespace=namespace,
+                compressed=True,
+            )
         return data if isinstance(data, dict) else {"items": []}
 
     def watch_objects(
@@ -208,9 +213,10 @@ class KubeAccess:
         from urllib3.exceptions import HTTPError
 
         query = [("labelSelector", label_selector)] if label_selector else []
-        response = self._call(
-            "GET", res.path(namespace), query=query, resource=res, namespace=namespace
-        )
+        with selector_usage(label_selector):
+            response = self._call(
+                "GET", res.path(namespace), query=query, resource=res, namespace=namespace
+            )
         try:
             response.read()
         except HTTPError as exc:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from gryvia_cli.errors import (
@@ -14,6 +16,7 @@ from gryvia_cli.errors import (
     NotFoundError,
     NotInstalledError,
     RejectedError,
+    UsageError,
 )
 from gryvia_cli.kube.resources import Resource
 from gryvia_cli.kube.resources import noun as noun_of
@@ -167,3 +170,23 @@ def translate_transport_error(exc: BaseException, server: str) -> GryviaError:
 
 _TLS_VERIFY_MARKS = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "doesn't match")
 """How urllib3/ssl word a certificate the client does not trust (or that names another host)."""
+
+
+SELECTOR_HINT = (
+    "-l/--selector takes label requirements joined by commas: key=value, key!=value, "
+    "key in (a,b), key notin (a,b), key, !key"
+)
+
+
+@contextmanager
+def selector_usage(label_selector: str | None) -> Iterator[None]:
+    """Around a list with the user's `label_selector`: the API server's 400 for it (it names
+    no option: "found '==', expected: ...") becomes a UsageError naming `-l/--selector`."""
+    try:
+        yield
+    except RejectedError as exc:
+        if not label_selector:
+            raise
+        raise UsageError(
+            f"invalid label selector {label_selector!r}: {exc.message}", hint=SELECTOR_HINT
+        ) from None

@@ -67,7 +67,9 @@ def saved_lines(saved: SavedLog, tail: int | None) -> list[str]:
 def saved_note(job: str, saved: SavedLog) -> str:
     """The stderr line saying a saved log is shown, when it was saved and whether it is cut."""
     cut = (
-        "; cut: the log was longer, earlier lines were not kept" if saved.cut else "; the whole log"
+        "; cut: the log was longer, earlier lines were not kept"
+        if saved.cut
+        else "; that is the whole log"
     )
     return (
         f"replica {saved.replica} of job {job} has no pod (pod {saved.pod} was deleted); "

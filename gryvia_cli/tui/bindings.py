@@ -101,6 +101,7 @@ JOBS = (
             ("N", "name", "NAME"),
             ("E", "namespace", "NAMESPACE"),
             ("T", "tenant", "TENANT"),
+            ("B", "user", "USER"),  # the letters of user, submitter are taken
             ("Y", "type", "TYPE"),
             ("U", "gpus", "GPUS"),
             ("S", "phase", "PHASE"),
@@ -230,7 +231,7 @@ SCOPE_TITLES = {
     "nodes": "Nodes view",
     "submit": "Submit view",
     "confirm": "Confirmation dialogs",
-    "list": "Views of the view registry (" + ", ".join(REGISTRY_VIEWS) + ")",
+    "list": "Registry views (open one with : and its name, as :events)",
     "describe": "Describe view",
     "lists": "Lists (jobs, queue, nodes, cost, pods, and the registry views)",
     "cost": "Cost view",

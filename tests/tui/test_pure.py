@@ -296,3 +296,16 @@ def test_job_manifest_from_a_form() -> None:
 @pytest.mark.parametrize("ago", [M, D])
 def test_builder_times_are_before_now(ago: dt.timedelta) -> None:
     assert make_job("a").created(ago).obj()["metadata"]["creationTimestamp"] < NOW.isoformat()
+
+
+def test_the_nodes_of_a_job_without_gpus_come_from_its_pods() -> None:
+    from gryvia_cli.tui.widgets.jobdetail import pod_nodes
+
+    pods = [
+        {"spec": {"nodeName": "cpu-0"}},
+        {"spec": {}},  # not placed yet
+        {"spec": {"nodeName": "cpu-1"}},
+        {"spec": {"nodeName": "cpu-0"}},
+    ]
+    assert pod_nodes(pods) == ["cpu-0", "cpu-1"]
+    assert pod_nodes([]) == []

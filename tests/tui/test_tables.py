@@ -149,6 +149,23 @@ async def test_column_toggles_are_saved_and_used_next_time(
     assert yaml.safe_load(config.read_text()) == {}
 
 
+async def test_hiding_the_sorted_column_keeps_the_order_and_says_so(
+    fake_source: FakeSource, tmp_path: Path
+) -> None:
+    app = app_for(fake_source, tmp_path / "console.yaml")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        await pilot.press("C")
+        order = list(table.order)
+        status = app.screen.query_one("#jobs-status", Static)
+        assert "sort cost↑" in str(status.render()) and "hidden" not in str(status.render())
+        await pilot.press("ctrl+t")
+        await pick(pilot, app, "cost")
+        assert "cost" not in table.visible_columns() and table.order == order
+        assert "sort cost↑ (hidden column)" in str(status.render())
+
+
 async def test_aliases_and_hotkeys_from_the_config_file(
     fake_source: FakeSource, tmp_path: Path
 ) -> None:

@@ -141,7 +141,8 @@ class JobsScreen(TableView):
         if self.table.marks:
             parts.append(f"{len(self.table.marks)} marked")
         arrow = "↓" if self.sort_reverse else "↑"
-        parts.append(f"sort {self.sort_column}{arrow}")
+        hidden = " (hidden column)" if self.sort_column in self.table.hidden else ""
+        parts.append(f"sort {self.sort_column}{arrow}{hidden}")
         if self.query_text:
             parts.append(f"filter: {self.query_text}")
         if self.filter.unknown:

@@ -152,6 +152,7 @@ class TableView(ViewScreen):
         if loaded.problems:
             self.notify("fix console.yaml first", title="Columns not saved", severity="warning")
         table.set_hidden(hidden)
+        self.resort(table)  # the status line says whether the sorted column is hidden
 
     def apply_filter(self, text: str) -> None:
         """Put `text` in the view's filter line (shown while it holds text), as `/` would."""

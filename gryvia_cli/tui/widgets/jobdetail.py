@@ -44,6 +44,13 @@ class JobFacts:
     events: Sequence[Mapping[str, Any]]
 
 
+def pod_nodes(pods: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The nodes the pods run on, in order, once each: where a job without GPUs (so without
+    `status.nodesAllocated`) runs, as `gryvia describe job` shows it."""
+    names = (str((p.get("spec") or {}).get("nodeName") or "") for p in pods)
+    return list(dict.fromkeys(n for n in names if n))
+
+
 def pod_facts(pod: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
     """(name, node, phase, ready `r/n`, restarts) of a raw pod."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
@@ -131,6 +138,8 @@ class JobOverview(Static):
         burn = (
             f"{money(cost.per_hour, cost.currency)}/h"
             if cost.per_hour
+            else "no GPUs, no GPU price"
+            if not job.total_gpus
             else "no price for this GPU type"
         )
         right = self._pairs(
@@ -142,7 +151,7 @@ class JobOverview(Static):
                 ("waited", format_seconds(times["waiting"])),
                 ("ran", format_seconds(times["running"])),
                 ("ready", f"{job.replicas_ready}/{job.pods}  retries {job.retries}"),
-                ("nodes", ", ".join(job.nodes_allocated) or "-"),
+                ("nodes", ", ".join(job.nodes_allocated or pod_nodes(f.pods)) or "-"),
                 (
                     "cost",
                     f"{money(cost.so_far, cost.currency)} so far"

@@ -50,4 +50,4 @@ def test_the_note_says_when_it_was_saved_and_whether_it_was_cut() -> None:
         "line(s) the operator saved at 2026-12-01T12:00:00Z; cut: the log was longer, earlier "
         "lines were not kept"
     )
-    assert savedlogs.saved_note("train", saved(0)).endswith("; the whole log")
+    assert savedlogs.saved_note("train", saved(0)).endswith("; that is the whole log")

@@ -84,6 +84,35 @@ async def test_a_form_select_opens_moves_and_picks_by_keyboard(fake_source: Fake
         assert app.current_mode == "submit" and fake_source.writes == []
 
 
+@pytest.mark.parametrize(
+    ("keys", "typed"),
+    [
+        (["a", "b", "c", "backspace", "x"], "abx"),
+        (["a", "b", "left", "C"], "aCb"),
+        (["a", "b", "home", "Z", "end", "Y"], "ZabY"),
+    ],
+)
+@pytest.mark.parametrize("field", ["#f-name", "#jobs-filter"])
+async def test_editing_keys_of_a_burst_keep_their_order(
+    fake_source: FakeSource, field: str, keys: list[str], typed: str
+) -> None:
+    """Backspace, arrows, home and end in one burst with letters (a paste, `tmux send-keys`,
+    a fast typist) act where they were typed: they once acted after the letters behind them,
+    so `abc`, backspace, `x` left `abc`."""
+    app = make_app(fake_source, clock=lambda: NOW, view="submit" if field == "#f-name" else "jobs")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        if field == "#jobs-filter":
+            await pilot.press("slash")
+        box = app.screen.query_one(field, Input)
+        app.screen.set_focus(box)
+        await handled(pilot)
+        for key in keys:
+            app.post_message(key_event(key))
+        await handled(pilot, 10)
+        assert box.value == typed
+
+
 async def test_ctrl_r_clears_the_form(fake_source: FakeSource) -> None:
     app = make_app(fake_source, clock=lambda: NOW, view="submit")
     async with app.run_test(size=(120, 30)) as pilot:

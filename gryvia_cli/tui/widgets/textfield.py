@@ -8,6 +8,9 @@ first field. A TextField therefore
 
 - moves the focus on tab / shift+tab itself, synchronously (inside a container that traps the
   focus, such as the submit form, this cycles through its fields);
+- runs its own key bindings (backspace, arrows, home, end, enter ...) as the key reaches it,
+  not after the key has bubbled up to the app and come back, when later keys of the burst
+  were typed already (`abc`, backspace, `x` gave `abc`; now `abx`);
 - hands a key that reaches it after the focus has moved on to the widget focused now, instead
   of typing it (or letting it bubble to one-key bindings);
 - (FormSelect does the first two for a form's selects);
@@ -17,9 +20,11 @@ first field. A TextField therefore
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from textual import events
+from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Input, Select, TextArea
 
@@ -56,6 +61,19 @@ def keep_keys(widget: Widget, event: events.Key) -> bool:
     return True
 
 
+@cache
+def _binding_actions(cls: type[Widget]) -> dict[str, str]:
+    """Key -> action of the `BINDINGS` of `cls` and its bases (a subclass's win)."""
+    actions: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        for binding in klass.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding):
+                actions.update(
+                    dict.fromkeys((k.strip() for k in binding.key.split(",")), binding.action)
+                )
+    return actions
+
+
 class TextField(Input):
     """An Input for forms and prompts; see the module docstring."""
 
@@ -65,7 +83,15 @@ class TextField(Input):
 
     async def _on_key(self, event: events.Key) -> None:
         # Runs before Input._on_key (Textual calls each class's handler unless prevented).
-        keep_keys(self, event)
+        if keep_keys(self, event) or event.is_printable:
+            return  # printable keys: Input._on_key inserts them, in order
+        actions = _binding_actions(type(self))
+        action = next((actions[k] for k in event.aliases if k in actions), None)
+        if action is None:
+            return
+        event.prevent_default()  # acted on now, not after bubbling up to the app and back
+        event.stop()
+        await self.run_action(action)
 
 
 class FormSelect(Select[str]):

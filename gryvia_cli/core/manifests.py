@@ -25,16 +25,30 @@ from gryvia_operator.api.names import (
 
 @dataclass(frozen=True)
 class Document:
-    """One YAML document of a file: 1-based index, first line, and its content."""
+    """One YAML document of a file: 1-based index, first line, and its content;
+    `field_lines` maps each field's path (`spec.gpus`, `spec.env[0].name`) to its 1-based line."""
 
     source: str
     index: int
     line: int
     content: Any
+    field_lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, path: str) -> int:
+        """The line of field `path`, else of its nearest parent found, else the first line."""
+        while path:
+            if path in self.field_lines:
+                return self.field_lines[path]
+            path = path[: max(path.rfind("."), path.rfind("["), 0)]
+        return self.line
 
     @property
     def label(self) -> str:
-        """`file` or `file (document N, KIND/NAME)` for messages."""
+        """`file (document N, KIND/NAME, line L)` for messages (L: the first line)."""
+        return self.label_at(self.line)
+
+    def label_at(self, line: int) -> str:
+        """`file (document N, KIND/NAME, line <line>)`."""
         parts = [f"document {self.index}"]
         if isinstance(self.content, Mapping):
             kind = self.content.get("kind") or "?"
@@ -44,7 +58,7 @@ class Document:
                 else None
             )
             parts.append(f"{kind}/{name or '?'}")
-        return f"{self.source} ({', '.join(parts)}, line {self.line})"
+        return f"{self.source} ({', '.join(parts)}, line {line})"
 
 
 @dataclass(frozen=True)
@@ -56,12 +70,12 @@ class Finding:
     message: str
 
     def render(self) -> str:
-        """`file (document 2, GryviaAIJob/x, line 14): spec.gpus: <message>`; the field is
-        not repeated when the message already starts with it."""
+        """`file (document 2, GryviaAIJob/x, line 14): spec.gpus: <message>`, at the field's
+        line; the field is not repeated when the message already starts with it."""
         text = self.message
         if self.field and not text.startswith(self.field):
             text = f"{self.field}: {text}"
-        return f"{self.document.label}: {text}"
+        return f"{self.document.label_at(self.document.line_of(self.field))}: {text}"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape of a finding."""
@@ -114,7 +128,8 @@ def split_documents(text: str, source: str) -> list[Document]:
             content = loader.construct_document(node)
             if content is None:
                 continue
-            docs.append(Document(source, index, node.start_mark.line + 1, content))
+            lines = _field_lines(node, "", {})
+            docs.append(Document(source, index, node.start_mark.line + 1, content, lines))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -126,6 +141,22 @@ def split_documents(text: str, source: str) -> list[Document]:
     finally:
         loader.dispose()
     return docs
+
+
+def _field_lines(node: Any, path: str, out: dict[str, int]) -> dict[str, int]:
+    """Walk a composed YAML node: the 1-based line of every mapping key and sequence item,
+    by its path (`spec.gpus`, `spec.env[0]`)."""
+    if isinstance(getattr(node, "value", None), list):
+        for i, item in enumerate(node.value):
+            if isinstance(item, tuple):  # a mapping's (key node, value node)
+                key, value = item
+                child = f"{path}.{key.value}" if path else str(key.value)
+                out[child] = key.start_mark.line + 1
+            else:  # a sequence's item node
+                child, value = f"{path}[{i}]", item
+                out[child] = item.start_mark.line + 1
+            _field_lines(value, child, out)
+    return out
 
 
 def is_gryvia(content: Any) -> bool:

@@ -34,10 +34,10 @@ def test_validate_reports_file_document_and_field(tmp_path: Path) -> None:
     result = run(["validate", str(good), str(bad)])
     assert result.exit_code == 1
     assert (
-        f"{bad} (document 2, GryviaAIJob/Bad, line 12): spec.gpus must not be negative, got -2"
+        f"{bad} (document 2, GryviaAIJob/Bad, line 18): spec.gpus must not be negative, got -2"
         in result.output
-    )
-    assert f"{bad} (document 2, GryviaAIJob/Bad, line 12): metadata.name" in result.output
+    )  # the field's own line (the document starts on line 12)
+    assert f"{bad} (document 2, GryviaAIJob/Bad, line 15): metadata.name" in result.output
     data = json.loads(run(["validate", str(bad), "-o", "json"]).output)
     assert [d["valid"] for d in data] == [True, False]
 

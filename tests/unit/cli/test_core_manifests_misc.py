@@ -57,9 +57,13 @@ def test_findings_name_file_document_object_and_field() -> None:
     assert {"metadata.name", "spec.gpus", "spec.priority"} <= fields
     gpus = next(f for f in job.errors if f.field == "spec.gpus")
     assert gpus.render() == (
-        "jobs.yaml (document 2, GryviaAIJob/Bad_Name, line 4): "
+        "jobs.yaml (document 2, GryviaAIJob/Bad_Name, line 10): "
         "spec.gpus must not be negative, got -1"
-    )
+    )  # the field's line; the document starts on line 4
+    assert job.document.line == 4
+    assert job.document.line_of("spec.priority") == 12
+    assert job.document.line_of("spec.nope.deeper") == 8  # its nearest parent, spec
+    assert job.document.line_of("") == 4
     assert configmap.skipped == "not a Gryvia object" and not configmap.errors
     assert job.as_dict()["valid"] is False and job.as_dict()["document"] == 2
 
@@ -104,3 +108,11 @@ def test_event_rows_sorted_counted_and_trimmed() -> None:
     assert len(rows[0][4]) == 160 and rows[0][3] == "pod/p"
     assert since(events, None) == events
     assert since(events, parse_time(ago(30))) == [events[0]]
+
+
+def test_fields_inside_lists_have_their_own_lines() -> None:
+    text = "spec:\n  env:\n  - name: A\n    value: '1'\n  - name: B\n"
+    (doc,) = split_documents(text, "x.yaml")
+    assert doc.line_of("spec.env[1].name") == 5
+    assert doc.line_of("spec.env[0].value") == 4
+    assert doc.line_of("spec.env") == 2

@@ -365,6 +365,20 @@ class GryviaApp(UserCommands):
             self.call_from_thread(self.notify, exc.message, title="Cannot switch", severity="error")
             return
         self.call_from_thread(self._use_source, source)
+        if namespace is not None and not self._namespace_exists(namespace):
+            self.call_from_thread(
+                self.notify,
+                f"namespace {namespace} does not exist: its views stay empty until it is created",
+                title="No such namespace",
+                severity="warning",
+            )
+
+    def _namespace_exists(self, name: str) -> bool:
+        """False only when the namespaces can be listed and `name` is not among them."""
+        try:
+            return name in self.source.namespaces()
+        except GryviaError:
+            return True  # may not list namespaces: nothing to say
 
     def _use_source(self, source: ClusterSource) -> None:
         if self.feed is not None:

@@ -16,6 +16,7 @@ from gryvia_cli.tui import make_app
 from tests.tui.builders import NOW
 from tests.tui.fake import FakeSource
 from tests.tui.keys import KEY_NAMES, handled, key_event
+from tests.tui.test_connection import recorded
 from tests.tui.waits import wait_loaded, wait_until
 
 pytestmark = [pytest.mark.tui]
@@ -156,3 +157,22 @@ async def test_command_line_words(fake_source: FakeSource, line: str, check: Any
         await wait_loaded(pilot)
         await pilot.press("colon", *(KEY_NAMES.get(k, k) for k in line), "enter")
         await wait_until(pilot, lambda: check(app), what=f":{line}")
+
+
+@pytest.mark.parametrize(("namespace", "warned"), [("nope-ns", True), ("tenant-acme", False)])
+async def test_switching_to_a_namespace_that_does_not_exist_warns(
+    fake_source: FakeSource, namespace: str, warned: bool
+) -> None:
+    app = make_app(fake_source, clock=lambda: NOW)
+    told = recorded(app)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("colon", *(KEY_NAMES.get(k, k) for k in f"ns {namespace}"), "enter")
+        await wait_until(pilot, lambda: app.target.namespace == namespace, what="the switch")
+        await wait_until(
+            pilot,
+            lambda: all(w.is_finished for w in app.workers if w.group == "retarget"),
+            what="the switch's worker",
+        )
+        missing = f"namespace {namespace} does not exist: its views stay empty until it is created"
+        assert any(message == missing for _, _, message in told) is warned

@@ -71,7 +71,9 @@ async def test_cluster_wide_kinds_refused_by_rbac_say_not_allowed_quietly(
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_until(pilot, lambda: "jobs" in app.store.loaded, what="jobs")
         await wait_until(pilot, lambda: app.connection == "live", what="live despite RBAC")
-        assert fake_source.forbidden <= app.store.forbidden
+        await wait_until(  # the other kinds list once the jobs are drawn: refusals come later
+            pilot, lambda: fake_source.forbidden <= app.store.forbidden, what="the refusals"
+        )
         await pilot.press("5")
         await wait_until(
             pilot,

@@ -50,7 +50,9 @@ async def wait_in_thread(
 
 
 async def wait_loaded(pilot: Pilot[Any]) -> None:
-    """Until every kind is listed, the app is live and the view has drawn the store."""
+    """Until every kind is listed (or refused: no watcher is still connecting; the others
+    start once the first view has drawn its list), the app is live and the view has drawn
+    the store."""
     app = pilot.app
     assert isinstance(app, GryviaApp)
     await wait_until(
@@ -58,7 +60,9 @@ async def wait_loaded(pilot: Pilot[Any]) -> None:
         lambda: (
             {"jobs", "gpunodes", "usage"} <= app.store.loaded
             and app.connection == "live"
-            and not (app.feed and app.feed.pending)
+            and app.feed is not None
+            and all(state != "connecting" for state, _ in app.feed.states.values())
+            and not app.feed.pending
         ),
         what="the first list of every kind",
     )

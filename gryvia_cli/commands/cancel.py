@@ -39,7 +39,7 @@ def cancel(
       gryvia cancel a b c --yes -n team-a
       gryvia cancel sweep
     """
-    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_cli.core.jobs import nothing_to_cancel, summarize_job
     from gryvia_operator.api.names import ANNOTATION_CANCEL
 
     for job in jobs:
@@ -56,7 +56,7 @@ def cancel(
     def cancel_one(name: str) -> Outcome:
         summary = summarize_job(access.get(r.AIJOB, name, ns))
         if summary.terminal:
-            warn(f"job {name} is already {summary.phase}; nothing to cancel")
+            warn(nothing_to_cancel(name, summary.phase))
             return None
         patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
         access.merge_patch(r.AIJOB, name, ns, patch)

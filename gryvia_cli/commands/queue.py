@@ -47,7 +47,6 @@ def read_queue(
     from gryvia_cli.core.queue import (
         build_queue,
         job_key,
-        namespace_labels_needed,
         scheduling_events,
         with_tenants,
     )
@@ -92,8 +91,7 @@ def read_queue(
         return entries
     shown = {(e.job.namespace, e.job.name) for e in entries}
     waiting = [j for j in raw if job_key(j) in shown]
-    labels = namespace_labels if namespace_labels_needed(waiting, tenants) else None
-    return with_tenants(entries, waiting, tenants, labels)
+    return with_tenants(entries, waiting, tenants, namespace_labels)  # labels: the last rule
 
 
 @app.command("queue", rich_help_panel="Workloads")

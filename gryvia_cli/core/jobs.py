@@ -357,3 +357,9 @@ def sort_pods(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         )
 
     return sorted(pods, key=key)
+
+
+def nothing_to_cancel(name: str, phase: str) -> str:
+    """What `gryvia cancel` and the console say, writing nothing, about a job that already
+    ended in `phase`."""
+    return f"job {name} is already {phase}; nothing to cancel"

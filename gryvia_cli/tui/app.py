@@ -252,7 +252,7 @@ class GryviaApp(UserCommands):
             feed.release()
             return
         self.flush()
-        if not self.screen.call_after_refresh(feed.release):
+        if not screen.call_after_refresh(feed.release):
             feed.release()
 
     def flush(self) -> None:

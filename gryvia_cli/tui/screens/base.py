@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input
 
+from gryvia_cli.core.jobs import nothing_to_cancel
 from gryvia_cli.core.manifests import resubmit_body
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.messages import (
@@ -166,8 +167,7 @@ class ViewScreen(Screen[None]):
             ns, _, name = key.partition("/")
             try:
                 if verb == "cancel" and key in jobs and jobs[key].summary.terminal:
-                    phase = jobs[key].summary.phase  # as `gryvia cancel`: write nothing
-                    failed.append((key, f"job {name} is already {phase}; nothing to cancel"))
+                    failed.append((key, nothing_to_cancel(name, jobs[key].summary.phase)))
                 elif verb == "cancel":
                     self.source.cancel_job(ns, name)
                     done.append(key)

@@ -19,6 +19,8 @@ from tests.support.controlplane import ControlPlane, control_plane
 if TYPE_CHECKING:
     from tests.support.operator import OperatorProcess
 
+pytest_plugins = ["tests.support.timing"]
+
 
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gryvia_operator.api.crd import generate as crdgen
+from tests.support import timing
 from tests.support.ports import free_port
 from tests.support.wait import wait_for
 
@@ -57,6 +58,7 @@ class OperatorProcess:
     def start(self) -> None:
         """Start the operator and wait until /readyz says ready."""
         assert self.proc is None or self.proc.poll() is not None, "already running"
+        timing.count_operator_start()
         out = self.log.open("ab")
         self.proc = subprocess.Popen(
             [

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install k8s-bin k9s-bin kueue-bin lint format test test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help install k8s-bin k9s-bin kueue-bin lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -40,8 +40,26 @@ format: install ## Apply ruff's formatter and safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: install k8s-bin kueue-bin lint ## The whole suite: lint, unit, integration (real control plane), TUI
-	$(BIN)/pytest $(PYTEST_ARGS)
+TIMING := .pytest_cache/timing.jsonl
+# pytest's exit 5 (no test selected, e.g. PYTEST_ARGS naming only unit tests) is not a failure
+# of one half when the other half ran.
+NONE_OK := || test $$? -eq 5
+
+test: install k8s-bin kueue-bin lint ## The whole suite: lint, unit and console tests on both cores, then the cluster tests
+	@mkdir -p .pytest_cache && rm -f $(TIMING)
+	GRYVIA_TEST_TIMING=$(TIMING) $(MAKE) --no-print-directory test-pure test-cluster
+	@$(BIN)/python -m tests.support.timing $(TIMING)
+
+test-all: install k8s-bin kueue-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills)
+	@mkdir -p .pytest_cache && rm -f $(TIMING)
+	GRYVIA_TEST_FULL=1 GRYVIA_TEST_TIMING=$(TIMING) $(MAKE) --no-print-directory test-pure test-cluster
+	@$(BIN)/python -m tests.support.timing $(TIMING)
+
+test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)
+	$(BIN)/pytest -n 2 -m "not integration" $(PYTEST_ARGS) $(NONE_OK)
+
+test-cluster: install ## The tests against a real control plane (one sandbox, one operator), in order
+	$(BIN)/pytest -m integration -p no:xdist $(PYTEST_ARGS) $(NONE_OK)
 
 test-unit: install ## Unit tests only (no cluster)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

@@ -21,6 +21,60 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["tests.support.timing"]
 
+CLUSTER_FIXTURES = frozenset({"sandbox", "apiserver"})
+
+
+def _needs_operator(item: pytest.Item) -> bool:
+    return "operator" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that reaches a cluster `integration` (whatever its module says), and
+    order the operator's tests by the configuration they need: the session configuration
+    first, in collection order, then each other one together, so each change of
+    configuration costs one operator restart."""
+    from tests.support.operator import configuration
+
+    seen: dict[tuple[str, ...], int] = {}
+    default = configuration(None)
+
+    def rank(item: pytest.Item) -> int:
+        if not _needs_operator(item):
+            return 0
+        flags = configuration(item.get_closest_marker("operator"))
+        return 0 if flags == default else seen.setdefault(flags, len(seen) + 1)
+
+    for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+    items.sort(key=rank)  # stable: collection order within each configuration
+
+
+_session_operator: list[OperatorProcess] = []
+"""The session's operator once its fixture has started it (empty before)."""
+_wanted: list[tuple[str, ...]] = []
+"""The operator configuration the running test declares (what the fixture starts with)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Note the operator configuration a test that uses the operator declares (the session
+    fixture starts with it; `_operator_configuration` switches to it)."""
+    if _needs_operator(item):
+        from tests.support.operator import configuration
+
+        _wanted[:] = [configuration(item.get_closest_marker("operator"))]
+
+
+@pytest.fixture(autouse=True)
+def _operator_configuration(request: pytest.FixtureRequest) -> None:
+    """Give a test that uses the operator the configuration it declares, restarting it only
+    when that differs from the one running. A function fixture, so module fixtures (a grant
+    the configuration needs at start) come first."""
+    if _needs_operator(request.node) and _session_operator and _wanted:
+        _session_operator[0].configure(_wanted[0])
+
 
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
@@ -52,6 +106,10 @@ def api_client(apiserver: ControlPlane) -> Iterator[object]:
 def repo_root() -> Path:
     """The source tree's root folder."""
     return Path(__file__).resolve().parent.parent
+
+
+_readers: dict[Path, Any] = {}
+"""One in-process reader per kubeconfig (tests/support/kubeget.py)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +159,16 @@ class SandboxHandle:
             self.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
 
     def kubectl_json(self, *args: str) -> Any:
-        """`kubectl ARGS -o json`, parsed."""
+        """`kubectl ARGS -o json`, parsed: answered in-process (tests/support/kubeget.py) for
+        the `get`s it understands, by a kubectl process otherwise."""
+        from tests.support.kubeget import Reader
+
+        reader = _readers.get(self.kubeconfig) or _readers.setdefault(
+            self.kubeconfig, Reader(self.kubeconfig)
+        )
+        found = reader.get(args)
+        if found is not None:
+            return found
         return json.loads(self.kubectl_run(*args, "-o", "json").stdout)
 
     def apply(
@@ -186,7 +253,7 @@ def operator(
     from gryvia_cli.sandbox import binaries
     from gryvia_operator.webhook.configuration import mutating_name
     from tests.support.chartaccount import install_account
-    from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
+    from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess, configuration
 
     folder = tmp_path_factory.mktemp("operator")
     # The operator authenticates as the chart's ServiceAccount: every call it makes goes
@@ -194,11 +261,14 @@ def operator(
     account = install_account(
         binaries.path_of("helm"), sandbox.kubectl, sandbox.kubeconfig, folder / "account.yaml"
     )
-    proc = OperatorProcess(account, folder / "operator.log")
+    flags = _wanted[0] if _wanted else configuration(None)
+    proc = OperatorProcess(account, folder / "operator.log", extra=flags)
     proc.start()
+    _session_operator.append(proc)
     try:
         yield proc
     finally:
+        _session_operator.clear()
         proc.stop()
         sandbox.kubectl_run(
             "delete",

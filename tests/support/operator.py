@@ -14,13 +14,47 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from gryvia_operator.api.crd import generate as crdgen
 from tests.support import timing
+from tests.support.hookreceiver import ALLOWED
 from tests.support.ports import free_port
 from tests.support.wait import wait_for
 
+if TYPE_CHECKING:
+    from tests.conftest import SandboxHandle
+
 WEBHOOK_CONFIG = "gryvia-validating-test"
+
+FEATURES = (
+    "--enable-workflows",
+    "--enable-autotuners",
+    "--enable-inference",
+    "--enable-model-registry",
+    "--enable-reservations",
+    "--enable-priorities",
+    "--enable-job-hooks",
+    f"--job-hook-allowed-cidr={ALLOWED}/32",
+    "--enable-checkpoint-guards",
+    "--checkpoint-poll-seconds=1",
+    "--billing-ledger",
+)
+"""The session operator's flags: every opt-in feature that leaves shared state alone when none
+of its objects exist. A test that needs another configuration (the admission gate, simulated
+device plugins, a feature off) says so with `@pytest.mark.operator(...)` (see `configuration`)."""
+
+
+def configuration(marker: pytest.Mark | None) -> tuple[str, ...]:
+    """The operator flags a test needs: FEATURES, plus the args of its `operator` marker;
+    `@pytest.mark.operator(*flags, features=False)` leaves FEATURES out (a test that depends on
+    the features being off)."""
+    if marker is None:
+        return FEATURES
+    base = FEATURES if marker.kwargs.get("features", True) else ()
+    return base + tuple(marker.args)
 
 
 def apply_crds(kubectl: Path, kubeconfig: Path) -> None:
@@ -114,17 +148,15 @@ class OperatorProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    @contextlib.contextmanager
-    def flags(self, *extra: str) -> Iterator[OperatorProcess]:
-        """Restart with the extra flags `extra` for the block, then without them again."""
+    def configure(self, flags: tuple[str, ...]) -> None:
+        """Run with exactly `flags` from now on: restarted when they differ from the running
+        operator's (one start per change of configuration; the session orders tests by it)."""
+        if flags == self.extra:
+            return
+        running = self.proc is not None and self.proc.poll() is None
         self.stop()
-        self.extra = extra
-        self.start()
-        try:
-            yield self
-        finally:
-            self.stop()
-            self.extra = ()
+        self.extra = flags
+        if running:
             self.start()
 
     def ensure_running(self) -> None:
@@ -140,3 +172,21 @@ class OperatorProcess:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode()
+
+
+@contextlib.contextmanager
+def webhook_down(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[None]:
+    """The operator's validating webhook unregistered for the block and registered again after
+    it from the saved configuration (the operator is restarted only if that fails)."""
+    saved = sandbox.kubectl_json("get", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
+    saved["metadata"] = {
+        k: v for k, v in saved["metadata"].items() if k in ("name", "labels", "annotations")
+    }
+    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
+    try:
+        yield
+    finally:
+        restored = sandbox.kubectl_run("create", "-f", "-", input=json.dumps(saved), check=False)
+        if restored.returncode != 0:
+            operator.stop()
+            operator.start()  # registers the webhook again

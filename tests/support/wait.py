@@ -13,7 +13,7 @@ def wait_for(
     check: Callable[[], T | None],
     *,
     timeout: float = 60.0,
-    interval: float = 0.2,
+    interval: float = 0.5,
     what: str = "condition",
 ) -> T:
     """Call `check` until it returns a truthy value and return that value.

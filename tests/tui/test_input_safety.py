@@ -9,7 +9,8 @@
 
 One app serves all examples (starting one per example would take minutes): the test runs
 its own event loop and resets the app to a known view before each example. 500 examples take
-about 2.5 minutes of CPU on a loaded 2-core machine; `INPUT_EXAMPLES=N` runs fewer while
+about 2.5 minutes of CPU on a loaded 2-core machine: `make test-all` runs them, `make test`
+runs the first 120 plus the explicit examples; `INPUT_EXAMPLES=N` sets the count while
 working on the console, `INPUT_NO_SHRINK=1` reports a failure without shrinking it.
 """
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -34,6 +35,7 @@ from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.screens.dialogs import NAMES_SHOWN, ConfirmDialog
 from gryvia_cli.tui.widgets.textfield import is_typing
+from tests.support.depth import amount
 from tests.tui.builders import NOW
 from tests.tui.fake import FakeSource
 from tests.tui.fixed import LOG_LINES, fixed_cluster
@@ -53,6 +55,9 @@ SINGLE_KEYS = (*TYPED, ":", "/", "?", *SPECIAL, *WRITES)
 FORM_CHAIN = ("name", "type", "gpu_type", "namespace", "image", "gpus", "nodes", "command")
 FORM_CHAIN += ("storage",)
 """The submit form's fields in tab order (tab past the last one wraps to the first)."""
+QUICK_EXAMPLES = 120
+"""Examples under `make test` (the same derandomized sequence's first part, plus the explicit
+examples below for each bug the full 500 found); `make test-all` runs 500."""
 START_VIEWS = ("jobs", "submit")
 """Where an example starts (keys lead on to the other views and the Job view)."""
 
@@ -295,7 +300,7 @@ steps = st.lists(st.one_of(single, single, single, line_burst, form_burst), max_
 
 
 @settings(
-    max_examples=int(os.environ.get("INPUT_EXAMPLES", "500")),
+    max_examples=int(os.environ.get("INPUT_EXAMPLES", amount(QUICK_EXAMPLES, 500))),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -303,6 +308,14 @@ steps = st.lists(st.one_of(single, single, single, line_burst, form_burst), max_
     + ([] if os.environ.get("INPUT_NO_SHRINK") else [Phase.shrink]),
 )
 @given(view=st.sampled_from(START_VIEWS), sequence=steps)
+# The classes of bug the full run found, pinned so the quick run always covers them: a burst
+# that crosses form fields (tab moved the focus late; keys went to the old field), text
+# typed after `/` and `:` that held one-key bindings or markup, a write key after a burst.
+@example(view="submit", sequence=[("form", [(0, "ab"), (3, "c1")])])
+@example(view="submit", sequence=[("key", "tab"), ("form", [(8, "x y"), (1, "d")])])
+@example(view="jobs", sequence=[("slash", "[/]"), ("key", "c"), ("key", "y")])
+@example(view="jobs", sequence=[("colon", "ns x"), ("key", "d"), ("slash", "cyR")])
+@example(view="jobs", sequence=[("key", " "), ("key", "ctrl+d"), ("key", "y")])
 def test_random_keys_never_write_unconfirmed_nor_lose_typing(
     console: Console, view: str, sequence: list[tuple[str, Any]]
 ) -> None:

@@ -4,8 +4,10 @@
 pointed at a loopback relay (tests/support/relay.py) in front of the sandbox's API server;
 the test checks the cluster directly (kubectl, not through the relay). A 120 s blackhole
 ends none of them: each says `reconnecting to the API server` within 30 s, and each
-succeeds within 10 s of forwarding resuming with every log line exactly once. Cutting every
-connection several times under `logs -f` loses and repeats no line either.
+succeeds within 10 s of forwarding resuming with every log line exactly once; the console
+(`gryvia tui`, in a pty through the same relay, in the same window: one 120 s wait for both)
+says it reconnects and converges within 10 s. Cutting every connection several times under
+`logs -f` loses and repeats no line either.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.builders import job_yaml
 from tests.integration.cli.conftest import CliCase, kubectl_json, wait_for_phase
+from tests.support.console import ConsoleProcess
+from tests.support.manifests import sh_job
 from tests.support.relay import Relay, relayed_kubeconfig, server_address
 from tests.support.wait import wait_for
 
@@ -122,52 +128,109 @@ def printed_lines(text: str, count: int) -> None:
     assert text.splitlines() == [f"line {n}" for n in range(1, count + 1)], text[-3000:]
 
 
-def test_a_120s_blackhole_ends_no_wait_and_loses_no_line(
+def _answering(text: str) -> bool:
+    """The console's top bar says the API server answers: live, or slow (over 2 s, as a
+    loaded CI machine may answer)."""
+    return "● live" in text or "◐ slow" in text
+
+
+def _suspended(name: str, namespace: str) -> dict[str, Any]:
+    return sh_job(name, gpus=1, gpu_type="H100", script="true", namespace=namespace, suspend=True)
+
+
+def test_a_120s_blackhole_ends_no_wait_loses_no_line_and_the_console_converges(
     case: CliCase, relay: Relay, start: Start
 ) -> None:
+    """One 120 s window for the CLI and the console (each proof used to hold its own).
+
+    CLI: `submit --wait --logs`, `logs -f` and `status --watch` say they reconnect within
+    30 s, none gives up, each ends within 10 s of forwarding resuming, no line lost.
+    Console (a real process in a pty, through the same relay): the top bar says
+    `reconnecting (attempt N, ...)` within 30 s and `unreachable` after 60 s, and a job
+    created meanwhile (a job, not a phase: the operator rewrites phases) is on screen within
+    10 s of forwarding resuming."""
     run = start
     ns, name, lines = case.namespace, "stall", 50
+    steady, later = "steady", f"later-{uuid.uuid4().hex[:6]}"
+    case.sandbox.apply(_suspended(steady, ns))
     submit = run(
         "submit",
         "submit",
         *("-f", numbered_job(case.tmp_path, name, lines, 1), "-n", ns),
         *("--wait", "--logs", "--wait-timeout", "10m"),
     )
-    wait_for(lambda: "line 3" in submit.stdout(), timeout=180, what="submit --logs streaming")
-    follow = run("logs", "logs", name, "-f", "-n", ns)
-    watch = run("status", "status", name, "--watch", "-n", ns)
-    wait_for(lambda: "line 5" in follow.stdout(), timeout=60, what="logs -f streaming")
-    wait_for(watch.stdout, timeout=60, what="status --watch showing the job")
+    relayed = case.tmp_path / "relayed" / "kubeconfig"
+    env = {"GRYVIA_CONFIG_HOME": str(case.tmp_path / "console-home"), "KUBECONFIG": str(relayed)}
+    console_args = ["--kubeconfig", str(relayed), "tui", "-n", ns]
+    with ConsoleProcess(console_args, env=env, columns=160) as console:
+        wait_for(lambda: "line 3" in submit.stdout(), timeout=180, what="submit --logs streaming")
+        follow = run("logs", "logs", name, "-f", "-n", ns)
+        watch = run("status", "status", name, "--watch", "-n", ns)
+        wait_for(lambda: "line 5" in follow.stdout(), timeout=60, what="logs -f streaming")
+        wait_for(watch.stdout, timeout=60, what="status --watch showing the job")
+        try:
+            wait_for(
+                lambda: _answering(console.output) and steady in console.output,
+                timeout=60,
+                what="the console live with the job row",
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the console wrote: {console.tail()}") from None
 
-    relay.blackhole()
-    stalled = time.monotonic()
-    everyone = {"submit": submit, "logs -f": follow, "status --watch": watch}
-    for label, proc in everyone.items():
+        relay.blackhole()
+        stalled = time.monotonic()
+        at_stall = console.mark()
         wait_for(
-            lambda proc=proc: proc.says(RECONNECTING),
-            timeout=max(1.0, stalled + 30 - time.monotonic()),
-            interval=0.5,
-            what=f"{label} saying it reconnects within 30 s of the stall",
+            lambda: "reconnecting (attempt" in console.since(at_stall),
+            timeout=30,
+            interval=0.1,
+            what="the console's top bar saying reconnecting",
         )
-    wait_for_phase(case.sandbox, ns, name, "Succeeded")  # the job ends during the stall
-    wait_for(
-        lambda: time.monotonic() - stalled >= BLACKHOLE_SECONDS,
-        timeout=BLACKHOLE_SECONDS + 10,
-        interval=1,
-        what="the end of the 120 s blackhole",
-    )
-    for label, proc in everyone.items():
-        assert proc.proc.poll() is None, f"{label} gave up during the stall: {proc.stderr()}"
-        assert proc.stderr().count("reconnecting to the API server") <= 20, proc.stderr()
+        shown_after = time.monotonic() - stalled
+        assert shown_after <= 30
+        case.sandbox.apply(_suspended(later, ns))  # straight to the API server
+        marked = console.mark()
+        everyone = {"submit": submit, "logs -f": follow, "status --watch": watch}
+        for label, proc in everyone.items():
+            wait_for(
+                lambda proc=proc: proc.says(RECONNECTING),
+                timeout=max(1.0, stalled + 30 - time.monotonic()),
+                interval=0.5,
+                what=f"{label} saying it reconnects within 30 s of the stall",
+            )
+        wait_for_phase(case.sandbox, ns, name, "Succeeded")  # the job ends during the stall
+        wait_for(
+            lambda: time.monotonic() - stalled >= BLACKHOLE_SECONDS,
+            timeout=BLACKHOLE_SECONDS + 10,
+            interval=0.5,
+            what="the end of the 120 s blackhole",
+        )
+        for label, proc in everyone.items():
+            assert proc.proc.poll() is None, f"{label} gave up during the stall: {proc.stderr()}"
+            assert proc.stderr().count("reconnecting to the API server") <= 20, proc.stderr()
+        during = console.since(marked)
+        assert not _answering(during) and later not in during
+        assert "unreachable (attempt" in during  # failing for more than 60 s
 
-    relay.forward()
-    resumed = time.monotonic()
-    for label, proc in everyone.items():
-        code = proc.finish(timeout=60)
-        took = time.monotonic() - resumed
-        assert code == 0, f"{label} exited {code}: {proc.stderr()[-3000:]}"
-        assert took <= 10, f"{label} ended {took:.1f}s after forwarding resumed"
-        assert proc.says("reconnected to the API server"), proc.stderr()
+        relay.forward()
+        resumed, mark = time.monotonic(), console.mark()
+        wait_for(
+            lambda: later in console.since(mark),
+            timeout=10,
+            interval=0.1,
+            what="the new job on the console after forwarding resumed",
+        )
+        converged = time.monotonic() - resumed
+        for label, proc in everyone.items():
+            code = proc.finish(timeout=60)
+            took = time.monotonic() - resumed
+            assert code == 0, f"{label} exited {code}: {proc.stderr()[-3000:]}"
+            assert took <= 10, f"{label} ended {took:.1f}s after forwarding resumed"
+            assert proc.says("reconnected to the API server"), proc.stderr()
+        wait_for(lambda: _answering(console.since(mark)), timeout=10)
+        assert converged <= 10
+        print(f"console: reconnecting shown after {shown_after:.1f}s; converged {converged:.1f}s")
+        console.press_and_time_exit("q")
     printed_lines(follow.stdout(), lines)
     printed_lines(submit.stdout().split("\n", 1)[1], lines)  # after its created-name line
     assert f"job {name} Succeeded" in submit.stderr()

@@ -37,21 +37,11 @@ FAIL_OPEN = ("--admission-gate", "--admission-fail-open")
 CHILD_KINDS = "jobs.batch,statefulsets,services,persistentvolumeclaims"
 
 
-def _restart(operator: OperatorProcess, *flags: str) -> None:
-    """Stop the operator and start it again with `flags`."""
-    operator.stop()
-    operator.extra = tuple(flags)
-    operator.start()
-
-
 @pytest.fixture(scope="module")
-def gate_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator, given back without the gate flags after the module."""
+def gate_operator(operator: OperatorProcess) -> OperatorProcess:
+    """The session's operator; each test's `operator` marker sets the gate's flags."""
     operator.ensure_running()
-    try:
-        yield operator
-    finally:
-        _restart(operator)
+    return operator
 
 
 @pytest.fixture
@@ -163,10 +153,10 @@ def _events(sandbox: SandboxHandle, ns: str, job: str) -> list[dict[str, Any]]:
     return [e for e in items if e["involvedObject"]["name"] == job]
 
 
+@pytest.mark.operator(*FAIL_CLOSED)
 def test_estimate_over_the_remaining_budget_is_refused_before_any_child(
     sandbox: SandboxHandle, gate_operator: OperatorProcess, ns: str, budget: str
 ) -> None:
-    _restart(gate_operator, *FAIL_CLOSED)
     # 4 GPUs x 2 h x 2.50 USD = 20 USD > the 10 USD left; 1 GPU x 1 h = 2.50 USD fits
     create(
         sandbox,
@@ -185,6 +175,7 @@ def test_estimate_over_the_remaining_budget_is_refused_before_any_child(
     assert get_job(sandbox, ns, "big")["status"]["phase"] == "Rejected"  # sticky
 
 
+@pytest.mark.operator(*FAIL_CLOSED)
 def test_unreadable_catalog_fail_closed_holds_then_releases(
     sandbox: SandboxHandle,
     gate_operator: OperatorProcess,
@@ -192,7 +183,6 @@ def test_unreadable_catalog_fail_closed_holds_then_releases(
     budget: str,
     broken_sku: str,
 ) -> None:
-    _restart(gate_operator, *FAIL_CLOSED)
     create(sandbox, ns, sh_job("held", gpus=1, gpu_type="L40", timeout="1h"))
     held = wait_phase(sandbox, ns, "held", "Queued")
     message = held["status"]["message"]
@@ -207,6 +197,7 @@ def test_unreadable_catalog_fail_closed_holds_then_releases(
     assert _condition(released, "AdmissionUnchecked") is None
 
 
+@pytest.mark.operator(*FAIL_OPEN)
 def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     sandbox: SandboxHandle,
     gate_operator: OperatorProcess,
@@ -214,7 +205,6 @@ def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     budget: str,
     broken_sku: str,
 ) -> None:
-    _restart(gate_operator, *FAIL_OPEN)
     create(sandbox, ns, sh_job("open", gpus=1, gpu_type="L40", timeout="1h"))
     job = wait_phase(sandbox, ns, "open", "Scheduling", "Running", "Succeeded")
     cond = _condition(job, "AdmissionUnchecked")
@@ -232,6 +222,7 @@ def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     assert broken_sku in warning[0]["message"]
 
 
+@pytest.mark.operator(*FAIL_CLOSED)
 def test_quota_hard_limit_counts_metered_spend(
     sandbox: SandboxHandle, gate_operator: OperatorProcess, ns: str
 ) -> None:
@@ -274,7 +265,6 @@ def test_quota_hard_limit_counts_metered_spend(
     }
     try:
         create(sandbox, ns, record)
-        _restart(gate_operator, *FAIL_CLOSED)
         create(sandbox, ns, sh_job("over", gpus=1, gpu_type="L40", timeout="1h"))
         job = wait_phase(sandbox, ns, "over", "Rejected")
         message = job["status"]["message"]

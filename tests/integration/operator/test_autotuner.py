@@ -39,16 +39,8 @@ echo "GRYVIA_METRIC score=$(parameters.x)"
 
 @pytest.fixture(scope="module")
 def tuner_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-autotuners, given back without it after."""
-    operator.stop()
-    operator.extra = ("--enable-autotuners",)
-    operator.start()
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        operator.extra = ()
-        operator.start()
+    """The session's operator (it runs with --enable-autotuners)."""
+    yield operator
 
 
 @pytest.fixture

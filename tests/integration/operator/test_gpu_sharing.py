@@ -25,8 +25,6 @@ from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-
 CONFIG = "gryvia-device-plugin-config"
 SIMULATED_PLUGIN = "gryvia-it-simulated-device-plugin"
 FLAGS = (
@@ -34,19 +32,15 @@ FLAGS = (
     "--simulate-device-plugin",
     "--device-plugin-config-namespace=default",
 )
-
-
-def _restart(operator: OperatorProcess, *flags: str) -> None:
-    operator.stop()
-    operator.extra = tuple(flags)
-    operator.start()
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox, pytest.mark.operator(*FLAGS)]
 
 
 @pytest.fixture(scope="module")
 def sharing_operator(
     sandbox: SandboxHandle, operator: OperatorProcess
 ) -> Iterator[OperatorProcess]:
-    """The session's operator with GPU sharing (simulated plugin); given back after.
+    """The session's operator, granted what GPU sharing's simulated plugin needs; the
+    module's `operator` marker runs it with FLAGS (a configuration of its own, ordered last).
 
     The simulated plugin advertises GPUs on Nodes' status, which on a real cluster the NVIDIA
     device plugin's kubelet does: the chart does not grant it, so the test grants its account
@@ -73,12 +67,9 @@ def sharing_operator(
         timeout=30,
         what="the simulated plugin's grant",
     )
-    operator.ensure_running()
-    _restart(operator, *FLAGS)
     try:
-        yield operator
+        yield operator  # each test's marker restarts it with FLAGS once the grant holds
     finally:
-        _restart(operator)
         for kind in ("clusterrolebinding", "clusterrole"):
             sandbox.kubectl_run("delete", kind, SIMULATED_PLUGIN, "--ignore-not-found")
 

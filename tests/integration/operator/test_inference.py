@@ -26,9 +26,8 @@ SERVER = ["--", "python3", "-m", "http.server", "8080"]
 
 @pytest.fixture(scope="module")
 def isvc_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-inference, given back without it after."""
-    with operator.flags("--enable-inference") as running:
-        yield running
+    """The session's operator (it runs with --enable-inference)."""
+    yield operator
 
 
 @pytest.fixture(scope="module")

@@ -29,10 +29,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 def registry_operator(
     sandbox: SandboxHandle, operator: OperatorProcess
 ) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-inference and --enable-model-registry, given
-    back without them after."""
-    with operator.flags("--enable-inference", "--enable-model-registry") as running:
-        yield running
+    """The session's operator (it runs with --enable-inference and --enable-model-registry)."""
+    yield operator
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ runs."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -20,7 +19,7 @@ from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
 from tests.support.cli import run_gryvia
 from tests.support.manifests import sh_job
-from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
+from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -138,23 +137,6 @@ def test_a_hand_deleted_pod_with_retries_left_is_replaced_and_still_counted(
     wait_phase(sandbox, ns, "behind", "Succeeded", timeout=90)
 
 
-@contextlib.contextmanager
-def _webhook_down(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[None]:
-    """The operator's webhook unregistered for the block, registered again after it."""
-    saved = kubectl_json(sandbox, "get", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
-    saved["metadata"] = {
-        k: v for k, v in saved["metadata"].items() if k in ("name", "labels", "annotations")
-    }
-    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
-    try:
-        yield
-    finally:
-        restored = sandbox.kubectl_run("create", "-f", "-", input=json.dumps(saved), check=False)
-        if restored.returncode != 0:
-            live_operator.stop()
-            live_operator.start()  # registers the webhook again
-
-
 def _patch(sandbox: SandboxHandle, ns: str, name: str, spec: dict[str, Any]) -> Any:
     body = json.dumps({"spec": spec})
     return sandbox.kubectl_run(
@@ -173,7 +155,7 @@ def test_spec_updates_are_judged_by_the_policy_and_by_cel_without_the_webhook(
     denied = create(sandbox, ns, _job("t4", gpus=1, gpu_type="T4", script="true"), check=False)
     assert denied.returncode != 0 and policy in denied.stderr, denied.stderr
     create(sandbox, ns, _job("valid", gpus=1, script="true", suspend=True))
-    with _webhook_down(sandbox, live_operator):
+    with webhook_down(sandbox, live_operator):
         wait_for(
             lambda: (
                 create(

@@ -33,23 +33,12 @@ from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-FLAGS = ("--enable-priorities", "--enable-job-hooks", "--job-hook-allowed-cidr", f"{ALLOWED}/32")
-
-
-def _restart(operator: OperatorProcess, *flags: str) -> None:
-    operator.stop()
-    operator.extra = tuple(flags)
-    operator.start()
 
 
 @pytest.fixture(scope="module")
 def prio_operator(operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with priorities on, given back without them after the module."""
-    _restart(operator, *FLAGS)
-    try:
-        yield operator
-    finally:
-        _restart(operator)
+    """The session's operator (priorities and job hooks on)."""
+    yield operator
 
 
 @pytest.fixture

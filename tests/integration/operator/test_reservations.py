@@ -36,11 +36,8 @@ H100_NODES = ("gpu-h100-0", "gpu-h100-1")
 
 @pytest.fixture(scope="module")
 def resv_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-reservations, given back without it after (once
-    every reservation is deleted and its nodes released, while the controller still runs)."""
-    operator.stop()
-    operator.extra = ("--enable-reservations",)
-    operator.start()
+    """The session's operator (it runs with --enable-reservations); every reservation is
+    deleted and its nodes released after the module, while the controller still runs."""
     try:
         yield operator
     finally:
@@ -50,9 +47,6 @@ def resv_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator
             timeout=60,
             what="every reservation released and gone",
         )
-        operator.stop()
-        operator.extra = ()
-        operator.start()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from tests.integration.operator.conftest import (
     wait_phase,
 )
 from tests.support.manifests import sh_job
-from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
+from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -160,8 +160,7 @@ def test_disallowed_type_denied_by_webhook_and_rejected_without_it(
     assert 'GPU type "H100" is not allowed for this namespace (allowed: A100-80G, L40)' in (
         denied.stderr
     )
-    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
-    try:
+    with webhook_down(sandbox, live_operator):
         create(sandbox, ns, _job("h100b", gpu_type="H100"))
         job = wait_phase(sandbox, ns, "h100b", "Rejected")
         assert job["status"]["message"] == (
@@ -170,9 +169,6 @@ def test_disallowed_type_denied_by_webhook_and_rejected_without_it(
         assert not kubectl_json(
             sandbox, "get", "jobs.batch", "-n", ns, "--field-selector", "metadata.name=h100b"
         )["items"]
-    finally:
-        live_operator.stop()
-        live_operator.start()  # registers the webhook again
 
 
 def test_a_job_cannot_be_patched_into_another_gpu_type_or_size(
@@ -186,8 +182,7 @@ def test_a_job_cannot_be_patched_into_another_gpu_type_or_size(
         )
         assert refused.returncode != 0
         assert "cannot change once the job exists" in refused.stderr, refused.stderr
-    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
-    try:  # the webhook down: the CRD's own rule still holds
+    with webhook_down(sandbox, live_operator):  # the CRD's own rule still holds
         refused = sandbox.kubectl_run(
             "patch",
             "gaj",
@@ -203,9 +198,6 @@ def test_a_job_cannot_be_patched_into_another_gpu_type_or_size(
         assert get_job(sandbox, ns, "shape")["spec"]["gpuType"] == "A100-80G"
         labels = '{"metadata": {"labels": {"note": "ok"}}, "spec": {"priority": 5}}'
         sandbox.kubectl_run("patch", "gaj", "shape", "-n", ns, "--type=merge", "-p", labels)
-    finally:
-        live_operator.stop()
-        live_operator.start()  # registers the webhook again
 
 
 def _record(sandbox: SandboxHandle, ns: str, job: dict[str, Any]) -> dict[str, Any]:

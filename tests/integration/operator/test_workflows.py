@@ -33,16 +33,8 @@ API = "gryvia.io/v1alpha1"
 
 @pytest.fixture(scope="module")
 def wf_operator(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[OperatorProcess]:
-    """The session's operator with --enable-workflows, given back without it after."""
-    operator.stop()
-    operator.extra = ("--enable-workflows",)
-    operator.start()
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        operator.extra = ()
-        operator.start()
+    """The session's operator (it runs with --enable-workflows)."""
+    yield operator
 
 
 @pytest.fixture(scope="module")

@@ -58,8 +58,8 @@ test-all: install k8s-bin kueue-bin lint ## `make test` with the long proofs who
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)
 	$(BIN)/pytest -n 2 -m "not integration" $(PYTEST_ARGS) $(NONE_OK)
 
-test-cluster: install ## The tests against a real control plane (one sandbox, one operator), in order
-	$(BIN)/pytest -m integration -p no:xdist $(PYTEST_ARGS) $(NONE_OK)
+test-cluster: install ## The tests against a real control plane: two workers, each with its own sandbox and operator
+	$(BIN)/pytest -n 2 --dist loadfile -m integration $(PYTEST_ARGS) $(NONE_OK)
 
 test-unit: install ## Unit tests only (no cluster)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

@@ -194,6 +194,42 @@ class SandboxHandle:
         )
 
 
+# -- one set of cluster helpers for every integration test ---------------------------------------
+
+
+def kubectl_json(sandbox: SandboxHandle, *args: str) -> Any:
+    """`kubectl ARGS -o json` against the sandbox, parsed (see SandboxHandle.kubectl_json)."""
+    return sandbox.kubectl_json(*args)
+
+
+def create(
+    sandbox: SandboxHandle, ns: str, *objs: dict[str, Any], check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`kubectl create` the objects in namespace `ns`."""
+    return sandbox.apply(*objs, namespace=ns, verb="create", check=check)
+
+
+def get_job(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:
+    """The GryviaAIJob `ns/name`."""
+    obj: dict[str, Any] = sandbox.kubectl_json("get", "gryviaaijob", "-n", ns, name)
+    return obj
+
+
+def wait_phase(
+    sandbox: SandboxHandle, ns: str, name: str, *phases: str, timeout: float = 180
+) -> dict[str, Any]:
+    """Wait until job `ns/name`'s phase is one of `phases`; return the job (AssertionError
+    naming the phases after `timeout` seconds)."""
+    from tests.support.wait import wait_for
+
+    def check() -> dict[str, Any] | None:
+        job = get_job(sandbox, ns, name)
+        return job if (job.get("status") or {}).get("phase") in phases else None
+
+    result: dict[str, Any] = wait_for(check, timeout=timeout, what=f"{ns}/{name} in {phases}")
+    return result
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]:
     """A full sandbox cluster (real control plane, simulated GPU nodes, pod runner, Dex as

@@ -52,6 +52,9 @@ def crds(apiserver: ControlPlane) -> Iterator[ControlPlane]:
             f"crd/{crd['metadata']['name']}",
         )
     yield apiserver
+    # The session's bare API server goes back to bare (test_cli_errors needs it without CRDs).
+    names = [crd["metadata"]["name"] for crd in docs]
+    _kubectl(apiserver, "delete", "crd", *names, "--ignore-not-found", "--timeout=60s")
 
 
 def _job(**spec: Any) -> dict[str, Any]:

@@ -190,3 +190,29 @@ def webhook_down(sandbox: SandboxHandle, operator: OperatorProcess) -> Iterator[
         if restored.returncode != 0:
             operator.stop()
             operator.start()  # registers the webhook again
+        wait_for(
+            lambda: _webhook_refuses(sandbox),
+            timeout=60,
+            what="the API server calling the webhook again",
+        )
+
+
+WEBHOOK_ONLY_INVALID = {
+    "apiVersion": "gryvia.io/v1alpha1",
+    "kind": "GryviaAIJob",
+    "metadata": {"name": "webhook-probe"},
+    "spec": {"type": "training", "gpus": 0, "image": "none", "command": ["true"], "timeout": "0s"},
+}
+"""A job only the webhook refuses (CEL admits a zero timeout): a server-side dry run of it
+tells whether the API server calls the webhook."""
+
+
+def _webhook_refuses(sandbox: SandboxHandle) -> bool:
+    probe = sandbox.apply(
+        WEBHOOK_ONLY_INVALID,
+        namespace="default",
+        verb="create",
+        check=False,
+        extra=("--dry-run=server",),
+    )
+    return "denied the request" in probe.stderr

@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SandboxHandle
+from tests.conftest import SandboxHandle, kubectl_json
+from tests.conftest import wait_phase as wait_for_phase
 from tests.support.cli import run_gryvia
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 WEBHOOK_CONFIG = "gryvia-validating-cli-test"
+__all__ = ["kubectl_json", "wait_for_phase"]
 Gryvia = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -109,11 +111,6 @@ def patch_status(sandbox: SandboxHandle, namespace: str, name: str, status: dict
     )
 
 
-def kubectl_json(sandbox: SandboxHandle, *args: str) -> Any:
-    """`kubectl ARGS -o json`, parsed."""
-    return sandbox.kubectl_json(*args)
-
-
 def manifest(obj: dict[str, Any]) -> dict[str, Any]:
     """A builder's object without server-owned metadata (uid, resourceVersion, ...) and without
     its namespace (`apply` puts it in the test's)."""
@@ -122,16 +119,6 @@ def manifest(obj: dict[str, Any]) -> dict[str, Any]:
         meta.pop(key, None)
     obj.pop("status", None)
     return obj
-
-
-def wait_for_phase(sandbox: SandboxHandle, ns: str, name: str, phase: str) -> dict[str, Any]:
-    """Wait until job `name` reaches `phase`; return it."""
-
-    def reached() -> dict[str, Any] | None:
-        job: dict[str, Any] = kubectl_json(sandbox, "get", "gryviaaijob", name, "-n", ns)
-        return job if (job.get("status") or {}).get("phase") == phase else None
-
-    return wait_for(reached, timeout=180, interval=1.0, what=f"job {name} {phase}")
 
 
 def wait_for_final_record(sandbox: SandboxHandle, ns: str, uid: str) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import yaml
 
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import Gryvia
-from tests.support.controlplane import ControlPlane, control_plane
+from tests.support.controlplane import ControlPlane
 from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -118,11 +117,11 @@ def test_exec_plugin_credentials(
     assert f"system:serviceaccount:{namespace}:viewer" in result.stderr  # the plugin's token
 
 
-@pytest.fixture(scope="module")
-def bare_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """A fresh API server without Gryvia's CRDs."""
-    with control_plane(tmp_path_factory.mktemp("bare")) as plane:
-        yield plane
+@pytest.fixture
+def bare_api(apiserver: ControlPlane) -> ControlPlane:
+    """The session's bare API server, without Gryvia's CRDs (test_crds removes the ones it
+    applies): no second control plane for this test."""
+    return apiserver
 
 
 def test_cluster_without_the_crds(bare_api: ControlPlane, gryvia: Gryvia) -> None:

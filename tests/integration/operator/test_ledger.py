@@ -20,7 +20,7 @@ from tests.conftest import SandboxHandle
 from tests.support.cli import run_gryvia
 from tests.support.depth import amount
 from tests.support.manifests import sh_job
-from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
+from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -66,16 +66,6 @@ def _verify(env: dict[str, str], tenant: str) -> tuple[int, dict[str, Any]]:
     done = run_gryvia("ledger", "verify", tenant, "-o", "json", env=env)
     assert done.stdout, done.stderr
     return done.returncode, json.loads(done.stdout)
-
-
-def _webhook_off(sandbox: SandboxHandle) -> None:
-    sandbox.kubectl_run("delete", "validatingwebhookconfiguration", WEBHOOK_CONFIG)
-
-
-def _webhook_on(operator: OperatorProcess) -> None:
-    """Restart the operator: it registers its webhook configuration again."""
-    operator.stop()
-    operator.start()
 
 
 def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenant(
@@ -150,8 +140,7 @@ def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenan
         # remains is deleting it and creating it again with another cost.
         victim = sorted(_entries(sandbox, tenants[0]), key=lambda e: e["spec"]["sequence"])[7]
         name = victim["metadata"]["name"]
-        _webhook_off(sandbox)
-        try:
+        with webhook_down(sandbox, ledger_operator):
             patch = json.dumps({"spec": {"cost": "0.000001"}})
             edit = sandbox.kubectl_run(
                 "patch", "gryvialedgerentry", name, "--type=merge", "-p", patch, check=False
@@ -162,8 +151,6 @@ def test_jobs_metered_through_sigkills_get_one_entry_each_in_one_chain_per_tenan
             forged["metadata"] = {"name": name, "labels": victim["metadata"]["labels"]}
             sandbox.kubectl_run("delete", "gryvialedgerentry", name)
             sandbox.apply(forged, verb="create")
-        finally:
-            _webhook_on(ledger_operator)
         code, report = _verify(env, tenants[0])
         assert code == 1 and not report["valid"]
         assert report["problems"] == [
@@ -253,15 +240,17 @@ def test_finalize_waits_for_open_records_and_a_paid_invoice_never_changes(
         voided = run_gryvia("invoice", "void", name, "--reason", "too late", env=env)
         assert voided.returncode == 1 and "immutable" in voided.stderr, voided.stderr
         edit = json.dumps({"spec": {"total": "0.01"}})
-        for webhook in (True, False):  # the webhook, then CEL alone
-            if not webhook:
-                _webhook_off(sandbox)
+
+        def refused() -> None:
             changed = sandbox.kubectl_run(
                 "patch", "gryviainvoice", name, "--type=merge", "-p", edit, check=False
             )
             assert changed.returncode != 0, changed.stdout
             assert "immutable" in changed.stderr, changed.stderr
-        _webhook_on(ledger_operator)
+
+        refused()  # by the webhook
+        with webhook_down(sandbox, ledger_operator):
+            refused()  # by CEL alone
         deleted = sandbox.kubectl_run("delete", "gryviainvoice", name, check=False)
         assert deleted.returncode != 0 and "only Draft" in deleted.stderr, deleted.stderr
         assert sandbox.kubectl_json("get", "gryviainvoice", name)["spec"] == stored

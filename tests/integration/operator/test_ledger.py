@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.support.cli import run_gryvia
 from tests.support.depth import amount
-from tests.support.manifests import sh_job
 from tests.support.operator import WEBHOOK_CONFIG, OperatorProcess
 from tests.support.wait import wait_for
 

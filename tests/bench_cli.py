@@ -32,27 +32,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.builders import make_job
+
 NODES = "250xH100:8,250xA100-80G:8"
 SIZES = (200, 1000)
 NAMESPACES = 5
 RUNS = 7
 HELP_CPU = 0.120
-
-
-def _job(index: int) -> dict[str, object]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": f"bench-{index:04d}", "namespace": f"bench-{index % NAMESPACES}"},
-        "spec": {
-            "type": "training",
-            "gpus": 8,
-            "gpuType": "H100" if index % 2 else "A100-80G",
-            "image": "busybox",
-            "command": ["sleep", "1"],
-            "suspend": True,
-        },
-    }
 
 
 def _cpu() -> float:
@@ -217,7 +203,16 @@ def prepare(kubectl: Path, kubeconfig: Path, first: int, last: int) -> None:
             "-",
             stdin=json.dumps({"kind": "List", "apiVersion": "v1", "items": namespaces}),
         )
-    items = [_job(i) for i in range(first, last)]
+    items = [
+        make_job(f"bench-{i:04d}", f"bench-{i % NAMESPACES}")
+        .gpus(8)
+        .gpu_type("H100" if i % 2 else "A100-80G")
+        .image("busybox")
+        .command("sleep", "1")
+        .suspend()
+        .manifest()
+        for i in range(first, last)
+    ]
     kc("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
 

@@ -24,6 +24,7 @@ import urllib.request
 from typing import Any
 
 from tests.bench_operator import pct
+from tests.builders import make_job
 from tests.support.benchbox import kubectl_run as _kubectl
 from tests.support.benchbox import operator_sandbox
 
@@ -32,22 +33,6 @@ NS = "bench"
 JOBS, WAVES = 200, 4
 WAVE_GAP_S = 20.0
 POLL_S = 0.5
-
-
-def _job(name: str, timeout_s: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "type": "training",
-            "gpus": 1,
-            "gpuType": "L40",
-            "image": "none",
-            "command": ["sh", "-c", "sleep 900"],
-            "timeout": f"{timeout_s}s",
-        },
-    }
 
 
 def _time(text: str) -> dt.datetime:
@@ -170,7 +155,15 @@ def bench(api: Any, kubectl: list[str], metrics_port: int) -> None:
     changes.ready.wait(timeout=60)
     per_wave = JOBS // WAVES
     for wave in range(WAVES):
-        items = [_job(f"w{wave}-{i:03d}", rng.randint(10, 20)) for i in range(per_wave)]
+        items = [
+            make_job(f"w{wave}-{i:03d}", NS)
+            .gpu_type("L40")
+            .image("none")
+            .script("sleep 900")
+            .timeout(f"{rng.randint(10, 20)}s")
+            .manifest()
+            for i in range(per_wave)
+        ]
         _kubectl(
             kubectl, "create", "-f", "-", body={"apiVersion": "v1", "kind": "List", "items": items}
         )

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.builders import make_job
 from tests.support.ptyscreen import PtyScreen
 
 JOBS = 10_000
@@ -82,19 +83,13 @@ def _populate(kubectl: list[str]) -> None:
     for n in range(NAMESPACES):
         _kubectl(kubectl, "create", "namespace", f"team-{n}")
     jobs = [
-        {
-            "apiVersion": "gryvia.io/v1alpha1",
-            "kind": "GryviaAIJob",
-            "metadata": {"name": f"job-{i:05d}", "namespace": f"team-{i % NAMESPACES}"},
-            "spec": {
-                "type": "training",
-                "gpus": 8,
-                "gpuType": "H100",
-                "image": "busybox",
-                "suspend": True,
-                "command": ["sleep", "1"],
-            },
-        }
+        make_job(f"job-{i:05d}", f"team-{i % NAMESPACES}")
+        .gpus(8)
+        .gpu_type("H100")
+        .image("busybox")
+        .suspend()
+        .command("sleep", "1")
+        .manifest()
         for i in range(JOBS)
     ]
     lists = [

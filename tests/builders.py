@@ -1,5 +1,9 @@
 """Fluent builders of test objects: `make_job("a").gpus(8).gpu_type("H100").obj()`,
-`make_node("n").gpus(8).product("NVIDIA-H100-80GB-HBM3").obj()`, pods and batch Jobs."""
+`make_node("n").gpus(8).product("NVIDIA-H100-80GB-HBM3").obj()`, pods and batch Jobs.
+
+Every GryviaAIJob a test builds comes from `JobBuilder`: `.obj()` is the object as the
+operator sees it (uid, resourceVersion, generation), `.manifest()` the one a user submits;
+`sh_job` is the `sh -c` job of the cluster tests."""
 
 from __future__ import annotations
 
@@ -14,9 +18,13 @@ H100_PRODUCT = "NVIDIA-H100-80GB-HBM3"
 
 
 class JobBuilder:
-    """A GryviaAIJob manifest."""
+    """A GryviaAIJob: a 1-GPU training job of image pytorch:24.01 in `namespace` ("ml" when
+    none is given), uid `uid-<name>`, generation 1, resourceVersion "1"."""
 
-    def __init__(self, name: str, namespace: str = "ml") -> None:
+    def __init__(self, name: str, namespace: str | None = None) -> None:
+        self._namespaced = namespace is not None
+        if namespace is None:
+            namespace = "ml"
         self._obj: dict[str, Any] = {
             "apiVersion": "gryvia.io/v1alpha1",
             "kind": "GryviaAIJob",
@@ -57,6 +65,16 @@ class JobBuilder:
 
     def command(self, *argv: str) -> Self:
         return self.set(command=list(argv))
+
+    def script(self, text: str) -> Self:
+        """Run `text` under a shell: command `["sh", "-c", text]`."""
+        return self.command("sh", "-c", text)
+
+    def unset(self, *fields: str) -> Self:
+        """Remove spec fields (camelCase), the defaults included."""
+        for field in fields:
+            self._spec.pop(field, None)
+        return self
 
     def env(self, name: str, value: str) -> Self:
         self._spec.setdefault("env", []).append({"name": name, "value": value})
@@ -105,6 +123,16 @@ class JobBuilder:
         self._obj["metadata"].setdefault("annotations", {})[key] = value
         return self
 
+    def label(self, key: str, value: str) -> Self:
+        self._obj["metadata"].setdefault("labels", {})[key] = value
+        return self
+
+    def meta(self, **fields: Any) -> Self:
+        """Set raw metadata fields (camelCase), replacing any there: `labels={...}`,
+        `resourceVersion="10"`, `creationTimestamp="2026-12-02T07:00:00Z"`."""
+        self._obj["metadata"].update(fields)
+        return self
+
     def uid(self, value: str) -> Self:
         self._obj["metadata"]["uid"] = value
         return self
@@ -135,8 +163,21 @@ class JobBuilder:
         return self
 
     def obj(self) -> dict[str, Any]:
-        """The manifest (a deep copy)."""
+        """The object as the operator sees it (a deep copy)."""
         return copy.deepcopy(self._obj)
+
+    def manifest(self) -> dict[str, Any]:
+        """The object as a user submits it (a deep copy): apiVersion, kind, metadata and spec;
+        without status or server-owned metadata (uid, resourceVersion, generation,
+        creationTimestamp); the namespace only when one was given to the builder."""
+        obj = self.obj()
+        obj.pop("status", None)
+        meta = obj["metadata"]
+        for key in ("uid", "resourceVersion", "generation", "creationTimestamp"):
+            meta.pop(key, None)
+        if not self._namespaced:
+            del meta["namespace"]
+        return obj
 
     def model(self) -> GryviaAIJob:
         """The parsed model."""
@@ -313,9 +354,28 @@ class ChildBuilder:
         return ChildView.from_object(self._obj)
 
 
-def make_job(name: str = "train", namespace: str = "ml") -> JobBuilder:
-    """A valid single-pod, 1-GPU training job named `name`."""
+def make_job(name: str = "train", namespace: str | None = None) -> JobBuilder:
+    """A valid single-pod, 1-GPU training job named `name` in `namespace` ("ml" in `.obj()`
+    when none is given; `.manifest()` then leaves the namespace out)."""
     return JobBuilder(name, namespace)
+
+
+def sh_job(
+    name: str,
+    *,
+    gpus: int = 8,
+    gpu_type: str = "A100-80G",
+    script: str = "sleep 1",
+    namespace: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A training GryviaAIJob manifest that runs `sh -c script` on `gpus` GPUs of `gpu_type`
+    (image "none"; in `namespace`, else the one it is applied in); more spec fields
+    (retryLimit, timeout, suspend, ...) as keyword arguments. Shape:
+    `{"apiVersion", "kind", "metadata": {"name"[, "namespace"]}, "spec": {"type": "training",
+    "gpus", "image": "none", "gpuType", "command": ["sh", "-c", script], **spec}}`."""
+    builder = JobBuilder(name, namespace).image("none").gpus(gpus).gpu_type(gpu_type)
+    return builder.script(script).set(**spec).manifest()
 
 
 def make_node(name: str = "node-a") -> NodeBuilder:

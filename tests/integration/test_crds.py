@@ -13,6 +13,7 @@ import yaml
 
 from gryvia_cli.sandbox import binaries
 from gryvia_operator.api.crd import generate as crdgen
+from tests.builders import make_job
 from tests.support.controlplane import ControlPlane
 
 pytestmark = pytest.mark.integration
@@ -58,19 +59,9 @@ def crds(apiserver: ControlPlane) -> Iterator[ControlPlane]:
 
 
 def _job(**spec: Any) -> dict[str, Any]:
-    body = {
-        "type": "training",
-        "gpus": 8,
-        "gpuType": "H100",
-        "image": "pytorch:2",
-        "command": ["python", "train.py"],
-    } | spec
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": "cel-check", "namespace": "default"},
-        "spec": body,
-    }
+    """The 8 x H100 job `cel-check` in namespace default, with `spec` fields set over it."""
+    builder = make_job("cel-check", "default").gpus(8).gpu_type("H100").image("pytorch:2")
+    return builder.command("python", "train.py").set(**spec).manifest()
 
 
 def test_every_crd_is_established_and_served(crds: ControlPlane) -> None:

@@ -22,6 +22,7 @@ from gryvia_cli.tui.kubesource import KubeSource
 from gryvia_cli.tui.screens.job import JobScreen
 from gryvia_cli.tui.widgets.logview import LogView
 from gryvia_cli.tui.widgets.rowtable import RowTable
+from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.tui.waits import wait_in_thread, wait_until
 
@@ -32,15 +33,6 @@ SCRIPT = "for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done"
 
 def _apply(sandbox: SandboxHandle, *objs: dict[str, Any]) -> None:
     sandbox.apply(*objs)
-
-
-def _job(name: str, ns: str, gpu_type: str = "H100", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"type": "training", "gpus": 1, "gpuType": gpu_type, "image": "busybox", **spec},
-    }
 
 
 def _get_job(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:
@@ -205,7 +197,15 @@ async def test_cancel_from_the_jobs_view(
     """Filter to a job, press c, confirm: the annotation is set and the row says so."""
     app, pilot = console
     sandbox: SandboxHandle = gryvia_sandbox["sandbox"]
-    await asyncio.to_thread(_apply, sandbox, _job("to-cancel", namespace, command=["sleep", "600"]))
+    await asyncio.to_thread(
+        _apply,
+        sandbox,
+        make_job("to-cancel", namespace)
+        .gpu_type("H100")
+        .image("busybox")
+        .command("sleep", "600")
+        .manifest(),
+    )
     key = f"{namespace}/to-cancel"
     await wait_until(pilot, lambda: key in app.store.jobs, timeout=30, what="the job in the store")
     await pilot.press("slash", *"to-cancel", "enter")
@@ -247,7 +247,11 @@ async def test_queue_reason_for_an_absent_gpu_type(
     """A job asking for a GPU type no node has waits, and the Queue view says why."""
     app, pilot = console
     sandbox: SandboxHandle = gryvia_sandbox["sandbox"]
-    await asyncio.to_thread(_apply, sandbox, _job("wants-b200", namespace, gpu_type="B200", gpus=2))
+    await asyncio.to_thread(
+        _apply,
+        sandbox,
+        make_job("wants-b200", namespace).gpu_type("B200").image("busybox").gpus(2).manifest(),
+    )
     key = f"{namespace}/wants-b200"
     await pilot.press("2")
     await wait_until(
@@ -267,7 +271,7 @@ async def test_the_logs_of_a_cancelled_job_stay_readable(
     app, pilot = console
     sandbox: SandboxHandle = gryvia_sandbox["sandbox"]
     script = "for i in $(seq 1 15); do echo line $i; done; sleep 600"
-    job = _job("to-save", namespace, command=["sh", "-c", script])
+    job = make_job("to-save", namespace).gpu_type("H100").image("busybox").script(script).manifest()
     await asyncio.to_thread(_apply, sandbox, job)
     key = f"{namespace}/to-save"
     await wait_until(pilot, lambda: key in app.store.jobs, timeout=30, what="the job in the store")

@@ -21,8 +21,8 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.store import ClusterStore, Update, event_update, list_update
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
-from tests.support.manifests import sh_job
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.tui, pytest.mark.integration, pytest.mark.sandbox]

@@ -11,20 +11,14 @@ import pytest
 
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
-from tests.integration.cli.conftest import REPO, Gryvia, apply, kubectl_json, manifest, patch_status
+from tests.integration.cli.conftest import REPO, Gryvia, apply, kubectl_json, patch_status
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
 def job(name: str, gpus: int = 8, gpu_type: str = "H100", **spec: Any) -> dict[str, Any]:
-    return manifest(
-        make_job(name)
-        .gpus(gpus)
-        .gpu_type(gpu_type)
-        .command("sleep", "600")
-        .set(**{"suspend": True, **spec})
-        .obj()
-    )
+    builder = make_job(name).gpus(gpus).gpu_type(gpu_type).command("sleep", "600")
+    return builder.set(**{"suspend": True, **spec}).manifest()
 
 
 def test_list_get_and_status_of_jobs(

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.support.cli import sigint_as_at_a_terminal
 from tests.support.wait import wait_for
@@ -21,19 +22,8 @@ DEADLINE = 30.0
 
 
 def suspended_job(name: str, gpu_type: str = "T4", gpus: int = 2) -> dict[str, Any]:
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": name},
-        "spec": {
-            "type": "training",
-            "gpus": gpus,
-            "gpuType": gpu_type,
-            "image": "busybox",
-            "command": ["sleep", "1"],
-            "suspend": True,
-        },
-    }
+    builder = make_job(name).gpus(gpus).gpu_type(gpu_type).image("busybox")
+    return builder.command("sleep", "1").suspend().manifest()
 
 
 def frames(text: str) -> list[dict[str, Any]]:

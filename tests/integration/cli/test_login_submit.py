@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from gryvia_operator.api.names import ANNOTATION_SUBMITTER
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import Gryvia
 from tests.support.cli import run_gryvia
-from tests.support.manifests import sh_job
 from tests.support.oidclogin import login, login_env
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for

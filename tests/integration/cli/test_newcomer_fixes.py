@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import job_yaml
+from tests.builders import job_yaml, make_job
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import (
     CliCase,
@@ -179,12 +179,7 @@ def test_a_quota_using_all_its_gpus_is_full(
 
 def test_not_found_names_the_namespace_and_failure_hints_name_the_job(case: CliCase) -> None:
     sandbox, namespace, gryvia, tmp_path = case.sandbox, case.namespace, case.gryvia, case.tmp_path
-    parked = {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": "parked"},
-        "spec": {"type": "training", "gpus": 1, "image": "none", "suspend": True},
-    }
+    parked = make_job("parked").image("none").suspend().manifest()
     apply(sandbox, namespace, parked)
     for args in (("status", "parked"), ("describe", "parked"), ("get", "job", "parked")):
         missed = gryvia(*args, "-n", "default")

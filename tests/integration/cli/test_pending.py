@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import CliCase, apply, kubectl_json, wait_for_phase
-from tests.support.manifests import sh_job
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]

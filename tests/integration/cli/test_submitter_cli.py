@@ -22,8 +22,8 @@ from gryvia_operator.api.names import (
     ANNOTATION_SUBMITTER_GROUPS,
     SUBMITTER_ANNOTATIONS,
 )
+from tests.builders import sh_job
 from tests.integration.cli.conftest import CliCase, kubectl_json
-from tests.support.manifests import sh_job
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]

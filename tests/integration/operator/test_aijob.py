@@ -24,18 +24,10 @@ def _job(name: str) -> Any:
     return make_job(name).image("none")
 
 
-def _manifest(builder: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = builder.obj()
-    for key in ("uid", "generation", "resourceVersion"):
-        obj["metadata"].pop(key, None)
-    del obj["metadata"]["namespace"]
-    return obj
-
-
 def test_distributed_cpu_job_runs_and_is_cleaned_up(sandbox: SandboxHandle, namespace: str) -> None:
     script = 'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR"'
     job = _job("dist").gpus(0).distributed(2, backend="gloo").command("sh", "-c", script)
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     done = wait_phase(sandbox, namespace, "dist", "Succeeded", "Failed")
     assert done["status"]["phase"] == "Succeeded", done["status"]
     assert done["status"]["completionTime"]
@@ -69,7 +61,7 @@ def test_distributed_cpu_job_runs_and_is_cleaned_up(sandbox: SandboxHandle, name
 
 def test_h100_job_lands_on_an_h100_node(sandbox: SandboxHandle, namespace: str) -> None:
     job = _job("big").gpus(8).gpu_type("H100").command("sh", "-c", "echo ok")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     done = wait_phase(sandbox, namespace, "big", "Succeeded", "Failed")
     assert done["status"]["phase"] == "Succeeded"
     assert done["status"]["nodesAllocated"][0].startswith("gpu-h100-")
@@ -86,7 +78,7 @@ def test_missing_gpu_type_waits_until_a_node_arrives(
     from gryvia_cli.sandbox import cluster
 
     job = _job("t4").gpus(4).gpu_type("T4").command("sh", "-c", "echo ok")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     pending = wait_phase(sandbox, namespace, "t4", "Pending")
     message = pending["status"]["message"]
     assert message.startswith(
@@ -104,7 +96,7 @@ def test_missing_gpu_type_waits_until_a_node_arrives(
 
 def test_failing_job_reports_backoff_limit(sandbox: SandboxHandle, namespace: str) -> None:
     job = _job("boom").gpus(0).retry_limit(0).command("sh", "-c", "exit 1")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     done = wait_phase(sandbox, namespace, "boom", "Failed", "Succeeded")
     status = done["status"]
     assert status["phase"] == "Failed"
@@ -116,7 +108,7 @@ def test_failing_job_reports_backoff_limit(sandbox: SandboxHandle, namespace: st
 
 def test_cancel_by_annotation(sandbox: SandboxHandle, namespace: str) -> None:
     job = _job("long").gpus(0).command("sh", "-c", "sleep 600")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     wait_phase(sandbox, namespace, "long", "Running")
     sandbox.kubectl_run("annotate", "gryviaaijob", "-n", namespace, "long", "gryvia.io/cancel=true")
     cancelled = wait_phase(sandbox, namespace, "long", "Cancelled")
@@ -138,7 +130,7 @@ def test_hand_deleted_service_and_suspend_drift_are_put_back(
     sandbox: SandboxHandle, namespace: str
 ) -> None:
     job = _job("held").gpus(0).suspend().command("sh", "-c", "echo ok")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     held = wait_phase(sandbox, namespace, "held", "Scheduling")
     assert held["status"]["message"] == "Job is suspended (waiting to be admitted)"
     sandbox.kubectl_run("delete", "service", "-n", namespace, "held-headless")

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json, wait_phase
 from tests.support.chartaccount import ACCOUNT
 from tests.support.chartaccount import NAMESPACE as ACCOUNT_NS
 from tests.support.cli import run_gryvia
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 

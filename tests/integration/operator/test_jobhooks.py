@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from gryvia_operator.api.signature import verify
+from tests.builders import JobBuilder, make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
 from tests.support.hookreceiver import ALLOWED, SECRET, Receiver, serve
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -74,15 +74,17 @@ def _hook(name: str, url: str, events: list[str], attempts: int = 5) -> dict[str
 
 
 def _job(name: str, script: str) -> dict[str, Any]:
-    job = _cpu_job(name, script)
-    job["metadata"]["labels"] = {"hooked": "yes"}
-    return job
+    """`_cpu_job` labelled hooked=yes (the hooks' selector)."""
+    return _cpu(name, script).label("hooked", "yes").manifest()
 
 
 def _cpu_job(name: str, script: str) -> dict[str, Any]:
-    job = sh_job(name, gpus=0, script=script, retryLimit=0)
-    job["spec"].pop("gpuType")
-    return job
+    """A 0-GPU job of image none, without a GPU type, that runs `sh -c script` once."""
+    return _cpu(name, script).manifest()
+
+
+def _cpu(name: str, script: str) -> JobBuilder:
+    return make_job(name).image("none").gpus(0).script(script).retry_limit(0)
 
 
 def _status(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:

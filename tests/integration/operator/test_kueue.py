@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import get_job, kubectl_json, wait_phase
 from tests.support.chartaccount import install_account
 from tests.support.cli import run_gryvia
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, apply_crds
 from tests.support.wait import wait_for
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.support.cli import run_gryvia
 from tests.support.depth import amount
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 

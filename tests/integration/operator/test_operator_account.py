@@ -27,6 +27,7 @@ import pytest
 
 from gryvia_cli.sandbox import binaries, podnet
 from gryvia_cli.sandbox.sandboxes import Sandbox
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.support.chartaccount import (
     ACCOUNT,
@@ -36,7 +37,6 @@ from tests.support.chartaccount import (
     render_tenant_roles,
     restore_role,
 )
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, apply_crds
 from tests.support.ports import free_port
 from tests.support.wait import wait_for

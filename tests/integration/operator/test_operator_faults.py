@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from gryvia_operator.handlers.accounting import METERING_SECONDS
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
 from tests.support.cli import run_gryvia
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, wait_phase
 from tests.support.cli import run_gryvia
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 

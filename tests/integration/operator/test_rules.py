@@ -28,13 +28,6 @@ from tests.support.wait import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
-def _manifest(builder: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = builder.obj()
-    for key in ("uid", "generation", "resourceVersion", "namespace"):
-        obj["metadata"].pop(key, None)
-    return obj
-
-
 def _tenant(name: str) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
@@ -73,7 +66,7 @@ def test_job_in_a_tenant_namespace_is_metered_to_that_tenant_not_its_team_label(
     a, b = tenants
     ns = tenant_namespace(a)
     job = make_job("labelled").image("none").gpus(1).gpu_type("L40")
-    manifest = _manifest(job.command("sh", "-c", "sleep 15"))
+    manifest = job.command("sh", "-c", "sleep 15").manifest()
     manifest["metadata"]["labels"] = {LABEL_TEAM: b}
     create(sandbox, ns, manifest)
     running = wait_phase(sandbox, ns, "labelled", "Running")
@@ -109,7 +102,7 @@ def test_job_in_a_tenant_namespace_is_metered_to_that_tenant_not_its_team_label(
 
 def test_lower_case_gpu_type_runs_on_an_h100_node(sandbox: SandboxHandle, namespace: str) -> None:
     job = make_job("lower").image("none").gpus(1).gpu_type("h100").command("sh", "-c", "echo ok")
-    create(sandbox, namespace, _manifest(job))
+    create(sandbox, namespace, job.manifest())
     done = wait_phase(sandbox, namespace, "lower", "Succeeded", "Failed")
     assert done["status"]["phase"] == "Succeeded", done["status"]
     pods = kubectl_json(sandbox, "get", "pods", "-n", namespace, "-l", f"{LABEL_JOB}=lower")

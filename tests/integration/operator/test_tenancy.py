@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import (
     create,
@@ -17,7 +18,6 @@ from tests.integration.operator.conftest import (
     kubectl_json,
     wait_phase,
 )
-from tests.support.manifests import sh_job
 from tests.support.operator import OperatorProcess, webhook_down
 from tests.support.wait import wait_for
 

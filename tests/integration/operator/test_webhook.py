@@ -6,19 +6,12 @@ from typing import Any
 
 import pytest
 
-from tests.builders import JobBuilder, make_job
+from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json
 from tests.support.operator import OperatorProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-
-
-def _manifest(builder: JobBuilder) -> dict[str, Any]:
-    obj = builder.obj()
-    for key in ("uid", "generation", "resourceVersion", "namespace"):
-        obj["metadata"].pop(key, None)
-    return obj
 
 
 def _webhook_only_invalid() -> dict[str, Any]:
@@ -30,7 +23,7 @@ def _webhook_only_invalid() -> dict[str, Any]:
             resources={"requests": {"cpu": "0"}, "limits": {"memory": "1Gi"}},
         )
     )
-    obj = _manifest(job)
+    obj = job.manifest()
     obj["spec"]["resources"]["requests"]["memory"] = "2Gi"
     return obj
 
@@ -46,7 +39,7 @@ def test_invalid_job_is_denied_with_all_messages(sandbox: SandboxHandle, namespa
 
 
 def test_warnings_for_missing_gpu_type(sandbox: SandboxHandle, namespace: str) -> None:
-    out = create(sandbox, namespace, _manifest(make_job("warn").gpus(2).gpu_type("B200").suspend()))
+    out = create(sandbox, namespace, make_job("warn").gpus(2).gpu_type("B200").suspend().manifest())
     assert 'no node currently carries GPU type "B200"' in out.stderr
 
 
@@ -92,7 +85,7 @@ def test_with_the_operator_down_cel_still_refuses(
             sandbox, "get", "validatingwebhookconfiguration", "gryvia-validating-test"
         )
         assert config["webhooks"][0]["failurePolicy"] == "Ignore"
-        cel_invalid = _manifest(make_job("cel").gpus(0).set(priority=150))
+        cel_invalid = make_job("cel").gpus(0).set(priority=150).manifest()
         out = create(sandbox, namespace, cel_invalid, check=False)
         assert out.returncode != 0
         assert "spec.priority must be between 0 and 100" in out.stderr

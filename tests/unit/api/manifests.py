@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.builders import make_job
+
 
 def job(**spec: Any) -> dict[str, Any]:
     """A valid GryviaAIJob manifest with `spec` overrides (a value of ... removes the key)."""
-    base: dict[str, Any] = {
-        "type": "training",
-        "gpus": 1,
-        "image": "nvcr.io/nvidia/pytorch:24.01-py3",
-    }
-    base.update(spec)
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": {"name": "demo", "namespace": "ml"},
-        "spec": {k: v for k, v in base.items() if v is not ...},
-    }
+    builder = make_job("demo", "ml").image("nvcr.io/nvidia/pytorch:24.01-py3").set(**spec)
+    return builder.unset(*(key for key, value in spec.items() if value is ...)).manifest()

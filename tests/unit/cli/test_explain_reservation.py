@@ -7,6 +7,7 @@ from typing import Any
 
 from gryvia_cli.core.explain import explain_job
 from gryvia_cli.core.nodes import GpuNode
+from tests.builders import make_job
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -19,16 +20,8 @@ def node(name: str, reserved_for: str = "", reserved_by: str = "") -> GpuNode:
 
 
 def job(annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "want"}
-    if annotations:
-        meta["annotations"] = annotations
-    spec = {"type": "training", "gpus": 8, "gpuType": "H100", "image": "x", "command": ["true"]}
-    return {
-        "apiVersion": "gryvia.io/v1alpha1",
-        "kind": "GryviaAIJob",
-        "metadata": meta,
-        "spec": spec,
-    }
+    builder = make_job("want").gpus(8).gpu_type("H100").image("x").command("true")
+    return (builder.meta(annotations=annotations) if annotations else builder).manifest()
 
 
 def explain(obj: dict[str, Any], nodes: list[GpuNode]) -> Any:

@@ -16,17 +16,16 @@ NOW = dt.datetime(2026, 12, 2, 8, 0, tzinfo=dt.UTC)
 
 
 def _job(name: str, minute: int, priority: int, **kueue: Any) -> dict[str, Any]:
-    obj = (
+    return (
         make_job(name, "tenant-vision")
         .gpus(8)
         .gpu_type("H100")
         .set(priority=priority)
         .phase("Queued")
         .status(kueue={"queueName": "gryvia", **kueue})
+        .meta(creationTimestamp=f"2026-12-02T07:{minute:02d}:00Z")
         .obj()
     )
-    obj["metadata"]["creationTimestamp"] = f"2026-12-02T07:{minute:02d}:00Z"
-    return obj
 
 
 def test_kueue_jobs_are_numbered_per_local_queue_by_priority_then_age() -> None:

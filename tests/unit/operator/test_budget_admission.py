@@ -44,26 +44,18 @@ def _runtime(budget: dict[str, Any]) -> tuple[Runtime, list[JobEvent]]:
     return rt, events
 
 
-def _job(name: str, phase: str | None = None) -> dict[str, Any]:
-    body = make_job(name).gpus(1).gpu_type("H100").obj()
-    body["metadata"].update(namespace="ml", uid=f"uid-{name}")
-    if phase:
-        body["status"] = {"phase": phase}
-    return body
-
-
 def test_block_rejects_new_and_holds_queued_jobs() -> None:
     rt, _ = _runtime(_budget("block", "blocked"))
-    verdict = policy.admission_for(rt, _job("a"))
+    verdict = policy.admission_for(rt, make_job("a").gpus(1).gpu_type("H100").obj())
     assert verdict.verdict == "reject" and verdict.reason == "BudgetExceeded"
     assert verdict.message == "budget ml-budget is spent: 9.50 of 10.00 USD (95.0 %)"
-    queued = policy.admission_for(rt, _job("b", "Queued"))
+    queued = policy.admission_for(rt, make_job("b").gpus(1).gpu_type("H100").phase("Queued").obj())
     assert queued.verdict == "queue" and queued.message.startswith("held: budget ml-budget")
 
 
 def test_warn_admits_with_one_warning_event_per_job() -> None:
     rt, events = _runtime(_budget("warn", "warning"))
-    job = _job("c")
+    job = make_job("c").gpus(1).gpu_type("H100").obj()
     for _ in range(3):
         verdict = policy.admission_for(rt, job)
         assert verdict.verdict == "allow" and verdict.reason == "BudgetWarning"

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 from gryvia_operator.api.core import LabelSelector
 from gryvia_operator.reconcile.checkpoint import (
@@ -58,9 +57,7 @@ def job(name: str = "train", labels: dict[str, str] | None = None, storage: bool
     b = JobBuilder(name).gpus(8).distributed(nodes=2)
     if storage:
         b = b.storage("standard", "10Gi")
-    obj = b.obj()
-    obj["metadata"]["labels"] = {"checkpoint": "on"} if labels is None else labels
-    return GryviaAIJob.model_validate(obj)
+    return b.meta(labels={"checkpoint": "on"} if labels is None else labels).model()
 
 
 def pod(name: str, **over: Any) -> dict[str, Any]:

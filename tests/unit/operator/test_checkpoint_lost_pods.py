@@ -94,18 +94,13 @@ def _runtime(api: FakeApi, events: list[JobEvent]) -> Runtime:
     )
 
 
-def _job() -> tuple[dict[str, Any], GryviaAIJob]:
-    body = JobBuilder("train").gpus(8).distributed(nodes=2).storage("standard", "10Gi").obj()
-    body["metadata"] |= {"namespace": "ml", "uid": "job-uid", "labels": {"checkpoint": "on"}}
-    return body, GryviaAIJob.model_validate(body)
-
-
 async def _pass(guards: CheckpointGuards, api: FakeApi, *pods: dict[str, Any]) -> None:
     for p in pods:
         api.put(p)
         guards.on_pod("MODIFIED", p)
-    body, job = _job()
-    await guards._job_pass(("ml", "train"), body, job, LOST_ONLY)
+    builder = JobBuilder("train").gpus(8).distributed(nodes=2).storage("standard", "10Gi")
+    body = builder.uid("job-uid").meta(labels={"checkpoint": "on"}).obj()
+    await guards._job_pass(("ml", "train"), body, GryviaAIJob.model_validate(body), LOST_ONLY)
 
 
 async def test_a_lost_pod_alone_is_replaced_and_resumes_from_the_last_committed_step() -> None:

@@ -31,15 +31,9 @@ def _runtime(*bodies: dict[str, Any]) -> Runtime:
     return rt
 
 
-def _job(name: str) -> dict[str, Any]:
-    body = make_job(name).gpus(8).gpu_type("H100").obj()
-    body["metadata"]["namespace"] = "ml"
-    body["metadata"]["resourceVersion"] = "10"
-    return body
-
-
 def test_a_job_just_admitted_counts_as_holding_before_its_watch_event() -> None:
-    watched = _job("first")  # what the watch holds: created, not yet admitted
+    # what the watch holds: created, not yet admitted
+    watched = make_job("first").gpus(8).gpu_type("H100").meta(resourceVersion="10").obj()
     rt = _runtime(watched)
     [before] = policy.quota_states(rt, [QUOTA])
     assert (before.allocated_gpus, before.queued_jobs) == (0, 1)

@@ -148,11 +148,9 @@ def test_claim_and_release_patches_are_guarded_and_keep_other_taints() -> None:
 
 def job(ns: str = "ml-ns", team: str | None = "ml", gpus: int = 8, **ann: str) -> GryviaAIJob:
     builder = make_job("train", namespace=ns).gpus(gpus).gpu_type("H100")
-    body = builder.obj()
     if team:
-        body["metadata"]["labels"] = {"gryvia.io/team": team}
-    body["metadata"]["annotations"] = {"gryvia.io/reservation": "night", **ann}
-    return GryviaAIJob.model_validate(body)
+        builder.meta(labels={"gryvia.io/team": team})
+    return builder.meta(annotations={"gryvia.io/reservation": "night", **ann}).model()
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,8 @@ from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.kubesource import KubeSource
 from gryvia_cli.tui.widgets.rowtable import RowTable
 from gryvia_cli.tui.widgets.topbar import TopBar
+from tests.builders import sh_job
 from tests.conftest import SandboxHandle
-from tests.support.manifests import sh_job
 from tests.tui.waits import wait_until
 
 pytestmark = [pytest.mark.tui, pytest.mark.integration, pytest.mark.sandbox]

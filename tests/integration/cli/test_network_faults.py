@@ -23,10 +23,9 @@ from typing import Any
 
 import pytest
 
-from tests.builders import job_yaml
+from tests.builders import job_yaml, sh_job
 from tests.integration.cli.conftest import CliCase, kubectl_json, wait_for_phase
 from tests.support.console import ConsoleProcess
-from tests.support.manifests import sh_job
 from tests.support.relay import Relay, relayed_kubeconfig, server_address
 from tests.support.wait import wait_for
 

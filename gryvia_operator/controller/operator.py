@@ -19,7 +19,7 @@ import kopf
 from aiohttp import web
 
 from gryvia_operator.api.crd.generate import build_crds
-from gryvia_operator.controller import crdcheck, permissions
+from gryvia_operator.controller import crdcheck, indexbarrier, permissions
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
@@ -184,6 +184,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             if s.webhook_port:
                 server = await _start_webhook(rt, s, api, Path(tmp), wiring)
                 rt.webhook_ready = True
+            indexbarrier.install()  # start-up linear in the objects indexed, not quadratic
             await kopf.operator(
                 registry=registry,
                 settings=kopf_settings,

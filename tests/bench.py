@@ -8,6 +8,7 @@ import sys
 SUITES = [
     "tests.bench_sandbox",
     "tests.bench_operator",
+    "tests.bench_restart",
     "tests.bench_cli",
     "tests.bench_tui",
     "tests.bench_quit",

@@ -111,16 +111,20 @@ class Watcher(threading.Thread):
 
 
 def start_operator(
-    kubeconfig: Path, workdir: Path, extra: tuple[str, ...] = ()
+    kubeconfig: Path,
+    workdir: Path,
+    extra: tuple[str, ...] = (),
+    launcher: tuple[str, ...] = ("-m", "gryvia_operator"),
+    ready_within: float = 60,
 ) -> tuple[subprocess.Popen[bytes], int, int]:
-    """Start the operator (more flags in `extra`); (process, metrics port, webhook port)."""
+    """Start the operator (more flags in `extra`; `launcher`: the interpreter's arguments that
+    run it) and wait for /readyz; (process, metrics port, webhook port)."""
     health, metrics, webhook = free_port(), free_port(), free_port()
     log = (workdir / "operator.log").open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "gryvia_operator",
+            *launcher,
             "--kubeconfig",
             str(kubeconfig),
             "--webhook-self-register",
@@ -141,7 +145,7 @@ def start_operator(
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + ready_within
     while time.monotonic() < deadline:
         url = f"http://127.0.0.1:{health}/readyz"
         with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as r:

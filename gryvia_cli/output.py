@@ -106,7 +106,7 @@ terminal; the long ones (names, messages) give way instead, ending in an ellipsi
 
 
 def _cell(value: Any) -> Any:
-    from gryvia_cli.views.usertext import user_text
+    from gryvia_cli.usertext import user_text
 
     if isinstance(value, Marked):
         return user_text(value.text, MARKER_STYLES.get(value.marker, ""), multiline=True)
@@ -310,7 +310,7 @@ def section(title: str) -> None:
 
 def info(message: str) -> None:
     """Print a progress or status line to stderr (never mixed into data)."""
-    from gryvia_cli.views.usertext import user_text
+    from gryvia_cli.usertext import user_text
 
     _console(stderr=True).print(user_text(message, multiline=True))
 

@@ -2,7 +2,7 @@
 
 Pure. Job names, commands, labels, annotations, events, messages, node and tenant names and
 log lines are user data: they must reach a terminal as the characters they are, never as
-commands to it. Markup is the renderer's business (`gryvia_cli.views.usertext` wraps these
+commands to it. Markup is the renderer's business (`gryvia_cli.usertext` wraps these
 strings in Rich `Text`, which is never parsed as markup); this module only deals with the
 bytes a terminal would act on.
 

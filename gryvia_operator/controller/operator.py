@@ -26,13 +26,14 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.kueue import KueueSettings
+from gryvia_operator.reconcile.views import node_inventory
 from gryvia_operator.settings import OperatorSettings
 from gryvia_operator.webhook.configuration import (
     build_mutating_configuration,
     build_webhook_configuration,
     mutating_name,
 )
-from gryvia_operator.webhook.review import PolicyContext, node_inventory
+from gryvia_operator.webhook.review import PolicyContext
 from gryvia_operator.webhook.server import WebhookServer, from_cert_dir, self_signed
 
 log = logging.getLogger("gryvia.operator")

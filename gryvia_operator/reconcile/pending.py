@@ -28,8 +28,7 @@ from gryvia_operator.api.mig import parse_profile, slot_key
 from gryvia_operator.api.names import ANNOTATION_RESERVATION
 from gryvia_operator.reconcile.placement import Requirements, evaluate_node, gpu_usage
 from gryvia_operator.reconcile.quotas import QuotaState
-from gryvia_operator.reconcile.views import NodeView, PodView
-from gryvia_operator.webhook.review import node_inventory
+from gryvia_operator.reconcile.views import NodeView, PodView, node_inventory
 
 
 @dataclass(frozen=True)

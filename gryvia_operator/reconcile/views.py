@@ -7,13 +7,13 @@ fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gryvia_operator.api.mig import slices_in
-from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU_COUNT, LABEL_JOB
+from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in
+from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
 
 AIJOB_KIND = "GryviaAIJob"
@@ -284,3 +284,18 @@ def _slim_status(kind: str, status: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "StatefulSet":
         return {k: status[k] for k in ("replicas", "readyReplicas") if k in status}
     return {}
+
+
+def node_inventory(nodes: Iterable[NodeView]) -> list[tuple[str, int]]:
+    """(gpuType, GPUs) of every node labelled gryvia.io/gpu; GPUs = max(allocatable, label);
+    plus (`<type>-MIG-<PROFILE>`, slices) per MIG profile the node advertises."""
+    out = []
+    for node in nodes:
+        gpu_type = node.labels.get(LABEL_GPU)
+        if gpu_type:
+            out.append((gpu_type, max(node.allocatable_gpus, node.total_gpus)))
+        for name, count in sorted(node.mig_slices.items()):
+            profile = parse_profile(name)
+            if profile is not None:
+                out.append((slice_type(parent_type(gpu_type) or gpu_type or "", profile), count))
+    return out

@@ -21,11 +21,10 @@ from gryvia_operator.api import (
     validate_job,
 )
 from gryvia_operator.api import messages as msg
-from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, type_listed
-from gryvia_operator.api.names import ANNOTATION_SUBMITTER, LABEL_GPU
+from gryvia_operator.api.mig import type_listed
+from gryvia_operator.api.names import ANNOTATION_SUBMITTER
 from gryvia_operator.api.pending import never_fits
 from gryvia_operator.api.pricing import select_rate
-from gryvia_operator.reconcile.views import NodeView
 
 ADMISSION_API = "admission.k8s.io/v1"
 AIJOB_PATH = "/validate-gryvia-io-v1alpha1-gryviaaijob"
@@ -103,21 +102,6 @@ def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
             f"(allowed SKUs: {', '.join(tenant.spec.allowed_skus)})"
         )
     return reasons
-
-
-def node_inventory(nodes: Iterable[NodeView]) -> list[tuple[str, int]]:
-    """(gpuType, GPUs) of every node labelled gryvia.io/gpu; GPUs = max(allocatable, label);
-    plus (`<type>-MIG-<PROFILE>`, slices) per MIG profile the node advertises."""
-    out = []
-    for node in nodes:
-        gpu_type = node.labels.get(LABEL_GPU)
-        if gpu_type:
-            out.append((gpu_type, max(node.allocatable_gpus, node.total_gpus)))
-        for name, count in sorted(node.mig_slices.items()):
-            profile = parse_profile(name)
-            if profile is not None:
-                out.append((slice_type(parent_type(gpu_type) or gpu_type or "", profile), count))
-    return out
 
 
 def request_of(review: Any) -> Mapping[str, Any]:

@@ -28,8 +28,7 @@ from gryvia_operator.api.mig import (
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.reconcile.placement import Requirements, select_nodes
 from gryvia_operator.reconcile.registration import gpu_node_status
-from gryvia_operator.reconcile.views import NodeView, PodView
-from gryvia_operator.webhook.review import node_inventory
+from gryvia_operator.reconcile.views import NodeView, PodView, node_inventory
 
 MIG = "H100-MIG-3G.40GB"
 

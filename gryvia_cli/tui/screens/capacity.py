@@ -11,7 +11,7 @@ from gryvia_cli.core.capacity import compute_capacity
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.capacity import CapacityBars, NodeGrid
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 
 RELEVANT = frozenset({"jobs", "gpunodes", "nodes", "pods"})
 

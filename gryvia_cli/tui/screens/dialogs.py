@@ -18,7 +18,7 @@ from gryvia_cli.core.plaintext import visible
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import CONFIRM, bindings
 from gryvia_cli.tui.messages import NamesLoaded
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 
 NAMES_SHOWN = 8
 """Subjects a confirmation lists by name before it says `and N more`."""

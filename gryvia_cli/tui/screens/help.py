@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from gryvia_cli.tui.bindings import REGISTRY_VIEWS, SCOPE_TITLES, SCOPES, Key
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 
 VIEW_SCOPES = {
     "jobs": ("jobs", "lists", "table"),

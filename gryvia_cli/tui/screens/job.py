@@ -30,7 +30,7 @@ from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.jobdetail import JobFacts, JobOverview
 from gryvia_cli.tui.widgets.logview import LogView
 from gryvia_cli.tui.widgets.textfield import is_typing
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 from gryvia_operator.api.names import LABEL_JOB
 
 EVENTS_EVERY = 5.0

@@ -30,7 +30,7 @@ from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.source import LogStream
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.logview import LogView
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 from gryvia_operator.api.savedlogs import SavedLog
 
 LOG_DRAIN_EVERY = 0.1

@@ -20,7 +20,7 @@ from gryvia_cli.tui.sorting import SortState
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 
 RELEVANT = frozenset({"gpunodes", "nodes", "pods", "jobs"})
 

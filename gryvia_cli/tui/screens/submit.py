@@ -27,7 +27,7 @@ from gryvia_cli.tui.screens.dialogs import PromptDialog
 from gryvia_cli.tui.store import Change
 from gryvia_cli.tui.widgets.findings import Findings
 from gryvia_cli.tui.widgets.textfield import FORM_CLASS, FormSelect, TextField
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 from gryvia_operator.api import GryviaQuota, GryviaTenant, validate_job
 from gryvia_operator.api.aijob import JOB_TYPES
 

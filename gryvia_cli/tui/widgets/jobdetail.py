@@ -29,7 +29,7 @@ from gryvia_cli.core.spend import JobCost
 from gryvia_cli.core.timefmt import age, format_seconds
 from gryvia_cli.tui.rows import money, phase_cell
 from gryvia_cli.tui.store import JobItem
-from gryvia_cli.views.usertext import user_text
+from gryvia_cli.usertext import user_text
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from gryvia_cli.core.jobs import JOB_COLUMNS, job_row, summarize_job
 from gryvia_cli.core.plaintext import log_text, strip_escapes, visible
 from gryvia_cli.core.queue import QUEUE_COLUMNS, build_queue, queue_row
 from gryvia_cli.errors import GryviaError
+from gryvia_cli.usertext import user_text
 from gryvia_cli.views.job import JobSnapshot, render_job
-from gryvia_cli.views.usertext import user_text
 
 MARKUP = ["[bold]x[/bold]", "[/]", "[link=http://x]y[/link]", "[@click=app.quit]z[/]"]
 RED, TITLE = "\x1b[31mred\x1b[0m", "\x1b]0;title\x07"

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from gryvia_operator.api import GryviaQuota
+from gryvia_operator.reconcile.views import node_inventory
 from gryvia_operator.webhook.configuration import build_webhook_configuration
 from gryvia_operator.webhook.review import (
     PolicyContext,
     ReviewError,
     admit_aijob,
-    node_inventory,
     review_aijob,
     review_usage_record,
 )

@@ -98,15 +98,20 @@ class Reader:
         self.names: dict[str, Resource] = {}
 
     def _fetch(self, path: str, query: list[tuple[str, str]] | None = None) -> Any:
-        resp = self.client.call_api(
-            path,
-            "GET",
+        """GET `path` parsed; None for 404; RuntimeError with the body for another error."""
+        request = self.client.param_serialize(
+            method="GET",
+            resource_path=path,
             query_params=query or [],
             header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=60,
-        )[0]
+        )
+        resp = self.client.call_api(*request, _request_timeout=60)
+        resp.read()
+        if resp.status == 404:
+            return None
+        if not 200 <= resp.status <= 299:
+            raise RuntimeError(f"GET {path}: {resp.status} {resp.data[:500]!r}")
         return json.loads(resp.data)
 
     def _discover(self) -> None:
@@ -137,8 +142,6 @@ class Reader:
 
     def get(self, args: Sequence[str]) -> Any:
         """`kubectl ARGS -o json` parsed, or None where `parse` declines ARGS."""
-        from kubernetes.client.exceptions import ApiException
-
         q = parse(args)
         if q is None:
             return None
@@ -150,11 +153,8 @@ class Reader:
             res = resources[0]
             objs = []
             for name in q.names:
-                try:
-                    objs.append(self._fetch(res.path(q.namespace, name)))
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
+                found_obj = self._fetch(res.path(q.namespace, name))
+                if found_obj is None:
                     noun = f"{res.plural}.{res.api_version.split('/')[0]}"
                     noun = res.plural if res.prefix == "/api/v1" else noun
                     raise subprocess.CalledProcessError(
@@ -162,13 +162,14 @@ class Reader:
                         ["kubectl", *args],
                         "",
                         f'Error from server (NotFound): {noun} "{name}" not found\n',
-                    ) from None
+                    )
+                objs.append(found_obj)
             return objs[0] if len(objs) == 1 else _as_list(objs)
         query = [("labelSelector", q.labels)] if q.labels else []
         query += [("fieldSelector", q.fields)] if q.fields else []
         items: list[dict[str, Any]] = []
         for res in resources:
-            page = self._fetch(res.path(q.namespace), query)
+            page = self._fetch(res.path(q.namespace), query) or {"items": []}
             for item in page["items"]:
                 items.append({"apiVersion": res.api_version, "kind": res.kind, **item})
         return _as_list(items)

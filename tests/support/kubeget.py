@@ -5,7 +5,7 @@ costs more CPU than the operator the test waits for.
 `Reader.get(args)` understands what the tests ask of `kubectl get`: comma-separated resource
 names (plural, singular, short name or kind, optionally `resource.group`), object names, `-n`,
 `-A`, `-l` and `--field-selector`. It answers as kubectl does: one object for one name, else
-a `List` whose items carry `apiVersion` and `kind`; a missing object raises
+a `List` whose items carry `apiVersion` and `kind`, without managedFields; a missing object raises
 `subprocess.CalledProcessError` with kubectl's `Error from server (NotFound)` text. Anything
 else returns None and the caller runs kubectl itself.
 """
@@ -163,7 +163,7 @@ class Reader:
                         "",
                         f'Error from server (NotFound): {noun} "{name}" not found\n',
                     )
-                objs.append(found_obj)
+                objs.append(_shown(found_obj))
             return objs[0] if len(objs) == 1 else _as_list(objs)
         query = [("labelSelector", q.labels)] if q.labels else []
         query += [("fieldSelector", q.fields)] if q.fields else []
@@ -171,8 +171,15 @@ class Reader:
         for res in resources:
             page = self._fetch(res.path(q.namespace), query) or {"items": []}
             for item in page["items"]:
-                items.append({"apiVersion": res.api_version, "kind": res.kind, **item})
+                items.append({"apiVersion": res.api_version, "kind": res.kind, **_shown(item)})
         return _as_list(items)
+
+
+def _shown(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as `kubectl get -o json` prints it: without `metadata.managedFields`
+    (kubectl's `--show-managed-fields=false`)."""
+    (obj.get("metadata") or {}).pop("managedFields", None)
+    return obj
 
 
 def _as_list(items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -44,9 +44,13 @@ def test_distributed_cpu_job_runs_and_is_cleaned_up(sandbox: SandboxHandle, name
         for p in pods
     )
     assert logs == [f"rank=0 world=2 master={master}", f"rank=1 world=2 master={master}"]
-    events = kubectl_json(sandbox, "get", "events", "-n", namespace)["items"]
-    reasons = {e["reason"] for e in events if e["involvedObject"]["name"] == "dist"}
-    assert "Succeeded" in reasons
+
+    def reasons() -> set[str]:
+        events = kubectl_json(sandbox, "get", "events", "-n", namespace)["items"]
+        return {e["reason"] for e in events if e["involvedObject"]["name"] == "dist"}
+
+    # events are posted after the status write: wait for it rather than read once
+    wait_for(lambda: "Succeeded" in reasons(), timeout=30, what="a Succeeded event on dist")
 
     sandbox.kubectl_run("delete", "gryviaaijob", "-n", namespace, "dist")
 

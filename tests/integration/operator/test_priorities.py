@@ -147,11 +147,16 @@ def test_high_priority_job_preempts_low_in_full_quota(
     cond = _condition(job, "Preempted")
     assert cond is not None and f"preempted by {ns}/high" in cond["message"], cond
     assert job["status"]["preemptions"] == 1
-    events = kubectl_json(
-        sandbox, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=low"
-    )["items"]
-    shown = [e for e in events if e["reason"] == "Preempted"]
-    assert shown and f"{ns}/high" in shown[0]["message"], [e["reason"] for e in events]
+
+    def preempted_events() -> list[dict[str, Any]]:
+        events = kubectl_json(
+            sandbox, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=low"
+        )["items"]
+        return [e for e in events if e["reason"] == "Preempted"]
+
+    # kopf posts events after the status write: wait for it rather than read once
+    shown = wait_for(preempted_events, timeout=30, what="a Preempted event on low")
+    assert f"{ns}/high" in shown[0]["message"], shown
 
     wait_phase(sandbox, ns, "high", "Running", timeout=120)
     pods = kubectl_json(sandbox, "get", "pods", "-n", ns, "-l", "gryvia.io/job=high")["items"]
@@ -319,11 +324,15 @@ def test_high_priority_job_takes_full_nodes_through_scheduler_preemption(
     assert cond["message"].startswith(f"preempted by {ns}/urgent "), cond
     assert job["status"]["preemptions"] == 1 and job["status"]["schedulerPreemptions"] == 1
     assert job["status"]["phase"] in ("Running", "Scheduling", "Pending"), job["status"]
-    events = kubectl_json(
-        sandbox, "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={victim}"
-    )["items"]
-    shown = [e for e in events if e["reason"] == "Preempted"]
-    assert shown and f"{ns}/urgent" in shown[0]["message"], [e["reason"] for e in events]
+
+    def victim_events() -> list[dict[str, Any]]:
+        events = kubectl_json(
+            sandbox, "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={victim}"
+        )["items"]
+        return [e for e in events if e["reason"] == "Preempted"]
+
+    shown = wait_for(victim_events, timeout=30, what=f"a Preempted event on {victim}")
+    assert f"{ns}/urgent" in shown[0]["message"], shown
     assert _condition(get_job(sandbox, ns, other), "Preempted") is None
     for name in ("fill-a", "fill-b"):
         assert get_job(sandbox, ns, name)["status"].get("retries", 0) == 0  # not a failure

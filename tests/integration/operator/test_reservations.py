@@ -165,10 +165,14 @@ def test_a_window_claims_one_h100_node_for_its_owner_and_releases_it(
 
         cond = wait_for(mismatch, timeout=60, what="OwnerMismatch")
         assert cond["status"] == "False" and mine in cond["message"]
-        events = sandbox.kubectl_json("get", "events", "-n", other)["items"]
-        assert any(
-            e["reason"] == "ReservationOwnerMismatch" and e["type"] == "Warning" for e in events
-        )
+
+        def warned() -> bool:
+            events = sandbox.kubectl_json("get", "events", "-n", other)["items"]
+            return any(
+                e["reason"] == "ReservationOwnerMismatch" and e["type"] == "Warning" for e in events
+            )
+
+        wait_for(warned, timeout=30, what="a ReservationOwnerMismatch Warning event")
 
         left = (end - dt.datetime.now(dt.UTC)).total_seconds()
         wait_for(lambda: state_of(sandbox, name) == "expired", timeout=left + 30, what="expired")

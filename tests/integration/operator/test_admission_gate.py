@@ -183,6 +183,10 @@ def test_unreadable_catalog_fail_closed_holds_then_releases(
     budget: str,
     broken_sku: str,
 ) -> None:
+    # the operator must start with the unreadable SKU already served: it reads the catalog
+    # at start (a restart after the fixture, as before the configuration markers)
+    gate_operator.stop()
+    gate_operator.start()
     create(sandbox, ns, sh_job("held", gpus=1, gpu_type="L40", timeout="1h"))
     held = wait_phase(sandbox, ns, "held", "Queued")
     message = held["status"]["message"]
@@ -205,6 +209,10 @@ def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     budget: str,
     broken_sku: str,
 ) -> None:
+    # the operator must start with the unreadable SKU already served: it reads the catalog
+    # at start (a restart after the fixture, as before the configuration markers)
+    gate_operator.stop()
+    gate_operator.start()
     create(sandbox, ns, sh_job("open", gpus=1, gpu_type="L40", timeout="1h"))
     job = wait_phase(sandbox, ns, "open", "Scheduling", "Running", "Succeeded")
     cond = _condition(job, "AdmissionUnchecked")

@@ -23,7 +23,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,6 @@ class Totals:
     children: float = 0.0
     starts: int = 0
     tests: int = 0
-    ids: set[str] = field(default_factory=set)
 
     def add(self, figures: dict[str, float]) -> None:
         """Add one phase's figures."""
@@ -153,6 +152,13 @@ class Totals:
         self.cpu += figures["cpu"]
         self.children += figures["children"]
         self.starts += int(figures["starts"])
+
+    def merge(self, other: Totals) -> None:
+        """Add another test's totals (a file's or the run's sum)."""
+        self.wall += other.wall
+        self.cpu += other.cpu
+        self.children += other.children
+        self.starts += other.starts
 
 
 class Recorder:
@@ -192,7 +198,7 @@ def report_lines(tests: Iterable[tuple[str, Totals]]) -> list[str]:
     files: dict[str, Totals] = defaultdict(Totals)
     for nodeid, t in tests:
         f = files[nodeid.split("::", 1)[0]]
-        f.add({"wall": t.wall, "cpu": t.cpu, "children": t.children, "starts": t.starts})
+        f.merge(t)
         f.tests += 1
     lines += ["", "== time per file ==", head + f"{'tests':>5}  file"]
     for name, t in sorted(files.items(), key=lambda p: -p[1].wall):
@@ -200,7 +206,7 @@ def report_lines(tests: Iterable[tuple[str, Totals]]) -> list[str]:
         lines.append(f"{row}  {t.tests:5d}  {name}")
     total = Totals()
     for _, t in tests:
-        total.add({"wall": t.wall, "cpu": t.cpu, "children": t.children, "starts": t.starts})
+        total.merge(t)
     lines += [
         "",
         f"== {len(tests)} tests: wall {total.wall:.0f} s (summed over workers), own CPU "

@@ -31,24 +31,35 @@ def _needs_operator(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test that reaches a cluster `integration` (whatever its module says), and
-    order the operator's tests by the configuration they need: the session configuration
-    first, in collection order, then each other one together, so each change of
-    configuration costs one operator restart."""
+    order the operator's tests by the configuration they need, so each change of
+    configuration costs one operator restart: the files that need only the session
+    configuration first, in collection order; then the files that need another one, each
+    configuration's tests together (a test that must start the operator itself first among
+    them, its start then being the change). Whole files move, so `--dist loadfile` hands a
+    worker the other configurations only after everything else and it never switches back."""
     from tests.support.operator import configuration
 
-    seen: dict[tuple[str, ...], int] = {}
     default = configuration(None)
+    flags = {
+        item.nodeid: configuration(item.get_closest_marker("operator"))
+        for item in items
+        if _needs_operator(item)
+    }
+    odd_files = {item.path for item in items if flags.get(item.nodeid, default) != default}
+    ranks: dict[tuple[str, ...], int] = {default: 0}
+    for item in items:
+        ranks.setdefault(flags.get(item.nodeid, default), len(ranks))
 
-    def rank(item: pytest.Item) -> int:
-        if not _needs_operator(item):
-            return 0
-        flags = configuration(item.get_closest_marker("operator"))
-        return 0 if flags == default else seen.setdefault(flags, len(seen) + 1)
+    def key(item: pytest.Item) -> tuple[int, int, int]:
+        marker = item.get_closest_marker("operator")
+        fresh = marker is not None and bool(marker.kwargs.get("starts_after"))
+        rank = ranks[flags.get(item.nodeid, default)]
+        return (item.path in odd_files, rank, not fresh)
 
     for item in items:
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
-    items.sort(key=rank)  # stable: collection order within each configuration
+    items.sort(key=key)  # stable: collection order within each group
 
 
 _session_operator: list[OperatorProcess] = []
@@ -71,9 +82,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _operator_configuration(request: pytest.FixtureRequest) -> None:
     """Give a test that uses the operator the configuration it declares, restarting it only
     when that differs from the one running. A function fixture, so module fixtures (a grant
-    the configuration needs at start) come first."""
+    the configuration needs at start) come first; `@pytest.mark.operator(...,
+    starts_after=("fixture", ...))` sets those function fixtures up first too and always
+    starts the operator anew after them (for what it reads only at start)."""
     if _needs_operator(request.node) and _session_operator and _wanted:
-        _session_operator[0].configure(_wanted[0])
+        marker = request.node.get_closest_marker("operator")
+        first = tuple(marker.kwargs.get("starts_after", ())) if marker else ()
+        for name in first:
+            request.getfixturevalue(name)
+        _session_operator[0].configure(_wanted[0], fresh=bool(first))
 
 
 @pytest.fixture(scope="session")

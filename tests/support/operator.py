@@ -148,16 +148,29 @@ class OperatorProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    def configure(self, flags: tuple[str, ...]) -> None:
+    def configure(self, flags: tuple[str, ...], *, fresh: bool = False) -> None:
         """Run with exactly `flags` from now on: restarted when they differ from the running
-        operator's (one start per change of configuration; the session orders tests by it)."""
-        if flags == self.extra:
+        operator's (one start per change of configuration; the session orders tests by it),
+        or when `fresh` (a test that needs what the operator reads only at start)."""
+        if flags == self.extra and not fresh:
             return
         running = self.proc is not None and self.proc.poll() is None
         self.stop()
         self.extra = flags
         if running:
             self.start()
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """SIGSTOP for the block, SIGCONT after it: the process lives but answers nothing
+        (its webhook accepts connections and never replies: the API server's call times
+        out), as a hung pod; no restart follows."""
+        assert self.proc is not None and self.proc.poll() is None, "not running"
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
 
     def ensure_running(self) -> None:
         """Start the operator unless it runs."""

@@ -21,6 +21,7 @@ import os
 import resource
 import sys
 import time
+import traceback
 from collections import defaultdict
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -38,9 +39,23 @@ operator_starts = 0
 
 
 def count_operator_start() -> None:
-    """Called by `tests.support.operator.OperatorProcess.start`: one more operator start."""
+    """Called by `tests.support.operator.OperatorProcess.start`: one more operator start.
+    `GRYVIA_TEST_STARTS=FILE` also appends the running test and the test-side line that asked
+    for the start (the nearest frame outside tests/support) to FILE, one line per start."""
     global operator_starts
     operator_starts += 1
+    if log := os.environ.get("GRYVIA_TEST_STARTS"):
+        site = next(
+            (
+                f"{f.filename.rpartition('/tests/')[2]}:{f.lineno} {f.name}"
+                for f in reversed(traceback.extract_stack())
+                if "/tests/" in f.filename and "/tests/support/" not in f.filename
+            ),
+            "?",
+        )
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?")
+        with Path(log).open("a") as out:
+            out.write(f"{test} <- {site}\n")
 
 
 def _descendants_cpu() -> float:

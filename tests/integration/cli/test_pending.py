@@ -235,14 +235,13 @@ def test_estimate_behind_two_timeouts_is_within_15s(case: CliCase, spaces: list[
     apply(
         sandbox,
         ns,
+        sh_job("r30", gpus=4, gpu_type="L40", script=LONG, timeout="30s"),
         sh_job("r60", gpus=4, gpu_type="L40", script=LONG, timeout="60s"),
-        sh_job("r120", gpus=4, gpu_type="L40", script=LONG, timeout="120s"),
     )
+    r30 = wait_for_phase(sandbox, ns, "r30", "Running")
     r60 = wait_for_phase(sandbox, ns, "r60", "Running")
-    r120 = wait_for_phase(sandbox, ns, "r120", "Running")
     ends = [
-        _time(j["status"]["startTime"]) + dt.timedelta(seconds=s)
-        for j, s in ((r60, 60), (r120, 120))
+        _time(j["status"]["startTime"]) + dt.timedelta(seconds=s) for j, s in ((r30, 30), (r60, 60))
     ]
     both = sh_job(
         "both", gpus=4, gpu_type="L40", script="sleep 5", distributed={"enabled": True, "nodes": 2}
@@ -251,7 +250,7 @@ def test_estimate_behind_two_timeouts_is_within_15s(case: CliCase, spaces: list[
     status = _pending(sandbox, ns, "both", "Resources")
     estimate = status["estimatedStart"]
     assert estimate == {"earliest": _stamp(ends[1]), "likely": _stamp(ends[1])}
-    assert [h["name"] for h in status["pending"]["holders"]] == ["r60", "r120"]
+    assert [h["name"] for h in status["pending"]["holders"]] == ["r30", "r60"]
     started = wait_for(
         lambda: (_job(sandbox, ns, "both").get("status") or {}).get("startTime"),
         timeout=240,

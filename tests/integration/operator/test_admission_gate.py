@@ -175,7 +175,7 @@ def test_estimate_over_the_remaining_budget_is_refused_before_any_child(
     assert get_job(sandbox, ns, "big")["status"]["phase"] == "Rejected"  # sticky
 
 
-@pytest.mark.operator(*FAIL_CLOSED)
+@pytest.mark.operator(*FAIL_CLOSED, starts_after=("broken_sku",))  # the catalog is read at start
 def test_unreadable_catalog_fail_closed_holds_then_releases(
     sandbox: SandboxHandle,
     gate_operator: OperatorProcess,
@@ -183,10 +183,6 @@ def test_unreadable_catalog_fail_closed_holds_then_releases(
     budget: str,
     broken_sku: str,
 ) -> None:
-    # the operator must start with the unreadable SKU already served: it reads the catalog
-    # at start (a restart after the fixture, as before the configuration markers)
-    gate_operator.stop()
-    gate_operator.start()
     create(sandbox, ns, sh_job("held", gpus=1, gpu_type="L40", timeout="1h"))
     held = wait_phase(sandbox, ns, "held", "Queued")
     message = held["status"]["message"]
@@ -201,7 +197,7 @@ def test_unreadable_catalog_fail_closed_holds_then_releases(
     assert _condition(released, "AdmissionUnchecked") is None
 
 
-@pytest.mark.operator(*FAIL_OPEN)
+@pytest.mark.operator(*FAIL_OPEN, starts_after=("broken_sku",))  # the catalog is read at start
 def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     sandbox: SandboxHandle,
     gate_operator: OperatorProcess,
@@ -209,10 +205,6 @@ def test_unreadable_catalog_fail_open_admits_with_condition_and_warning(
     budget: str,
     broken_sku: str,
 ) -> None:
-    # the operator must start with the unreadable SKU already served: it reads the catalog
-    # at start (a restart after the fixture, as before the configuration markers)
-    gate_operator.stop()
-    gate_operator.start()
     create(sandbox, ns, sh_job("open", gpus=1, gpu_type="L40", timeout="1h"))
     job = wait_phase(sandbox, ns, "open", "Scheduling", "Running", "Succeeded")
     cond = _condition(job, "AdmissionUnchecked")

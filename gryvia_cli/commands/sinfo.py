@@ -36,8 +36,8 @@ def sinfo(
       gryvia sinfo
       gryvia sinfo -p H100 -o "%P %D %t %G"
     """
+    from gryvia_cli.core.sinfoview import SINFO_FORMAT, SINFO_HEADERS, sinfo_rows
     from gryvia_cli.core.slurmfmt import parse_percent_format, render_percent
-    from gryvia_cli.core.slurmviews import SINFO_FORMAT, SINFO_HEADERS, sinfo_rows
     from gryvia_cli.views.reads import read_supply
 
     parts, unknown = parse_percent_format(fmt or SINFO_FORMAT, SINFO_HEADERS)

@@ -1,6 +1,6 @@
-"""Slurm's views of Gryvia jobs and nodes: the rows of `gryvia squeue`, `sacct` and `sinfo`.
+"""Slurm's views of Gryvia jobs: the rows of `gryvia squeue` and `sacct`.
 
-Mapping (squeue(1) JOB STATE CODES and JOB REASON CODES, sinfo(1) NODE STATE CODES):
+Mapping (squeue(1) JOB STATE CODES and JOB REASON CODES):
 
 * JOBID is the job's name (array elements keep `<array>-<index>`), NAME the Slurm job name
   (annotation `gryvia.io/sbatch-job-name`, else the name), PARTITION the GPU type asked for
@@ -14,8 +14,7 @@ Mapping (squeue(1) JOB STATE CODES and JOB REASON CODES, sinfo(1) NODE STATE COD
   array element JobArrayTaskLimit, other suspended jobs JobHeldUser, a quota hold QOSGrpGRES,
   no node of the GPU type ReqNodeNotAvail, waiting for GPUs or the scheduler Resources, not
   seen by the operator yet None.
-* sinfo: one row per GPU type and node state: idle (no GPU held), mix, alloc (all held),
-  drain (cordoned), down (NotReady or missing).
+* sinfo's rows are in `core.sinfoview`.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from typing import Any
 
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.jobs import JobSummary
-from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.slurmfmt import (
     compress_hostlist,
     slurm_duration,
@@ -70,11 +68,6 @@ SACCT_WIDTHS: dict[str, int] = {
     "JobID": 12, "JobName": 10, "Partition": 10, "Account": 10, "AllocCPUS": 10, "State": 10,
     "ExitCode": 8, "Elapsed": 10, "GPUHours": 10, "User": 9, "NNodes": 8, "AllocGPUs": 9,
     "Start": 19, "End": 19, "Submit": 19, "Timelimit": 10, "NodeList": 15, "Reason": 20,
-}  # fmt: skip
-SINFO_FORMAT = "%9P %5a %.10l %.6D %.6t %N"
-SINFO_HEADERS = {
-    "P": "PARTITION", "a": "AVAIL", "l": "TIMELIMIT", "D": "NODES", "t": "STATE", "T": "STATE",
-    "N": "NODELIST", "G": "GRES",
 }  # fmt: skip
 
 
@@ -365,38 +358,3 @@ def exit_code_of(pods: Iterable[Mapping[str, Any]]) -> str:
                 code = int(done["exitCode"])
                 return f"0:{code - 128}" if code > 128 else f"{code}:0"
     return ""
-
-
-def node_state(node: GpuNode, held: int) -> str:
-    """sinfo's state of a GPU node: down, drain, alloc, mix or idle."""
-    if not node.node_exists or not node.node_ready:
-        return "down"
-    if not node.schedulable:
-        return "drain"
-    if node.gpus and held >= node.gpus:
-        return "alloc"
-    return "mix" if held > 0 else "idle"
-
-
-def sinfo_rows(
-    nodes: Iterable[GpuNode], allocated: Mapping[str, int], partitions: Sequence[str] | None = None
-) -> list[dict[str, str]]:
-    """One sinfo line per (GPU type, node state), partitions sorted, as sinfo groups them."""
-    wanted = {p.strip().lower() for v in partitions or [] for p in v.split(",") if p.strip()}
-    groups: dict[tuple[str, str], list[GpuNode]] = {}
-    for node in nodes:
-        if wanted and node.gpu_type.lower() not in wanted:
-            continue
-        state = node_state(node, allocated.get(node.slot, 0))
-        groups.setdefault((node.gpu_type, state), []).append(node)
-    rows = []
-    for (partition, state), members in sorted(groups.items()):
-        gres = sorted({f"gpu:{n.gpu_type}:{n.gpus}" for n in members})
-        rows.append(
-            {
-                "P": partition, "a": "up", "l": "infinite", "D": str(len(members)),
-                "t": state, "T": state, "N": compress_hostlist(n.name for n in members),
-                "G": ",".join(gres),
-            }
-        )  # fmt: skip
-    return rows

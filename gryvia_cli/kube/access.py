@@ -10,7 +10,6 @@ Every method returns API objects as dicts and raises GryviaError subclasses (see
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,12 +17,14 @@ from gryvia_cli.errors import GryviaError, KubeconfigError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import (
+    client_exceptions,
     selector_usage,
     translate_api_exception,
     translate_transport_error,
 )
 from gryvia_cli.kube.execcred import send_with_credentials
-from gryvia_cli.kube.replies import parse_reply
+from gryvia_cli.kube.podlog import pod_log_query
+from gryvia_cli.kube.replies import parse_reply, warning_texts
 
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
@@ -64,7 +65,7 @@ class KubeAccess:
         `compressed`: accept a gzip body (urllib3 inflates it as it is read)."""
         from urllib3.exceptions import HTTPError
 
-        api_exception, config_exception = _client_exceptions()
+        api_exception, config_exception = client_exceptions()
 
         headers = {"Accept": "application/json"}
         if compressed:
@@ -269,8 +270,6 @@ class KubeAccess:
         """Create with `dryRun=All` (schema, CEL and admission webhooks run; nothing is kept):
         the object the server would store and the admission warnings it sent (`Warning`
         headers, code 299). A refusal raises like `create`."""
-        import re
-
         name = (body.get("metadata") or {}).get("name")
         response = self._call(
             "POST",
@@ -286,12 +285,8 @@ class KubeAccess:
         raw = getattr(response, "response", response)  # the urllib3 response
         found_headers = getattr(raw, "headers", None)
         headers = list(found_headers.getlist("Warning")) if found_headers is not None else []
-        found = []
-        for header in headers:
-            for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
-                found.append(match.group(1).replace('\\"', '"'))
         data = parse_reply(response.data) if response.data else {}
-        return (data if isinstance(data, dict) else {}), found
+        return (data if isinstance(data, dict) else {}), warning_texts(headers)
 
     def merge_patch(
         self, res: r.Resource, name: str, namespace: str | None, patch: Mapping[str, Any]
@@ -369,23 +364,10 @@ class KubeAccess:
         written at or after it, instead of `tail`. `previous` reads the log of the container's
         previous instance (before its last restart; the API server answers 400 when there is
         none)."""
-        query: list[tuple[str, Any]] = []
-        if container:
-            query.append(("container", container))
-        if previous:
-            query.append(("previous", "true"))
-        if since_time:
-            query.append(("sinceTime", since_time))
-        elif tail is not None and tail >= 0:
-            query.append(("tailLines", tail))
-        if timestamps:
-            query.append(("timestamps", "true"))
-        if follow:
-            query.append(("follow", "true"))
         response = self._call(
             "GET",
             r.POD.path(namespace, pod, "log"),
-            query=query,
+            query=pod_log_query(container, tail, timestamps, follow, since_time, previous),
             resource=r.POD,
             name=pod,
             namespace=namespace,
@@ -415,18 +397,3 @@ class KubeAccess:
         """The API server's `/version` document (gitVersion, platform, ...)."""
         data = self._json("GET", "/version")
         return data if isinstance(data, dict) else {}
-
-
-class _NeverRaised(Exception):
-    """Stands in for the official client's exceptions while that client is not loaded."""
-
-
-def _client_exceptions() -> tuple[type[Exception], type[Exception]]:
-    """(ApiException, ConfigException) of the official client; stand-ins when it was never
-    imported (the light client raises neither), so a request does not import it."""
-    if "kubernetes" not in sys.modules:
-        return _NeverRaised, _NeverRaised
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-
-    return ApiException, ConfigException

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -190,3 +191,18 @@ def selector_usage(label_selector: str | None) -> Iterator[None]:
         raise UsageError(
             f"invalid label selector {label_selector!r}: {exc.message}", hint=SELECTOR_HINT
         ) from None
+
+
+class _NeverRaised(Exception):
+    """Stands in for the official client's exceptions while that client is not loaded."""
+
+
+def client_exceptions() -> tuple[type[Exception], type[Exception]]:
+    """(ApiException, ConfigException) of the official client; stand-ins when it was never
+    imported (the light client raises neither), so a request does not import it."""
+    if "kubernetes" not in sys.modules:
+        return _NeverRaised, _NeverRaised
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+
+    return ApiException, ConfigException

@@ -4,6 +4,7 @@ with Python's cycle collector paused while it allocates (see `gryvia_cli.gcpause
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 LARGE_REPLY = 1 << 20
@@ -28,3 +29,13 @@ def parse_reply(data: bytes) -> Any:
     if len(data) > LARGE_REPLY:
         settle()  # a list of thousands of objects: later collections skip it
     return parsed
+
+
+def warning_texts(headers: list[str]) -> list[str]:
+    """The texts of `Warning` response headers (RFC 7234 section 5.5: `299 - "text"`, several
+    per header possible), quotes unescaped: the admission warnings of a request."""
+    found = []
+    for header in headers:
+        for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
+            found.append(match.group(1).replace('\\"', '"'))
+    return found

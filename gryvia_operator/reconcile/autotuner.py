@@ -1,6 +1,7 @@
 """GryviaAutoTuner, pure: each trial's parameters (grid or seeded random), the metric lines a
-trial printed, median and ASHA early stopping, the best trial, which trial jobs to create
-and stop, and the tuner's status. The handler (`handlers.autotuner`) reads and writes.
+trial printed, which trials stop early (the rules are in `tunerstop`), the best trial, which
+trial jobs to create and stop, and the tuner's status. The handler (`handlers.autotuner`) reads
+and writes.
 
 The trial's contract (docs/tuning.md): lines `GRYVIA_METRIC <name>=<value> [...] [step=<n>]`
 on stdout or stderr; a line with `step=` is an intermediate report (early stopping judges
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,15 +32,13 @@ from gryvia_operator.api.autotuner import (
 from gryvia_operator.api.helpers import TERMINAL_PHASES, JobPhase
 from gryvia_operator.api.names import API_VERSION
 from gryvia_operator.reconcile.tunersearch import sample, total_trials
+from gryvia_operator.reconcile.tunerstop import Report, asha_stop, better, median_stop
 
 METRIC_LINE = re.compile(r"^GRYVIA_METRIC[ \t]+(.+?)[ \t\r]*$", re.MULTILINE)
 """A trial's report line (stdout or stderr); its fields are `name=value` pairs."""
 ENDED_STATES: frozenset[TrialState] = frozenset(
     {"Succeeded", "Failed", "EarlyStopped", "MetricsUnavailable"}
 )
-
-Report = tuple[int, float]
-"""(step, value) of one intermediate report."""
 
 
 def trial_name(tuner: str, index: int) -> str:
@@ -79,84 +77,6 @@ def parse_metrics(log_text: str, name: str) -> Metrics:
         if step.isdigit() and len(step) <= 9:
             by_step[int(step)] = value
     return Metrics(tuple(sorted(by_step.items())), last)
-
-
-def _better(a: float, b: float, goal: Goal) -> bool:
-    return a > b if goal == "maximize" else a < b
-
-
-def _best(values: Sequence[float], goal: Goal) -> float:
-    return max(values) if goal == "maximize" else min(values)
-
-
-def median_stop(
-    reports: Sequence[Report],
-    completed: Sequence[Sequence[Report]],
-    goal: Goal,
-    es: EarlyStopping,
-) -> str | None:
-    """Vizier's median stopping rule: at the trial's latest step s (>= startStep), stop when
-    its best value up to s is worse than the median of the running averages up to s of the
-    completed trials (at least minTrials of them with a report at or before s). Returns why,
-    or None to keep it running."""
-    if not reports:
-        return None
-    s = reports[-1][0]
-    if s < es.start_step:
-        return None
-    averages = [
-        statistics.fmean(v for st, v in c if st <= s)
-        for c in completed
-        if any(st <= s for st, _ in c)
-    ]
-    if len(averages) < es.min_trials:
-        return None
-    best = _best([v for st, v in reports if st <= s], goal)
-    median = statistics.median(averages)
-    if not _better(median, best, goal):
-        return None
-    return (
-        f"median stopping: best {best:g} by step {s} is worse than the median {median:g} "
-        f"of {len(averages)} completed trials"
-    )
-
-
-def rung_value(reports: Sequence[Report], rung_step: int) -> float | None:
-    """A trial's value at a rung: its first report at or after `rung_step`."""
-    return next((v for st, v in reports if st >= rung_step), None)
-
-
-def asha_stop(
-    reports: Sequence[Report],
-    others: Sequence[Sequence[Report]],
-    judged: int | None,
-    goal: Goal,
-    es: EarlyStopping,
-) -> tuple[int | None, str | None]:
-    """ASHA for one running trial: the highest rung k (step minStep x factor^k) it reached
-    and was not judged at yet; it stays only if its rung value is among the top
-    max(1, n // factor) of the n trials' values at that rung (itself and `others`, every
-    trial with a report there). Returns (the rung judged or `judged`, why it stops or None)."""
-    if not reports:
-        return judged, None
-    top_step = reports[-1][0]
-    k = -1
-    while es.min_step * es.reduction_factor ** (k + 1) <= top_step:
-        k += 1
-    if k < 0 or (judged is not None and k <= judged):
-        return judged, None
-    rung_step = es.min_step * es.reduction_factor**k
-    mine = rung_value(reports, rung_step)
-    assert mine is not None
-    values = [v for o in others if (v := rung_value(o, rung_step)) is not None]
-    ranked = sorted([mine, *values], reverse=goal == "maximize")
-    keep = max(1, len(ranked) // es.reduction_factor)
-    if not _better(ranked[keep - 1], mine, goal):
-        return k, None
-    return k, (
-        f"ASHA: value {mine:g} at rung {k} (step {rung_step}) is not in the top {keep} "
-        f"of {len(ranked)}"
-    )
 
 
 @dataclass(frozen=True)
@@ -371,9 +291,7 @@ def best_trial(trials: Sequence[Mapping[str, Any]], goal: Goal) -> Mapping[str, 
     """The trial with the best last reported value (any state; the lowest index on ties)."""
     best: Mapping[str, Any] | None = None
     for t in trials:
-        if t.get("value") is not None and (
-            best is None or _better(t["value"], best["value"], goal)
-        ):
+        if t.get("value") is not None and (best is None or better(t["value"], best["value"], goal)):
             best = t
     return best
 

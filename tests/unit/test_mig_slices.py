@@ -14,7 +14,7 @@ from gryvia_cli.core.jobs import JobSummary, summarize_job
 from gryvia_cli.core.nodes import allocated_by_node, free_gpus, gpu_nodes
 from gryvia_cli.core.plan import plan_job
 from gryvia_cli.core.queue import wait_reason
-from gryvia_cli.core.slurmviews import sinfo_rows
+from gryvia_cli.core.sinfoview import sinfo_rows
 from gryvia_cli.sandbox.nodespec import NodeGroup, NodeSpecError, build_node, parse_node_spec
 from gryvia_operator.api.mig import (
     mig_type_matches,

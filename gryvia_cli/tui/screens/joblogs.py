@@ -25,6 +25,7 @@ from gryvia_cli.core.jobs import sort_pods
 from gryvia_cli.core.pods import container_state, first_container, restart_count
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import LOGS
+from gryvia_cli.tui.logstatus import LogStatus, log_status_text
 from gryvia_cli.tui.messages import LogsEnded, SavedLogsLoaded
 from gryvia_cli.tui.screens.base import ViewScreen
 from gryvia_cli.tui.source import LogStream
@@ -273,52 +274,23 @@ class JobLogsBase(ViewScreen):
 
     def _update_log_status(self) -> None:
         view = self.query_one(LogView)
-        names = self._pod_names()
-        saved = self.saved_shown
-        if saved is not None:
-            cut = ", cut: earlier lines were not kept" if saved.cut else ""
-            shown = "showing saved lines" if self.saved_replaced else "showing the lines read"
-            text = (
-                f" {saved.pod} · deleted: {shown} ({saved.lines} kept by the "
-                f"operator at {saved.saved_at}{cut}) · {len(view.lines)} lines"
+        text = log_status_text(
+            LogStatus(
+                pods=tuple(self._pod_names()),
+                pod=self.log_pod,
+                state=self.log_state,
+                note=self.log_note,
+                lines=len(view.lines),
+                follow=view.follow,
+                wrap=view.wrap,
+                timestamps=view.timestamps,
+                search=view.search,
+                previous=self.log_previous,
+                saved=self.saved_shown,
+                saved_replaced=self.saved_replaced,
+                saved_wanted=self.saved_wanted,
             )
-        elif self.log_state == "gone":
-            looking = "looking for saved lines" if self.saved_wanted else "no saved lines"
-            note = f" · {self.log_note}" if self.log_note.startswith("saved") else ""
-            text = (
-                f" {self.log_pod} · deleted: showing the {len(view.lines)} lines read before"
-                f" · {looking}{note}"
-            )
-        elif not names:
-            text = " no pods yet: logs appear when the job's first pod starts"
-        else:
-            where = (
-                f"{self.log_pod} ({names.index(self.log_pod) + 1}/{len(names)})"
-                if self.log_pod in names
-                else "-"
-            )
-            state = {
-                "following": "following",
-                "reading": "reading",
-                "ended": "ended",
-                "idle": "waiting for the container to start",
-            }[self.log_state]
-            flags = " ".join(
-                f"{name} {'on' if value else 'off'}"
-                for name, value in (
-                    ("follow", view.follow),
-                    ("wrap", view.wrap),
-                    ("times", view.timestamps),
-                )
-            )
-            if view.search:
-                flags += f" · “{view.search}”"
-            if self.log_previous:
-                state = f"previous container, {state}"
-            note = f": {self.log_note}" if self.log_note and self.log_state == "ended" else ""
-            text = f" {where} · {state}{note} · {len(view.lines)} lines · {flags}"
-        if (saved is not None or self.log_state == "gone") and names:
-            text += " · ]: next pod"
+        )
         self.query_one("#log-status", Static).update(user_text(text))
 
     # -- keys ------------------------------------------------------------------------------

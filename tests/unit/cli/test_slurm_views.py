@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from gryvia_cli.core.jobs import summarize_job
 from gryvia_cli.core.nodes import gpu_nodes
+from gryvia_cli.core.sinfoview import SINFO_FORMAT, SINFO_HEADERS, sinfo_rows
 from gryvia_cli.core.slurmfmt import (
     compress_hostlist,
     parse_percent_format,
@@ -21,8 +22,6 @@ from gryvia_cli.core.slurmfmt import (
 from gryvia_cli.core.slurmviews import (
     SACCT_FORMAT,
     SACCT_WIDTHS,
-    SINFO_FORMAT,
-    SINFO_HEADERS,
     SQUEUE_FORMAT,
     SQUEUE_HEADERS,
     SQUEUE_START_FORMAT,
@@ -30,7 +29,6 @@ from gryvia_cli.core.slurmviews import (
     exit_code_of,
     reason_code,
     sacct_row,
-    sinfo_rows,
     slurm_job,
     squeue_items,
     squeue_row,

@@ -13,13 +13,12 @@ from pydantic import ValidationError
 from gryvia_operator.api.autotuner import EarlyStopping, GryviaAutoTuner
 from gryvia_operator.reconcile.autotuner import (
     TrialJob,
-    asha_stop,
     best_trial,
-    median_stop,
     parse_metrics,
     reconcile_tuner,
 )
 from gryvia_operator.reconcile.tunersearch import grid_size, sample, total_trials
+from gryvia_operator.reconcile.tunerstop import asha_stop, median_stop
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 SPACE = [

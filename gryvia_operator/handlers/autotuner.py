@@ -21,6 +21,7 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api.autotuner import LABEL_TRIAL, LABEL_TUNER, GryviaAutoTuner
+from gryvia_operator.api.controlled import invalid_status, spec_problems
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
@@ -30,7 +31,6 @@ from gryvia_operator.handlers.passloop import Key, StatusWriter, register_pass_l
 from gryvia_operator.reconcile.autotuner import (
     ENDED_STATES,
     TrialJob,
-    invalid_status,
     reconcile_tuner,
 )
 from gryvia_operator.reconcile.status import JobEvent
@@ -128,8 +128,7 @@ class AutoTuners:
         try:
             tuner = GryviaAutoTuner.model_validate(body)
         except ValidationError as exc:
-            problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.status.write(key, stored, invalid_status(problems))
+            await self.status.write(key, stored, invalid_status(before, spec_problems(exc)))
             return False
         ns = key[0]
         jobs = trial_jobs(self.rt, *key)

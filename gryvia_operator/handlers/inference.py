@@ -19,6 +19,7 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.controlled import invalid_status, spec_problems
 from gryvia_operator.api.inference import (
     LABEL_SERVICE,
     GryviaInferenceService,
@@ -30,7 +31,6 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.inference import (
     build_status,
     desired,
-    invalid_status,
     needs_write,
 )
 
@@ -88,8 +88,7 @@ class InferenceServices:
         try:
             isvc = GryviaInferenceService.model_validate(body)
         except ValidationError as exc:
-            problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.write(ns, name, stored, invalid_status(problems))
+            await self.write(ns, name, stored, invalid_status(stored, spec_problems(exc)))
             return
         kids = desired(isvc)
         for want in kids.apply:

@@ -17,13 +17,13 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.controlled import invalid_status, spec_problems
 from gryvia_operator.api.modelregistry import LABEL_REGISTRY, GryviaModelRegistry
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.handlers.passloop import StatusWriter, run_passes
 from gryvia_operator.reconcile.modelregistry import (
     build_status,
-    invalid_status,
     plan_service,
     service_name,
 )
@@ -71,8 +71,7 @@ class ModelRegistries:
         try:
             reg = GryviaModelRegistry.model_validate(body)
         except ValidationError as exc:
-            problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.status.write(key, stored, invalid_status(problems))
+            await self.status.write(key, stored, invalid_status(stored, spec_problems(exc)))
             return
         service: dict[str, Any] | None = None
         if reg.spec.auto_serve is not None:

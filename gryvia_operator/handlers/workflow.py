@@ -19,6 +19,7 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
+from gryvia_operator.api.controlled import invalid_status, spec_problems
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.workflow import LABEL_RUN, LABEL_WORKFLOW, GryviaWorkflow
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
@@ -26,7 +27,7 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, WORKFLOWS
 from gryvia_operator.handlers.passloop import Key, StatusWriter, register_pass_loop, run_passes
 from gryvia_operator.reconcile.status import JobEvent
-from gryvia_operator.reconcile.workflow import StepJob, invalid_status, reconcile_workflow
+from gryvia_operator.reconcile.workflow import StepJob, reconcile_workflow
 
 log = logging.getLogger("gryvia.operator.workflow")
 PLURAL = "gryviaworkflows"
@@ -98,8 +99,7 @@ class Workflows:
         try:
             wf = GryviaWorkflow.model_validate(body)
         except ValidationError as exc:
-            problems = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            await self.status.write(key, stored, invalid_status(before, problems))
+            await self.status.write(key, stored, invalid_status(before, spec_problems(exc)))
             return None
         plan = reconcile_workflow(wf, step_jobs(self.rt, *key), now)
         ns = key[0]

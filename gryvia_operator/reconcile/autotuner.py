@@ -29,6 +29,7 @@ from gryvia_operator.api.autotuner import (
     env_name,
     substitute,
 )
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.helpers import TERMINAL_PHASES, JobPhase
 from gryvia_operator.api.names import API_VERSION
 from gryvia_operator.reconcile.tunersearch import sample, total_trials
@@ -149,14 +150,6 @@ def build_trial_job(
         env.append({"name": METRICS_FILE_ENV, "value": path})
         spec["command"] = metrics_file_command(path, spec.get("command"))
     spec["env"] = env
-    owner = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaAutoTuner",
-        "name": meta.name,
-        "uid": meta.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
     return {
         "apiVersion": API_VERSION,
         "kind": "GryviaAIJob",
@@ -164,7 +157,7 @@ def build_trial_job(
             "name": name,
             "namespace": meta.namespace,
             "labels": {LABEL_TUNER: meta.name, LABEL_TRIAL: str(index)},
-            "ownerReferences": [owner],
+            "ownerReferences": [owner_reference(tuner)],
         },
         "spec": spec,
     }
@@ -326,8 +319,3 @@ def _status(
         stamp = (before.completion_time if before else None) or now
         status["completionTime"] = _stamp(stamp)
     return status
-
-
-def invalid_status(problems: Sequence[str]) -> dict[str, Any]:
-    """The status of a tuner whose spec is not valid (its trials are left alone)."""
-    return {"phase": "Invalid", "message": "; ".join(problems)[:1024]}

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.inference import (
     ANNOTATION_HASH,
     LABEL_SERVICE,
@@ -57,18 +58,6 @@ def split_replicas(total: int, weight: int) -> tuple[int, int]:
 
 def _hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def owner_reference(isvc: GryviaInferenceService) -> dict[str, Any]:
-    """The ownerReference pointing at `isvc` (its children go when it goes)."""
-    return {
-        "apiVersion": isvc.api_version,
-        "kind": isvc.kind,
-        "name": isvc.name,
-        "uid": str(isvc.metadata.uid or ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def _meta(isvc: GryviaInferenceService, name: str, labels: dict[str, str], spec: Any) -> Any:
@@ -301,8 +290,3 @@ def build_status(
         out["canaryVersion"] = version_of(spec.canary.image, spec.canary.version)
         out["canaryReplicas"] = kids.canary_replicas
     return {k: v for k, v in out.items() if v is not None}
-
-
-def invalid_status(problems: list[str]) -> dict[str, Any]:
-    """The status of a service whose spec does not validate."""
-    return {"phase": "Invalid", "message": "; ".join(problems)}

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND, GryviaInferenceServiceSpec
 from gryvia_operator.api.modelpolicy import metric_problems, rollback_target
 from gryvia_operator.api.modelregistry import (
@@ -63,18 +64,6 @@ def templated_spec(reg: GryviaModelRegistry, version: ModelVersion) -> dict[str,
     spec["version"] = version.version
     spec["model"] = reg.spec.model_name
     return spec
-
-
-def owner_reference(reg: GryviaModelRegistry) -> dict[str, Any]:
-    """The ownerReference pointing at `reg` (a service it created goes when it goes)."""
-    return {
-        "apiVersion": reg.api_version,
-        "kind": reg.kind,
-        "name": reg.name,
-        "uid": str(reg.metadata.uid or ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def _normal(spec: Mapping[str, Any]) -> Any:
@@ -174,8 +163,3 @@ def build_status(
         out["phase"] = "RollingOut"
         out["message"] = f"service {service_name(reg)} rolling out version {version.version}"
     return {k: v for k, v in out.items() if v is not None}
-
-
-def invalid_status(problems: list[str]) -> dict[str, Any]:
-    """The status of a registry whose spec does not validate."""
-    return {"phase": "Invalid", "message": "; ".join(problems)}

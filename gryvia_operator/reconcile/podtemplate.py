@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.gputype import gpu_resource_name, mig_profile
 from gryvia_operator.api.names import (
     ANNOTATION_ENV_VERSION,
@@ -35,18 +36,6 @@ from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind, build_env
 from gryvia_operator.reconcile.placement import cpu_only_affinity
 from gryvia_operator.reconcile.priority import job_priority_class
-
-
-def owner_reference(job: GryviaAIJob) -> dict[str, Any]:
-    """The controller owner reference to `job` (garbage collection deletes the child with it)."""
-    return {
-        "apiVersion": job.api_version,
-        "kind": "GryviaAIJob",
-        "name": job.name,
-        "uid": job.metadata.uid or "",
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def selector_labels(job: GryviaAIJob) -> dict[str, str]:

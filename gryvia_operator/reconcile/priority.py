@@ -18,9 +18,9 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, GryviaPriority, JobPhase
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.names import (
     ANNOTATION_PRIORITY_CLASS,
-    API_VERSION,
     LABEL_MANAGED_BY,
     LABEL_PRIORITY,
 )
@@ -92,16 +92,7 @@ def desired_priority_class(prio: GryviaPriority) -> dict[str, Any]:
         "metadata": {
             "name": prio.name,
             "labels": {LABEL_MANAGED_BY: MANAGED_BY, LABEL_PRIORITY: prio.name},
-            "ownerReferences": [
-                {
-                    "apiVersion": API_VERSION,
-                    "kind": "GryviaPriority",
-                    "name": prio.name,
-                    "uid": prio.metadata.uid or "",
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_reference(prio)],
         },
         "value": spec.value,
         "preemptionPolicy": spec.preemption_policy,

@@ -15,6 +15,7 @@ from typing import Any
 
 from gryvia_operator.api import GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.names import (
     LABEL_DATA_CLASSIFICATION,
     LABEL_DISPLAY_NAME,
@@ -131,18 +132,9 @@ def build_network_policy(tenant: GryviaTenant) -> dict[str, Any] | None:
 def _owner(tenant: GryviaTenant) -> list[dict[str, Any]]:
     """The tenant as owner (no blockOwnerDeletion, which would need the tenant's finalizers
     subresource), or nothing while its uid is unknown."""
-    uid = tenant.metadata.uid
-    if not uid:
+    if not tenant.metadata.uid:
         return []
-    return [
-        {
-            "apiVersion": tenant.api_version,
-            "kind": "GryviaTenant",
-            "name": tenant.name,
-            "uid": uid,
-            "controller": True,
-        }
-    ]
+    return [owner_reference(tenant, block_deletion=False)]
 
 
 def build_role_bindings(tenant: GryviaTenant) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.names import API_VERSION
 from gryvia_operator.api.workflow import (
@@ -95,14 +96,6 @@ def build_step_job(wf: GryviaWorkflow, run: int, step: WorkflowStep) -> dict[str
         {"name": "GRYVIA_WORKFLOW_STEP", "value": step.name},
     ]
     spec["env"] = env
-    owner = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaWorkflow",
-        "name": meta.name,
-        "uid": meta.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
     return {
         "apiVersion": API_VERSION,
         "kind": "GryviaAIJob",
@@ -110,7 +103,7 @@ def build_step_job(wf: GryviaWorkflow, run: int, step: WorkflowStep) -> dict[str
             "name": step_job_name(meta.name or "", run, step.name),
             "namespace": meta.namespace,
             "labels": {LABEL_WORKFLOW: meta.name, LABEL_RUN: str(run), LABEL_STEP: step.name},
-            "ownerReferences": [owner],
+            "ownerReferences": [owner_reference(wf)],
         },
         "spec": spec,
     }
@@ -356,9 +349,3 @@ def _status(
         k: (v.isoformat().replace("+00:00", "Z") if isinstance(v, datetime) else v)
         for k, v in out.items()
     }
-
-
-def invalid_status(before: Mapping[str, Any], problems: Sequence[str]) -> dict[str, Any]:
-    """The status of a workflow whose spec is not valid: phase Invalid and the problems; its
-    runs are kept as they were."""
-    return {**before, "phase": "Invalid", "message": "; ".join(problems) or "invalid spec"}

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.gputype import gpu_type_key
 from gryvia_operator.api.names import LABEL_GPU, LABEL_MANAGED_BY, MANAGED_BY
 from gryvia_operator.api.workspace import (
@@ -40,23 +41,12 @@ CONTAINER = "workspace"
 HOME_VOLUME = "home"
 
 
-def _owner(ws: GryviaWorkspace) -> dict[str, Any]:
-    return {
-        "apiVersion": ws.api_version,
-        "kind": "GryviaWorkspace",
-        "name": ws.name,
-        "uid": ws.metadata.uid or "",
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def _metadata(ws: GryviaWorkspace, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": ws.namespace,
         "labels": {LABEL_WORKSPACE: ws.name, LABEL_MANAGED_BY: MANAGED_BY},
-        "ownerReferences": [_owner(ws)],
+        "ownerReferences": [owner_reference(ws)],
     }
 
 

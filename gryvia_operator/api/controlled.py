@@ -1,0 +1,45 @@
+"""What every controller writes the same way: the owner reference that ties a child to the
+Gryvia object it belongs to, and the status of an object whose spec does not validate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from gryvia_operator.api.base import GryviaResource
+
+MAX_MESSAGE = 1024
+"""Longest `status.message` written (characters): a status is read in `kubectl get -o
+wide` and the console; a long list of problems is cut, not the object."""
+
+
+def owner_reference(owner: GryviaResource, *, block_deletion: bool = True) -> dict[str, Any]:
+    """The controller owner reference to `owner` (metav1.OwnerReference): garbage collection
+    deletes the child with it. `block_deletion=False` leaves out blockOwnerDeletion, which
+    needs update rights on the owner's finalizers (a tenant's cluster-wide children)."""
+    ref: dict[str, Any] = {
+        "apiVersion": owner.api_version,
+        "kind": owner.kind,
+        "name": owner.name,
+        "uid": str(owner.metadata.uid or ""),
+        "controller": True,
+    }
+    if block_deletion:
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def invalid_status(before: Mapping[str, Any], problems: Sequence[str]) -> dict[str, Any]:
+    """The status of an object whose spec does not validate: phase Invalid and the problems
+    (joined with "; ", at most MAX_MESSAGE characters); whatever the status said before
+    (runs, trials, endpoints) stays, as its children are left alone."""
+    message = "; ".join(problems) or "invalid spec"
+    return {**before, "phase": "Invalid", "message": message[:MAX_MESSAGE]}
+
+
+def spec_problems(exc: ValidationError) -> list[str]:
+    """The messages of a model's validation error, one per problem, without pydantic's
+    "Value error, " prefix (what `invalid_status` and events show)."""
+    return [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]

@@ -77,7 +77,7 @@ test-pure: install ## Unit tests and console tests without a cluster, on both co
 	$(BIN)/pytest -n $(PURE_WORKERS) -m "not integration" $(PYTEST_ARGS) $(NONE_OK)
 
 test-cluster: install ## The tests against a real control plane: two workers, each with its own sandbox and operator
-	$(BIN)/pytest -n 2 --dist loadfile -m integration $(PYTEST_ARGS) $(NONE_OK)
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -m integration $(PYTEST_ARGS) $(NONE_OK)
 
 test-unit: install ## Unit tests only (no cluster)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

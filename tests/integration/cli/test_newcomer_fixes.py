@@ -26,6 +26,7 @@ from tests.integration.cli.conftest import (
     wait_for_final_record,
     wait_for_phase,
 )
+from tests.support.controlplane import ControlPlane
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
@@ -201,8 +202,15 @@ def test_not_found_names_the_namespace_and_failure_hints_name_the_job(case: CliC
 
 
 def test_status_does_not_call_an_operator_without_ready_replicas_ok(
-    operator: OperatorProcess, sandbox: SandboxHandle, namespace: str, gryvia: Gryvia
+    operator: OperatorProcess,
+    sandbox: SandboxHandle,
+    namespace: str,
+    gryvia: Gryvia,
+    apiserver: ControlPlane,
 ) -> None:
+    """The same Deployment with 0 ready replicas: OK on the sandbox, where the session's local
+    operator answers (the line says why); Error on the session's bare API server, where no
+    operator runs at all (no operator restart for this)."""
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -223,16 +231,19 @@ def test_status_does_not_call_an_operator_without_ready_replicas_ok(
     assert line["state"] == "OK", line
     assert line["message"].startswith("local operator:")
     assert f"Deployment {namespace}/gryvia-operator Desired: 0, Ready: 0/0" in line["message"]
-    operator.stop()
+
+    bare = ("--kubeconfig", str(apiserver.kubeconfig))
+    created = subprocess.run(
+        [str(sandbox.kubectl), *bare, "apply", "-n", "default", "-f", "-"],
+        input=json.dumps(deployment), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
     try:
-
-        def broken() -> dict[str, Any] | None:
-            result = gryvia("status", "--platform-namespace", namespace, "-o", "json")
-            data = json.loads(result.stdout)
-            found = next(c for c in data["components"] if c["name"] == "Operator")
-            return found if found["state"] == "Error" and result.returncode == 1 else None
-
-        stopped = wait_for(broken, timeout=120, interval=2.0, what="operator line Error")
-        assert stopped["message"].startswith("no ready operator replica: Deployment")
+        result = gryvia(*bare, "status", "--platform-namespace", "default", "-o", "json")
+        found = next(c for c in json.loads(result.stdout)["components"] if c["name"] == "Operator")
+        assert (found["state"], result.returncode) == ("Error", 1), found
+        assert found["message"].startswith("no ready operator replica: Deployment"), found
+        assert "Deployment default/gryvia-operator Desired: 0, Ready: 0/0" in found["message"]
     finally:
-        operator.ensure_running()
+        delete = ("delete", "deployment", "gryvia-operator", "-n", "default")
+        subprocess.run([str(sandbox.kubectl), *bare, *delete], capture_output=True, timeout=60)

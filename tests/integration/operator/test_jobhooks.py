@@ -22,6 +22,7 @@ from gryvia_operator.api.signature import verify
 from tests.builders import JobBuilder, make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.depth import FULL
 from tests.support.hookreceiver import ALLOWED, SECRET, Receiver, serve
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
@@ -170,9 +171,11 @@ def test_sigkill_between_transition_and_delivery_delivers_exactly_once(
         timeout=90,
         what="the delivery after the restart",
     )
-    # Once more, and a second job's delivery: each pass sees the first job again.
-    hook_operator.kill()
-    hook_operator.start()
+    # A second job's delivery: each pass sees the first job again (`make test-all` kills the
+    # operator once more before it: the first job's delivered state survives a restart too).
+    if FULL:
+        hook_operator.kill()
+        hook_operator.start()
     create(sandbox, ns, _job("second", "sleep 1"))
     wait_phase(sandbox, ns, "second", "Succeeded", timeout=120)
     wait_for(

@@ -1,5 +1,6 @@
-"""A job pod deleted while the operator is down stays (finalizer gryvia.io/save-log) with its
-log until the operator is back, which saves the log's last lines and lets the pod go."""
+"""A StatefulSet pod deleted by hand is saved (finalizer gryvia.io/save-log) and replaced. A job
+pod deleted while the operator is down is proved in `test_restart.py`, in the same window as
+the operator's restart mid-burst (one operator start for both)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import pytest
 from gryvia_operator.api.names import FINALIZER_SAVE_LOG, LABEL_JOB, saved_logs_name
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
-from tests.integration.operator.conftest import create, kubectl_json, wait_phase
-from tests.support.operator import OperatorProcess
+from tests.integration.operator.conftest import create, kubectl_json
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -23,52 +23,6 @@ def _pods(sandbox: SandboxHandle, ns: str, job: str) -> list[dict[str, Any]]:
         sandbox, "get", "pods", "-n", ns, "-l", f"{LABEL_JOB}={job}"
     )["items"]
     return items
-
-
-def test_a_pod_deleted_while_the_operator_is_down_is_saved_when_it_is_back(
-    sandbox: SandboxHandle, namespace: str, live_operator: OperatorProcess
-) -> None:
-    script = "for i in 1 2 3; do echo line $i; done; sleep 300"
-    job = make_job("held").image("none").gpus(0).command("sh", "-c", script).obj()
-    for key in ("uid", "generation", "resourceVersion", "namespace"):
-        job["metadata"].pop(key, None)
-    create(sandbox, namespace, job)
-    wait_phase(sandbox, namespace, "held", "Running")
-    wait_for(
-        lambda: "line 3" in sandbox.kubectl_run("logs", "-n", namespace, "job/held").stdout,
-        what="the pod's third line",
-    )
-    [pod] = _pods(sandbox, namespace, "held")
-    assert FINALIZER_SAVE_LOG in pod["metadata"]["finalizers"]
-    name = pod["metadata"]["name"]
-    live_operator.stop()
-    try:
-        sandbox.kubectl_run("delete", "pod", "-n", namespace, name, "--wait=false")
-
-        def stopped_and_held() -> dict[str, Any] | None:
-            found = [p for p in _pods(sandbox, namespace, "held") if p["metadata"]["name"] == name]
-            if found and found[0].get("status", {}).get("phase") == "Failed":
-                return found[0]
-            return None
-
-        # the sandbox kubelet stopped it and reported it Failed; the finalizer keeps it
-        held = wait_for(stopped_and_held, timeout=60, what="the deleted pod stopped and held")
-        assert held["metadata"]["deletionTimestamp"]
-        state = held["status"]["containerStatuses"][0]["state"]
-        assert state["terminated"]["exitCode"] == 143  # SIGTERM
-    finally:
-        live_operator.start()
-
-    def gone() -> bool:
-        return all(p["metadata"]["name"] != name for p in _pods(sandbox, namespace, "held"))
-
-    wait_for(gone, timeout=60, what="the held pod released by the restarted operator")
-    saved = kubectl_json(sandbox, "get", "configmap", "-n", namespace, saved_logs_name("held"))
-    assert saved["data"]["replica-0.log"] == "line 1\nline 2\nline 3"
-    meta = json.loads(saved["data"]["replica-0.json"])
-    assert meta["pod"] == name and meta["cut"] is False and meta["lines"] == 3
-    owner = saved["metadata"]["ownerReferences"][0]
-    assert (owner["kind"], owner["name"]) == ("GryviaAIJob", "held")
 
 
 def test_a_statefulset_pod_deleted_by_hand_is_saved_and_replaced(

@@ -8,77 +8,16 @@ a namespaced kind is looked up in the console's namespace (`default` when it sho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import get_args
 
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS, NAMESPACED, ObjectKind, kind_words
 from gryvia_cli.tui.registry import ObjectRef
-from gryvia_cli.tui.source import ObjectKind
 
-_WORDS: Mapping[ObjectKind, tuple[str, ...]] = {
-    "jobs": ("job", "gryviaaijob", "gryviaaijobs", "gaj", "aijob", "aijobs"),
-    "gpunodes": ("gpunode", "gryviagpunode", "gryviagpunodes", "ggn"),
-    "nodes": ("node", "no"),
-    "pods": ("pod", "po"),
-    "skus": ("sku", "gryviagpusku", "gryviagpuskus", "gsku"),
-    "tenants": ("tenant", "gryviatenant", "gryviatenants", "gtn"),
-    "quotas": ("quota", "gryviaquota", "gryviaquotas", "gqt"),
-    "usage": ("usagerecord", "usagerecords", "gryviausagerecord", "gryviausagerecords", "gur"),
-    "budgets": ("budget", "gryviabudget", "gryviabudgets", "gbud"),
-    "reservations": ("reservation", "gryviareservation", "gryviareservations", "grsv", "rsv"),
-    "jobhooks": ("hook", "hooks", "jobhook", "gryviajobhook", "gryviajobhooks", "gjh"),
-    "priorities": ("priority", "gryviapriority", "gryviapriorities", "gprio"),
-    "checkpointguards": (
-        "checkpoint",
-        "checkpoints",
-        "checkpointguard",
-        "gryviacheckpointguard",
-        "gryviacheckpointguards",
-        "gckg",
-    ),
-    "gpusharingpolicies": (
-        "gpusharing",
-        "gpusharingpolicy",
-        "gryviagpusharingpolicy",
-        "gryviagpusharingpolicies",
-        "ggsp",
-    ),
-    "workflows": ("workflow", "gryviaworkflow", "gryviaworkflows", "gwf", "wf"),
-    "autotuners": ("tuner", "tuners", "autotuner", "gryviaautotuner", "gryviaautotuners", "gat"),
-    "workspaces": ("workspace", "gryviaworkspace", "gryviaworkspaces", "gws"),
-    "inferenceservices": (
-        "inferenceservice",
-        "gryviainferenceservice",
-        "gryviainferenceservices",
-        "gisvc",
-    ),
-    "modelregistries": (
-        "model",
-        "models",
-        "modelregistry",
-        "gryviamodelregistry",
-        "gryviamodelregistries",
-        "gmr",
-    ),
-}
+__all__ = ["KIND_OF_WORD", "NAMESPACED", "USAGE", "describe_ref"]
+
 KIND_OF_WORD: Mapping[str, ObjectKind] = {
-    word: kind for kind in get_args(ObjectKind) for word in (kind, *_WORDS.get(kind, ()))
+    word: row.name for row in CONSOLE_KINDS for word in kind_words(row)
 }
 """Every word `:describe` takes for a kind, to that kind."""
-
-NAMESPACED: frozenset[ObjectKind] = frozenset(
-    {
-        "jobs",
-        "pods",
-        "usage",
-        "jobhooks",
-        "checkpointguards",
-        "workflows",
-        "autotuners",
-        "workspaces",
-        "inferenceservices",
-        "modelregistries",
-    }
-)
-"""The kinds whose objects live in a namespace (the others are cluster-scoped)."""
 
 USAGE = "describe KIND NAME (or KIND NAMESPACE/NAME), e.g. describe pod tenant-nlp/llama-ddp-0"
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS
+
 
 @dataclass(frozen=True)
 class Key:
@@ -55,21 +57,10 @@ VIEWS = ("jobs", "queue", "capacity", "cost", "nodes", "submit")
 """View names, in the order of their number keys and of the view bar."""
 REGISTRY_VIEWS = (
     "events",
-    "tenants",
-    "budgets",
-    "pods",
-    "reservations",
-    "hooks",
-    "priorities",
-    "checkpoints",
-    "gpusharing",
-    "workflows",
-    "tuners",
-    "workspaces",
-    "inference",
-    "models",
+    *dict.fromkeys(row.view for row in CONSOLE_KINDS if row.view not in VIEWS),
 )
-"""Views built from the view registry (`tui/registry.py`): reached with `:` + name."""
+"""Views built from the view registry (`tui/registry.py`): reached with `:` + name; the events
+view, then the views of `kindnames.CONSOLE_KINDS` other than `VIEWS`, in its order."""
 
 APP = (
     Key(

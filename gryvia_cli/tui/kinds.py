@@ -30,6 +30,7 @@ from gryvia_cli.tui.kind_tenants import (
 from gryvia_cli.tui.kind_tuners import TUNERS
 from gryvia_cli.tui.kind_workflows import WORKFLOWS
 from gryvia_cli.tui.kind_workspaces import WORKSPACES
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS
 from gryvia_cli.tui.registry import Ctx, ObjectRef, ViewSpec, model_sections, register
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -63,37 +64,11 @@ __all__ = [
 ]
 
 EVENT_KINDS: dict[str, ObjectKind] = {
-    "Pod": "pods",
-    "Node": "nodes",
-    "GryviaAIJob": "jobs",
-    "GryviaGpuNode": "gpunodes",
-    "GryviaTenant": "tenants",
-    "GryviaQuota": "quotas",
-    "GryviaBudget": "budgets",
-    "GryviaReservation": "reservations",
-    "GryviaJobHook": "jobhooks",
-    "GryviaPriority": "priorities",
-    "GryviaCheckpointGuard": "checkpointguards",
-    "GryviaGPUSharingPolicy": "gpusharingpolicies",
-    "GryviaWorkflow": "workflows",
-    "GryviaAutoTuner": "autotuners",
-    "GryviaWorkspace": "workspaces",
-    "GryviaInferenceService": "inferenceservices",
-    "GryviaModelRegistry": "modelregistries",
+    row.resource.kind: row.name for row in CONSOLE_KINDS if row.from_events
 }
 """The object kinds an event's `involvedObject.kind` can be opened as."""
 CLUSTER_SCOPED: frozenset[ObjectKind] = frozenset(
-    {
-        "nodes",
-        "gpunodes",
-        "skus",
-        "tenants",
-        "quotas",
-        "budgets",
-        "reservations",
-        "priorities",
-        "gpusharingpolicies",
-    }
+    row.name for row in CONSOLE_KINDS if not row.resource.namespaced
 )
 """Kinds without a namespace: an event about one (recorded in some namespace) opens it by
 name alone."""

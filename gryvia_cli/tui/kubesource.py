@@ -20,6 +20,7 @@ from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.logfollow import LineFollower
 from gryvia_cli.kube.watch import ListWatcher
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS, KINDS
 from gryvia_cli.tui.source import (
     LogStream,
     ObjectKind,
@@ -35,30 +36,10 @@ from gryvia_operator.api.savedlogs import SavedLog
 Listed = tuple[list[dict[str, Any]], str]
 """A whole list: (items, resourceVersion)."""
 
-_RESOURCES: dict[ObjectKind, r.Resource] = {
-    "jobs": r.AIJOB,
-    "gpunodes": r.GPUNODE,
-    "nodes": r.NODE,
-    "pods": r.POD,
-    "skus": r.GPUSKU,
-    "tenants": r.TENANT,
-    "quotas": r.QUOTA,
-    "usage": r.USAGE_RECORD,
-    "budgets": r.BUDGET,
-    "reservations": r.RESERVATION,
-}
-_OBJECTS: dict[ObjectKind, r.Resource] = {
-    **_RESOURCES,
-    "jobhooks": r.JOBHOOK,
-    "priorities": r.PRIORITY,
-    "checkpointguards": r.CHECKPOINT_GUARD,
-    "gpusharingpolicies": r.GPU_SHARING_POLICY,
-    "workflows": r.WORKFLOW,
-    "autotuners": r.AUTOTUNER,
-    "workspaces": r.WORKSPACE,
-    "inferenceservices": r.INFERENCE_SERVICE,
-    "modelregistries": r.MODEL_REGISTRY,
-}
+_OBJECTS: dict[ObjectKind, r.Resource] = {row.name: row.resource for row in CONSOLE_KINDS}
+"""The API resource of every kind the console reads (`kindnames.CONSOLE_KINDS`)."""
+_RESOURCES: dict[WatchKind, r.Resource] = {kind: _OBJECTS[kind] for kind in KINDS}
+"""The API resource of every kind the console watches."""
 
 
 class KubeSource:

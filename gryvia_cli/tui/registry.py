@@ -6,9 +6,9 @@ columns and cells, the text the `/` filter matches, which object a row stands fo
 what `d` describes and `e` shows the events of), and the extra detail sections the kind adds
 to the generic `kubectl describe`-style ones (`core.describe`). Specs live in `kinds.py`,
 `kind_tenants.py`, `kind_budgets.py` and `kind_policies.py`; `screens/registry.py` turns them
-into screens. Add a kind: write a spec, `register` it (and import its module in `kinds.py`),
-add its name to `bindings.REGISTRY_VIEWS` and its involvedObject kind to `kinds.EVENT_KINDS`
-(and its resource to kubesource's `_OBJECTS` when it is read on demand).
+into screens. Add a kind: give it a row in `kindnames.CONSOLE_KINDS` (its view name, title and
+words; its scope, names and REST path come from its API resource), write a spec, `register`
+it and import its module in `kinds.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.describe import Section
 from gryvia_cli.tui.bindings import list_sort_keys
-from gryvia_cli.tui.kindnames import Kind
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS, Kind
 from gryvia_cli.tui.source import ClusterSource, ObjectKind
 from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
@@ -32,27 +32,7 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound="BaseModel")
 
 
-SINGULAR: Mapping[ObjectKind, str] = {
-    "jobs": "job",
-    "gpunodes": "GPU node",
-    "nodes": "node",
-    "pods": "pod",
-    "skus": "SKU",
-    "tenants": "tenant",
-    "quotas": "quota",
-    "usage": "usage record",
-    "budgets": "budget",
-    "reservations": "reservation",
-    "jobhooks": "hook",
-    "priorities": "priority",
-    "checkpointguards": "checkpoint guard",
-    "gpusharingpolicies": "GPU sharing policy",
-    "workflows": "workflow",
-    "autotuners": "tuner",
-    "workspaces": "workspace",
-    "inferenceservices": "inference service",
-    "modelregistries": "model registry",
-}
+SINGULAR: Mapping[ObjectKind, str] = {row.name: row.title for row in CONSOLE_KINDS}
 """What titles call one object of each kind ("Describe reservation rsv-l40")."""
 
 

@@ -10,38 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from gryvia_cli.core.health import Health
 from gryvia_cli.core.watching import WatchEvent, WatchState
 from gryvia_cli.tui.kindnames import Kind
+from gryvia_cli.tui.kindnames import ObjectKind as ObjectKind
 from gryvia_operator.api.savedlogs import SavedLog
 
 WatchKind = Kind
-"""The kinds the console watches: the store's kinds (`kindnames.Kind`), written once."""
-ObjectKind = Literal[
-    "jobs",
-    "gpunodes",
-    "nodes",
-    "pods",
-    "skus",
-    "tenants",
-    "quotas",
-    "usage",
-    "budgets",
-    "reservations",
-    "jobhooks",
-    "priorities",
-    "checkpointguards",
-    "gpusharingpolicies",
-    "workflows",
-    "autotuners",
-    "workspaces",
-    "inferenceservices",
-    "modelregistries",
-]
-"""Kinds the console reads one object (or a list) of on demand: describe, and the lists of
-the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies)."""
+"""The kinds the console watches: the store's kinds (`kindnames.Kind`), written once.
+
+`ObjectKind`, the kinds it reads on demand, is `kindnames.ObjectKind` (re-exported here)."""
 
 
 @dataclass(frozen=True)

@@ -115,8 +115,8 @@ GRYVIA: tuple[Resource, ...] = (
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
-POD = Resource("Pod", "", "v1", "pods")
-NODE = Resource("Node", "", "v1", "nodes", namespaced=False)
+POD = Resource("Pod", "", "v1", "pods", short_names=("po",))
+NODE = Resource("Node", "", "v1", "nodes", namespaced=False, short_names=("no",))
 EVENT = Resource("Event", "", "v1", "events")
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces", namespaced=False)
 SERVICE = Resource("Service", "", "v1", "services")

@@ -1,16 +1,20 @@
 """The kopf side of the operator: kopf's settings, and one registry holding every handler of
 this package plus the login, startup and cleanup handlers that start the controller's workers.
 
-`WIRING` hands them to `gryvia_operator.controller.operator.run`.
+`WIRING` hands them to `gryvia_operator.controller.operator.run`. `CONTROLLERS` and
+`DATA_ONLY` say, for every Gryvia kind, which handler module watches it or why none does.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import kopf
 
+from gryvia_operator.api import resources as api
 from gryvia_operator.api.names import FINALIZER, GROUP
 from gryvia_operator.controller.kubeapi import bearer_token
 from gryvia_operator.controller.operator import Wiring
@@ -40,6 +44,37 @@ from gryvia_operator.handlers import (
     workflow,
     workspace,
 )
+
+CONTROLLERS: Mapping[api.Resource, ModuleType] = {
+    api.AIJOB: aijob,
+    api.GPUNODE: gpunode,
+    api.GPUSKU: policy,
+    api.TENANT: tenant,
+    api.QUOTA: policy,
+    api.USAGE_RECORD: policy,
+    api.RESERVATION: reservation,
+    api.BUDGET: budget,
+    api.JOBHOOK: jobhook_events,
+    api.PRIORITY: priority,
+    api.CHECKPOINT_GUARD: checkpoint,
+    api.GPU_SHARING_POLICY: gpusharing,
+    api.WORKFLOW: workflow,
+    api.AUTOTUNER: autotuner,
+    api.WORKSPACE: workspace,
+    api.INFERENCE_SERVICE: inference,
+    api.MODEL_REGISTRY: modelregistry,
+}
+"""The handler module that watches each Gryvia kind (SKUs, quotas and usage records are
+indexes of the policy module, read by the scheduler, the gate and metering); the optional
+ones register only when their feature is on."""
+
+DATA_ONLY: Mapping[api.Resource, str] = {
+    api.LEDGER_ENTRY: "written once per sealed usage record by the ledger writer; only the "
+    "admission webhook sees it again (never changed nor deleted)",
+    api.INVOICE: "written by `gryvia invoice finalize` from ledger entries; only the admission "
+    "webhook sees it again (changes only along its life cycle)",
+}
+"""Gryvia kinds no handler watches, and why."""
 
 
 def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None:

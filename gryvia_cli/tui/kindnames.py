@@ -35,16 +35,7 @@ Kind = Literal[
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 ObjectKind = Literal[
-    "jobs",
-    "gpunodes",
-    "nodes",
-    "pods",
-    "skus",
-    "tenants",
-    "quotas",
-    "usage",
-    "budgets",
-    "reservations",
+    Kind,
     "jobhooks",
     "priorities",
     "checkpointguards",

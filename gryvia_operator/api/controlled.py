@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gryvia_operator.api.base import GryviaResource
+from gryvia_operator.api.names import ANNOTATION_CANCEL
 
 MAX_MESSAGE = 1024
 """Longest `status.message` written (characters): a status is read in `kubectl get -o
@@ -43,3 +44,9 @@ def spec_problems(exc: ValidationError) -> list[str]:
     """The messages of a model's validation error, one per problem, without pydantic's
     "Value error, " prefix (what `invalid_status` and events show)."""
     return [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
+
+
+def cancel_patch() -> dict[str, Any]:
+    """The merge patch that cancels a GryviaAIJob, as `gryvia cancel` writes it (annotation
+    gryvia.io/cancel; docs/cli.md): what a controller sends a child job it stops."""
+    return {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}

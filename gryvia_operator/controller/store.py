@@ -45,6 +45,10 @@ WORKFLOWS = "gryvia_workflows"
 """GryviaWorkflows by (namespace, name) (indexed only with --enable-workflows)."""
 AUTOTUNERS = "gryvia_autotuners"
 """GryviaAutoTuners by (namespace, name) (indexed only with --enable-autotuners)."""
+MODEL_REGISTRIES = "gryvia_model_registries"
+"""GryviaModelRegistries by (namespace, name) (indexed only with --enable-model-registry)."""
+MODEL_SERVICES = "gryvia_model_services"
+"""GryviaInferenceServices by (namespace, name), for the model registries' autoServe."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -61,6 +65,8 @@ INDEX_IDS = (
     CHECKPOINT_GUARDS,
     WORKFLOWS,
     AUTOTUNERS,
+    MODEL_REGISTRIES,
+    MODEL_SERVICES,
 )
 
 

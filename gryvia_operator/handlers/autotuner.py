@@ -1,43 +1,34 @@
-"""GryviaAutoTuner controller (`--enable-autotuners`): one loop over every tuner, at once when
-a tuner or one of its trial jobs changes, else every PASS_SECONDS while trials run. Each pass
-reads the tuner and its trial jobs (label gryvia.io/tuner) from the indexes, the logs of the
-trials' pods (the checkpoint guard's `trainer_log`), asks `reconcile.autotuner` for the plan,
-creates trial jobs, cancels early-stopped ones (annotation gryvia.io/cancel, as
-`gryvia cancel` does) and writes the status.
-
-Trial jobs are owned by their tuner (deleting it deletes them). The index may lag behind this
-loop's own writes, so the last status written per tuner is used until the watch shows it.
+"""GryviaAutoTuner on the kind controller (`--enable-autotuners`): passes at once when a
+tuner or one of its trial jobs changes, else every PASS_SECONDS while trials run. A tuner
+observes its trial jobs (label gryvia.io/tuner) in the job index and the logs of their pods
+(the checkpoint guard's `trainer_log`); `reconcile.autotuner.reconcile_tuner` plans which
+trial jobs to create, which to cancel early (annotation gryvia.io/cancel, as `gryvia cancel`
+does) and the status. Trial jobs are owned by their tuner (deleting it deletes them).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 from datetime import datetime
 from typing import Any
 
-import kopf
-from pydantic import ValidationError
-
-from gryvia_operator.api.autotuner import LABEL_TRIAL, LABEL_TUNER, GryviaAutoTuner
-from gryvia_operator.api.controlled import invalid_status, spec_problems
-from gryvia_operator.api.names import ANNOTATION_CANCEL
-from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.api.autotuner import (
+    AUTOTUNER_KIND,
+    LABEL_TRIAL,
+    LABEL_TUNER,
+    GryviaAutoTuner,
+)
+from gryvia_operator.api.controlled import MAX_MESSAGE, cancel_patch
+from gryvia_operator.api.names import GROUP, VERSION
+from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
+from gryvia_operator.controller.passes import ChildSource
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
 from gryvia_operator.handlers.checkpoint import trainer_log
-from gryvia_operator.handlers.passloop import Key, StatusWriter, register_pass_loop, run_passes
-from gryvia_operator.reconcile.autotuner import (
-    ENDED_STATES,
-    TrialJob,
-    reconcile_tuner,
-)
+from gryvia_operator.reconcile.autotuner import ENDED_STATES, TrialJob, reconcile_tuner
 from gryvia_operator.reconcile.status import JobEvent
 
-log = logging.getLogger("gryvia.operator.autotuner")
-PLURAL = "gryviaautotuners"
-KIND = "GryviaAutoTuner"
+Observed = tuple[list[TrialJob], dict[str, str]]
+"""A tuner's trial jobs, and the logs of those not ended by trial job name."""
 PASS_SECONDS = 3.0
 """Longest wait between two passes while a tuner has trials not ended (log polling)."""
 IDLE_SECONDS = 30.0
@@ -68,100 +59,71 @@ def trial_jobs(rt: Runtime, namespace: str, name: str) -> list[TrialJob]:
     return out
 
 
-class AutoTuners:
-    """The loop's state: the last status written per tuner."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.kick = asyncio.Event()
-        self.status = StatusWriter(rt, KIND)
-
-    async def loop(self) -> None:
-        """Pass over every tuner until cancelled."""
-        await run_passes(self.rt, "autotuner", self.kick, self.update, PASS_SECONDS, log)
-
-    async def update(self) -> float:
-        """One pass over every tuner; the seconds to wait before the next."""
-        now = self.rt.clock()
-        delay = IDLE_SECONDS
-        live: set[Key] = set()
-        for body in list(self.rt.indices.all_values(AUTOTUNERS)):
-            meta = body.get("metadata") or {}
-            key = (str(meta.get("namespace") or ""), str(meta.get("name")))
-            live.add(key)
-            if meta.get("deletionTimestamp"):
-                continue
-            try:
-                if await self.one(key, body, now):
-                    delay = PASS_SECONDS
-            except (KubeError, OSError) as exc:
-                log.warning("tuner %s/%s: %s", *key, exc)
-        self.status.keep_only(live)
-        return delay
-
-    async def _logs(self, ns: str, tuner: GryviaAutoTuner, jobs: list[TrialJob]) -> dict[str, str]:
-        """The logs of the trials not ended in status whose pods started."""
-        ended = {
-            t.name
-            for t in (tuner.status.trials if tuner.status else None) or []
-            if t.state in ENDED_STATES
-        }
-        out: dict[str, str] = {}
-        for job in jobs:
-            if job.name in ended:
-                continue
-            texts = []
-            for pod in self.rt.indices.values(PODS_BY_JOB, (ns, job.name)):
-                if pod.phase in ("Running", "Succeeded", "Failed"):
-                    text = await trainer_log(self.rt, ns, pod.name)
-                    if text is not None:
-                        texts.append(text)
-            if texts:
-                out[job.name] = "\n".join(texts)
-        return out
-
-    async def one(self, key: Key, body: dict[str, Any], now: datetime) -> bool:
-        """Reconcile one tuner; True while it has trials not ended."""
-        stored = dict(body.get("status") or {})
-        before = self.status.last(key, stored)
-        body = {**body, "status": before}
-        try:
-            tuner = GryviaAutoTuner.model_validate(body)
-        except ValidationError as exc:
-            await self.status.write(key, stored, invalid_status(before, spec_problems(exc)))
-            return False
-        ns = key[0]
-        jobs = trial_jobs(self.rt, *key)
-        plan = reconcile_tuner(tuner, jobs, await self._logs(ns, tuner, jobs), now)
-        for name in plan.stop:
-            patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
-            with contextlib.suppress(NotFound):
-                await self.rt.api.patch("GryviaAIJob", name, patch, ns)
-            log.info("tuner %s/%s: early-stopped trial %s", *key, name)
-            self.rt.post_event(
-                body, JobEvent("Normal", "TrialEarlyStopped", f"trial {name} stopped")
-            )
-        for job in plan.create:
-            try:
-                await self.rt.api.create(job)
-                self.rt.metrics.writes.labels(kind="GryviaAIJob", verb="create").inc()
-            except AlreadyExists:
-                pass
-            except KubeError as exc:  # e.g. refused by the webhook: say so, try next pass
-                text = f"trial job {job['metadata']['name']} not created: {exc}"
-                self.rt.post_event(body, JobEvent("Warning", "TrialNotCreated", text))
-                plan.status["message"] = text[:1024]
-                failed = int(job["metadata"]["labels"][LABEL_TRIAL])
-                plan.status["trials"] = [t for t in plan.status["trials"] if t["index"] < failed]
-                plan.status["trialsCreated"] = len(plan.status["trials"])
-                break
-        await self.status.write(key, stored, plan.status)
-        return plan.status.get("phase") == "Running"
+async def trial_logs(
+    rt: Runtime, ns: str, tuner: GryviaAutoTuner, jobs: list[TrialJob]
+) -> dict[str, str]:
+    """The logs of the trials not ended in status whose pods started."""
+    ended = {
+        t.name
+        for t in (tuner.status.trials if tuner.status else None) or []
+        if t.state in ENDED_STATES
+    }
+    out: dict[str, str] = {}
+    for job in jobs:
+        if job.name in ended:
+            continue
+        texts = []
+        for pod in rt.indices.values(PODS_BY_JOB, (ns, job.name)):
+            if pod.phase in ("Running", "Succeeded", "Failed"):
+                text = await trainer_log(rt, ns, pod.name)
+                if text is not None:
+                    texts.append(text)
+        if texts:
+            out[job.name] = "\n".join(texts)
+    return out
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: AutoTuners) -> None:
-    """Register the tuner index, and wake the loop when a tuner or a trial job changes."""
+class TunerSpec(KindSpec[GryviaAutoTuner, Observed]):
+    """A tuner observes its trial jobs and their logs; its reconcile is `reconcile_tuner`."""
 
-    register_pass_loop(
-        registry, PLURAL, AUTOTUNERS, LABEL_TUNER, "autotuner", loop.kick, loop.status
-    )
+    info = AUTOTUNER_KIND
+    controller = "autotuner"
+    index_id = AUTOTUNERS
+    children = (ChildSource(GROUP, VERSION, "gryviaaijobs", LABEL_TUNER),)
+    idle_seconds = IDLE_SECONDS
+    child_word = "trial job"
+    not_created_reason = "TrialNotCreated"
+
+    async def observe(self, rt: Runtime, obj: GryviaAutoTuner) -> Observed:
+        """The tuner's trial jobs and the logs of those not ended."""
+        jobs = trial_jobs(rt, obj.namespace, obj.name)
+        return jobs, await trial_logs(rt, obj.namespace, obj, jobs)
+
+    def reconcile(self, obj: GryviaAutoTuner, observed: Observed, now: datetime) -> Outcome:
+        """The plan as an outcome; looks again every PASS_SECONDS while trials run."""
+        plan = reconcile_tuner(obj, *observed, now)
+        return Outcome(
+            status=plan.status,
+            create=plan.create,
+            patch=[("GryviaAIJob", name, cancel_patch()) for name in plan.stop],
+            events=[
+                JobEvent("Normal", "TrialEarlyStopped", f"trial {name} stopped")
+                for name in plan.stop
+            ],
+            requeue_after=PASS_SECONDS if plan.status.get("phase") == "Running" else None,
+        )
+
+    def not_created(self, outcome: Outcome, child: dict[str, Any], text: str) -> bool:
+        """Trials are numbered: the status keeps those before the refused one, none after
+        it is created, and the next pass tries it again."""
+        status = outcome.status
+        status["message"] = text[:MAX_MESSAGE]
+        failed = int(child["metadata"]["labels"][LABEL_TRIAL])
+        status["trials"] = [t for t in status["trials"] if t["index"] < failed]
+        status["trialsCreated"] = len(status["trials"])
+        return True
+
+
+def controller(rt: Runtime) -> KindController[GryviaAutoTuner, Observed]:
+    """The auto-tuner controller over `rt`."""
+    return KindController(rt, TunerSpec())

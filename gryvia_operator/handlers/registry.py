@@ -8,7 +8,7 @@ this package plus the login, startup and cleanup handlers that start the control
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -16,6 +16,7 @@ import kopf
 
 from gryvia_operator.api import resources as api
 from gryvia_operator.api.names import FINALIZER, GROUP
+from gryvia_operator.controller.kindcontroller import KindController
 from gryvia_operator.controller.kubeapi import bearer_token
 from gryvia_operator.controller.operator import Wiring
 from gryvia_operator.controller.runtime import JobKey, Runtime
@@ -67,6 +68,13 @@ CONTROLLERS: Mapping[api.Resource, ModuleType] = {
 """The handler module that watches each Gryvia kind (SKUs, quotas and usage records are
 indexes of the policy module, read by the scheduler, the gate and metering); the optional
 ones register only when their feature is on."""
+
+KIND_CONTROLLERS: tuple[tuple[str, Callable[[Runtime], KindController[Any, Any]]], ...] = (
+    ("workflows", workflow.controller),
+    ("autotuners", autotuner.controller),
+    ("model_registry", modelregistry.controller),
+)
+"""The kinds on the kind controller: (the `Config` flag that turns one on, its factory)."""
 
 DATA_ONLY: Mapping[api.Resource, str] = {
     api.LEDGER_ENTRY: "written once per sealed usage record by the ledger writer; only the "
@@ -128,22 +136,16 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     reservations = reservation.Reservations(rt) if rt.config.reservations else None
     if reservations is not None:
         reservation.register(registry, rt, reservations)
-    workflows = workflow.Workflows(rt) if rt.config.workflows else None
-    if workflows is not None:
-        workflow.register(registry, rt, workflows)
+    kinds = [make(rt) for flag, make in KIND_CONTROLLERS if getattr(rt.config, flag)]
+    for kind in kinds:
+        kind.register(registry)
     # Inference services (issue 21 part 5).
     services = inference.InferenceServices(rt) if rt.config.inference else None
     if services is not None:
         inference.register(registry, rt, services)
-    models = modelregistry.ModelRegistries(rt) if rt.config.model_registry else None
-    if models is not None:
-        modelregistry.register(registry, rt, models)
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
-    tuners = autotuner.AutoTuners(rt) if rt.config.autotuners else None
-    if tuners is not None:
-        autotuner.register(registry, rt, tuners)
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
@@ -181,18 +183,14 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(hooks.loop(), "hooks")
         if reservations is not None:
             rt.spawn(reservations.loop(), "reservations")
-        if workflows is not None:
-            rt.spawn(workflows.loop(), "workflows")
+        for kind in kinds:
+            rt.spawn(kind.loop(), kind.spec.controller)
         if services is not None:
             rt.spawn(services.loop(), "services")
-        if models is not None:
-            rt.spawn(models.loop(), "models")
         if guards is not None:
             rt.spawn(guards.loop(), "guards")
         if sharing is not None:
             rt.spawn(sharing.loop(), "sharing")
-        if tuners is not None:
-            rt.spawn(tuners.loop(), "tuners")
         rt.spawn(workspaces.loop(), "workspaces")
 
     rt.on_synced = start_workers

@@ -313,7 +313,7 @@ async def test_a_handler_pass_reads_trial_logs_stops_a_poor_trial_and_writes_sta
 
     from gryvia_operator.controller.runtime import Runtime
     from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
-    from gryvia_operator.handlers.autotuner import AutoTuners
+    from gryvia_operator.handlers.autotuner import controller
     from gryvia_operator.reconcile.views import PodView
     from tests.unit.operator.fakeapi import FakeApi
 
@@ -352,8 +352,8 @@ async def test_a_handler_pass_reads_trial_logs_stops_a_poor_trial_and_writes_sta
             PODS_BY_JOB: {("ml", "sweep-t2"): [pod]},
         }
     )
-    loop = AutoTuners(rt)
-    await loop.update()
+    loop = controller(rt)
+    await loop.one_pass()
     cancelled = api.objects[("GryviaAIJob", "ml", "sweep-t2")]
     assert cancelled["metadata"]["annotations"]["gryvia.io/cancel"] == "true"
     status = api.objects[("GryviaAutoTuner", "ml", "sweep")]["status"]

@@ -348,7 +348,7 @@ async def test_a_pass_creates_step_jobs_writes_status_and_repeats_nothing() -> N
 
     from gryvia_operator.controller.runtime import Runtime
     from gryvia_operator.controller.store import AIJOBS, WORKFLOWS
-    from gryvia_operator.handlers.workflow import Workflows
+    from gryvia_operator.handlers.workflow import controller
     from tests.unit.operator.fakeapi import FakeApi
 
     api = FakeApi()
@@ -357,26 +357,26 @@ async def test_a_pass_creates_step_jobs_writes_status_and_repeats_nothing() -> N
     jobs: dict[Any, list[Any]] = {}
     rt = Runtime(api=cast(Any, api), clock=lambda: T0)
     rt.indices.attach({WORKFLOWS: {("ns", "wf"): [body]}, AIJOBS: jobs})
-    loop = Workflows(rt)
-    assert await loop.update() == 10.0  # no schedule: the longest wait
+    loop = controller(rt)
+    assert await loop.one_pass() == 10.0  # no schedule: the longest wait
     created = [c for c in api.calls if c[0] == "create"]
     assert created == [("create", "GryviaAIJob", "wf-1-prepare")]
     status = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]
     assert status["phase"] == "Running" and status["lastRun"] == 1
     # The index still shows the workflow without status: the written one is used.
-    await loop.update()
+    await loop.one_pass()
     again_created = ("create", "GryviaAIJob", "wf-1-prepare")  # AlreadyExists, fine
     assert [c for c in api.calls if c[0] == "create"] == [*created, again_created]
     job = api.objects[("GryviaAIJob", "ns", "wf-1-prepare")]
     job["status"] = {"phase": "Succeeded"}
     jobs[("ns", "wf-1-prepare")] = [job]
-    await loop.update()
+    await loop.one_pass()
     assert ("create", "GryviaAIJob", "wf-1-train") in api.calls
     steps = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]["runs"][0]["steps"]
     assert [s["state"] for s in steps] == ["Succeeded", "Pending", "Waiting"]
     writes = len([c for c in api.calls if c[0] == "patch/status"])
     jobs[("ns", "wf-1-train")] = [api.objects[("GryviaAIJob", "ns", "wf-1-train")]]
-    await loop.update()
+    await loop.one_pass()
     assert len([c for c in api.calls if c[0] == "patch/status"]) == writes, "nothing changed"
 
 
@@ -385,7 +385,7 @@ async def test_an_invalid_workflow_gets_phase_invalid() -> None:
 
     from gryvia_operator.controller.runtime import Runtime
     from gryvia_operator.controller.store import WORKFLOWS
-    from gryvia_operator.handlers.workflow import Workflows
+    from gryvia_operator.handlers.workflow import controller
     from tests.unit.operator.fakeapi import FakeApi
 
     api = FakeApi()
@@ -394,7 +394,7 @@ async def test_an_invalid_workflow_gets_phase_invalid() -> None:
     api.put(body)
     rt = Runtime(api=cast(Any, api), clock=lambda: T0)
     rt.indices.attach({WORKFLOWS: {("ns", "wf"): [body]}})
-    await Workflows(rt).update()
+    await controller(rt).one_pass()
     status = api.objects[("GryviaWorkflow", "ns", "wf")]["status"]
     assert status["phase"] == "Invalid"
     assert "spec.steps[1].dependsOn: no step named 'nope'" in status["message"]

@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import kopf
@@ -112,19 +113,35 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     }
 
 
+@dataclass(frozen=True)
+class ChildSource:
+    """Objects a pass-loop kind reads and is woken by: `plural` of `group`/`version` carrying
+    label `label` (its value names the owning object), or all of them when `label` is None;
+    with `index_id`, they are kept in that index under (namespace, label value), or
+    (namespace, name) without a label. `name` tells its handlers apart."""
+
+    group: str
+    version: str
+    plural: str
+    label: str | None
+    index_id: str | None = None
+    name: str = "child"
+
+
 def register_pass_loop(
     registry: kopf.OperatorRegistry,
     plural: str,
     index_id: str,
-    child_label: str,
+    children: Sequence[ChildSource],
     controller: str,
     kick: asyncio.Event,
     status: StatusWriter,
 ) -> None:
     """Register a pass-loop kind: its index (`index_entry` per object, keyed by (namespace,
-    name)) and a kick of the loop when an object of the kind, or a GryviaAIJob carrying
-    `child_label`, changes; a deleted object's written status is forgotten. `controller`
-    makes the handler ids unique (`gryvia_<controller>_events`, `..._child_events`)."""
+    name)), the indexes of its `children` that have one, and a kick of the loop when an object
+    of the kind or a child changes; a deleted object's written status is forgotten.
+    `controller` makes the handler ids unique (`gryvia_<controller>_events`,
+    `gryvia_<controller>_<child name>_events`)."""
 
     @kopf.index(GROUP, VERSION, plural, id=index_id, registry=registry)
     async def index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
@@ -138,14 +155,39 @@ def register_pass_loop(
             status.forget((namespace or "", name))
         kick.set()
 
+    for child in children:
+        _register_child(registry, child, controller, kick)
+
+
+def _register_child(
+    registry: kopf.OperatorRegistry, child: ChildSource, controller: str, kick: asyncio.Event
+) -> None:
+    selector = {child.label: kopf.PRESENT} if child.label else None
+    if child.index_id is not None:
+
+        @kopf.index(
+            child.group,
+            child.version,
+            child.plural,
+            id=child.index_id,
+            labels=selector,
+            registry=registry,
+        )
+        async def index(
+            body: kopf.Body, namespace: str | None, name: str, labels: Any, **_: Any
+        ) -> Any:
+            """Keep each child under (namespace, the owner its label names, or its name)."""
+            owner = str(labels.get(child.label)) if child.label else name
+            return {(namespace or "", owner): index_entry(body)}
+
     @kopf.on.event(
-        GROUP,
-        VERSION,
-        "gryviaaijobs",
-        id=f"gryvia_{controller}_child_events",
-        labels={child_label: kopf.PRESENT},
+        child.group,
+        child.version,
+        child.plural,
+        id=f"gryvia_{controller}_{child.name}_events",
+        labels=selector,
         registry=registry,
     )
     async def child_event(**_: Any) -> None:
-        """One of its jobs changed: pass now."""
+        """One of its children changed: pass now."""
         kick.set()

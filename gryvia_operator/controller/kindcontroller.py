@@ -1,0 +1,193 @@
+"""One controller for every kind whose objects are reconciled as a whole in passes: a kind
+declares its model, what it observes and one pure `reconcile(obj, observed, now) -> Outcome`
+(a `KindSpec`); `KindController` owns the rest, the same way for each kind:
+
+- the source: a kopf index of the kind and of the children it reads (never a periodic full
+  LIST), and a kick of the loop when an object of the kind or a child changes (`register`);
+- the loop: a pass over every object when kicked, else after the shortest `requeue_after`
+  any object asked for (at most the kind's `idle_seconds`), with back-off after a failed
+  pass (`passes.run_passes`);
+- the writes: children created (one already there is fine), merge patches, deletes, events,
+  and the status, merge-patched only when it changed (`passes.StatusWriter`);
+- the invalid spec: an object its model refuses gets `api.controlled.invalid_status`, and its
+  children are left alone;
+- the metrics: pass latency per controller, failed reconciles per controller, and the objects
+  a pass still has to do as `gryvia_operator_workqueue_depth{queue=<controller>}`.
+
+The rule of the shape (level-triggered, status written only on change, children owned by
+their object) is the controller pattern of Kubernetes' sample-controller and
+controller-runtime, applied to kopf indexes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+import kopf
+from pydantic import ValidationError
+
+from gryvia_operator.api.base import GryviaResource, KindInfo
+from gryvia_operator.api.controlled import MAX_MESSAGE, invalid_status, spec_problems
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.passes import (
+    ChildSource,
+    Key,
+    StatusWriter,
+    register_pass_loop,
+    run_passes,
+)
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.reconcile.status import JobEvent
+
+M = TypeVar("M", bound=GryviaResource)
+O = TypeVar("O")  # noqa: E741  (what a kind observes)
+
+
+@dataclass
+class Outcome:
+    """What one reconcile of one object asks for: children to create (whole objects), merge
+    patches and deletes of objects in its namespace as (kind, name, patch) and (kind, name),
+    events about it, its whole status, and the seconds after which to look again (None: only
+    when something changes or the kind's idle pass comes)."""
+
+    status: dict[str, Any]
+    create: list[dict[str, Any]] = field(default_factory=list)
+    patch: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    delete: list[tuple[str, str]] = field(default_factory=list)
+    events: list[JobEvent] = field(default_factory=list)
+    requeue_after: float | None = None
+
+
+class KindSpec(ABC, Generic[M, O]):
+    """A kind for `KindController`: its facts, what it reads besides the object, and its pure
+    reconcile. `index_id` is the kopf index of the kind (a `controller.store` id),
+    `children` what it reads and is woken by besides its own objects,
+    `idle_seconds` the longest wait between two passes; `child_word` and
+    `not_created_reason` name a child the API server refused in the event and status."""
+
+    info: KindInfo
+    controller: str
+    index_id: str
+    children: tuple[ChildSource, ...]
+    idle_seconds: float
+    child_word: str = "child"
+    not_created_reason: str = "ChildNotCreated"
+
+    @abstractmethod
+    async def observe(self, rt: Runtime, obj: M) -> O:
+        """What the reconcile needs besides the object (from indexes; reads of logs)."""
+
+    @abstractmethod
+    def reconcile(self, obj: M, observed: O, now: datetime) -> Outcome:
+        """The pure decision: children, patches, deletes, events, status, requeue."""
+
+    def not_created(self, outcome: Outcome, child: dict[str, Any], text: str) -> bool:
+        """A child was refused (e.g. by the admission webhook; `text` says so): adjust
+        `outcome` and say whether to stop creating the rest. Default: the status message
+        says it, the rest are created; the next pass tries again."""
+        outcome.status["message"] = text[:MAX_MESSAGE]
+        return False
+
+
+class KindController(Generic[M, O]):
+    """Runs one `KindSpec`: `register` on the kopf registry, then `loop` as a task."""
+
+    def __init__(self, rt: Runtime, spec: KindSpec[M, O]) -> None:
+        self.rt = rt
+        self.spec = spec
+        self.kick = asyncio.Event()
+        self.status = StatusWriter(rt, spec.info.kind)
+        self.log = logging.getLogger(f"gryvia.operator.{spec.controller}")
+
+    def register(self, registry: kopf.OperatorRegistry) -> None:
+        """The kind's index, and kicks from its objects and its child jobs."""
+        spec = self.spec
+        register_pass_loop(
+            registry,
+            spec.info.plural,
+            spec.index_id,
+            spec.children,
+            spec.controller,
+            self.kick,
+            self.status,
+        )
+
+    async def loop(self) -> None:
+        """Pass over every object until cancelled."""
+        spec = self.spec
+        await run_passes(
+            self.rt, spec.controller, self.kick, self.one_pass, spec.idle_seconds, self.log
+        )
+
+    async def one_pass(self) -> float:
+        """Reconcile every object not being deleted; the seconds until the next pass."""
+        now = self.rt.clock()
+        delay = self.spec.idle_seconds
+        live: set[Key] = set()
+        bodies = list(self.rt.indices.all_values(self.spec.index_id))
+        depth = self.rt.metrics.queue_depth.labels(queue=self.spec.controller)
+        for left, body in enumerate(bodies):
+            depth.set(len(bodies) - left)
+            meta = body.get("metadata") or {}
+            key = (str(meta.get("namespace") or ""), str(meta.get("name")))
+            live.add(key)
+            if meta.get("deletionTimestamp"):
+                continue
+            try:
+                wake = await self.one(key, body, now)
+            except (KubeError, OSError) as exc:
+                self.rt.metrics.errors.labels(controller=self.spec.controller).inc()
+                self.log.warning("%s %s/%s: %s", self.spec.controller, *key, exc)
+                continue
+            if wake is not None:
+                delay = min(delay, max(wake, 0.0))
+        depth.set(0)
+        self.status.keep_only(live)
+        return delay
+
+    async def one(self, key: Key, body: dict[str, Any], now: datetime) -> float | None:
+        """Reconcile one object (its last written status stands in for a lagging index);
+        the seconds after which it asks to be looked at again."""
+        stored = dict(body.get("status") or {})
+        before = self.status.last(key, stored)
+        body = {**body, "status": before}
+        try:
+            obj: M = self.spec.info.model.model_validate(body)  # type: ignore[assignment]
+        except ValidationError as exc:
+            await self.status.write(key, stored, invalid_status(before, spec_problems(exc)))
+            return None
+        outcome = self.spec.reconcile(obj, await self.spec.observe(self.rt, obj), now)
+        await self._apply(key[0], body, outcome)
+        await self.status.write(key, stored, outcome.status)
+        return outcome.requeue_after
+
+    async def _apply(self, ns: str, body: dict[str, Any], outcome: Outcome) -> None:
+        api, writes = self.rt.api, self.rt.metrics.writes
+        for kind, name, patch in outcome.patch:
+            with contextlib.suppress(NotFound):
+                await api.patch(kind, name, patch, ns)
+            writes.labels(kind=kind, verb="patch").inc()
+        for child in outcome.create:
+            try:
+                await api.create(child)
+                writes.labels(kind=child["kind"], verb="create").inc()
+            except AlreadyExists:
+                pass
+            except KubeError as exc:
+                text = f"{self.spec.child_word} {child['metadata']['name']} not created: {exc}"
+                reason = self.spec.not_created_reason
+                self.rt.post_event(body, JobEvent("Warning", reason, text))
+                if self.spec.not_created(outcome, child, text):
+                    break
+        for kind, name in outcome.delete:
+            with contextlib.suppress(NotFound):
+                await api.delete(kind, name, ns)
+            writes.labels(kind=kind, verb="delete").inc()
+        for event in outcome.events:
+            self.rt.post_event(body, event)

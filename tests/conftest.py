@@ -64,18 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 _session_operator: list[OperatorProcess] = []
 """The session's operator once its fixture has started it (empty before)."""
-_wanted: list[tuple[str, ...]] = []
-"""The operator configuration the running test declares (what the fixture starts with)."""
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Note the operator configuration a test that uses the operator declares (the session
-    fixture starts with it; `_operator_configuration` switches to it)."""
-    if _needs_operator(item):
-        from tests.support.operator import configuration
-
-        _wanted[:] = [configuration(item.get_closest_marker("operator"))]
 
 
 @pytest.fixture(autouse=True)
@@ -85,12 +73,14 @@ def _operator_configuration(request: pytest.FixtureRequest) -> None:
     the configuration needs at start) come first; `@pytest.mark.operator(...,
     starts_after=("fixture", ...))` sets those function fixtures up first too and always
     starts the operator anew after them (for what it reads only at start)."""
-    if _needs_operator(request.node) and _session_operator and _wanted:
+    if _needs_operator(request.node) and _session_operator:
+        from tests.support.operator import configuration
+
         marker = request.node.get_closest_marker("operator")
         first = tuple(marker.kwargs.get("starts_after", ())) if marker else ()
         for name in first:
             request.getfixturevalue(name)
-        _session_operator[0].configure(_wanted[0], fresh=bool(first))
+        _session_operator[0].configure(configuration(marker), fresh=bool(first))
 
 
 @pytest.fixture(scope="session")
@@ -314,8 +304,9 @@ def operator(
     account = install_account(
         binaries.path_of("helm"), sandbox.kubectl, sandbox.kubeconfig, folder / "account.yaml"
     )
-    flags = _wanted[0] if _wanted else configuration(None)
-    proc = OperatorProcess(account, folder / "operator.log", extra=flags)
+    # The session configuration; a test that wants another gets it from
+    # `_operator_configuration`, after its module fixtures (a grant it needs at start).
+    proc = OperatorProcess(account, folder / "operator.log", extra=configuration(None))
     proc.start()
     _session_operator.append(proc)
     try:

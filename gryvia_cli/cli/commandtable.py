@@ -243,6 +243,15 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     (
         LazyCommand(
+            "sharing",
+            _C + "sharing",
+            "Tenancy",
+            "GPU sharing policies: time-slicing or MIG for selected GPU nodes.",
+        ),
+        ("gpusharing",),
+    ),
+    (
+        LazyCommand(
             "priority",
             _C + "priority",
             "Tenancy",

@@ -1,6 +1,7 @@
-"""GPU sharing policies for people (pure): the row of a GryviaGPUSharingPolicy in a list (the
-console's `:gpusharing`) and the label/value lines of its details. The operator decides which
-nodes a policy covers and writes them to its status; this module only reads and formats."""
+"""GPU sharing policies for people (pure): the body `gryvia sharing create` applies, the row
+of a GryviaGPUSharingPolicy in a list (`gryvia sharing list`, the console's `:gpusharing`) and
+the label/value lines of its details. The operator decides which nodes a policy covers and
+writes them to its status; this module only builds, reads and formats."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.timefmt import age
 from gryvia_operator.api.core import LabelSelector
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
+from gryvia_operator.api.names import API_VERSION
 
 SHARING_COLUMNS = ("NAME", "STRATEGY", "SHARING", "NODE SELECTOR", "CONFIG", "NODES", "READY")
 SHARING_WIDE_COLUMNS = (*SHARING_COLUMNS, "AGE")
@@ -99,3 +101,52 @@ def sharing_details(policy: GryviaGPUSharingPolicy) -> list[tuple[str, str]]:
         ("Ready", f"{reason}: {message}" if message else reason),
     ]
     return lines
+
+
+def build_sharing_policy(
+    name: str,
+    strategy: str,
+    selector: list[str],
+    *,
+    replicas: int | None = None,
+    rename_by_default: bool = False,
+    one_unit_per_pod: bool = False,
+    mig_strategy: str | None = None,
+    mig_config: str | None = None,
+) -> dict[str, Any]:
+    """The GryviaGPUSharingPolicy `gryvia sharing create` applies: `selector` is KEY=VALUE
+    node labels (none: every GPU node). Raises ValueError naming the option to fix, with
+    the model's rules (replicas 2..64, strategy time-slicing|mig, the MIG layout's form)."""
+    from pydantic import ValidationError
+
+    labels: dict[str, str] = {}
+    for item in selector:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--node-selector {item!r}: use KEY=VALUE, e.g. gryvia.io/gpu=H100")
+        labels[key] = value
+    spec: dict[str, Any] = {"strategy": strategy, "nodeSelector": {"matchLabels": labels}}
+    if strategy == "time-slicing":
+        if replicas is None:
+            raise ValueError("--replicas: time-slicing needs the shared units per GPU (2..64)")
+        spec["timeSlicing"] = {
+            "replicas": replicas,
+            "renameByDefault": rename_by_default,
+            "failRequestsGreaterThanOne": one_unit_per_pod,
+        }
+    elif strategy == "mig":
+        if replicas is not None:
+            raise ValueError("--replicas: only with --strategy time-slicing")
+        mig = {"strategy": mig_strategy, "config": mig_config}
+        spec["mig"] = {k: v for k, v in mig.items() if v is not None}
+    else:
+        raise ValueError(f"--strategy {strategy}: use time-slicing or mig")
+    body = {"apiVersion": API_VERSION, "kind": "GryviaGPUSharingPolicy", "metadata": {"name": name}}
+    body["spec"] = spec
+    try:
+        GryviaGPUSharingPolicy.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
+    return body

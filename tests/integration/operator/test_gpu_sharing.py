@@ -167,7 +167,11 @@ def test_time_slicing_one_h100_node_counts_its_gpus_once(
     target = h100[0]
     physical = _physical(sandbox, target)
     before = _h100(sandbox, env)
-    _share(sandbox, "ts4", target)
+    made = run_gryvia(
+        "sharing", "create", "ts4", "--strategy", "time-slicing", "--replicas", "4",
+        "--node-selector", f"kubernetes.io/hostname={target}", env=env,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
     try:
         cm = wait_for(
             lambda: (
@@ -202,6 +206,10 @@ def test_time_slicing_one_h100_node_counts_its_gpus_once(
             what="the policy's status",
         )
         assert status["configName"] == "gryvia-ts-4" and status["nodes"] == [target]
+        listed = run_gryvia("sharing", "list", env=env)
+        assert listed.returncode == 0, listed.stderr
+        row_line = next(line for line in listed.stdout.splitlines() if line.startswith("ts4 "))
+        assert "4 replicas" in row_line and target in row_line and "Applied" in row_line
     finally:
         _unshare(sandbox, "ts4", target, physical)
 

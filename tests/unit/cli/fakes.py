@@ -174,6 +174,21 @@ class FakeAccess:
             self.objects.append(obj)
         return copy.deepcopy(obj)
 
+    def apply(
+        self, res: r.Resource, body: dict[str, Any], namespace: str | None = None, **_: Any
+    ) -> dict[str, Any]:
+        """Server-side apply in memory: the stored object's spec replaced, or a create."""
+        self._check(res, "patch")
+        name = (body.get("metadata") or {}).get("name")
+        for obj in self._of(res):
+            meta = obj["metadata"]
+            if meta.get("name") == name and (
+                not res.namespaced or meta.get("namespace") == namespace
+            ):
+                obj["spec"] = copy.deepcopy(body.get("spec"))
+                return copy.deepcopy(obj)
+        return self.create(res, body, namespace)
+
     def dry_run_create(
         self, res: r.Resource, body: dict[str, Any], namespace: str | None
     ) -> tuple[dict[str, Any], list[str]]:

@@ -4,19 +4,11 @@ shown; rows and details are those of `gryvia model list -o wide` and `model get`
 
 from __future__ import annotations
 
-from typing import Any
-
 from gryvia_cli.core.models import model_details, model_wide_row
-from gryvia_cli.tui.kind_policies import POLL_SECONDS, age_value
+from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
-    ObjectRef,
-    ViewSpec,
-    model_sections,
-    poll_objects,
-    register,
     row_cells,
-    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.modelregistry import GryviaModelRegistry
@@ -39,44 +31,29 @@ def model_cells(reg: GryviaModelRegistry, ctx: Ctx) -> list[Cell]:
     return row_cells(row, {5: PHASE_MARKERS.get(str(row[5]), "")})
 
 
-def _rows(ctx: Ctx) -> dict[str, Any]:
-    return rows_by_name(GryviaModelRegistry, ctx.polled)
-
-
 def _search(reg: GryviaModelRegistry) -> str:
     phase = (reg.status.phase if reg.status else None) or ""
     return f"{reg.namespace} {reg.name} {reg.spec.model_name} {phase}".lower()
 
 
-MODELS = register(
-    ViewSpec(
-        name="models",
-        title="Model registries",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "NAME", 16, 0, flex=True, max_width=32),
-            Column("model", "MODEL", 16, 2, max_width=32),
-            Column("production", "PRODUCTION", 10, 0),
-            Column("serving", "SERVING", 8, 1),
-            Column("phase", "PHASE", 12, 0),
-            Column("versions", "VERSIONS", 8, 4, justify="right"),
-            Column("created", "AGE", 5, 2),
-            Column("previous", "PREVIOUS", 8, 4),
-            Column("message", "MESSAGE", 24, 5),
-        ),
-        rows=_rows,
-        cells=model_cells,
-        search=_search,
-        ref=lambda m: ObjectRef("modelregistries", m.namespace, m.name),
-        poll=poll_objects("modelregistries"),
-        poll_every=POLL_SECONDS,
-        sort_values={"created": age_value},
-        sections=model_sections(
-            GryviaModelRegistry, "Model registry", lambda m, ctx: model_details(m)
-        ),
-        empty="No GryviaModelRegistries.",
-        noun="model registry",
-        placeholder="filter: namespace, name, model or phase",
-    ),
+MODELS = polled_view(
     "modelregistries",
+    GryviaModelRegistry,
+    title="Model registries",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "NAME", 16, 0, flex=True, max_width=32),
+        Column("model", "MODEL", 16, 2, max_width=32),
+        Column("production", "PRODUCTION", 10, 0),
+        Column("serving", "SERVING", 8, 1),
+        Column("phase", "PHASE", 12, 0),
+        Column("versions", "VERSIONS", 8, 4, justify="right"),
+        Column("created", "AGE", 5, 2),
+        Column("previous", "PREVIOUS", 8, 4),
+        Column("message", "MESSAGE", 24, 5),
+    ),
+    cells=model_cells,
+    search=_search,
+    placeholder="filter: namespace, name, model or phase",
+    details=lambda m, ctx: model_details(m),
 )

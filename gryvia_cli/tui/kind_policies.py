@@ -16,16 +16,12 @@ from gryvia_cli.core.checkpoints import guard_details, guard_wide_row
 from gryvia_cli.core.gpusharing import selector_text, sharing_details, sharing_row
 from gryvia_cli.core.hooks import hook_details, hook_wide_row
 from gryvia_cli.core.priorities import priority_details, priority_row
+from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
-    ObjectRef,
-    ViewSpec,
     model_sections,
-    poll_objects,
-    register,
     row_cells,
 )
-from gryvia_cli.tui.source import ObjectKind
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
@@ -34,23 +30,11 @@ from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.priority import GryviaPriority
 
 M = TypeVar("M", bound=BaseModel)
-POLL_SECONDS = 10.0
-"""How often a shown policy view re-reads its kind."""
 
 
 def _models(model: type[M], ctx: Ctx, key: Callable[[M], Any]) -> list[M]:
     """The polled objects that validate as `model` (describe shows any object), by `key`."""
     return sorted(parse_valid(model, ctx.polled), key=key)
-
-
-def age_value(item: Any) -> float | None:
-    """Sort value of AGE: minus the creation time (ascending: youngest first); None unknown."""
-    created = item.metadata.creation_timestamp
-    return -created.timestamp() if created is not None else None
-
-
-def _ref(kind: ObjectKind, item: Any, namespaced: bool) -> ObjectRef:
-    return ObjectRef(kind, item.namespace if namespaced else None, item.name)
 
 
 # -- hooks ------------------------------------------------------------------------------------
@@ -75,46 +59,32 @@ def hook_cells(hook: GryviaJobHook, ctx: Ctx) -> list[Cell]:
     )
 
 
-def _hook_rows(ctx: Ctx) -> dict[str, Any]:
-    hooks = _models(GryviaJobHook, ctx, lambda h: (h.namespace, h.name))
-    return {f"{h.namespace}/{h.name}": h for h in hooks}
-
-
 def _hook_search(hook: GryviaJobHook) -> str:
     return " ".join([hook.namespace, hook.name, hook.spec.webhook.url, *hook.spec.events]).lower()
 
 
-HOOKS = register(
-    ViewSpec(
-        name="hooks",
-        title="Job hooks",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "HOOK", 16, 0),
-            Column("events", "EVENTS", 16, 2),
-            Column("url", "URL", 20, 1, flex=True, max_width=48),
-            Column("ready", "READY", 13, 0),
-            Column("deliveries", "DELIVERED", 9, 2, justify="right"),
-            Column("failures", "FAILED", 6, 1, justify="right"),
-            Column("created", "AGE", 5, 4),
-            Column("selector", "SELECTOR", 14, 5),
-            Column("format", "FORMAT", 6, 6),
-            Column("last_delivery", "LAST DELIVERY", 13, 5),
-            Column("last_error", "LAST ERROR", 24, 6),
-        ),
-        rows=_hook_rows,
-        cells=hook_cells,
-        search=_hook_search,
-        ref=lambda h: _ref("jobhooks", h, namespaced=True),
-        poll=poll_objects("jobhooks"),
-        poll_every=POLL_SECONDS,
-        sort_values={"created": age_value},
-        sections=model_sections(GryviaJobHook, "Hook", lambda h, ctx: hook_details(h, ctx.now)),
-        empty="No GryviaJobHooks.",
-        noun="hook",
-        placeholder="filter: namespace, hook, URL or event",
-    ),
+HOOKS = polled_view(
     "jobhooks",
+    GryviaJobHook,
+    title="Job hooks",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "HOOK", 16, 0),
+        Column("events", "EVENTS", 16, 2),
+        Column("url", "URL", 20, 1, flex=True, max_width=48),
+        Column("ready", "READY", 13, 0),
+        Column("deliveries", "DELIVERED", 9, 2, justify="right"),
+        Column("failures", "FAILED", 6, 1, justify="right"),
+        Column("created", "AGE", 5, 4),
+        Column("selector", "SELECTOR", 14, 5),
+        Column("format", "FORMAT", 6, 6),
+        Column("last_delivery", "LAST DELIVERY", 13, 5),
+        Column("last_error", "LAST ERROR", 24, 6),
+    ),
+    cells=hook_cells,
+    search=_hook_search,
+    placeholder="filter: namespace, hook, URL or event",
+    details=lambda h, ctx: hook_details(h, ctx.now),
 )
 
 # -- priorities -------------------------------------------------------------------------------
@@ -144,35 +114,29 @@ def _priority_details(prio: GryviaPriority, ctx: Ctx) -> list[tuple[str, str]]:
     return priority_details(prio, dict(used))
 
 
-PRIORITIES = register(
-    ViewSpec(
-        name="priorities",
-        title="Priorities",
-        columns=(
-            Column("value", "VALUE", 11, 0, justify="right"),
-            Column("name", "PRIORITY", 16, 0),
-            Column("preemption", "PREEMPTION", 20, 1),
-            Column("ready", "READY", 14, 0),
-            Column("range", "SPEC.PRIORITY", 13, 2),
-            Column("priority_class", "PRIORITYCLASS", 16, 3),
-            Column("description", "DESCRIPTION", 12, 4, flex=True, max_width=60),
-        ),
-        rows=_priority_rows,
-        cells=priority_cells,
-        search=lambda p: f"{p.name} {p.spec.description or ''}".lower(),
-        ref=lambda p: _ref("priorities", p, namespaced=False),
-        poll=poll_objects("priorities"),
-        poll_every=POLL_SECONDS,
-        sections=model_sections(GryviaPriority, "Priority", _priority_details),
-        order="highest first",
-        descending=True,
-        sort_values={"value": lambda p: p.spec.value},
-        empty="No GryviaPriorities (the operator creates the table's with priorities enabled).",
-        noun="priority",
-        nouns="priorities",
-        placeholder="filter: priority or description",
-    ),
+PRIORITIES = polled_view(
     "priorities",
+    GryviaPriority,
+    title="Priorities",
+    columns=(
+        Column("value", "VALUE", 11, 0, justify="right"),
+        Column("name", "PRIORITY", 16, 0),
+        Column("preemption", "PREEMPTION", 20, 1),
+        Column("ready", "READY", 14, 0),
+        Column("range", "SPEC.PRIORITY", 13, 2),
+        Column("priority_class", "PRIORITYCLASS", 16, 3),
+        Column("description", "DESCRIPTION", 12, 4, flex=True, max_width=60),
+    ),
+    cells=priority_cells,
+    search=lambda p: f"{p.name} {p.spec.description or ''}".lower(),
+    placeholder="filter: priority or description",
+    details=_priority_details,
+    rows=_priority_rows,
+    order="highest first",
+    descending=True,
+    sort_values={"value": lambda p: p.spec.value},
+    empty="No GryviaPriorities (the operator creates the table's with priorities enabled).",
+    nouns="priorities",
 )
 
 # -- checkpoint guards ------------------------------------------------------------------------
@@ -185,45 +149,32 @@ def guard_cells(guard: GryviaCheckpointGuard, ctx: Ctx) -> list[Cell]:
     return row_cells([guard.namespace, *row], {5: "dim" if last == "-" else "info"})
 
 
-def _guard_rows(ctx: Ctx) -> dict[str, Any]:
-    guards = _models(GryviaCheckpointGuard, ctx, lambda g: (g.namespace, g.name))
-    return {f"{g.namespace}/{g.name}": g for g in guards}
-
-
 def _guard_search(guard: GryviaCheckpointGuard) -> str:
     jobs = " ".join(j.job for j in (guard.status.jobs or [])) if guard.status else ""
     selector = selector_text(guard.spec.job_selector, "")
     return f"{guard.namespace} {guard.name} {selector} {jobs}".lower()
 
 
-CHECKPOINTS = register(
-    ViewSpec(
-        name="checkpoints",
-        title="Checkpoint guards",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "GUARD", 16, 0),
-            Column("selector", "SELECTOR", 16, 1, flex=True, max_width=40),
-            Column("interval", "INTERVAL", 8, 1, justify="right"),
-            Column("jobs", "JOBS", 4, 0, justify="right"),
-            Column("last_restore", "LAST RESTORE", 26, 2),
-            Column("directory", "DIRECTORY", 18, 4),
-            Column("whole_job", "WHOLE JOB", 9, 5),
-        ),
-        rows=_guard_rows,
-        cells=guard_cells,
-        search=_guard_search,
-        ref=lambda g: _ref("checkpointguards", g, namespaced=True),
-        poll=poll_objects("checkpointguards"),
-        poll_every=POLL_SECONDS,
-        sections=model_sections(
-            GryviaCheckpointGuard, "Checkpoint guard", lambda g, ctx: guard_details(g)
-        ),
-        empty="No GryviaCheckpointGuards.",
-        noun="guard",
-        placeholder="filter: namespace, guard, selector or job",
-    ),
+CHECKPOINTS = polled_view(
     "checkpointguards",
+    GryviaCheckpointGuard,
+    title="Checkpoint guards",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "GUARD", 16, 0),
+        Column("selector", "SELECTOR", 16, 1, flex=True, max_width=40),
+        Column("interval", "INTERVAL", 8, 1, justify="right"),
+        Column("jobs", "JOBS", 4, 0, justify="right"),
+        Column("last_restore", "LAST RESTORE", 26, 2),
+        Column("directory", "DIRECTORY", 18, 4),
+        Column("whole_job", "WHOLE JOB", 9, 5),
+    ),
+    cells=guard_cells,
+    search=_guard_search,
+    placeholder="filter: namespace, guard, selector or job",
+    details=lambda g, ctx: guard_details(g),
+    sort_values={},
+    noun="guard",
 )
 
 # -- GPU sharing policies ---------------------------------------------------------------------
@@ -235,44 +186,32 @@ def sharing_cells(policy: GryviaGPUSharingPolicy, ctx: Ctx) -> list[Cell]:
     return row_cells(row, {5: "dim" if row[5] == "-" else ""})
 
 
-def _sharing_rows(ctx: Ctx) -> dict[str, Any]:
-    return {p.name: p for p in _models(GryviaGPUSharingPolicy, ctx, lambda p: p.name)}
-
-
 def _sharing_search(policy: GryviaGPUSharingPolicy) -> str:
     nodes = " ".join((policy.status.nodes if policy.status else None) or [])
     selector = selector_text(policy.spec.node_selector, "")
     return f"{policy.name} {policy.spec.strategy} {selector} {nodes}".lower()
 
 
-GPU_SHARING = register(
-    ViewSpec(
-        name="gpusharing",
-        title="GPU sharing policies",
-        columns=(
-            Column("name", "POLICY", 16, 0, flex=True, max_width=22),
-            Column("strategy", "STRATEGY", 12, 0),
-            Column("sharing", "SHARING", 17, 1),
-            Column("selector", "NODE SELECTOR", 34, 3),
-            Column("config", "CONFIG", 14, 4),
-            Column("nodes", "NODES", 14, 2),
-            Column("ready", "READY", 15, 0),
-            Column("created", "AGE", 5, 5),
-        ),
-        rows=_sharing_rows,
-        cells=sharing_cells,
-        search=_sharing_search,
-        ref=lambda p: _ref("gpusharingpolicies", p, namespaced=False),
-        poll=poll_objects("gpusharingpolicies"),
-        poll_every=POLL_SECONDS,
-        sort_values={"created": age_value},
-        sections=model_sections(
-            GryviaGPUSharingPolicy, "GPU sharing", lambda p, ctx: sharing_details(p)
-        ),
-        empty="No GryviaGPUSharingPolicies.",
-        noun="policy",
-        nouns="policies",
-        placeholder="filter: policy, strategy, selector or node",
-    ),
+GPU_SHARING = polled_view(
     "gpusharingpolicies",
+    GryviaGPUSharingPolicy,
+    title="GPU sharing policies",
+    columns=(
+        Column("name", "POLICY", 16, 0, flex=True, max_width=22),
+        Column("strategy", "STRATEGY", 12, 0),
+        Column("sharing", "SHARING", 17, 1),
+        Column("selector", "NODE SELECTOR", 34, 3),
+        Column("config", "CONFIG", 14, 4),
+        Column("nodes", "NODES", 14, 2),
+        Column("ready", "READY", 15, 0),
+        Column("created", "AGE", 5, 5),
+    ),
+    cells=sharing_cells,
+    search=_sharing_search,
+    placeholder="filter: policy, strategy, selector or node",
+    sections=model_sections(
+        GryviaGPUSharingPolicy, "GPU sharing", lambda p, ctx: sharing_details(p)
+    ),
+    noun="policy",
+    nouns="policies",
 )

@@ -14,15 +14,10 @@ from gryvia_cli.core.tuners import (
     tuner_details,
     tuner_wide_row,
 )
-from gryvia_cli.tui.kind_policies import POLL_SECONDS, age_value
+from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
-    ObjectRef,
-    ViewSpec,
-    poll_objects,
-    register,
     row_cells,
-    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.autotuner import GryviaAutoTuner
@@ -58,43 +53,30 @@ def tuner_sections(raw: dict[str, Any], ctx: Ctx) -> list[Section]:
     ]
 
 
-def _rows(ctx: Ctx) -> dict[str, Any]:
-    return rows_by_name(GryviaAutoTuner, ctx.polled)
-
-
 def _search(tuner: GryviaAutoTuner) -> str:
     phase = (tuner.status.phase if tuner.status else None) or ""
     best = tuner.status.best.name if tuner.status and tuner.status.best else ""
     return f"{tuner.namespace} {tuner.name} {phase} {tuner.spec.objective.name} {best}".lower()
 
 
-TUNERS = register(
-    ViewSpec(
-        name="tuners",
-        title="Tuners",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "TUNER", 16, 0, flex=True, max_width=32),
-            Column("phase", "PHASE", 9, 0),
-            Column("trials", "TRIALS", 6, 0, justify="right"),
-            Column("running", "RUNNING", 7, 1, justify="right"),
-            Column("best_trial", "BEST TRIAL", 14, 1),
-            Column("best", "BEST", 8, 0, justify="right"),
-            Column("created", "AGE", 5, 2),
-            Column("objective", "OBJECTIVE", 16, 3),
-            Column("message", "MESSAGE", 24, 5),
-        ),
-        rows=_rows,
-        cells=tuner_cells,
-        search=_search,
-        ref=lambda t: ObjectRef("autotuners", t.namespace, t.name),
-        poll=poll_objects("autotuners"),
-        poll_every=POLL_SECONDS,
-        sort_values={"created": age_value},
-        sections=tuner_sections,
-        empty="No GryviaAutoTuners.",
-        noun="tuner",
-        placeholder="filter: namespace, tuner, phase, objective or best trial",
-    ),
+TUNERS = polled_view(
     "autotuners",
+    GryviaAutoTuner,
+    title="Tuners",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "TUNER", 16, 0, flex=True, max_width=32),
+        Column("phase", "PHASE", 9, 0),
+        Column("trials", "TRIALS", 6, 0, justify="right"),
+        Column("running", "RUNNING", 7, 1, justify="right"),
+        Column("best_trial", "BEST TRIAL", 14, 1),
+        Column("best", "BEST", 8, 0, justify="right"),
+        Column("created", "AGE", 5, 2),
+        Column("objective", "OBJECTIVE", 16, 3),
+        Column("message", "MESSAGE", 24, 5),
+    ),
+    cells=tuner_cells,
+    search=_search,
+    placeholder="filter: namespace, tuner, phase, objective or best trial",
+    sections=tuner_sections,
 )

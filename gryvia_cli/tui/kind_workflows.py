@@ -4,19 +4,11 @@ the detail view lists every run and the steps of the latest one."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gryvia_cli.core.workflows import workflow_details, workflow_wide_row
-from gryvia_cli.tui.kind_policies import POLL_SECONDS, age_value
+from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
-    ObjectRef,
-    ViewSpec,
-    model_sections,
-    poll_objects,
-    register,
     row_cells,
-    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.workflow import GryviaWorkflow
@@ -42,43 +34,30 @@ def workflow_cells(wf: GryviaWorkflow, ctx: Ctx) -> list[Cell]:
     )
 
 
-def _rows(ctx: Ctx) -> dict[str, Any]:
-    return rows_by_name(GryviaWorkflow, ctx.polled)
-
-
 def _search(wf: GryviaWorkflow) -> str:
     steps = " ".join(s.name for s in wf.spec.steps)
     phase = (wf.status.phase if wf.status else None) or ""
     return f"{wf.namespace} {wf.name} {phase} {steps}".lower()
 
 
-WORKFLOWS = register(
-    ViewSpec(
-        name="workflows",
-        title="Workflows",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "WORKFLOW", 16, 0, flex=True, max_width=32),
-            Column("phase", "PHASE", 9, 0),
-            Column("run", "RUN", 4, 0, justify="right"),
-            Column("steps", "STEPS", 5, 1, justify="right"),
-            Column("failed_step", "FAILED STEP", 12, 1),
-            Column("schedule", "SCHEDULE", 14, 2),
-            Column("created", "AGE", 5, 2),
-            Column("next", "NEXT", 20, 4),
-            Column("message", "MESSAGE", 24, 5),
-        ),
-        rows=_rows,
-        cells=workflow_cells,
-        search=_search,
-        ref=lambda w: ObjectRef("workflows", w.namespace, w.name),
-        poll=poll_objects("workflows"),
-        poll_every=POLL_SECONDS,
-        sort_values={"created": age_value},
-        sections=model_sections(GryviaWorkflow, "Workflow", lambda w, ctx: workflow_details(w)),
-        empty="No GryviaWorkflows.",
-        noun="workflow",
-        placeholder="filter: namespace, workflow, phase or step",
-    ),
+WORKFLOWS = polled_view(
     "workflows",
+    GryviaWorkflow,
+    title="Workflows",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "WORKFLOW", 16, 0, flex=True, max_width=32),
+        Column("phase", "PHASE", 9, 0),
+        Column("run", "RUN", 4, 0, justify="right"),
+        Column("steps", "STEPS", 5, 1, justify="right"),
+        Column("failed_step", "FAILED STEP", 12, 1),
+        Column("schedule", "SCHEDULE", 14, 2),
+        Column("created", "AGE", 5, 2),
+        Column("next", "NEXT", 20, 4),
+        Column("message", "MESSAGE", 24, 5),
+    ),
+    cells=workflow_cells,
+    search=_search,
+    placeholder="filter: namespace, workflow, phase or step",
+    details=lambda w, ctx: workflow_details(w),
 )

@@ -5,18 +5,11 @@ ones `gryvia workspace list -o wide` and `gryvia workspace get` print
 
 from __future__ import annotations
 
-from typing import Any
-
 from gryvia_cli.core.workspaces import phase_of, workspace_details, workspace_wide_row
+from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
-    ObjectRef,
-    ViewSpec,
-    model_sections,
-    poll_objects,
-    register,
     row_cells,
-    rows_by_name,
 )
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.workspace import GryviaWorkspace
@@ -33,45 +26,32 @@ def workspace_cells(ws: GryviaWorkspace, ctx: Ctx) -> list[Cell]:
     return row_cells(row, {2: PHASE_MARKERS.get(phase_of(ws), "warn")})
 
 
-def _rows(ctx: Ctx) -> dict[str, Any]:
-    return rows_by_name(GryviaWorkspace, ctx.polled)
-
-
 def _search(ws: GryviaWorkspace) -> str:
     reason = (ws.status.stop_reason if ws.status else None) or ""
     return f"{ws.namespace} {ws.name} {phase_of(ws)} {reason} {ws.spec.image}".lower()
 
 
-WORKSPACES = register(
-    ViewSpec(
-        name="workspaces",
-        title="Workspaces",
-        columns=(
-            Column("namespace", "NAMESPACE", 14, 3),
-            Column("name", "WORKSPACE", 16, 0),
-            Column("phase", "PHASE", 9, 0),
-            Column("gpus", "GPUS", 8, 1),
-            Column("idle", "IDLE", 6, 2, justify="right"),
-            Column("lifetime", "LIFETIME", 8, 2, justify="right"),
-            Column("reason", "REASON", 11, 1),
-            Column("age", "AGE", 5, 2, justify="right"),
-            Column("image", "IMAGE", 20, 4, flex=True, max_width=48),
-            Column("pod", "POD", 14, 5),
-            Column("runs", "RUNS", 4, 5, justify="right"),
-            Column("activity", "LAST ACTIVITY", 13, 3),
-        ),
-        rows=_rows,
-        cells=workspace_cells,
-        search=_search,
-        ref=lambda w: ObjectRef("workspaces", w.namespace, w.name),
-        poll=poll_objects("workspaces"),
-        poll_every=POLL_SECONDS,
-        sections=model_sections(
-            GryviaWorkspace, "Workspace", lambda w, ctx: workspace_details(w, ctx.now)
-        ),
-        empty="No GryviaWorkspaces.",
-        noun="workspace",
-        placeholder="filter: namespace, workspace, phase, reason or image",
-    ),
+WORKSPACES = polled_view(
     "workspaces",
+    GryviaWorkspace,
+    title="Workspaces",
+    columns=(
+        Column("namespace", "NAMESPACE", 14, 3),
+        Column("name", "WORKSPACE", 16, 0),
+        Column("phase", "PHASE", 9, 0),
+        Column("gpus", "GPUS", 8, 1),
+        Column("idle", "IDLE", 6, 2, justify="right"),
+        Column("lifetime", "LIFETIME", 8, 2, justify="right"),
+        Column("reason", "REASON", 11, 1),
+        Column("age", "AGE", 5, 2, justify="right"),
+        Column("image", "IMAGE", 20, 4, flex=True, max_width=48),
+        Column("pod", "POD", 14, 5),
+        Column("runs", "RUNS", 4, 5, justify="right"),
+        Column("activity", "LAST ACTIVITY", 13, 3),
+    ),
+    cells=workspace_cells,
+    search=_search,
+    placeholder="filter: namespace, workspace, phase, reason or image",
+    details=lambda w, ctx: workspace_details(w, ctx.now),
+    sort_values={},
 )

@@ -37,6 +37,10 @@ log = logging.getLogger("gryvia.operator.aijob")
 PLURAL = "gryviaaijobs"
 CONFLICT_RETRY_SECONDS = 0.5
 """Delay before reading a job again that changed while it was being reconciled."""
+KUEUE_POLLED = frozenset({JobPhase.QUEUED.value, JobPhase.SCHEDULING.value})
+"""Phases in which a job in a Kueue queue is read again every `kueue.QUEUED_RETRY_SECONDS`:
+Workload changes do not trigger its reconcile, and a job Kueue evicts is Scheduling (its Job
+suspended) until the Workload gives its quota back, when it turns Queued and Preempted."""
 
 
 def slim_body(body: Any) -> dict[str, Any]:
@@ -209,7 +213,7 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
     await _write_status(rt, body, current_status(job), status)
     if outcome.requeue_after is not None:
         rt.jobs.add_after(key, outcome.requeue_after)
-    elif observed.kueue_queue is not None and status.get("phase") == JobPhase.QUEUED.value:
+    elif observed.kueue_queue is not None and status.get("phase") in KUEUE_POLLED:
         rt.jobs.add_after(key, kueue.QUEUED_RETRY_SECONDS)
     elif gate.is_hold(observed.admission):
         rt.jobs.add_after(key, gate.HOLD_RETRY_SECONDS)

@@ -33,8 +33,8 @@ log = logging.getLogger("gryvia.operator.kueue")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 """The label Kueue puts on a Workload: the UID of the batch Job it admits."""
 QUEUED_RETRY_SECONDS = 10.0
-"""How often a job Kueue holds is looked at again: Workload changes do not trigger the job's
-reconcile (behaviour.md section 4, step 10)."""
+"""How often a job Kueue holds (Queued) or is evicting (Scheduling) is looked at again:
+Workload changes do not trigger the job's reconcile (behaviour.md section 4, step 10)."""
 
 
 async def _exists(api: KubeApi, kind: str, name: str, namespace: str | None = None) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.timefmt import age
+from gryvia_operator.api.controlled import first_problem
 from gryvia_operator.api.core import LabelSelector
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
 from gryvia_operator.api.names import API_VERSION
@@ -146,7 +147,6 @@ def build_sharing_policy(
     try:
         GryviaGPUSharingPolicy.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        where, message = first_problem(exc)
+        raise ValueError(f"{where}: {message}") from None
     return body

@@ -71,9 +71,10 @@ def build_service(
     try:
         GryviaInferenceService.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        from gryvia_operator.api.controlled import first_problem
+
+        where, message = first_problem(exc)
+        raise ValueError(f"{where}: {message}") from None
     return body
 
 

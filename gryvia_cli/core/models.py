@@ -85,14 +85,15 @@ def build_version(
     try:
         ModelVersion.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        from gryvia_operator.api.controlled import first_problem
+
+        where, message = first_problem(exc)
         if where == "version":
             raise ValueError(
                 f"VERSION {version!r}: use 1-63 letters, digits, '.', '_' or '-', starting "
                 "and ending with a letter or digit"
             ) from None
-        raise ValueError(f"{where}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        raise ValueError(f"{where}: {message}") from None
     return body
 
 

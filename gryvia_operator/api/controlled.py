@@ -46,6 +46,14 @@ def spec_problems(exc: ValidationError) -> list[str]:
     return [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
 
 
+def first_problem(exc: ValidationError) -> tuple[str, str]:
+    """(field path as `spec.timeSlicing.replicas`, message without pydantic's prefix) of the
+    first problem of a validation error: what a CLI error names."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return where, str(first["msg"]).removeprefix("Value error, ")
+
+
 def cancel_patch() -> dict[str, Any]:
     """The merge patch that cancels a GryviaAIJob, as `gryvia cancel` writes it (annotation
     gryvia.io/cancel; docs/cli.md): what a controller sends a child job it stops."""

@@ -11,16 +11,17 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.netplan import NetworkPlanError
+from gryvia_cli.sandbox.ports import component_ports, port_taken
 from gryvia_cli.sandbox.sandboxes import (
     RUNNER,
     Progress,
@@ -46,11 +47,6 @@ __all__ = [
     "pid_alive",
     "up",
 ]
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
 def up(
@@ -92,22 +88,26 @@ def up(
             )
         progress(f"removing stale sandbox {name!r} left by an earlier run")
         down(name)
-    if api_port and not _port_free(api_port):
+    if api_port and port_taken(api_port):
         raise SandboxError(f"--api-port {api_port} is in use: pick another or leave it out")
+    given = {"kubeApiserverPort": api_port} if api_port else {}
     config_path = config_file(name)
     config_path.parent.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(kwokctl_config(binaries.bin_dir(), api_port))
+    config_path.write_text(kwokctl_config(binaries.bin_dir(), given))
     if dry_run:
         return box
     attempt = 1
     try:
         while True:
             try:
+                patches: list[dict[str, Any]] = []
                 if with_oidc:
                     progress("starting Dex, the OIDC issuer")
                     issuer, patch = oidc.start(name)
                     progress(f"OIDC issuer {issuer.issuer}")
-                    config_path.write_text(kwokctl_config(binaries.bin_dir(), api_port, [patch]))
+                    patches.append(patch)
+                ports = component_ports(api_port)
+                config_path.write_text(kwokctl_config(binaries.bin_dir(), ports, patches))
                 _start(box, groups, config_path, wait=wait, progress=progress)
                 if with_kueue:
                     kueue.start(box, progress)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from gryvia_cli.errors import GryviaError
 from gryvia_cli.sandbox import binaries, cluster, demokueue
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
+from gryvia_cli.sandbox.ports import free_port
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_JOB
 
@@ -54,12 +54,6 @@ def examples_dir() -> Path:
     if root is None:
         raise GryviaError("the demo needs a source checkout (examples/demo/ not found)")
     return root / "examples" / "demo"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def install_chart(box: cluster.Sandbox, chart: Path) -> None:
@@ -95,7 +89,7 @@ def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool =
     pids = box.pids()
     if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
         return pids[OPERATOR]
-    health = _free_port()
+    health = free_port()
     log = (box.workdir / "logs" / f"{OPERATOR}.log").open("ab")
     proc = subprocess.Popen(
         [
@@ -106,11 +100,11 @@ def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool =
             str(box.kubeconfig),
             "--webhook-self-register",
             "--webhook-port",
-            str(_free_port()),
+            str(free_port()),
             "--health-port",
             str(health),
             "--metrics-port",
-            str(_free_port()),
+            str(free_port()),
             "--probe-host",
             "127.0.0.1",
             "--log-format",

@@ -16,7 +16,6 @@ import datetime as dt
 import ipaddress
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -31,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gryvia_cli.sandbox import binaries, bootstrap
+from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import Progress, Sandbox, SandboxError
 
 KUEUE = "kueue"
@@ -197,12 +197,6 @@ def make_certificates(now: dt.datetime) -> tuple[bytes, bytes, bytes]:
     return ca.public_bytes(pem), leaf.public_bytes(pem), key_pem
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _load_all(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
 
@@ -247,11 +241,11 @@ def start(box: Sandbox, progress: Progress, timeout: float = 120.0) -> int:
     bootstrap.kubectl(box, "wait", "--for=condition=Established", "--timeout=60s", *names)
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     _apply(box, [namespace], folder, "namespace.yaml")
-    webhook_port, health_port = _free_port(), _free_port()
+    webhook_port, health_port = free_port(), free_port()
     config = build_configuration(
         webhook_port=webhook_port,
         health_port=health_port,
-        metrics_port=_free_port(),
+        metrics_port=free_port(),
         cert_dir=str(folder / "webhook-certs"),
     )
     (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

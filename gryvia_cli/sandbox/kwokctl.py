@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,14 @@ from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
 
 
 def kwokctl_config(
-    bin_dir: Path, api_port: int | None, patches: list[dict[str, Any]] | None = None
+    bin_dir: Path, ports: Mapping[str, int], patches: list[dict[str, Any]] | None = None
 ) -> str:
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
     kwok's Logs, Exec and PortForward CRDs, an audit log of creates and deletes of Gryvia objects
     (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner).
     `patches` are kwokctl `componentsPatches` (e.g. the API server's OIDC trust, `oidc`),
-    merged with APISERVER_PATCH."""
+    merged with APISERVER_PATCH. `ports` sets component ports by option name
+    (`ports.component_ports`); a component left out gets kwokctl's pick."""
     options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
@@ -41,8 +43,7 @@ def kwokctl_config(
         "kwokControllerBinary": str(bin_dir / "kwok"),
         "kubeAuditPolicy": str(_data_file("audit-policy.yaml")),
     }
-    if api_port:
-        options["kubeApiserverPort"] = api_port
+    options.update(ports)
     doc: dict[str, Any] = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -122,7 +123,7 @@ def dry_run_commands(name: str) -> str:
     box = Sandbox(name)
     config_path = config_file(name)
     config_path.parent.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(kwokctl_config(binaries.bin_dir(), None))
+    config_path.write_text(kwokctl_config(binaries.bin_dir(), {}))
     try:
         return run_kwokctl(
             box, "create", "cluster", "--dry-run", "--kubeconfig", os.devnull, config=config_path

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -35,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gryvia_cli.sandbox import binaries
+from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import SandboxError, home, pid_alive
 
 CLIENT_ID = "gryvia"
@@ -239,12 +239,6 @@ def _mint(folder_: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start(name: str, *, timeout: float = 30.0) -> tuple[OidcIssuer, dict[str, Any]]:
     """Start Dex for sandbox `name`; return the issuer and the kwokctl components patch that
     makes the API server trust it.
@@ -258,7 +252,7 @@ def start(name: str, *, timeout: float = 30.0) -> tuple[OidcIssuer, dict[str, An
     where = folder(name)
     where.mkdir(parents=True)
     ca, cert, key = _mint(where)
-    port = _free_port()
+    port = free_port()
     issuer = f"https://127.0.0.1:{port}/dex"
     (where / "dex.json").write_text(json.dumps(dex_config(issuer, port, cert, key), indent=2))
     auth = where / "authentication-config.yaml"

@@ -230,7 +230,7 @@ def test_apiserver_trusts_the_issuer_through_kwokctl(tmp_path: Path) -> None:
     assert jwt["issuer"] == {"url": ISSUER, "audiences": ["gryvia"], "certificateAuthority": "PEM"}
     assert jwt["claimMappings"]["username"] == {"claim": "email", "prefix": "oidc:"}
     assert jwt["claimMappings"]["groups"] == {"claim": "groups", "prefix": "oidc:"}
-    text = kwokctl_config(tmp_path, None, [oidc.apiserver_patch(tmp_path / "auth.yaml")])
+    text = kwokctl_config(tmp_path, {}, [oidc.apiserver_patch(tmp_path / "auth.yaml")])
     head = next(yaml.safe_load_all(text))
     routing = {"key": "enable-aggregator-routing", "value": "true"}
     assert head["componentsPatches"] == [
@@ -242,7 +242,7 @@ def test_apiserver_trusts_the_issuer_through_kwokctl(tmp_path: Path) -> None:
             ],
         }
     ]
-    plain = next(yaml.safe_load_all(kwokctl_config(tmp_path, None)))
+    plain = next(yaml.safe_load_all(kwokctl_config(tmp_path, {})))
     assert plain["componentsPatches"] == [{"name": "kube-apiserver", "extraArgs": [routing]}]
 
 

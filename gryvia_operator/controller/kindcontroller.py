@@ -87,6 +87,10 @@ class KindSpec(ABC, Generic[M, O]):
     def reconcile(self, obj: M, observed: O, now: datetime) -> Outcome:
         """The pure decision: children, patches, deletes, events, status, requeue."""
 
+    async def after(self, rt: Runtime, obj: M, outcome: Outcome) -> None:
+        """Work after the writes and the status (e.g. metering a workspace's run); default
+        none. An API error here counts as a failed reconcile of the object."""
+
     def not_created(self, outcome: Outcome, child: dict[str, Any], text: str) -> bool:
         """A child was refused (e.g. by the admission webhook; `text` says so): adjust
         `outcome` and say whether to stop creating the rest. Default: the status message
@@ -165,6 +169,7 @@ class KindController(Generic[M, O]):
         outcome = self.spec.reconcile(obj, await self.spec.observe(self.rt, obj), now)
         await self._apply(key[0], body, outcome)
         await self.status.write(key, stored, outcome.status)
+        await self.spec.after(self.rt, obj, outcome)
         return outcome.requeue_after
 
     async def _apply(self, ns: str, body: dict[str, Any], outcome: Outcome) -> None:

@@ -100,7 +100,7 @@ def _optional(s: OperatorSettings, gryvia: str) -> set[Permission]:
     if s.enable_inference:
         p |= _grant("apps", ("deployments",), (*READ, "create", "patch", "delete"))
         p |= _grant("", ("services",), ("get", "create", "patch", "delete"))
-        p |= _grant("autoscaling", ("horizontalpodautoscalers",), ("get", "create", "patch"))
+        p |= _grant("autoscaling", ("horizontalpodautoscalers",), (*READ, "create", "patch"))
         p |= _grant("autoscaling", ("horizontalpodautoscalers",), ("delete",))
     if s.enable_model_registry:  # autoServe: the registry's own inference service
         p |= _grant(gryvia, ("gryviainferenceservices",), ("create",))

@@ -49,6 +49,19 @@ MODEL_REGISTRIES = "gryvia_model_registries"
 """GryviaModelRegistries by (namespace, name) (indexed only with --enable-model-registry)."""
 MODEL_SERVICES = "gryvia_model_services"
 """GryviaInferenceServices by (namespace, name), for the model registries' autoServe."""
+INFERENCE_SERVICES = "gryvia_inference_services"
+"""GryviaInferenceServices by (namespace, name) (indexed only with --enable-inference)."""
+INFERENCE_DEPLOYMENTS = "gryvia_inference_deployments"
+INFERENCE_HPAS = "gryvia_inference_hpas"
+"""An inference service's Deployments and HPA by (namespace, service name)."""
+WORKSPACES = "gryvia_workspaces"
+"""GryviaWorkspaces by (namespace, name)."""
+WORKSPACE_PODS = "gryvia_workspace_pods"
+"""A workspace's pod by (namespace, workspace name)."""
+SHARING_POLICIES = "gryvia_sharing_policies"
+SHARING_NODES = "gryvia_sharing_nodes"
+"""GryviaGPUSharingPolicies by name, and nodes by name as GPU sharing reads them (indexed only
+with --enable-gpu-sharing)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
 INDEX_IDS = (
     AIJOBS,
@@ -67,6 +80,13 @@ INDEX_IDS = (
     AUTOTUNERS,
     MODEL_REGISTRIES,
     MODEL_SERVICES,
+    INFERENCE_SERVICES,
+    INFERENCE_DEPLOYMENTS,
+    INFERENCE_HPAS,
+    WORKSPACES,
+    WORKSPACE_PODS,
+    SHARING_POLICIES,
+    SHARING_NODES,
 )
 
 

@@ -32,6 +32,7 @@ from gryvia_operator.api.budget import GryviaBudgetStatus
 from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
+from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import BUDGETS, USAGE
 from gryvia_operator.handlers import delivery, policy
@@ -122,20 +123,11 @@ class Budgets:
 
     async def loop(self) -> None:
         """Recompute every budget every BUDGET_SECONDS, or at once when kicked."""
-        while True:
-            self.kick.clear()
-            started = time.perf_counter()
-            try:
-                await self.update()
-            except (KubeError, OSError) as exc:
-                log.warning("budget status: %s", exc)
-            except Exception:  # a bug in one pass must not end budgets for good
-                log.exception("budget pass failed; retrying in %.0f s", BUDGET_SECONDS)
-            self.rt.metrics.latency.labels(controller="budget").observe(
-                time.perf_counter() - started
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.kick.wait(), BUDGET_SECONDS)
+        await run_passes(self.rt, "budget", self.kick, self._pass, BUDGET_SECONDS, log)
+
+    async def _pass(self) -> float:
+        await self.update()
+        return BUDGET_SECONDS
 
     def _current(self, body: Mapping[str, Any]) -> GryviaBudget | None:
         """The budget with the newest status known: ours if the watch has not caught up."""

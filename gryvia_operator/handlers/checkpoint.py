@@ -20,6 +20,7 @@ from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 from gryvia_operator.api.names import CONTAINER_NAME
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
+from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
 from gryvia_operator.reconcile.checkpoint import (
@@ -121,15 +122,11 @@ class CheckpointGuards:
     async def loop(self) -> None:
         """Run passes until cancelled: at once after a gated or lost pod, else every poll."""
         poll = self.rt.config.checkpoint_poll_seconds
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=poll)
-            self.wake.clear()
-            try:
-                await self.run_pass()
-            except (KubeError, OSError) as exc:
-                log.warning("checkpoint pass failed (retried): %s", exc)
-                await asyncio.sleep(min(poll, 2.0))
+        await run_passes(self.rt, "checkpoint", self.wake, self._pass, poll, log)
+
+    async def _pass(self) -> float:
+        await self.run_pass()
+        return float(self.rt.config.checkpoint_poll_seconds)
 
     async def run_pass(self) -> None:
         """One pass over every guarded job with pods, then the guards' status."""

@@ -1,6 +1,9 @@
 """GryviaGPUSharingPolicy handlers: one loop that writes the NVIDIA device plugin ConfigMap,
 labels the GPU nodes each policy covers (and unlabels the ones it no longer does), simulates
-the device plugin in the sandbox, and writes each policy's status.
+the device plugin in the sandbox, and writes each policy's status. Policies and nodes are read
+from kopf indexes (a node kept as its name, labels and GPU capacity), never LISTed; a pass
+runs when a policy changes, else every PASS_SECONDS (node label changes are seen by then),
+with the latency metric and back-off of every pass loop (`controller.passes.run_passes`).
 
 Served only with `--enable-gpu-sharing`; the pure rules are `reconcile.gpusharing`.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
@@ -17,9 +21,11 @@ from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
-from gryvia_operator.api.names import LABEL_GPU_SHARING
+from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU_SHARING
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.passes import index_entry, run_passes
 from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import SHARING_NODES, SHARING_POLICIES
 from gryvia_operator.reconcile.gpusharing import (
     assign,
     build_configmap,
@@ -45,19 +51,15 @@ class GpuSharing:
 
     async def loop(self) -> None:
         """Run passes until cancelled."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=PASS_SECONDS)
-            self.wake.clear()
-            try:
-                await self.run_pass()
-            except (KubeError, OSError) as exc:
-                log.warning("GPU sharing pass failed (retried): %s", exc)
-                await asyncio.sleep(2.0)
+        await run_passes(self.rt, "gpusharing", self.wake, self._pass, PASS_SECONDS, log)
 
-    async def _policies(self) -> list[GryviaGPUSharingPolicy]:
+    async def _pass(self) -> float:
+        await self.run_pass()
+        return PASS_SECONDS
+
+    def _policies(self) -> list[GryviaGPUSharingPolicy]:
         out = []
-        for body in await self.rt.api.list("GryviaGPUSharingPolicy"):
+        for body in self.rt.indices.all_values(SHARING_POLICIES):
             if (body.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             with contextlib.suppress(ValidationError):
@@ -89,9 +91,9 @@ class GpuSharing:
 
     async def run_pass(self) -> None:
         """One pass: ConfigMap, node labels (and simulated status), policy status."""
-        policies = await self._policies()
+        policies = self._policies()
         error = await self._write_config(policies) if policies or self.config_data else None
-        nodes = await self.rt.api.list("Node")
+        nodes = self.rt.indices.all_values(SHARING_NODES)
         chosen = assign(policies, nodes) if error is None else {}
         simulate = self.rt.config.simulate_device_plugin
         for node in nodes:
@@ -118,8 +120,32 @@ class GpuSharing:
                 self.sent[policy.name] = compared
 
 
+def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a pass reads of a Node: its name and labels, and its GPU capacity and
+    allocatable (what the device plugin, or its simulation, advertises)."""
+    meta, status = body.get("metadata") or {}, body.get("status") or {}
+    return {
+        "metadata": {"name": meta.get("name"), "labels": dict(meta.get("labels") or {})},
+        "status": {
+            k: {GPU_RESOURCE: (status.get(k) or {}).get(GPU_RESOURCE)}
+            for k in ("capacity", "allocatable")
+        },
+    }
+
+
 def register(registry: kopf.OperatorRegistry, rt: Runtime, sharing: GpuSharing) -> None:
-    """Register the policy event handler (feature on only)."""
+    """Register the indexes of policies and nodes and the policy event handler (feature on
+    only)."""
+
+    @kopf.index(GROUP, VERSION, PLURAL, id=SHARING_POLICIES, registry=registry)
+    async def policy_index(body: kopf.Body, name: str, **_: Any) -> Any:
+        """Keep each policy without managedFields."""
+        return {name: index_entry(body)}
+
+    @kopf.index("v1", "nodes", id=SHARING_NODES, registry=registry)
+    async def node_index(body: kopf.Body, name: str, **_: Any) -> Any:
+        """Keep each node's name, labels and GPU capacity."""
+        return {name: slim_node(body)}
 
     @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_gpu_sharing_events", registry=registry)
     async def policy_event(type: str, body: kopf.Body, **_: Any) -> None:

@@ -9,10 +9,13 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+import kopf
+
 from gryvia_operator.api import GryviaAIJob, GryviaQuota, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_GPU, LABEL_JOB, LABEL_TENANT, TENANT_NAMESPACE_PREFIX
 from gryvia_operator.api.parse import parse_all
+from gryvia_operator.api.resources import WORKLOAD
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
@@ -33,8 +36,30 @@ log = logging.getLogger("gryvia.operator.kueue")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 """The label Kueue puts on a Workload: the UID of the batch Job it admits."""
 QUEUED_RETRY_SECONDS = 10.0
-"""How often a job Kueue holds (Queued) or is evicting (Scheduling) is looked at again:
-Workload changes do not trigger the job's reconcile (behaviour.md section 4, step 10)."""
+"""How often a job Kueue holds (Queued) or is evicting (Scheduling) is looked at again, as
+behaviour.md section 4 step 10 does; a change of its Workload queues it at once besides
+(`register`), so an eviction is seen while the Workload still says why."""
+
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """With Kueue on: queue the GryviaAIJob whose batch Job owns a Workload that changed (the
+    batch Job has the job's name, `api.names.batch_job_name`); other Workloads cost a look-up
+    of a job that does not exist."""
+    if not rt.config.kueue.enabled:
+        return
+
+    @kopf.on.event(
+        WORKLOAD.group,
+        WORKLOAD.version,
+        WORKLOAD.plural,
+        id="gryvia_kueue_workload_events",
+        registry=registry,
+    )
+    async def workload_event(body: kopf.Body, namespace: str | None, **_: Any) -> None:
+        """A Workload was admitted, evicted, requeued or finished: reconcile its job now."""
+        for owner in body.get("metadata", {}).get("ownerReferences") or []:
+            if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith("batch/"):
+                rt.jobs.add((namespace or "", str(owner.get("name"))))
 
 
 async def _exists(api: KubeApi, kind: str, name: str, namespace: str | None = None) -> bool:

@@ -2,13 +2,15 @@
 this package plus the login, startup and cleanup handlers that start the controller's workers.
 
 `WIRING` hands them to `gryvia_operator.controller.operator.run`. `CONTROLLERS` and
-`DATA_ONLY` say, for every Gryvia kind, which handler module watches it or why none does.
+`DATA_ONLY` say, for every Gryvia kind, which handler module watches it (and which kind
+controller runs it, under which flag) or why none does.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -34,6 +36,7 @@ from gryvia_operator.handlers import (
     inference,
     jobhook,
     jobhook_events,
+    kueue,
     ledger,
     modelregistry,
     node,
@@ -46,35 +49,40 @@ from gryvia_operator.handlers import (
     workspace,
 )
 
-CONTROLLERS: Mapping[api.Resource, ModuleType] = {
-    api.AIJOB: aijob,
-    api.GPUNODE: gpunode,
-    api.GPUSKU: policy,
-    api.TENANT: tenant,
-    api.QUOTA: policy,
-    api.USAGE_RECORD: policy,
-    api.RESERVATION: reservation,
-    api.BUDGET: budget,
-    api.JOBHOOK: jobhook_events,
-    api.PRIORITY: priority,
-    api.CHECKPOINT_GUARD: checkpoint,
-    api.GPU_SHARING_POLICY: gpusharing,
-    api.WORKFLOW: workflow,
-    api.AUTOTUNER: autotuner,
-    api.WORKSPACE: workspace,
-    api.INFERENCE_SERVICE: inference,
-    api.MODEL_REGISTRY: modelregistry,
-}
-"""The handler module that watches each Gryvia kind (SKUs, quotas and usage records are
-indexes of the policy module, read by the scheduler, the gate and metering); the optional
-ones register only when their feature is on."""
 
-KIND_CONTROLLERS: tuple[tuple[str, Callable[[Runtime], KindController[Any, Any]]], ...] = (
-    ("workflows", workflow.controller),
-    ("autotuners", autotuner.controller),
-    ("model_registry", modelregistry.controller),
-)
-"""The kinds on the kind controller: (the `Config` flag that turns one on, its factory)."""
+@dataclass(frozen=True)
+class ControllerRow:
+    """A Gryvia kind's row: the handler module that watches it; for a kind on the kind
+    controller, its factory and the `ReconcileConfig` flag that turns it on (None: always)."""
+
+    module: ModuleType
+    controller: Callable[[Runtime], KindController[Any, Any]] | None = None
+    flag: str | None = None
+
+
+CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
+    api.AIJOB: ControllerRow(aijob),
+    api.GPUNODE: ControllerRow(gpunode),
+    api.GPUSKU: ControllerRow(policy),
+    api.TENANT: ControllerRow(tenant),
+    api.QUOTA: ControllerRow(policy),
+    api.USAGE_RECORD: ControllerRow(policy),
+    api.RESERVATION: ControllerRow(reservation),
+    api.BUDGET: ControllerRow(budget),
+    api.JOBHOOK: ControllerRow(jobhook_events),
+    api.PRIORITY: ControllerRow(priority),
+    api.CHECKPOINT_GUARD: ControllerRow(checkpoint),
+    api.GPU_SHARING_POLICY: ControllerRow(gpusharing),
+    api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
+    api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),
+    api.WORKSPACE: ControllerRow(workspace, workspace.controller),
+    api.INFERENCE_SERVICE: ControllerRow(inference, inference.controller, "inference"),
+    api.MODEL_REGISTRY: ControllerRow(modelregistry, modelregistry.controller, "model_registry"),
+}
+"""One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
+read by the scheduler, the gate and metering). The rows with a controller run on the kind
+controller; the other modules register their own handlers, the optional ones only when their
+feature is on."""
 
 DATA_ONLY: Mapping[api.Resource, str] = {
     api.LEDGER_ENTRY: "written once per sealed usage record by the ledger writer; only the "
@@ -123,6 +131,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     registry = kopf.OperatorRegistry()
     for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate, priority):
         module.register(registry, rt)
+    kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
     budgets = budget.Budgets(rt)
@@ -136,21 +145,19 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     reservations = reservation.Reservations(rt) if rt.config.reservations else None
     if reservations is not None:
         reservation.register(registry, rt, reservations)
-    kinds = [make(rt) for flag, make in KIND_CONTROLLERS if getattr(rt.config, flag)]
+    kinds = [
+        row.controller(rt)
+        for row in CONTROLLERS.values()
+        if row.controller is not None and (row.flag is None or getattr(rt.config, row.flag))
+    ]
     for kind in kinds:
         kind.register(registry)
-    # Inference services (issue 21 part 5).
-    services = inference.InferenceServices(rt) if rt.config.inference else None
-    if services is not None:
-        inference.register(registry, rt, services)
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
-    workspaces = workspace.Workspaces(rt)
-    workspace.register(registry, rt, workspaces)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -185,13 +192,10 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(reservations.loop(), "reservations")
         for kind in kinds:
             rt.spawn(kind.loop(), kind.spec.controller)
-        if services is not None:
-            rt.spawn(services.loop(), "services")
         if guards is not None:
             rt.spawn(guards.loop(), "guards")
         if sharing is not None:
             rt.spawn(sharing.loop(), "sharing")
-        rt.spawn(workspaces.loop(), "workspaces")
 
     rt.on_synced = start_workers
 

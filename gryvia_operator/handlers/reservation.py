@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -27,7 +26,8 @@ from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaReservation
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.reservation import LABEL_RESERVED_FOR
 from gryvia_operator.api.reservation import RESERVATION_FINALIZER as FINALIZER
-from gryvia_operator.controller.kubeapi import Conflict, KubeError, NotFound
+from gryvia_operator.controller.kubeapi import Conflict, NotFound
+from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES, RESERVATIONS
 from gryvia_operator.reconcile.aijob import Observed
@@ -62,23 +62,16 @@ class Reservations:
         self.written: dict[str, dict[str, Any]] = {}
 
     async def loop(self) -> None:
-        """Pass over every reservation until cancelled."""
-        while True:
-            self.kick.clear()
-            started = time.perf_counter()
-            delay = PASS_SECONDS
-            try:
-                delay = await self.update()
-            except (KubeError, OSError) as exc:
-                log.warning("reservations: %s", exc)
-                delay = CONFLICT_SECONDS if isinstance(exc, Conflict) else PASS_SECONDS
-            except Exception:  # a bug in one pass must not end reservations for good
-                log.exception("reservation pass failed; retrying in %.0f s", PASS_SECONDS)
-            self.rt.metrics.latency.labels(controller="reservation").observe(
-                time.perf_counter() - started
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.kick.wait(), max(delay, 0.05))
+        """Pass over every reservation until cancelled (soon again after a write conflict)."""
+        await run_passes(
+            self.rt,
+            "reservation",
+            self.kick,
+            self.update,
+            PASS_SECONDS,
+            log,
+            retry_after=lambda exc: CONFLICT_SECONDS if isinstance(exc, Conflict) else PASS_SECONDS,
+        )
 
     async def update(self) -> float:
         """One pass; returns the seconds until the next window change (at most PASS_SECONDS)."""

@@ -1,33 +1,39 @@
-"""GryviaWorkspace controller: one loop, every PASS_SECONDS or at once when a workspace
-changes, over every workspace: read pods, PVCs and CPU samples, call
-`reconcile.workspace.decide`, then create the PVC and pod, delete the pod, set
-`spec.stopped: true` when idle or past its lifetime (with an event), write the status, and
-meter the run (`reconcile.workspace_usage`).
+"""GryviaWorkspace on the kind controller (always on): passes at once when a workspace (a shell
+heartbeat included) or its pod changes, else when its next stop could fall due (at most every
+PASS_SECONDS). A workspace observes its pod in the pod index (label gryvia.io/workspace), its
+home PVC with one GET while it has no pod (the operator watches PVCs only with the job
+children's server-side selector) and its pod's CPU from metrics.k8s.io;
+`reconcile.workspace.decide` says whether to create the PVC and pod, delete the pod, or set
+`spec.stopped: true` when idle or past its lifetime (with an event), and the status; the run
+is then metered (`reconcile.workspace_usage`).
 
-CPU samples come from metrics.k8s.io (PodMetrics of pods labelled gryvia.io/workspace); a
-cluster without a metrics API (the sandbox) gives none, and then only shell sessions count as
-activity.
+A cluster without a metrics API (the sandbox) gives no CPU samples, and then only shell
+sessions count as activity.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-import kopf
-
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.attribution import tenant_of
-from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.pricing import select_rate
 from gryvia_operator.api.quantity import parse_quantity
-from gryvia_operator.api.workspace import LABEL_WORKSPACE, GryviaWorkspace
+from gryvia_operator.api.workspace import (
+    LABEL_WORKSPACE,
+    WORKSPACE_KIND,
+    GryviaWorkspace,
+    pod_name,
+    pvc_name,
+)
+from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
+from gryvia_operator.controller.passes import ChildSource
 from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import WORKSPACE_PODS, WORKSPACES
 from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.workspace import (
@@ -39,11 +45,11 @@ from gryvia_operator.reconcile.workspace import (
 )
 from gryvia_operator.reconcile.workspace_usage import build_workspace_usage
 
-log = logging.getLogger("gryvia.operator.workspace")
-PLURAL = "gryviaworkspaces"
 PASS_SECONDS = 5.0
-"""Longest wait between two passes."""
-METRICS_PATH = "/apis/metrics.k8s.io/v1beta1/pods"
+"""Longest wait between two passes: how often a running workspace's activity (its CPU) is
+read (docs/workspaces.md)."""
+METRICS_API = "/apis/metrics.k8s.io/v1beta1"
+METRICS_POD = METRICS_API + "/namespaces/{namespace}/pods/{name}"
 
 Key = tuple[str, str]
 
@@ -65,131 +71,95 @@ def cpu_samples(items: list[Mapping[str, Any]]) -> dict[Key, float]:
     return out
 
 
-class Workspaces:
-    """The loop's state: the last status and usage record written per workspace."""
+class WorkspaceSpec(KindSpec[GryviaWorkspace, Observed]):
+    """A workspace observes its pod, PVC and CPU; its reconcile is `decide`; after it, the
+    run's usage record is written (`after`)."""
 
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.kick = asyncio.Event()
-        self.written: dict[Key, dict[str, Any]] = {}
+    info = WORKSPACE_KIND
+    controller = "workspace"
+    index_id = WORKSPACES
+    children = (ChildSource("", "v1", "pods", LABEL_WORKSPACE, WORKSPACE_PODS, "pod"),)
+    idle_seconds = PASS_SECONDS
+    child_word = "workspace child"
+    not_created_reason = "WorkspaceChildNotCreated"
+
+    def __init__(self) -> None:
+        self.metrics_api: bool | None = None
+        """Whether metrics.k8s.io is served (None: not known yet)."""
         self.metered: dict[Key, dict[str, Any]] = {}
-        self.metrics_api = True
 
-    async def loop(self) -> None:
-        """Pass over every workspace until cancelled."""
-        while True:
-            self.kick.clear()
-            started = time.perf_counter()
-            delay = PASS_SECONDS
+    async def observe(self, rt: Runtime, obj: GryviaWorkspace) -> Observed:
+        """The pod (index), whether the PVC exists (one GET, only while there is no pod) and
+        the pod's CPU."""
+        own = pod_name(obj.name)
+        found = rt.indices.values(WORKSPACE_PODS, (obj.namespace, obj.name))
+        pods = [p for p in found if _key(p)[1] == own]
+        pvc = True  # a pod that exists was made after its PVC
+        if not pods:
             try:
-                delay = await self.update()
-            except (KubeError, OSError) as exc:
-                log.warning("workspaces: %s", exc)
-            except Exception:  # a bug in one pass must not end workspaces for good
-                log.exception("workspace pass failed; retrying in %.0f s", PASS_SECONDS)
-            self.rt.metrics.latency.labels(controller="workspace").observe(
-                time.perf_counter() - started
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.kick.wait(), max(delay, 0.5))
+                await rt.api.get("PersistentVolumeClaim", pvc_name(obj.name), obj.namespace)
+            except NotFound:
+                pvc = False
+        cpu = await self.cpu(rt, obj.namespace, own) if pods else None
+        return Observed(pod=pods[0] if pods else None, pvc=pvc, cpu_millicores=cpu)
 
-    async def cpu(self) -> dict[Key, float]:
-        """CPU samples of workspace pods; {} (and no further tries) without a metrics API."""
+    async def cpu(self, rt: Runtime, namespace: str, name: str) -> float | None:
+        """The pod's CPU in millicores from its PodMetrics; None while it has none, and for
+        good once the metrics API is found not served (asked once: METRICS_API)."""
+        if self.metrics_api is None:
+            try:
+                await rt.api.get_path(METRICS_API)
+                self.metrics_api = True
+            except KubeError as exc:
+                if exc.status not in (403, 404, 503):
+                    raise
+                self.metrics_api = None if exc.status == 503 else False  # 503: down for now
         if not self.metrics_api:
-            return {}
+            return None
         try:
-            found = await self.rt.api.get_path(METRICS_PATH, {"labelSelector": LABEL_WORKSPACE})
+            found = await rt.api.get_path(METRICS_POD.format(namespace=namespace, name=name))
         except KubeError as exc:
             if exc.status in (403, 404, 503):
-                self.metrics_api = exc.status == 503  # 503: aggregated API down for now
-                return {}
+                return None
             raise
-        return cpu_samples(list(found.get("items") or []))
+        return cpu_samples([found]).get((namespace, name))
 
-    async def update(self) -> float:
-        """One pass; returns the seconds until the next stop could fall due (at most
-        PASS_SECONDS)."""
-        api = self.rt.api
-        bodies = await api.list("GryviaWorkspace")
-        pods = {_key(p): p for p in await api.list("Pod", label_selector=LABEL_WORKSPACE)}
-        pvcs = {
-            _key(p) for p in await api.list("PersistentVolumeClaim", label_selector=LABEL_WORKSPACE)
-        }
-        cpu = await self.cpu() if pods else {}
-        delay = PASS_SECONDS
-        live: set[Key] = set()
-        for body in bodies:
-            found = parse_valid(GryviaWorkspace, [body])
-            if not found or (body.get("metadata") or {}).get("deletionTimestamp"):
-                continue
-            ws = found[0]
-            live.add(_key(body))
-            pod_key = (ws.namespace, f"{ws.name}-0")
-            observed = Observed(
-                pod=pods.get(pod_key),
-                pvc=(ws.namespace, f"{ws.name}-home") in pvcs,
-                cpu_millicores=cpu.get(pod_key),
-            )
-            now = self.rt.clock()
-            decision = decide(ws, observed, now)
-            try:
-                await self.apply(ws, body, decision)
-            except NotFound:
-                continue  # deleted meanwhile
-            await self.meter(ws, body, decision.status)
-            due = next_check(ws, decision.status, now)
-            if due is not None:
-                delay = min(delay, due + 0.2)
-        for gone in set(self.written) - live:
-            self.written.pop(gone, None)
-            self.metered.pop(gone, None)
-        return delay
-
-    async def apply(self, ws: GryviaWorkspace, body: Mapping[str, Any], decision: Any) -> None:
-        """Carry out one decision: children, the stop, the status."""
-        api, ns = self.rt.api, ws.namespace
+    def reconcile(self, obj: GryviaWorkspace, observed: Observed, now: datetime) -> Outcome:
+        """Children, the stop, the status; look again when a stop could fall due."""
+        decision = decide(obj, observed, now)
+        out = Outcome(status=decision.status)
         if decision.create_pvc:
-            with contextlib.suppress(AlreadyExists):
-                await api.create(build_pvc(ws))
+            out.create.append(build_pvc(obj))
         if decision.delete_pod:
-            await api.delete("Pod", f"{ws.name}-0", ns)
+            out.delete.append(("Pod", pod_name(obj.name)))
         if decision.stop is not None:
-            await api.patch("GryviaWorkspace", ws.name, {"spec": {"stopped": True}}, ns)
+            out.patch.append((WORKSPACE_KIND.kind, obj.name, {"spec": {"stopped": True}}))
             message = str(decision.status.get("message") or "")
-            self.rt.post_event(body, JobEvent("Normal", f"Stopped{decision.stop}", message))
+            out.events.append(JobEvent("Normal", f"Stopped{decision.stop}", message))
         elif decision.create_pod:
-            with contextlib.suppress(AlreadyExists):
-                await api.create(build_pod(ws))
-        key = (ns, ws.name)
-        stored = self.written.get(key) or dict(body.get("status") or {})
-        status = decision.status
-        if any(stored.get(k) != v for k, v in status.items()):
-            await api.patch(
-                "GryviaWorkspace", ws.name, {"status": status}, ns, subresource="status"
-            )
-            self.rt.metrics.writes.labels(kind="GryviaWorkspace", verb="status").inc()
-            self.written[key] = {**stored, **status}
+            out.create.append(build_pod(obj))
+        due = next_check(obj, decision.status, now)
+        out.requeue_after = None if due is None else due + 0.2
+        return out
 
-    async def meter(
-        self, ws: GryviaWorkspace, body: Mapping[str, Any], status: dict[str, Any]
-    ) -> None:
+    async def after(self, rt: Runtime, obj: GryviaWorkspace, outcome: Outcome) -> None:
         """Create or refresh the usage record of the current run (never a sealed one)."""
-        rt = self.rt
         known = policy.tenants(rt)
-        labels = ws.metadata.labels or {}
-        tenant = tenant_of(ws.namespace, labels, policy.namespace_labels(rt, ws.namespace), known)
+        labels = obj.metadata.labels or {}
+        tenant = tenant_of(obj.namespace, labels, policy.namespace_labels(rt, obj.namespace), known)
         owner = known.get(tenant)
         rate = (
             select_rate(
-                ws.spec.gpu_type, policy.skus(rt), owner.spec.allowed_skus if owner else None
+                obj.spec.gpu_type, policy.skus(rt), owner.spec.allowed_skus if owner else None
             )
-            if ws.spec.gpus
+            if obj.spec.gpus
             else None
         )
-        desired = build_workspace_usage(ws, status, tenant=tenant, rate=rate, now=rt.clock())
+        now = rt.clock()
+        desired = build_workspace_usage(obj, outcome.status, tenant=tenant, rate=rate, now=now)
         if desired is None:
             return
-        key = (ws.namespace, str(desired["metadata"]["name"]))
+        key = (obj.namespace, str(desired["metadata"]["name"]))
         last = self.metered.get(key)
         if last is not None and (last["spec"].get("final") or last["spec"] == desired["spec"]):
             return
@@ -205,12 +175,6 @@ class Workspaces:
         self.metered[key] = {"spec": desired["spec"], "_at": time.monotonic()}
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: Workspaces) -> None:
-    """Wake the loop when a workspace changes (a shell heartbeat included)."""
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_workspace_events", registry=registry)
-    async def workspace_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """A workspace appeared, changed or went: pass now."""
-        if type == "DELETED":
-            loop.written.pop(_key(body), None)
-        loop.kick.set()
+def controller(rt: Runtime) -> KindController[GryviaWorkspace, Observed]:
+    """The workspace controller over `rt`."""
+    return KindController(rt, WorkspaceSpec())

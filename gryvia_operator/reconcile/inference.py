@@ -290,3 +290,45 @@ def build_status(
         out["canaryVersion"] = version_of(spec.canary.image, spec.canary.version)
         out["canaryReplicas"] = kids.canary_replicas
     return {k: v for k, v in out.items() if v is not None}
+
+
+ChildKey = tuple[str, str]
+"""(kind, name) of a child of an inference service."""
+
+
+@dataclass
+class Writes:
+    """The writes that bring the children to what `desired` wants: whole bodies to create,
+    (kind, name, merge patch) for children written from another spec, and (kind, name) of
+    owned children to delete."""
+
+    create: list[dict[str, Any]] = field(default_factory=list)
+    patch: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    delete: list[ChildKey] = field(default_factory=list)
+
+
+def plan_writes(
+    isvc: GryviaInferenceService, observed: Mapping[ChildKey, Mapping[str, Any]]
+) -> Writes:
+    """Compare `desired(isvc)` with the children as observed (keyed by (kind, name)): create
+    the absent ones, patch (labels, annotations, spec) those whose spec hash differs, delete
+    the unwanted ones `isvc` owns (a same-named object of someone else is left alone)."""
+    kids = desired(isvc)
+    out = Writes()
+    for want in kids.apply:
+        kind, name = want["kind"], want["metadata"]["name"]
+        have = observed.get((kind, name))
+        if not needs_write(have, want):
+            continue
+        if have is None:
+            out.create.append(want)
+        else:
+            meta = {k: want["metadata"][k] for k in ("labels", "annotations")}
+            out.patch.append((kind, name, {"metadata": meta, "spec": want["spec"]}))
+    for kind, name in kids.delete:
+        owners = ((observed.get((kind, name)) or {}).get("metadata") or {}).get(
+            "ownerReferences"
+        ) or []
+        if any(o.get("uid") == isvc.metadata.uid for o in owners):
+            out.delete.append((kind, name))
+    return out

@@ -81,13 +81,20 @@ def _as_list(objs: list[dict[str, Any]]) -> str:
 
 
 def _wait_established(kubeconfig: Path, names: list[str]) -> None:
-    _kubectl(
-        kubeconfig,
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        *(f"crd/{name}" for name in names),
-    )
+    """Wait until every CRD of `names` is Established (`kubectl wait` fails at once on a CRD
+    just created, whose status has no conditions yet)."""
+
+    def established() -> bool:
+        found = json.loads(_kubectl(kubeconfig, "get", "crd", *names, "-o", "json"))["items"]
+        return len(found) == len(names) and all(
+            any(
+                c.get("type") == "Established" and c.get("status") == "True"
+                for c in (crd.get("status") or {}).get("conditions") or []
+            )
+            for crd in found
+        )
+
+    wait_for(established, timeout=60, what=f"{len(names)} CRDs Established")
 
 
 @pytest.mark.parametrize(

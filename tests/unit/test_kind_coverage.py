@@ -52,7 +52,8 @@ def test_every_kind_has_a_controller_row_or_is_declared_data_only() -> None:
 
 def test_the_controller_rows_are_what_the_operator_watches() -> None:
     watched = _watched_plurals()
-    for res, module in CONTROLLERS.items():
+    for res, row in CONTROLLERS.items():
+        module = row.module
         short = module.__name__.rsplit(".", 1)[1]
         owners = watched.get(res.plural, set())
         assert module.__name__ in owners or any(short in o for o in owners), res.kind

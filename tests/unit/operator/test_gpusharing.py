@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from gryvia_cli.core.capacity import compute_capacity
 from gryvia_cli.core.nodes import gpu_nodes
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
+from gryvia_operator.handlers.gpusharing import slim_node
 from gryvia_operator.reconcile.gpusharing import (
     advertised_gpus,
     assign,
@@ -113,6 +114,17 @@ def test_the_simulated_plugin_advertises_physical_times_replicas() -> None:
     assert status["nodes"] == ["a"] and status["conditions"][0]["reason"] == "Applied"
     failed = policy_status(policy(), [], "namespace gpu-operator not found", NOW)
     assert failed["conditions"][0]["status"] == "False"
+
+
+def test_the_node_index_keeps_all_a_pass_reads() -> None:
+    full = node("a", 2, pool="shared")
+    slim = slim_node(full)
+    assert slim["metadata"] == {"name": "a", "labels": full["metadata"]["labels"]}
+    shared, mig = policy(), policy("m", strategy="mig", timeSlicing=None)
+    assert assign([shared], [slim]) == assign([shared], [full]) == {"a": shared}
+    for chosen in (shared, mig, None):
+        assert simulated_status_patch(slim, chosen) == simulated_status_patch(full, chosen)
+        assert label_patch(slim, chosen, simulate=True) == label_patch(full, chosen, simulate=True)
 
 
 def test_capacity_counts_a_time_sliced_node_s_physical_gpus_once() -> None:

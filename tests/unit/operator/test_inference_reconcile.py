@@ -13,6 +13,7 @@ from gryvia_operator.reconcile.inference import (
     build_status,
     desired,
     needs_write,
+    plan_writes,
     split_replicas,
     version_of,
 )
@@ -133,6 +134,28 @@ def test_needs_write_by_spec_hash() -> None:
     assert not needs_write(want, want)
     other = by_kind(isvc(replicas=2))["Deployment/llm"]
     assert needs_write(want, other)
+
+
+def test_plan_writes_creates_patches_and_deletes_only_what_differs_or_it_owns() -> None:
+    canaried = isvc(canary={"image": "acme/llm:1.3", "weight": 50})
+    first = plan_writes(canaried, {})
+    assert sorted(f"{b['kind']}/{b['metadata']['name']}" for b in first.create) == [
+        "Deployment/llm", "Deployment/llm-canary", "Service/llm",
+    ]  # fmt: skip
+    assert first.patch == [] and first.delete == []
+    have = {(b["kind"], b["metadata"]["name"]): b for b in first.create}
+    assert plan_writes(canaried, have).create == []
+    assert plan_writes(canaried, have).patch == []
+    # the canary goes: its Deployment is deleted because the service owns it
+    plain = plan_writes(isvc(replicas=2), have)
+    assert plain.delete == [("Deployment", "llm-canary")]
+    assert [(kind, name) for kind, name, _ in plain.patch] == [("Deployment", "llm")]
+    patch = plain.patch[0][2]
+    assert patch["spec"]["replicas"] == 2 and set(patch["metadata"]) == {"labels", "annotations"}
+    # a same-named Deployment someone else owns is left alone
+    foreign = dict(have[("Deployment", "llm-canary")])
+    foreign["metadata"] = {**foreign["metadata"], "ownerReferences": [{"uid": "other"}]}
+    assert plan_writes(isvc(), {**have, ("Deployment", "llm-canary"): foreign}).delete == []
 
 
 def dep(generation: int, observed: int, replicas: int, updated: int, ready: int) -> Any:

@@ -7,16 +7,15 @@ file is rewritten atomically with mode 0600. No token is ever written here.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from gryvia_cli.core.oidc import exec_user
+from gryvia_cli.privatefile import write_private
 
 
 def gryvia_command() -> tuple[str, list[str]]:
@@ -73,7 +72,7 @@ def write_login(
     if switch and data.get("current-context") != context:
         data["current-context"] = context
         notes.append(f"switched current-context to {context!r}")
-    _atomic_write(target, yaml.safe_dump(data, sort_keys=False))
+    write_private(target, yaml.safe_dump(data, sort_keys=False))
     return notes
 
 
@@ -116,14 +115,5 @@ def remove_login(target: Path, user: str) -> list[str]:
             notes.append(f"unset current-context {gone.get('name')!r}")
     data["contexts"] = contexts
     if notes:
-        _atomic_write(target, yaml.safe_dump(data, sort_keys=False))
+        write_private(target, yaml.safe_dump(data, sort_keys=False))
     return notes
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    Path(tmp).chmod(0o600)
-    Path(tmp).replace(path)

@@ -30,6 +30,7 @@ class PageAPI(Protocol):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         """One page of the collection (see `KubeAccess.list_objects`)."""
         ...

@@ -38,6 +38,7 @@ from gryvia_cli.errors import (
 )
 from gryvia_cli.kube.deadline import Abandoned, call_with_deadline
 from gryvia_cli.kube.errors import ExpiredError, translate_api_exception, translate_transport_error
+from gryvia_cli.kube.paging import PageAPI
 from gryvia_cli.kube.resources import Resource
 from gryvia_cli.kube.stream import HeldStream as _Stream
 from gryvia_cli.kube.stream import drop as _drop
@@ -64,24 +65,11 @@ class Backoff:
         return base * (1 - self.jitter + 2 * self.jitter * rand())
 
 
-class WatchAPI(Protocol):
-    """The calls of `KubeAccess` a ListWatcher makes (tests pass a fake)."""
+class WatchAPI(PageAPI, Protocol):
+    """The calls of `KubeAccess` a ListWatcher makes (tests pass a fake): the pages of a list,
+    and the watch."""
 
     server: str
-
-    def list_objects(
-        self,
-        res: Resource,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_token: str | None = None,
-        resource_version: str | None = None,
-    ) -> dict[str, Any]:
-        """One page of the collection (see `KubeAccess.list_objects`)."""
-        ...
 
     def watch_objects(
         self,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from gryvia_cli.privatefile import write_private
 
 
 def write_sandbox_kubeconfig(kwok_file: Path, dest: Path, context: str) -> None:
@@ -29,7 +30,7 @@ def write_sandbox_kubeconfig(kwok_file: Path, dest: Path, context: str) -> None:
         ],
         "current-context": context,
     }
-    _atomic_write(dest, yaml.safe_dump(out, sort_keys=False))
+    write_private(dest, yaml.safe_dump(out, sort_keys=False))
 
 
 def export_line(path: Path) -> str:
@@ -74,7 +75,7 @@ def merge(source: Path, target: Path, *, switch: bool = True) -> list[str]:
             if previous
             else f"set current-context to {context!r}"
         )
-    _atomic_write(target, yaml.safe_dump(dst, sort_keys=False))
+    write_private(target, yaml.safe_dump(dst, sort_keys=False))
     return notes
 
 
@@ -112,14 +113,5 @@ def remove(context: str, target: Path, *, server: str | None = None) -> list[str
         dst["current-context"] = ""
         notes.append(f"unset current-context {context!r}")
     if notes:
-        _atomic_write(target, yaml.safe_dump(dst, sort_keys=False))
+        write_private(target, yaml.safe_dump(dst, sort_keys=False))
     return notes
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    Path(tmp).chmod(0o600)
-    Path(tmp).replace(path)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import copy
 import datetime as dt
-import ipaddress
 import os
 import shutil
 import subprocess
@@ -24,12 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gryvia_cli.sandbox import binaries, bootstrap
+from gryvia_cli.sandbox.certs import loopback_certificates
 from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import Progress, Sandbox, SandboxError
 
@@ -158,43 +154,8 @@ def build_crds(documents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def make_certificates(now: dt.datetime) -> tuple[bytes, bytes, bytes]:
     """Return (CA certificate, serving certificate, serving key) as PEM for 127.0.0.1, valid one
-    year from `now` (ECDSA P-256)."""
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gryvia-sandbox-kueue-ca")])
-    start, end = now - dt.timedelta(minutes=5), now + dt.timedelta(days=365)
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kueue-webhook")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    pem = serialization.Encoding.PEM
-    return ca.public_bytes(pem), leaf.public_bytes(pem), key_pem
+    year from `now` (`certs.loopback_certificates`)."""
+    return loopback_certificates("gryvia-sandbox-kueue-ca", "kueue-webhook", now, 365)
 
 
 def _load_all(path: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import ipaddress
 import json
 import os
 import shutil
@@ -28,12 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gryvia_cli.sandbox import binaries
+from gryvia_cli.sandbox.certs import loopback_certificates
 from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import SandboxError, home, pid_alive
 
@@ -187,54 +183,12 @@ def apiserver_patch(auth_config: Path) -> dict[str, Any]:
 def _mint(folder_: Path) -> tuple[Path, Path, Path]:
     """Write a CA and a 127.0.0.1 serving certificate (ECDSA P-256, valid 30 days) signed by
     it; return (ca, cert, key) paths. The key file gets mode 0600."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gryvia-sandbox-oidc-ca")])
-    valid = (now - dt.timedelta(minutes=5), now + dt.timedelta(days=30))
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(valid[0])
-        .not_valid_after(valid[1])
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(True, False, False, False, False, True, True, False, False),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(valid[0])
-        .not_valid_after(valid[1])
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    made = loopback_certificates(
+        "gryvia-sandbox-oidc-ca", "127.0.0.1", dt.datetime.now(dt.UTC), days=30
     )
     paths = (folder_ / "ca.crt", folder_ / "tls.crt", folder_ / "tls.key")
-    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    for path, pem in zip(paths, made, strict=True):
+        path.write_bytes(pem)
     paths[2].chmod(0o600)
     return paths
 

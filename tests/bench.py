@@ -17,6 +17,7 @@ SUITES = [
     "tests.bench_budget",
     "tests.bench_pending",
     "tests.bench_kueue",
+    "tests.bench_idle",
 ]
 
 

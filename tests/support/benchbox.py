@@ -44,11 +44,17 @@ class BenchBox:
 
 @contextmanager
 def operator_sandbox(
-    label: str, nodes: str, namespaces: Iterable[str], *, with_kueue: bool = False
+    label: str,
+    nodes: str,
+    namespaces: Iterable[str],
+    *,
+    with_kueue: bool = False,
+    flags: tuple[str, ...] = (),
 ) -> Iterator[BenchBox]:
     """A sandbox `<label><pid>` of `nodes` under a temporary GRYVIA_SANDBOX_HOME, with the CRDs
     established, `namespaces` created and the operator started (`with_kueue`: the sandbox
-    runs Kueue, `sandbox up --kueue`, and the operator has `--enable-kueue`). On an error the
+    runs Kueue, `sandbox up --kueue`, and the operator has `--enable-kueue`; `flags`: more
+    operator flags). On an error the
     operator log's tail goes to stderr; the operator is killed and the sandbox removed in
     every case."""
     from gryvia_cli.sandbox import binaries, cluster
@@ -72,7 +78,7 @@ def operator_sandbox(
             )
             for ns in namespaces:
                 kubectl_run(kubectl, "create", "namespace", ns)
-            extra = ("--enable-kueue",) if with_kueue else ()
+            extra = (("--enable-kueue",) if with_kueue else ()) + flags
             proc, metrics_port, _ = start_operator(box.kubeconfig, workdir, extra)
             yield BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir)
         except BaseException:

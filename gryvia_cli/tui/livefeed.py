@@ -154,9 +154,15 @@ class LiveFeed(App[None]):
             feed.release()
 
     def flush(self) -> None:
-        """Apply what the watches buffered and tell the view (a few times a second)."""
+        """Apply what the watches buffered and tell the view (a few times a second); a tick
+        that comes while the console closes only applies it."""
         if self.feed is None or not self.feed.pending:
             return
         change = self.store.apply(self.feed.drain())
-        if change:
-            self.screen.post_message(ClusterChanged(change))
+        if not change:
+            return
+        try:
+            screen = self.screen
+        except (ScreenStackError, UnknownModeError):
+            return  # the console is closing (its last screen is gone): nobody to tell
+        screen.post_message(ClusterChanged(change))

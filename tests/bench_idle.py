@@ -5,12 +5,13 @@ resource in the window, read from the API server's own `apiserver_request_total`
 controller's periodic full LIST: the target is 0 for every Gryvia kind and child, issue 35),
 and the WATCH and GET calls beside them.
 
-`python -m tests.bench_idle [SECONDS]` (default 600, the issue's ten minutes).
+`python -m tests.bench_idle [SECONDS]` (default 600, the issue's ten minutes); the window
+opens once the operator has written the first statuses.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import sys
 import time
@@ -19,11 +20,13 @@ from typing import Any
 
 from tests.support.benchbox import BenchBox, kubectl_run, operator_sandbox
 from tests.support.operator import FEATURES
+from tests.support.wait import wait_for
 
 NS = "idle"
 NODES = "1xH100:8,1xL40:4,1xcpu"
-SETTLE_SECONDS = float(os.environ.get("GRYVIA_BENCH_SETTLE", "60"))
-"""Start-up and the first passes over the new objects, before the window opens."""
+REPORTED = ("GryviaWorkspace", "GryviaInferenceService", "GryviaBudget", "GryviaGPUSharingPolicy")
+"""Kinds whose status the operator writes on its first pass: the window opens once each of
+them has one (start-up and the first passes are over)."""
 SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
 
 
@@ -76,6 +79,15 @@ def objects() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def _reported(box: BenchBox) -> bool:
+    """True when every object of the REPORTED kinds has a status."""
+    for kind in REPORTED:
+        found = json.loads(kubectl_run(box.kubectl, "get", kind, "-A", "-o", "json"))["items"]
+        if not found or not all(o.get("status") for o in found):
+            return False
+    return True
+
+
 def request_counts(box: BenchBox) -> Counter[tuple[str, str]]:
     """apiserver_request_total summed by (verb, group/resource)."""
     out: Counter[tuple[str, str]] = Counter()
@@ -97,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     with operator_sandbox("idle", NODES, [NS], flags=flags) as box:
         for obj in objects():
             kubectl_run(box.kubectl, "create", "-f", "-", body=obj)
-        time.sleep(SETTLE_SECONDS)
+        wait_for(lambda: _reported(box), timeout=180, what="a status on " + ", ".join(REPORTED))
         before = request_counts(box)
-        time.sleep(seconds)
+        time.sleep(seconds)  # the measurement window itself: quiet, by definition
         after = request_counts(box)
     delta = {k: after[k] - before.get(k, 0) for k in after if after[k] > before.get(k, 0)}
     print(f"requests to the API server in {seconds:.0f} s of quiet (all clients):")

@@ -43,22 +43,24 @@ async def run_passes(
     rt: Runtime,
     name: str,
     kick: asyncio.Event,
-    one_pass: Callable[[], Awaitable[float]],
+    one_pass: Callable[[], Awaitable[float | None]],
     pass_seconds: float,
     log: logging.Logger,
     retry_after: Callable[[KubeError | OSError], float] | None = None,
 ) -> None:
     """Run `one_pass` until cancelled: again when `kick` is set, else after the seconds the
-    pass returned (at least 0.05). An API or network error is logged as a warning and the
-    next pass comes after `retry_after(error)` (default `pass_seconds`); any other exception
-    is logged with its traceback, and the next pass comes after `pass_seconds`. The pass time
+    pass returned (at least 0.05; None: `pass_seconds`). An API or network error is logged
+    as a warning and the next pass comes after `retry_after(error)` (default
+    `pass_seconds`); any other exception is logged with its traceback, and the next pass
+    comes after `pass_seconds`. The pass time
     goes to the `latency` metric, and each failed pass to `errors`, under controller `name`."""
     while True:
         kick.clear()
         started = time.perf_counter()
         delay = pass_seconds
         try:
-            delay = await one_pass()
+            wanted = await one_pass()
+            delay = pass_seconds if wanted is None else wanted
         except (KubeError, OSError) as exc:
             log.warning("%s: %s", name, exc)
             rt.metrics.errors.labels(controller=name).inc()

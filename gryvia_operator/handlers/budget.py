@@ -123,11 +123,7 @@ class Budgets:
 
     async def loop(self) -> None:
         """Recompute every budget every BUDGET_SECONDS, or at once when kicked."""
-        await run_passes(self.rt, "budget", self.kick, self._pass, BUDGET_SECONDS, log)
-
-    async def _pass(self) -> float:
-        await self.update()
-        return BUDGET_SECONDS
+        await run_passes(self.rt, "budget", self.kick, self.update, BUDGET_SECONDS, log)
 
     def _current(self, body: Mapping[str, Any]) -> GryviaBudget | None:
         """The budget with the newest status known: ours if the watch has not caught up."""

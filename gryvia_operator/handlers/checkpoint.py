@@ -122,11 +122,7 @@ class CheckpointGuards:
     async def loop(self) -> None:
         """Run passes until cancelled: at once after a gated or lost pod, else every poll."""
         poll = self.rt.config.checkpoint_poll_seconds
-        await run_passes(self.rt, "checkpoint", self.wake, self._pass, poll, log)
-
-    async def _pass(self) -> float:
-        await self.run_pass()
-        return float(self.rt.config.checkpoint_poll_seconds)
+        await run_passes(self.rt, "checkpoint", self.wake, self.run_pass, poll, log)
 
     async def run_pass(self) -> None:
         """One pass over every guarded job with pods, then the guards' status."""

@@ -51,11 +51,7 @@ class GpuSharing:
 
     async def loop(self) -> None:
         """Run passes until cancelled."""
-        await run_passes(self.rt, "gpusharing", self.wake, self._pass, PASS_SECONDS, log)
-
-    async def _pass(self) -> float:
-        await self.run_pass()
-        return PASS_SECONDS
+        await run_passes(self.rt, "gpusharing", self.wake, self.run_pass, PASS_SECONDS, log)
 
     def _policies(self) -> list[GryviaGPUSharingPolicy]:
         out = []

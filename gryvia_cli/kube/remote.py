@@ -104,15 +104,14 @@ class RemoteAccess:
                     ws.write_channel(RESIZE, json.dumps({"Width": now[0], "Height": now[1]}))
                 _send_input(ws, typed)
                 ws.update(timeout=0.05)
-                for channel, sink in ((STDOUT, stdout), (STDERR, stderr)):
-                    if data := ws.read_channel(channel):
-                        sink.write(data)
-                        sink.flush()
-            raw = ws.read_channel(STATUS)
-        except (WebSocketException, OSError):  # the server went away: no exit status
-            raw = ""
+                _deliver(ws, stdout, stderr)
+        except (WebSocketException, OSError):
+            # The server went away. It may have sent the last output and the exit status
+            # first: the client buffers the frames it read before the socket's end raised.
+            _deliver(ws, stdout, stderr)
         finally:
             ws.close()
+        raw = ws.read_channel(STATUS)
         return json.loads(raw) if raw else None
 
     def forward(self, namespace: str, pod: str, port: int, conn: socket.socket) -> None:
@@ -155,6 +154,14 @@ def _read_input(read: Callable[[], bytes], typed: queue.Queue[bytes]) -> None:
         typed.put(data)
         if not data:
             return
+
+
+def _deliver(ws: Any, stdout: BinaryIO, stderr: BinaryIO) -> None:
+    """Write the output the stream has buffered to `stdout` and `stderr`."""
+    for channel, sink in ((STDOUT, stdout), (STDERR, stderr)):
+        if data := ws.read_channel(channel):
+            sink.write(data)
+            sink.flush()
 
 
 def _send_input(ws: Any, typed: queue.Queue[bytes]) -> None:

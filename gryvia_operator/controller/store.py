@@ -13,7 +13,15 @@ from typing import Any, Generic, TypeVar
 V = TypeVar("V")
 K = TypeVar("K", bound=Hashable)
 
+
 # kopf index ids (also the keyword names kopf passes the indexes by).
+def slim_body(body: Any) -> dict[str, Any]:
+    """An object's body without metadata.managedFields (what the indexes keep)."""
+    out = {k: v for k, v in body.items() if k != "metadata"}
+    out["metadata"] = {k: v for k, v in body["metadata"].items() if k != "managedFields"}
+    return out
+
+
 AIJOBS = "gryvia_aijobs"
 CHILDREN = {
     "Job": "gryvia_child_jobs",

@@ -27,10 +27,10 @@ from gryvia_operator.api.periods import MeteredRun
 from gryvia_operator.api.pricing import default_catalog, select_rate
 from gryvia_operator.api.priority import requeue_pending, run_index
 from gryvia_operator.api.timeslicing import replicas_of
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, NODES, PODS_BY_JOB, USAGE
-from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.metering import (
     billed_physical_gpus,
     build_usage_record,
@@ -85,9 +85,9 @@ class Accounting:
         rt = self.rt
         now = rt.clock()
         records = rt.indices.all_values(USAGE)
-        for state in policy.quota_states(rt):
+        for state in policies.quota_states(rt):
             name = state.quota.name
-            hours, _ = policy.spend(records, state.quota.spec.namespaces, now)
+            hours, _ = policies.spend(records, state.quota.spec.namespaces, now)
             status = quota_status(state, now=now, gpu_hours=hours)
             key = _comparable(status)
             previous = self.quota_written.get(name)
@@ -95,7 +95,7 @@ class Accounting:
             if previous is not None and previous[0] == key and fresh:
                 continue
             if previous is not None and previous[0] != key:
-                policy.requeue_held(rt, state.quota.spec.namespaces)
+                policies.requeue_held(rt, state.quota.spec.namespaces)
             await rt.api.patch("GryviaQuota", name, {"status": status}, subresource="status")
             self.quota_written[name] = (key, time.monotonic())
 
@@ -154,10 +154,10 @@ class Accounting:
         rt = self.rt
         if job.status is None or job.status.start_time is None:
             return None
-        known, skus = catalog or (policy.tenants(rt), policy.skus(rt))
+        known, skus = catalog or (policies.tenants(rt), policies.skus(rt))
         labels = job.metadata.labels or {}
         tenant = tenant_of(
-            job.namespace, labels, policy.namespace_labels(rt, job.namespace), set(known)
+            job.namespace, labels, policies.namespace_labels(rt, job.namespace), set(known)
         )
         owner = known.get(tenant)
         gpu_type = self._billed_type(job)
@@ -227,7 +227,7 @@ class Accounting:
     async def meter(self) -> None:
         """One metering pass over every job that has run: records are written concurrently
         (at most WRITE_CONCURRENCY at once), the catalog is read once."""
-        catalog = (policy.tenants(self.rt), policy.skus(self.rt))
+        catalog = (policies.tenants(self.rt), policies.skus(self.rt))
         limit = asyncio.Semaphore(WRITE_CONCURRENCY)
 
         async def write(desired: dict[str, Any]) -> None:
@@ -287,9 +287,9 @@ class Accounting:
         records = rt.indices.all_values(USAGE)
         # the quota gate's own rule (`JobView.holds_gpus`): status and admission agree
         holding = [view for view in map(job_view, rt.indices.all_values(AIJOBS)) if view.holds_gpus]
-        for name, tenant in policy.tenants(rt).items():
+        for name, tenant in policies.tenants(rt).items():
             ns = tenant_namespace(name)
-            hours, cost = policy.spend(records, [ns], now)
+            hours, cost = policies.spend(records, [ns], now)
             running = [view for view in holding if view.namespace == ns]
             used = sum(view.gpus for view in running)
             status = tenant_status(
@@ -305,7 +305,7 @@ class Accounting:
 
     async def ensure_catalog(self) -> None:
         """Create the default GPU price catalog when the cluster has no SKU at all."""
-        if policy.skus(self.rt):
+        if policies.skus(self.rt):
             return
         for sku in default_catalog():
             body = sku.model_dump(mode="json", by_alias=True, exclude_none=True)

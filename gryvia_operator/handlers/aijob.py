@@ -14,18 +14,24 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, JobPhase, validate_job
+from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
 from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, statefulset_name
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
 from gryvia_operator.controller.runtime import JobKey, Runtime
-from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers import checkpoint, gate, kueue, pending, priority, reservation
-from gryvia_operator.handlers.policy import admission_for
+from gryvia_operator.controller.store import (
+    AIJOBS,
+    CHILDREN,
+    NODES,
+    PODS_BY_JOB,
+    PODS_BY_NODE,
+    slim_body,
+)
+from gryvia_operator.handlers import jobsteps
 from gryvia_operator.reconcile.aijob import (
     Blocker,
     ChildAction,
     Observed,
-    current_status,
     reconcile_invalid,
     reconcile_job,
 )
@@ -37,17 +43,6 @@ log = logging.getLogger("gryvia.operator.aijob")
 PLURAL = "gryviaaijobs"
 CONFLICT_RETRY_SECONDS = 0.5
 """Delay before reading a job again that changed while it was being reconciled."""
-KUEUE_POLLED = frozenset({JobPhase.QUEUED.value, JobPhase.SCHEDULING.value})
-"""Phases in which a job in a Kueue queue is read again every `kueue.QUEUED_RETRY_SECONDS`:
-Workload changes do not trigger its reconcile, and a job Kueue evicts is Scheduling (its Job
-suspended) until the Workload gives its quota back, when it turns Queued and Preempted."""
-
-
-def slim_body(body: Any) -> dict[str, Any]:
-    """A job body without managedFields (what the index keeps)."""
-    out = {k: v for k, v in body.items() if k != "metadata"}
-    out["metadata"] = {k: v for k, v in body["metadata"].items() if k != "managedFields"}
-    return out
 
 
 def child_names(name: str) -> dict[str, str]:
@@ -138,11 +133,10 @@ async def _write_status(
     event = phase_event(before.get("phase"), status)
     if event is not None:
         rt.post_event(result, event)
-    unchecked = gate.unchecked_event(before, status)
-    if unchecked is not None:
-        rt.post_event(result, unchecked)
+    for extra in jobsteps.events(before, status):
+        rt.post_event(result, extra)
     if "phase" in patch:  # a job started or ended: estimates of waiting jobs move
-        pending.requeue_waiting(rt, result)
+        policies.requeue_waiting(rt, result)
 
 
 async def reconcile_key(rt: Runtime, key: JobKey) -> None:
@@ -184,39 +178,29 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
         status = reconcile_invalid(dict(body.get("status") or {}), messages, now)
         await _write_status(rt, body, dict(body.get("status") or {}), status)
         return
-    observed = await kueue.with_kueue(rt, job, observe(rt, job))
-    job, use = reservation.for_job(rt, job, observed)  # steered onto its reservation's nodes
-    if job.phase in (JobPhase.PENDING, JobPhase.QUEUED) and observed.kueue_queue is None:
-        decision = admission_for(rt, body)
-        if not observed.workloads:  # the admission gate: only before anything is created
-            decision = gate.combine(rt, job, body, decision)
-            decision = await priority.preempt(rt, job, body, decision)
-        below = priority.preempts_below(rt, job, body)
-        observed = replace(observed, admission=decision, preempts_below=below)
-    config = checkpoint.config_for(rt, job)
-    outcome = reconcile_job(job, observed, config, now)
+    p = await jobsteps.prepare(rt, job, body, observe(rt, job))
+    outcome = reconcile_job(p.job, p.observed, p.config, now)
     if outcome.actions:
-        found = await asyncio.gather(*(_apply(rt, job, a) for a in outcome.actions))
+        found = await asyncio.gather(*(_apply(rt, p.job, a) for a in outcome.actions))
         blockers = [b for b in found if isinstance(b, Blocker)]
         refused = [b for b in found if isinstance(b, str)]
         if blockers or refused:
             observed = replace(
-                observed, blocked=(*observed.blocked, *blockers), refused=tuple(refused)
+                p.observed, blocked=(*p.observed.blocked, *blockers), refused=tuple(refused)
             )
-            outcome = reconcile_job(job, observed, config, now)
-    status = pending.with_wait_status(rt, job, observed, outcome.status)
-    status = reservation.with_condition(rt, body, use, current_status(job), status)
+            p = replace(p, observed=observed)
+            outcome = reconcile_job(p.job, p.observed, p.config, now)
+    status = jobsteps.finish(rt, p, outcome.status)
     if outcome.waiting_for_nodes or status.get("pending"):  # retried when GPUs free up
         rt.waiting.add(key)
     else:
         rt.waiting.discard(key)
-    await _write_status(rt, body, current_status(job), status)
-    if outcome.requeue_after is not None:
-        rt.jobs.add_after(key, outcome.requeue_after)
-    elif observed.kueue_queue is not None and status.get("phase") in KUEUE_POLLED:
-        rt.jobs.add_after(key, kueue.QUEUED_RETRY_SECONDS)
-    elif gate.is_hold(observed.admission):
-        rt.jobs.add_after(key, gate.HOLD_RETRY_SECONDS)
+    await _write_status(rt, body, dict(p.before), status)
+    delay = outcome.requeue_after
+    if delay is None:
+        delay = jobsteps.retry_after(p, status)
+    if delay is not None:
+        rt.jobs.add_after(key, delay)
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:

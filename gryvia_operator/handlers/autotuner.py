@@ -1,7 +1,7 @@
 """GryviaAutoTuner on the kind controller (`--enable-autotuners`): passes at once when a
 tuner or one of its trial jobs changes, else every PASS_SECONDS while trials run. A tuner
 observes its trial jobs (label gryvia.io/tuner) in the job index and the logs of their pods
-(the checkpoint guard's `trainer_log`); `reconcile.autotuner.reconcile_tuner` plans which
+(`controller.podlogs.trainer_log`); `reconcile.autotuner.reconcile_tuner` plans which
 trial jobs to create, which to cancel early (annotation gryvia.io/cancel, as `gryvia cancel`
 does) and the status. Trial jobs are owned by their tuner (deleting it deletes them).
 """
@@ -21,9 +21,9 @@ from gryvia_operator.api.controlled import MAX_MESSAGE, cancel_patch
 from gryvia_operator.api.names import GROUP, VERSION
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.passes import ChildSource
+from gryvia_operator.controller.podlogs import trainer_log
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, AUTOTUNERS, PODS_BY_JOB
-from gryvia_operator.handlers.checkpoint import trainer_log
 from gryvia_operator.reconcile.autotuner import ENDED_STATES, TrialJob, reconcile_tuner
 from gryvia_operator.reconcile.status import JobEvent
 

@@ -31,11 +31,11 @@ from gryvia_operator.api import GROUP, VERSION, GryviaBudget
 from gryvia_operator.api.budget import GryviaBudgetStatus
 from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.parse import parse_valid
+from gryvia_operator.controller import delivery, policies
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import BUDGETS, USAGE
-from gryvia_operator.handlers import delivery, policy
 from gryvia_operator.reconcile.budget_status import alert_record, comparable, compute
 from gryvia_operator.reconcile.budgets import UsageLine
 from gryvia_operator.reconcile.quotas import job_view
@@ -54,7 +54,7 @@ EVENT_NAMESPACE = "default"
 def quota_teams(rt: Runtime) -> dict[str, list[str]]:
     """team -> namespaces of its GryviaQuotas."""
     out: dict[str, list[str]] = {}
-    for quota in policy.quotas(rt):
+    for quota in policies.quotas(rt):
         out.setdefault(quota.spec.team, []).extend(quota.spec.namespaces)
     return out
 
@@ -142,8 +142,8 @@ class Budgets:
         rt = self.rt
         now = rt.clock()
         lines = [line for line in map(UsageLine.of_raw, rt.indices.all_values(USAGE)) if line]
-        teams, tenants = quota_teams(rt), list(policy.tenants(rt))
-        jobs = [job_view(b) for b in policy.known_jobs(rt)]
+        teams, tenants = quota_teams(rt), list(policies.tenants(rt))
+        jobs = [job_view(b) for b in policies.known_jobs(rt)]
         bodies = rt.indices.all_values(BUDGETS)
         names = set()
         for body in bodies:
@@ -172,7 +172,7 @@ class Budgets:
         )
         if self.seen.get(name) != now:
             self.seen[name] = now
-            policy.requeue_held(self.rt, scope.namespaces)
+            policies.requeue_held(self.rt, scope.namespaces)
 
     async def write(
         self,

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
-from gryvia_operator.api.names import CONTAINER_NAME
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
 from gryvia_operator.controller.passes import run_passes
+from gryvia_operator.controller.podlogs import trainer_log
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
 from gryvia_operator.reconcile.checkpoint import (
@@ -48,8 +48,6 @@ from gryvia_operator.reconcile.status import JobEvent
 
 log = logging.getLogger("gryvia.operator.checkpoint")
 PLURAL = "gryviacheckpointguards"
-LOG_TAIL_LINES = 2000
-"""Lines of each pod's log read for commit lines."""
 _SEEN_LIMIT = 10_000
 
 
@@ -68,17 +66,6 @@ def config_for(rt: Runtime, job: GryviaAIJob) -> ReconcileConfig:
         return rt.config
     plan = plan_for(job, guards(rt))
     return rt.config if plan is None else replace(rt.config, checkpoint=plan)
-
-
-async def trainer_log(rt: Runtime, namespace: str, pod: str) -> str | None:
-    """The last LOG_TAIL_LINES lines of a pod's trainer container, or None when it has no log
-    (gone, or never started). Also read by the tuner for its trials' metric lines."""
-    try:
-        return await rt.api.pod_log(
-            pod, namespace, container=CONTAINER_NAME, tail_lines=LOG_TAIL_LINES
-        )
-    except KubeError:
-        return None
 
 
 def _stamp(rt: Runtime) -> str:

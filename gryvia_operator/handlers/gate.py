@@ -32,9 +32,9 @@ from gryvia_operator.api.budgetgate import BudgetCheck, check_budgets, estimate_
 from gryvia_operator.api.gpusku import GryviaGpuSku
 from gryvia_operator.api.parse import parse_all, parse_valid
 from gryvia_operator.api.pricing import select_rate
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import GATE_BUDGETS, SKUS, USAGE
-from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.admission import AdmissionDecision
 from gryvia_operator.reconcile.names import Cond
 from gryvia_operator.reconcile.quotas import governing, job_view
@@ -65,7 +65,7 @@ def check_job(rt: Runtime, job: GryviaAIJob, body: Mapping[str, Any]) -> BudgetC
     except DurationError:
         return None
     namespace = job.namespace
-    known = policy.tenants(rt)
+    known = policies.tenants(rt)
     tenant_name = namespace_tenant(namespace, known)
     tenant = known.get(tenant_name) if tenant_name else None
     problem = catalog_problem(rt)
@@ -82,8 +82,8 @@ def check_job(rt: Runtime, job: GryviaAIJob, body: Mapping[str, Any]) -> BudgetC
     now = rt.clock()
     records = rt.indices.all_values(USAGE)
     quotas = [
-        (q, policy.spend(records, q.spec.namespaces, now)[1])
-        for q in governing(namespace, policy.quotas(rt))
+        (q, policies.spend(records, q.spec.namespaces, now)[1])
+        for q in governing(namespace, policies.quotas(rt))
     ]
     budgets = parse_valid(GryviaBudget, rt.indices.all_values(GATE_BUDGETS))
     return check_budgets(estimate, hard_budgets(namespace, tenant_name, quotas, budgets, now))
@@ -130,8 +130,8 @@ def unchecked_event(before: Mapping[str, Any], after: Mapping[str, Any]) -> JobE
 
 def requeue_all_held(rt: Runtime) -> None:
     """Queue every Pending or Queued job for another decision (a SKU or budget changed)."""
-    namespaces = {(b.get("metadata") or {}).get("namespace") for b in policy.known_jobs(rt)}
-    policy.requeue_held(rt, [ns for ns in namespaces if ns])
+    namespaces = {(b.get("metadata") or {}).get("namespace") for b in policies.known_jobs(rt)}
+    policies.requeue_held(rt, [ns for ns in namespaces if ns])
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:

@@ -31,10 +31,10 @@ from gryvia_operator.api.jobhook import STATE_ANNOTATION, GryviaJobHook, GryviaJ
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.signature import HOOK_USER_AGENT, render
 from gryvia_operator.api.ssrf import first_refusal, parse_cidrs, parse_target
+from gryvia_operator.controller import delivery
 from gryvia_operator.controller.kubeapi import Conflict, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS
-from gryvia_operator.handlers import delivery
 from gryvia_operator.reconcile import jobhooks as core
 from gryvia_operator.reconcile.status import JobEvent, get_condition, set_condition, timestamp
 

@@ -7,15 +7,21 @@ the kube-scheduler preempted marks its job (`handlers.scheduler_preemption`, pri
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import kopf
 
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB, PODS_BY_NODE
-from gryvia_operator.handlers.savedlogs import LogSaver
-from gryvia_operator.handlers.scheduler_preemption import SchedulerPreemptions
 from gryvia_operator.reconcile.views import PodView
+
+
+class PodWatcher(Protocol):
+    """What the pod handler hands pods to: `handlers.savedlogs.LogSaver` (pod bodies),
+    `handlers.scheduler_preemption.SchedulerPreemptions` (PodViews)."""
+
+    def on_pod(self, pod: Any) -> None:
+        """Look at one pod event's pod."""
 
 
 def _statefulset_job(body: Any) -> bool:
@@ -24,10 +30,11 @@ def _statefulset_job(body: Any) -> bool:
     return bool(kind == "statefulset")
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
-    """Register the two pod indexes and the pod event handler."""
-    saver = LogSaver(rt)
-    preempted = SchedulerPreemptions(rt)
+def register(
+    registry: kopf.OperatorRegistry, rt: Runtime, saver: PodWatcher, preempted: PodWatcher
+) -> None:
+    """Register the two pod indexes and the pod event handler; deleting job pods go to
+    `saver`, pods the scheduler preempted to `preempted`."""
 
     @kopf.index("v1", "pods", id=PODS_BY_NODE, registry=registry)
     async def pods_by_node(body: kopf.Body, **_: Any) -> Any:

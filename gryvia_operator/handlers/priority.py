@@ -26,10 +26,10 @@ from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaPriority
 from gryvia_operator.api.names import LABEL_MANAGED_BY, LABEL_PRIORITY
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.priority import COND_PREEMPTED, PRIORITY_TABLE
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import PRIORITIES
-from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile import priority as rules
 from gryvia_operator.reconcile.admission import AdmissionDecision
 from gryvia_operator.reconcile.quotas import budget_spent, governing, job_view
@@ -89,9 +89,9 @@ async def preempt(
     known = values(rt)
     value = _value_of(body, known)
     view = job_view(body)
-    governed = governing(job.namespace, policy.quotas(rt))
-    states = policy.quota_states(rt, governed)
-    bodies = policy.known_jobs(rt)
+    governed = governing(job.namespace, policies.quotas(rt))
+    states = policies.quota_states(rt, governed)
+    bodies = policies.known_jobs(rt)
     victims: dict[str, tuple[rules.RunningJob, Mapping[str, Any]]] = {}
     for state in states:
         first = state.held[0].key if state.held else view.key

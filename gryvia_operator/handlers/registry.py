@@ -18,6 +18,7 @@ import kopf
 
 from gryvia_operator.api import resources as api
 from gryvia_operator.api.names import FINALIZER, GROUP
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kindcontroller import KindController
 from gryvia_operator.controller.kubeapi import bearer_token
 from gryvia_operator.controller.operator import Wiring
@@ -44,6 +45,8 @@ from gryvia_operator.handlers import (
     policy,
     priority,
     reservation,
+    savedlogs,
+    scheduler_preemption,
     tenant,
     workflow,
     workspace,
@@ -129,8 +132,11 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     """A kopf registry with every handler of this operator; `configuration` is the official
     client's Configuration that kopf logs in with."""
     registry = kopf.OperatorRegistry()
-    for module in (aijob, children, pod, node, gpunode, policy, tenant, arrays, gate, priority):
+    for module in (aijob, children, node, gpunode, policy, tenant, arrays, gate, priority):
         module.register(registry, rt)
+    pod.register(
+        registry, rt, savedlogs.LogSaver(rt), scheduler_preemption.SchedulerPreemptions(rt)
+    )
     kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
@@ -215,6 +221,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
 WIRING = Wiring(
     configure_kopf=configure_kopf,
     build_registry=build_registry,
-    policy_context=policy.policy_context,
+    policy_context=policies.policy_context,
 )
 """The operator's kopf side, for `controller.operator.run`."""

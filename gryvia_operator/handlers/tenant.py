@@ -18,9 +18,9 @@ from gryvia_operator.api.names import (
     LABEL_TENANT_MANAGED_BY,
 )
 from gryvia_operator.api.parse import parse_all
+from gryvia_operator.controller import kueuequeues
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeApi, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.handlers import kueue
 from gryvia_operator.reconcile.tenancy import (
     MANAGED_BY,
     build_children,
@@ -124,7 +124,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
             log.info("tenant %s: removed %s", tenant.name, ", ".join(removed))
         if rt.config.kueue.enabled:
             try:
-                await kueue.ensure_tenant_queues(rt, tenant)
+                await kueuequeues.ensure_tenant_queues(rt, tenant)
             except KubeError as exc:
                 raise _failed(f"tenant {tenant.name}: Kueue queues", exc) from exc
 
@@ -144,7 +144,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
             tenant handlers."""
             tenant = _tenant(body)
             try:
-                await kueue.ensure_tenant_queues(rt, tenant)
+                await kueuequeues.ensure_tenant_queues(rt, tenant)
             except KubeError as exc:
                 log.warning("tenant %s: Kueue queues not applied: %s", tenant.name, exc)
 
@@ -154,7 +154,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
         tenant = _tenant(body)
         try:
             if rt.config.kueue.enabled:
-                await kueue.remove_tenant_queues(rt.api, tenant.name)
+                await kueuequeues.remove_tenant_queues(rt.api, tenant.name)
             outcome = await release_namespace(rt.api, tenant)
         except KubeError as exc:
             raise _failed(f"tenant {tenant.name} deleted", exc) from exc

@@ -29,12 +29,12 @@ from gryvia_operator.api.workspace import (
     pod_name,
     pvc_name,
 )
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.passes import ChildSource
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import WORKSPACE_PODS, WORKSPACES
-from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.workspace import (
     Observed,
@@ -144,13 +144,15 @@ class WorkspaceSpec(KindSpec[GryviaWorkspace, Observed]):
 
     async def after(self, rt: Runtime, obj: GryviaWorkspace, outcome: Outcome) -> None:
         """Create or refresh the usage record of the current run (never a sealed one)."""
-        known = policy.tenants(rt)
+        known = policies.tenants(rt)
         labels = obj.metadata.labels or {}
-        tenant = tenant_of(obj.namespace, labels, policy.namespace_labels(rt, obj.namespace), known)
+        tenant = tenant_of(
+            obj.namespace, labels, policies.namespace_labels(rt, obj.namespace), known
+        )
         owner = known.get(tenant)
         rate = (
             select_rate(
-                obj.spec.gpu_type, policy.skus(rt), owner.spec.allowed_skus if owner else None
+                obj.spec.gpu_type, policies.skus(rt), owner.spec.allowed_skus if owner else None
             )
             if obj.spec.gpus
             else None

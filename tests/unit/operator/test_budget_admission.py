@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, BUDGETS, QUOTAS, TENANTS, USAGE
-from gryvia_operator.handlers import policy
 from gryvia_operator.reconcile.status import JobEvent
 from tests.builders import make_job
 
@@ -46,10 +46,12 @@ def _runtime(budget: dict[str, Any]) -> tuple[Runtime, list[JobEvent]]:
 
 def test_block_rejects_new_and_holds_queued_jobs() -> None:
     rt, _ = _runtime(_budget("block", "blocked"))
-    verdict = policy.admission_for(rt, make_job("a").gpus(1).gpu_type("H100").obj())
+    verdict = policies.admission_for(rt, make_job("a").gpus(1).gpu_type("H100").obj())
     assert verdict.verdict == "reject" and verdict.reason == "BudgetExceeded"
     assert verdict.message == "budget ml-budget is spent: 9.50 of 10.00 USD (95.0 %)"
-    queued = policy.admission_for(rt, make_job("b").gpus(1).gpu_type("H100").phase("Queued").obj())
+    queued = policies.admission_for(
+        rt, make_job("b").gpus(1).gpu_type("H100").phase("Queued").obj()
+    )
     assert queued.verdict == "queue" and queued.message.startswith("held: budget ml-budget")
 
 
@@ -57,7 +59,7 @@ def test_warn_admits_with_one_warning_event_per_job() -> None:
     rt, events = _runtime(_budget("warn", "warning"))
     job = make_job("c").gpus(1).gpu_type("H100").obj()
     for _ in range(3):
-        verdict = policy.admission_for(rt, job)
+        verdict = policies.admission_for(rt, job)
         assert verdict.verdict == "allow" and verdict.reason == "BudgetWarning"
     assert [(e.type, e.reason) for e in events] == [("Warning", "BudgetWarning")]
     assert "budget ml-budget is warning" in events[0].message

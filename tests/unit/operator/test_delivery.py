@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gryvia_operator.handlers import delivery
+from gryvia_operator.controller import delivery
 
 
 class Receiver:

@@ -13,7 +13,7 @@ import pytest
 
 from gryvia_operator.api.signature import HOOK_USER_AGENT, verify
 from gryvia_operator.api.ssrf import parse_cidrs
-from gryvia_operator.handlers import delivery
+from gryvia_operator.controller import delivery
 
 
 class Server:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob, GryviaTenant
+from gryvia_operator.controller import kueuequeues
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES
 from gryvia_operator.handlers import kueue
@@ -65,7 +66,7 @@ async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() 
     api = FakeApi()
     api.put(_quota({"H100": 16, "A100-80G": 8}))
     rt = _runtime(api)
-    await kueue.ensure_tenant_queues(rt, _tenant())
+    await kueuequeues.ensure_tenant_queues(rt, _tenant())
     assert _nominal(api) == {
         "gryvia-a100-80g": 8,
         "gryvia-h100": 16,
@@ -77,9 +78,9 @@ async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() 
         "gryvia.io/gpu": "A100-80G"
     }
     api.put(_quota({"H100": 32, "A100-80G": 8}))  # the quota changed: re-applied
-    await kueue.ensure_tenant_queues(rt, _tenant())
+    await kueuequeues.ensure_tenant_queues(rt, _tenant())
     assert _nominal(api)["gryvia-h100"] == 32
-    await kueue.remove_tenant_queues(api, "vision")
+    await kueuequeues.remove_tenant_queues(api, "vision")
     assert ("ClusterQueue", "", "gryvia-vision") not in api.objects
     assert ("LocalQueue", "tenant-vision", "gryvia") not in api.objects
 
@@ -87,7 +88,7 @@ async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() 
 async def test_tenant_limit_wins_over_the_quotas_general_limit() -> None:
     api = FakeApi()
     rt = _runtime(api)
-    await kueue.ensure_tenant_queues(rt, _tenant(gpus=12))
+    await kueuequeues.ensure_tenant_queues(rt, _tenant(gpus=12))
     assert _nominal(api) == {"gryvia-default": 12}
 
 

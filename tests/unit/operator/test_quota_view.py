@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaQuota
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, USAGE
-from gryvia_operator.handlers import policy
 from tests.builders import make_job
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -35,15 +35,15 @@ def test_a_job_just_admitted_counts_as_holding_before_its_watch_event() -> None:
     # what the watch holds: created, not yet admitted
     watched = make_job("first").gpus(8).gpu_type("H100").meta(resourceVersion="10").obj()
     rt = _runtime(watched)
-    [before] = policy.quota_states(rt, [QUOTA])
+    [before] = policies.quota_states(rt, [QUOTA])
     assert (before.allocated_gpus, before.queued_jobs) == (0, 1)
 
     admitted = make_job("first").gpus(8).gpu_type("H100").phase("Scheduling")
     admitted = admitted.condition("Admitted", "True", "QuotaReserved").obj()
     admitted["metadata"].update(namespace="ml", resourceVersion="11")
     rt.recent_jobs.note(("ml", "first"), "11", admitted)  # the operator's own status write
-    [after] = policy.quota_states(rt, [QUOTA])
+    [after] = policies.quota_states(rt, [QUOTA])
     assert (after.allocated_gpus, after.running_jobs, after.queued_jobs) == (8, 1, 0)
 
     rt.recent_jobs.seen(("ml", "first"), "11")  # the watch caught up: its copy is used again
-    assert policy.known_jobs(rt) == [watched]
+    assert policies.known_jobs(rt) == [watched]

@@ -1,0 +1,69 @@
+"""A tenant's Kueue queues (`--enable-kueue`, docs/kueue.md): its ResourceFlavors, ClusterQueue
+and LocalQueue, built by `reconcile.kueue` and applied here; the tenant handler keeps them in
+step with the tenant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gryvia_operator.api import GryviaQuota, GryviaTenant
+from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.names import LABEL_GPU, LABEL_TENANT
+from gryvia_operator.api.parse import parse_all
+from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import NODES
+from gryvia_operator.reconcile.kueue import (
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
+    build_tenant_objects,
+    plan_tenant_queue,
+)
+
+
+def _gpu_types(rt: Runtime) -> list[str]:
+    """The GPU types of the cluster's nodes (label gryvia.io/gpu)."""
+    return sorted(
+        {n.labels[LABEL_GPU] for n in rt.indices.all_values(NODES) if n.labels.get(LABEL_GPU)}
+    )
+
+
+async def _quota_for(api: KubeApi, namespace: str) -> GryviaQuota | None:
+    """The first GryviaQuota (by name) whose namespaces include `namespace`."""
+    quotas, _ = parse_all(GryviaQuota, await api.list("GryviaQuota"))
+    covering = [q for q in quotas if namespace in q.spec.namespaces]
+    return min(covering, key=lambda q: q.name, default=None)
+
+
+async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
+    meta = body["metadata"]
+    try:
+        await api.create(body)
+    except AlreadyExists:
+        patch = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        await api.patch(body["kind"], meta["name"], patch, meta.get("namespace"))
+
+
+async def ensure_tenant_queues(rt: Runtime, tenant: GryviaTenant) -> None:
+    """Apply the tenant's flavors, ClusterQueue and LocalQueue (docs/kueue.md). Raises
+    KubeError (e.g. Kueue's CRDs are not installed: 404)."""
+    namespace = tenant_namespace(tenant.name)
+    quota = await _quota_for(rt.api, namespace)
+    gpu_quota = quota.spec.gpu_quota if quota else None
+    limits = tenant.spec.quotas
+    plan = plan_tenant_queue(
+        limits.concurrent_gpus if limits else None,
+        gpu_quota.max_gpus if gpu_quota else None,
+        gpu_quota.per_type if gpu_quota else None,
+    )
+    for body in build_tenant_objects(tenant.name, plan, _gpu_types(rt)):
+        await _apply(rt.api, body)
+
+
+async def remove_tenant_queues(api: KubeApi, tenant: str) -> None:
+    """Delete the tenant's ClusterQueue and LocalQueue (flavors are shared and stay)."""
+    selector = f"{LABEL_TENANT}={tenant},{LABEL_MANAGED_BY}={MANAGED_BY}"
+    for local in await api.list("LocalQueue", tenant_namespace(tenant), label_selector=selector):
+        await api.delete("LocalQueue", local["metadata"]["name"], tenant_namespace(tenant))
+    for cluster in await api.list("ClusterQueue", label_selector=selector):
+        await api.delete("ClusterQueue", cluster["metadata"]["name"])

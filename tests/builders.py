@@ -244,6 +244,11 @@ class NodeBuilder:
         self._obj["spec"]["unschedulable"] = True
         return self
 
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> Self:
+        taint = {"key": key, "effect": effect, **({"value": value} if value else {})}
+        self._obj["spec"].setdefault("taints", []).append(taint)
+        return self
+
     def obj(self) -> dict[str, Any]:
         return copy.deepcopy(self._obj)
 

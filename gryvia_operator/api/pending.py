@@ -130,16 +130,19 @@ def never_fits(
             f"needs {gpu_count(total)}, more than its quota's whole {quota_max}",
         )
     shown = gpu_type if not gpu_type_is_any(gpu_type) else "GPU"
+    inventory = list(inventory)
     sizes = [n for t, n in inventory if type_serves(t, gpu_type)]
     if not sizes:
         if gpu_type_is_any(gpu_type):
             return None  # no GPU node at all yet: any type may join
         if any(type_serves(t, gpu_type) or _same(t, gpu_type) for t in sku_types):
             return None
+        types = sorted({t for t, _ in inventory if t})
+        here = f"types here: {', '.join(types)}" if types else "no GPU node is registered"
         return NeverFits(
             "NoSuchGPUType",
             str(gpu_type),
-            f'no node has GPU type "{gpu_type}" and no catalog SKU prices it',
+            f'no node has GPU type "{gpu_type}" ({here}) and no catalog SKU prices it',
         )
     largest = max(sizes)
     if per_pod > largest:

@@ -26,7 +26,12 @@ from gryvia_operator.api.blockers import (
 from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.mig import parse_profile, slot_key
 from gryvia_operator.api.names import ANNOTATION_RESERVATION
-from gryvia_operator.reconcile.placement import Requirements, evaluate_node, gpu_usage
+from gryvia_operator.reconcile.placement import (
+    Requirements,
+    evaluate_node,
+    gpu_usage,
+    taints_in_the_way,
+)
 from gryvia_operator.reconcile.quotas import QuotaState
 from gryvia_operator.reconcile.views import NodeView, PodView, node_inventory
 
@@ -77,11 +82,17 @@ def _node_wait(
     used = gpu_usage(pods)
     free: dict[str, int] = {}
     totals: dict[str, int] = {}
+    tainted: dict[str, list[str]] = {}  # node -> the taints alone keeping the job off it
     for node in nodes:
         fit = evaluate_node(node, req, 0)
         if fit.fits:
             totals[node.name] = fit.total
             free[node.name] = max(fit.total - used.get(slot_key(node.name, req.gpu_type), 0), 0)
+        elif (in_way := taints_in_the_way(node, req)) and len(in_way) == len(fit.problems):
+            tainted[node.name] = [str(t) for t in in_way]
+    shown = str(job.spec.gpu_type) if job.spec.gpu_type_constrained else "GPUs"
+    if not free and tainted:
+        return _taint_blocker(me, shown, tainted)
     profile = parse_profile(req.gpu_type)
     held: dict[tuple[str, str], dict[str, int]] = {}
     for pod in pods:
@@ -91,9 +102,21 @@ def _node_wait(
         if count:
             slots = held.setdefault((pod.namespace, pod.job), {})
             slots[pod.node_name] = slots.get(pod.node_name, 0) + count
-    shown = str(job.spec.gpu_type) if job.spec.gpu_type_constrained else "GPUs"
     quotas = [quota_facts(s) for s in ctx.quotas]
     return node_blocker(me, shown, free, held, ctx.jobs, now, quotas, totals)
+
+
+def _taint_blocker(me: JobFacts, shown: str, tainted: Mapping[str, Sequence[str]]) -> Found:
+    """Resources, when the only nodes that could take the job's pods carry taints it does not
+    tolerate (`tainted`: node -> those taints): the reason names both, and the fix."""
+    taints = sorted({t for found in tainted.values() for t in found})
+    text = (
+        f"needs {me.total} {shown} on {me.pods} node(s); the nodes that could take its pods "
+        f"({', '.join(sorted(tainted))}) have taints it does not tolerate "
+        f"({', '.join(taints)}): add a matching toleration to spec.tolerations"
+    )
+    pending = {"kind": "Resources", "resource": shown, "needed": me.total, "freeNow": 0}
+    return {**pending, "message": text}, {"unknownReason": text}
 
 
 def wait_status(

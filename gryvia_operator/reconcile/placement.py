@@ -18,7 +18,8 @@ from gryvia_operator.api.names import (
     LABEL_RDMA,
     LABEL_SRIOV,
 )
-from gryvia_operator.api.reservation import reserved_problem
+from gryvia_operator.api.reservation import TAINT_RESERVED, reserved_problem
+from gryvia_operator.api.taints import Taint, untolerated
 from gryvia_operator.reconcile.names import Msg
 from gryvia_operator.reconcile.registration import GFD_PRESENT
 from gryvia_operator.reconcile.views import NodeView, PodView, _int
@@ -41,6 +42,8 @@ class Requirements:
     """Prefer the fewest free GPUs that fit (gryvia.io/placement-strategy: pack)."""
     shown_gpu_type: str = ""
     """gpuType as the user wrote it (for messages)."""
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    """The pods' tolerations (wire names), matched against node taints (`api.taints`)."""
 
     @classmethod
     def of(cls, job: GryviaAIJob) -> Requirements:
@@ -55,6 +58,10 @@ class Requirements:
             nodes=spec.pod_count(),
             pack=annotations.get(ANNOTATION_PLACEMENT_STRATEGY) == "pack",
             shown_gpu_type=spec.gpu_type or "",
+            tolerations=tuple(
+                t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for t in spec.tolerations or []
+            ),
         )
 
 
@@ -120,6 +127,17 @@ def _mig_supply(node: NodeView, gpu_type: str) -> tuple[int, bool, str]:
     return total, True, ""
 
 
+TAINT_PROBLEM = "has taint {taint} the job does not tolerate"
+"""A node's problem for a taint the job's pods do not tolerate."""
+
+
+def taints_in_the_way(node: NodeView, req: Requirements) -> list[Taint]:
+    """The node's NoSchedule/NoExecute taints the job does not tolerate (a reservation's own
+    taint is left to `reserved_problem`, which says whose it is)."""
+    taints = [t for t in node.taints if t.key != TAINT_RESERVED]
+    return untolerated(taints, req.tolerations)
+
+
 def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
     """Check one node against the filters and score it (behaviour reference section 4).
     A MIG job (`gpuType` naming a profile) counts the node's slices of that profile, not its
@@ -153,6 +171,7 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
         if labels.get(key) != value:
             problems.append(f"does not match nodeSelector {key}={value}")
     problems += [p] if (p := reserved_problem(labels, req.node_selector)) else []
+    problems += [TAINT_PROBLEM.format(taint=t) for t in taints_in_the_way(node, req)]
     if free < req.gpus:
         kind = req.gpu_type or actual_type or "GPUs"
         problems.append(f"has {free}/{total} free {kind}")
@@ -184,8 +203,9 @@ def select_nodes(
 
     Filters (all must pass): Ready and not cordoned, gryvia.io/gpu equals gpuType (unless
     empty or `any`), gryvia.io/rdma / gryvia.io/sriov for those networks, every nodeSelector
-    pair, and enough free GPUs (total from gryvia.io/gpu-count or allocatable, minus the GPU
-    requests of bound non-terminal pods). Ranks by score, most free GPUs first (pack: fewest).
+    pair, every NoSchedule/NoExecute taint tolerated (`api.taints`), and enough free GPUs
+    (total from gryvia.io/gpu-count or allocatable, minus the GPU requests of bound
+    non-terminal pods). Ranks by score, most free GPUs first (pack: fewest).
     On a miss the message names the closest node and what it lacks.
     """
     req = job if isinstance(job, Requirements) else Requirements.of(job)

@@ -15,6 +15,7 @@ from typing import Any
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in
 from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
+from gryvia_operator.api.taints import Taint, hard_taints
 
 AIJOB_KIND = "GryviaAIJob"
 TERMINAL_POD_PHASES = frozenset({"Succeeded", "Failed"})
@@ -59,6 +60,8 @@ class NodeView:
     uid: str = ""
     mig_slices: Mapping[str, int] = field(default_factory=dict)
     """Allocatable MIG slices per profile (`{"3g.40gb": 2}` from `nvidia.com/mig-3g.40gb`)."""
+    taints: tuple[Taint, ...] = ()
+    """The NoSchedule/NoExecute taints (`api.taints.hard_taints`)."""
 
     @classmethod
     def from_node(cls, obj: Mapping[str, Any]) -> NodeView:
@@ -80,6 +83,7 @@ class NodeView:
             allocatable_memory_gib=float(_decimal(allocatable.get("memory")) / 2**30),
             uid=str(meta.get("uid", "")),
             mig_slices=slices_in(allocatable),
+            taints=hard_taints(obj),
         )
 
     @property

@@ -38,7 +38,9 @@ def test_a_type_no_node_and_no_sku_has_never_fits() -> None:
     found = never_fits("B200", 8, 1, FLEET, sku_types=["H100"])
     assert found is not None
     assert (found.kind, found.resource) == ("NoSuchGPUType", "B200")
-    assert found.message == 'no node has GPU type "B200" and no catalog SKU prices it'
+    assert found.message == (
+        'no node has GPU type "B200" (types here: A100-80G, H100) and no catalog SKU prices it'
+    )
 
 
 def test_a_type_only_the_catalog_prices_may_still_come() -> None:

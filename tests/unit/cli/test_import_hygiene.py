@@ -77,7 +77,11 @@ def test_every_command_module_is_in_the_independence_contract() -> None:
     contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"][
         "contracts"
     ]
-    independent = next(c for c in contracts if c["type"] == "independence")["modules"]
+    independent = next(
+        c["modules"]
+        for c in contracts
+        if c["type"] == "independence" and c["modules"][0].startswith("gryvia_cli.commands.")
+    )
     commands = root / "gryvia_cli" / "commands"
     on_disk = sorted(f"gryvia_cli.commands.{p.stem}" for p in commands.glob("[!_]*.py"))
     assert sorted(independent) == on_disk

@@ -90,3 +90,25 @@ def test_finish_unwinds_in_reverse_and_the_first_retry_asked_wins(
     p = JobPass(job, GryviaAIJob.model_validate(job), Observed(), rt.config, {})
     assert jobsteps.finish(rt, p, {})["order"] == ["c", "b", "a"]
     assert jobsteps.retry_after(p, {}) == 3.0
+
+
+def test_every_handler_but_the_pipeline_and_the_wiring_is_in_the_independence_contract() -> None:
+    import tomllib
+    from pathlib import Path
+
+    import gryvia_operator
+
+    root = Path(gryvia_operator.__file__).parents[1]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    independent = next(
+        c["modules"]
+        for c in contracts["contracts"]
+        if c["type"] == "independence" and c["modules"][0].startswith("gryvia_operator.handlers.")
+    )
+    handlers = root / "gryvia_operator" / "handlers"
+    on_disk = sorted(
+        f"gryvia_operator.handlers.{p.stem}"
+        for p in handlers.glob("[!_]*.py")
+        if p.stem not in ("jobsteps", "registry")
+    )
+    assert sorted(independent) == on_disk

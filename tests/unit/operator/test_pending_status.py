@@ -119,10 +119,11 @@ def test_no_such_gpu_type_and_too_large() -> None:
         "kind": "NoSuchGPUType",
         "resource": "B200",
         "needed": 8,
-        "message": 'no node has GPU type "B200" and no catalog SKU prices it',
+        "message": 'no node has GPU type "B200" (types here: H100) and no catalog SKU prices it',
     }
     assert out["estimatedStart"] == {
-        "unknownReason": 'never: no node has GPU type "B200" and no catalog SKU prices it'
+        "unknownReason": 'never: no node has GPU type "B200" (types here: H100) and no catalog '
+        "SKU prices it"
     }
     big = waiting_job("big", 16, created=-1)
     out = wait_status(model(big), {"phase": "Pending"}, NODES, [], context(big), T0)

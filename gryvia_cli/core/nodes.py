@@ -43,8 +43,8 @@ class GpuNode:
     cuda: str
     rdma: bool
     phase: str
-    """GryviaGpuNode phase (Ready, Degraded, WaitingForDrivers), else NotReady/Ready from the
-    Node, `Unregistered`... see `gpu_nodes`."""
+    """GryviaGpuNode phase (Ready, Degraded, WaitingForDrivers, NotReady), else NotReady/Ready
+    from the Node, `Unregistered`... see `gpu_nodes`."""
     message: str
     source: str
     """`GryviaGpuNode` or `Node` (labels only, no GryviaGpuNode yet)."""

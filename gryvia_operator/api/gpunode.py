@@ -20,7 +20,7 @@ from gryvia_operator.api.base import (
     Str253,
 )
 
-GpuNodePhase = Literal["Ready", "Degraded", "WaitingForDrivers"]
+GpuNodePhase = Literal["Ready", "Degraded", "WaitingForDrivers", "NotReady"]
 GpuHealth = Literal["Healthy", "Degraded", "Failed", "Unknown"]
 
 
@@ -71,7 +71,8 @@ class GryviaGpuNodeStatus(GryviaModel):
     """Readiness from the node's allocatable GPUs and per-GPU health."""
 
     phase: GpuNodePhase | None = None
-    """Ready (all GPUs allocatable), Degraded (some) or WaitingForDrivers (none)."""
+    """Ready (all GPUs allocatable, or MIG slices), Degraded (some), WaitingForDrivers (none),
+    or NotReady (the Node's Ready condition is not True)."""
     message: str | None = None
     """Detail of the phase, e.g. "8 GPU(s) allocatable, driver 550.54"."""
     conditions: Conditions | None = None

@@ -146,10 +146,16 @@ def never_fits(
         )
     largest = max(sizes)
     if per_pod > largest:
+        sliced = sorted({t for t, _ in inventory if t.upper().startswith(f"{shown}-MIG-".upper())})
+        note = (
+            f" (the rest of its GPUs are partitioned into MIG slices: {', '.join(sliced)})"
+            if sliced
+            else ""
+        )
         return NeverFits(
             "TooLarge",
             str(shown),
-            f"each pod needs {per_pod} {shown}, the largest {shown} node has {largest}",
+            f"each pod needs {per_pod} {shown}, the largest {shown} node has {largest}{note}",
         )
     big_enough = sum(1 for n in sizes if n >= per_pod)
     if pods > big_enough:

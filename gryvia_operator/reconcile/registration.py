@@ -49,6 +49,7 @@ DEGRADED_MESSAGE = (
     "driver on the node"
 )
 READY_MESSAGE = "{count} GPU(s) allocatable, driver {driver}"
+NOT_READY_MESSAGE = "the node is not Ready (its Ready condition): its GPUs take no new pods"
 
 
 @dataclass(frozen=True)
@@ -125,16 +126,26 @@ def gpu_node_spec(node: NodeView) -> dict[str, Any] | None:
 
 
 def gpu_node_status(spec: Mapping[str, Any], node: NodeView) -> dict[str, Any]:
-    """Readiness from allocatable GPUs: Ready, Degraded or WaitingForDrivers; a node whose
-    GPUs are all MIG-partitioned is Ready when it advertises slices."""
+    """Readiness: NotReady while the Node's Ready condition is not True; else from
+    allocatable GPUs: Ready, Degraded or WaitingForDrivers. A node whose GPUs are all
+    MIG-partitioned is Ready when it advertises slices; one in MIG mixed mode (some whole
+    GPUs, the rest as slices) is Ready with both counted, not Degraded."""
     count = int(spec.get("gpuCount") or 0)
     allocatable = node.allocatable_gpus
     driver, cuda = versions(node.labels)
     slices = sum(node.mig_slices.values())
-    if allocatable == 0 and slices > 0:
+    profiles = ", ".join(f"{n}x {p}" for p, n in sorted(node.mig_slices.items()))
+    if not node.ready:
+        phase, message = "NotReady", NOT_READY_MESSAGE
+    elif allocatable == 0 and slices > 0:
         phase = "Ready"
-        profiles = ", ".join(f"{n}x {p}" for p, n in sorted(node.mig_slices.items()))
         message = f"{slices} MIG slice(s) allocatable ({profiles}), driver {driver or 'unknown'}"
+    elif slices > 0:  # MIG mixed mode: the partitioned GPUs show as slices, not as GPUs
+        phase = "Ready"
+        message = (
+            f"MIG mixed mode: {allocatable} whole GPU(s) and {slices} MIG slice(s) allocatable "
+            f"({profiles}), driver {driver or 'unknown'}"
+        )
     elif allocatable > 0 and allocatable >= count:
         phase = "Ready"
         message = READY_MESSAGE.format(count=allocatable, driver=driver or "unknown")

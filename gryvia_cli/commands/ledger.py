@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Annotated, Any
 
 import typer
 
 from gryvia_cli.cli.reports import ReportFormat, ReportOutputOpt, report_format, write_csv
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.billing import to_csv
 from gryvia_cli.core.cells import plural
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, emit, render_data, success
@@ -96,13 +95,9 @@ def verify(
 
 def verification_csv(doc: dict[str, Any]) -> str:
     """CSV of a verification `doc` (`LedgerVerification.to_dict()`): one row per problem,
-    or one row with an empty problem when the chain is valid."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        ["tenant", "valid", "entries", "headSequence", "headHash", "hashVersion", "problem"]
-    )
+    or one row with an empty problem when the chain is valid; cells guarded as every CSV
+    export's (`core.billing.to_csv`)."""
+    header = ["tenant", "valid", "entries", "headSequence", "headHash", "hashVersion", "problem"]
     head = [doc["tenant"], str(doc["valid"]).lower(), doc["entries"], doc["headSequence"]]
-    for problem in doc["problems"] or [""]:
-        writer.writerow([*head, doc["headHash"], doc["hashVersion"], problem])
-    return out.getvalue()
+    rows = [[*head, doc["headHash"], doc["hashVersion"], p] for p in doc["problems"] or [""]]
+    return to_csv(header, rows)

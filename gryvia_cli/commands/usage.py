@@ -87,7 +87,8 @@ def usage(
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
     items: [{<group>, gpuHours, cost, currency, jobs}], total: {...}, note}.
     CSV: `<group>,gpu_hours,cost,currency,jobs` and a final `total` line; cells that a
-    spreadsheet would run as a formula get a leading apostrophe.
+    spreadsheet would run as a formula get a leading apostrophe, cells holding a line break
+    are quoted, numbers (negative ones too) stay numbers.
 
     Examples:
       gryvia usage --from 2026-11-01 --to 2026-11-30

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 from gryvia_cli.core.estimate import CostEstimate
@@ -186,7 +187,7 @@ def quota_facts_of(quota: GryviaQuota, jobs: Sequence[JobFacts]) -> QuotaFacts:
         allocated_gpus=sum(j.total for j in holding),
         running_jobs=len(holding),
         max_running_jobs=limits.max_running_jobs or 0,
-        spent=(status.spent_this_month if status else None) or 0.0,
+        spent=Decimal(repr((status.spent_this_month if status else None) or 0.0)),
         monthly_budget=budget.monthly_budget if budget else None,
         hard_limit=bool(budget and budget.hard_limit),
         held=held,
@@ -342,8 +343,8 @@ def _quota_row(quota: QuotaFacts, gpus: int, amount: float) -> dict[str, Any]:
     if quota.monthly_budget is not None:
         row["budget"] = {
             "monthlyUSD": quota.monthly_budget,
-            "spentUSD": round(quota.spent, 2),
-            "afterUSD": round(quota.spent + amount, 2),
+            "spentUSD": round(float(quota.spent), 2),
+            "afterUSD": round(float(quota.spent) + amount, 2),
             "hardLimit": quota.hard_limit,
         }
     return row

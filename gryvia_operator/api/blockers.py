@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from gryvia_operator.api.jobfacts import JobFacts, history
@@ -46,7 +47,8 @@ class QuotaFacts:
     allocated_gpus: int
     running_jobs: int = 0
     max_running_jobs: int = 0
-    spent: float = 0.0
+    spent: Decimal = Decimal(0)
+    """Month-to-date spend in USD (`reconcile.quotas.QuotaState.spent`)."""
     monthly_budget: float | None = None
     hard_limit: bool = False
     held: frozenset[str] = frozenset()
@@ -61,9 +63,10 @@ class QuotaFacts:
 
     @property
     def budget_spent(self) -> bool:
-        """A hard monthly budget is spent: its jobs wait for the next month."""
+        """A hard monthly budget is spent (reaching the limit or more, compared in Decimal): its
+        jobs wait for the next month."""
         limit = self.monthly_budget
-        return self.hard_limit and limit is not None and self.spent >= limit
+        return self.hard_limit and limit is not None and self.spent >= Decimal(repr(limit))
 
 
 def shown_name(me: JobFacts, other: JobFacts) -> str:

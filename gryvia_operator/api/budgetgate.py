@@ -37,6 +37,7 @@ BUDGET_CURRENCY = "USD"
 DEFAULT_HOURS = Decimal(1)
 """Hours a job without a timeout is estimated for (the operator's default)."""
 CENTS = Decimal("0.01")
+SECONDS_PER_HOUR = Decimal(3600)
 
 BudgetSource = Literal["GryviaQuota", "GryviaBudget"]
 
@@ -60,20 +61,17 @@ class JobEstimate:
     """What a job would cost if it ran for its estimated hours.
 
     `cost` is USD (None when the price is unknown: `price_problem` says why); `gpu_hours`
-    is total GPUs x hours; `basis` says where the hours come from.
+    is total GPUs x hours; `basis` says where the hours come from. Both are exact where the
+    inputs allow (`estimate_job` divides by 3600 last).
     """
 
     gpus: int
     hours: Decimal
+    gpu_hours: Decimal
     basis: str
     rate: Rate | None
     cost: Decimal | None
     price_problem: str = ""
-
-    @property
-    def gpu_hours(self) -> Decimal:
-        """Total GPUs x hours."""
-        return self.hours * self.gpus
 
     def describe(self) -> str:
         """`20.00 USD (4 GPUs x 2 h x 2.50 USD per GPU-hour, its timeout 2h)`."""
@@ -102,21 +100,29 @@ def estimate_job(
     (cost 0, as metering bills it); a non-empty `price_problem` (e.g. the catalog cannot be
     read) makes the cost unknown. A non-USD rate leaves the cost unknown too, with that
     reason, but is not a failure (see `BudgetCheck.unchecked`).
+
+    Decimal throughout, dividing by 3600 last, so that an estimate the budget can take exactly
+    is exact (8 GPUs x 60 s x 0.45 USD per GPU-hour is 0.06, not 0.06000...02): the gate
+    admits a job that reaches a limit exactly (`check_budgets`).
     """
     if timeout_seconds is None:
-        hours, basis = default_hours, f"default {_hours_text(default_hours)}, no timeout set"
+        seconds = default_hours * SECONDS_PER_HOUR
+        basis = f"default {_hours_text(default_hours)}, no timeout set"
     else:
-        hours = Decimal(timeout_seconds) / Decimal(3600)
-        basis = f"its timeout of {_hours_text(hours)}"
+        seconds = Decimal(timeout_seconds)
+        basis = f"its timeout of {_hours_text(seconds / SECONDS_PER_HOUR)}"
+    hours = seconds / SECONDS_PER_HOUR
+    gpu_hours = gpus * seconds / SECONDS_PER_HOUR
     if price_problem:
-        return JobEstimate(gpus, hours, basis, rate, None, price_problem)
+        return JobEstimate(gpus, hours, gpu_hours, basis, rate, None, price_problem)
     if rate is None:
-        return JobEstimate(gpus, hours, basis, None, Decimal(0))
+        return JobEstimate(gpus, hours, gpu_hours, basis, None, Decimal(0))
     if rate.currency != BUDGET_CURRENCY:
         why = f"SKU {rate.sku} is priced in {rate.currency}, budgets are in {BUDGET_CURRENCY}"
-        return JobEstimate(gpus, hours, basis, rate, None, why)
+        return JobEstimate(gpus, hours, gpu_hours, basis, rate, None, why)
     per_hour = _dec(rate.per_gpu_hour) or Decimal(0)
-    return JobEstimate(gpus, hours, basis, rate, per_hour * hours * gpus)
+    cost = per_hour * gpus * seconds / SECONDS_PER_HOUR
+    return JobEstimate(gpus, hours, gpu_hours, basis, rate, cost)
 
 
 @dataclass(frozen=True)

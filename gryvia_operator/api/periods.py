@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from gryvia_operator.api.timeslicing import billed_gpus
@@ -122,12 +123,19 @@ def record_share(record: GryviaUsageRecord, start: dt.datetime, end: dt.datetime
 
 def spend_in_window(
     runs: Iterable[MeteredRun], start: dt.datetime, end: dt.datetime
-) -> tuple[float, float]:
-    """(GPU-hours, cost) of metered runs inside [start, end), each counted for its share."""
-    hours = cost = 0.0
+) -> tuple[Decimal, Decimal]:
+    """(GPU-hours, cost) of metered runs inside [start, end), each counted for its share.
+
+    Summed in Decimal, exact: each run's GPU-hours and cost as the record wrote them (a float
+    read back by its shortest repr, `16.01` is 16.01) times its share, so 16.01 + 16.01 + 67.68
+    is 99.70, never 99.70000000000002 as a float sum is. The budget gates compare this spend
+    with their limits (`api.budgetgate`, `reconcile.quotas`), where reaching a limit exactly
+    is allowed; callers that only display it may convert to float."""
+    hours = cost = Decimal(0)
     for run in runs:
         share = share_in_window(*run.interval(), start, end)
         if share:
-            hours += run.gpu_hours * share
-            cost += run.cost * share
+            part = Decimal(repr(share))
+            hours += Decimal(repr(run.gpu_hours)) * part
+            cost += Decimal(repr(run.cost)) * part
     return hours, cost

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from gryvia_operator.api import (
@@ -73,9 +74,11 @@ def namespace_labels(rt: Runtime, namespace: str) -> Mapping[str, str]:
 
 def spend(
     records: Iterable[Mapping[str, Any]], namespaces: Iterable[str], now: dt.datetime
-) -> tuple[float, float]:
+) -> tuple[Decimal, Decimal]:
     """(GPU-hours, cost) of the usage records in `namespaces` inside the UTC month of `now`,
-    runs crossing the 1st counted for their part (`api.periods`)."""
+    runs crossing the 1st counted for their part, summed in Decimal
+    (`api.periods.spend_in_window`): the quota gate and the admission gate compare the cost
+    with hard limits, reaching one exactly being allowed. Malformed records are skipped."""
     wanted = set(namespaces)
     mine = [r for r in records if (r.get("metadata") or {}).get("namespace") in wanted]
     start, end = period_window("month", now)

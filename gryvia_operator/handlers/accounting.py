@@ -88,7 +88,7 @@ class Accounting:
         for state in policies.quota_states(rt):
             name = state.quota.name
             hours, _ = policies.spend(records, state.quota.spec.namespaces, now)
-            status = quota_status(state, now=now, gpu_hours=hours)
+            status = quota_status(state, now=now, gpu_hours=float(hours))
             key = _comparable(status)
             previous = self.quota_written.get(name)
             fresh = previous is not None and time.monotonic() - previous[1] < STATUS_REFRESH_SECONDS
@@ -292,8 +292,12 @@ class Accounting:
             hours, cost = policies.spend(records, [ns], now)
             running = [view for view in holding if view.namespace == ns]
             used = sum(view.gpus for view in running)
-            status = tenant_status(
-                tenant, gpu_hours=hours, cost=cost, running_jobs=len(running), used_gpus=used
+            status = tenant_status(  # floats: usage and percentages shown in the status
+                tenant,
+                gpu_hours=float(hours),
+                cost=float(cost),
+                running_jobs=len(running),
+                used_gpus=used,
             )
             if self.tenant_written.get(name) == status:
                 continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from gryvia_operator.api import GryviaQuota
@@ -71,7 +72,8 @@ class QuotaState:
     allocated_gpus: int = 0
     running_jobs: int = 0
     queued_jobs: int = 0
-    spent: float = 0.0
+    spent: Decimal = Decimal(0)
+    """Month-to-date spend in USD (`controller.policies.spend`), compared in Decimal."""
     held: list[JobView] = field(default_factory=list)
     user_gpus: dict[str, int] = field(default_factory=dict)
     """GPUs held by each known submitter's jobs (unknown submitters are not counted)."""
@@ -185,10 +187,19 @@ def sku_rejection(
     )
 
 
-def quota_state(quota: GryviaQuota, jobs: Iterable[JobView], spent: float = 0.0) -> QuotaState:
+def usd(value: Decimal | float | int) -> Decimal:
+    """An amount as an exact Decimal; a float is read by its shortest repr (`99.7` is 99.7,
+    not 99.7000000000000028...), as the catalog, CRDs and metering write amounts."""
+    return value if isinstance(value, Decimal) else Decimal(repr(value))
+
+
+def quota_state(
+    quota: GryviaQuota, jobs: Iterable[JobView], spent: Decimal | float = Decimal(0)
+) -> QuotaState:
     """Return the quota's current usage from the jobs in its namespaces (all namespaces' jobs
-    may be passed; others are ignored). Held jobs are the non-admitted Pending/Queued ones."""
-    state = QuotaState(quota, spent=spent)
+    may be passed; others are ignored) and `spent`, its month-to-date spend in USD (a float is
+    read by `usd`). Held jobs are the non-admitted Pending/Queued ones."""
+    state = QuotaState(quota, spent=usd(spent))
     for job in jobs:
         if job.namespace not in quota.spec.namespaces or job.gpus == 0:
             continue
@@ -210,12 +221,13 @@ def _budget_spent(state: QuotaState) -> bool:
         budget
         and budget.hard_limit
         and budget.monthly_budget is not None
-        and state.spent >= budget.monthly_budget
+        and state.spent >= usd(budget.monthly_budget)
     )
 
 
 budget_spent = _budget_spent
-"""True when the quota's hard monthly budget is spent (its jobs wait whatever else frees)."""
+"""True when the quota's hard monthly budget is spent, its month-to-date spend reaching the
+limit or more, compared in Decimal (its jobs wait whatever else frees)."""
 
 
 def plan(state: QuotaState) -> dict[str, Decision]:
@@ -307,6 +319,11 @@ def decide(
     return Decision("allow", "QuotaReserved", f"admitted within the quota of team {teams}")
 
 
+def _cents(amount: Decimal) -> float:
+    """An amount rounded half up to the cent, as the JSON number a status holds."""
+    return float(amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> dict[str, object]:
     """Return the GryviaQuota status: usage, spend against budget with a linear month-end
     projection (USD), and the phase.
@@ -334,12 +351,12 @@ def quota_status(state: QuotaState, *, now: dt.datetime, gpu_hours: float) -> di
         "lastUpdated": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     if budget and budget.monthly_budget is not None:
-        projected = state.spent / elapsed_fraction("month", now)
-        limit = budget.monthly_budget
-        percent = 100.0 * state.spent / limit if limit else 0.0
+        projected = float(state.spent) / elapsed_fraction("month", now)
+        limit = usd(budget.monthly_budget)
+        percent = float(100 * state.spent / limit) if limit else 0.0
         status["budgetStatus"] = {
-            "spentThisMonth": round(state.spent, 2),
-            "remainingBudget": round(limit - state.spent, 2),
+            "spentThisMonth": _cents(state.spent),
+            "remainingBudget": _cents(limit - state.spent),
             "percentUsed": round(percent, 1),
             "projectedSpend": round(projected, 2),
         }

@@ -30,7 +30,7 @@ from gryvia_operator.reconcile.placement import (
     Requirements,
     evaluate_node,
     gpu_usage,
-    taints_in_the_way,
+    out_of_service,
 )
 from gryvia_operator.reconcile.quotas import QuotaState
 from gryvia_operator.reconcile.views import NodeView, PodView, node_inventory
@@ -82,17 +82,17 @@ def _node_wait(
     used = gpu_usage(pods)
     free: dict[str, int] = {}
     totals: dict[str, int] = {}
-    tainted: dict[str, list[str]] = {}  # node -> the taints alone keeping the job off it
+    unavailable: dict[str, tuple[str, ...]] = {}  # node -> what alone keeps the job off it
     for node in nodes:
         fit = evaluate_node(node, req, 0)
         if fit.fits:
             totals[node.name] = fit.total
             free[node.name] = max(fit.total - used.get(slot_key(node.name, req.gpu_type), 0), 0)
-        elif (in_way := taints_in_the_way(node, req)) and len(in_way) == len(fit.problems):
-            tainted[node.name] = [str(t) for t in in_way]
+        elif out_of_service(fit.problems):
+            unavailable[node.name] = fit.problems
     shown = str(job.spec.gpu_type) if job.spec.gpu_type_constrained else "GPUs"
-    if not free and tainted:
-        return _taint_blocker(me, shown, tainted)
+    if not free and unavailable:
+        return _unavailable_blocker(me, shown, unavailable)
     profile = parse_profile(req.gpu_type)
     held: dict[tuple[str, str], dict[str, int]] = {}
     for pod in pods:
@@ -106,15 +106,19 @@ def _node_wait(
     return node_blocker(me, shown, free, held, ctx.jobs, now, quotas, totals)
 
 
-def _taint_blocker(me: JobFacts, shown: str, tainted: Mapping[str, Sequence[str]]) -> Found:
-    """Resources, when the only nodes that could take the job's pods carry taints it does not
-    tolerate (`tainted`: node -> those taints): the reason names both, and the fix."""
-    taints = sorted({t for found in tainted.values() for t in found})
+def _unavailable_blocker(
+    me: JobFacts, shown: str, unavailable: Mapping[str, Sequence[str]]
+) -> Found:
+    """Resources, when the only nodes that could take the job's pods are out of service for
+    it (`unavailable`: node -> its problems: not Ready, cordoned, taints the job does not
+    tolerate): the reason names each node and why, and the fix for taints."""
+    why = "; ".join(f"{node} {' and '.join(unavailable[node])}" for node in sorted(unavailable))
     text = (
         f"needs {me.total} {shown} on {me.pods} node(s); the nodes that could take its pods "
-        f"({', '.join(sorted(tainted))}) have taints it does not tolerate "
-        f"({', '.join(taints)}): add a matching toleration to spec.tolerations"
+        f"are out of service: {why}"
     )
+    if any(p.startswith("has taint ") for found in unavailable.values() for p in found):
+        text += " (add a matching toleration to spec.tolerations)"
     pending = {"kind": "Resources", "resource": shown, "needed": me.total, "freeNow": 0}
     return {**pending, "message": text}, {"unknownReason": text}
 

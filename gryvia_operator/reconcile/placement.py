@@ -129,6 +129,19 @@ def _mig_supply(node: NodeView, gpu_type: str) -> tuple[int, bool, str]:
 
 TAINT_PROBLEM = "has taint {taint} the job does not tolerate"
 """A node's problem for a taint the job's pods do not tolerate."""
+NOT_READY_PROBLEM = "is not Ready"
+CORDONED_PROBLEM = "is cordoned"
+
+
+def out_of_service(problems: Iterable[str]) -> bool:
+    """True when every one of a node's `problems` is one that keeps it from every pod like
+    this job's for now (not Ready, cordoned, an untolerated taint), not a mismatch of the
+    node itself (type, labels, size)."""
+    prefix = TAINT_PROBLEM.split("{", 1)[0]
+    found = list(problems)
+    return bool(found) and all(
+        p in (NOT_READY_PROBLEM, CORDONED_PROBLEM) or p.startswith(prefix) for p in found
+    )
 
 
 def taints_in_the_way(node: NodeView, req: Requirements) -> list[Taint]:
@@ -149,9 +162,9 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
     free = max(total - used, 0)
     labels = node.labels
     if not node.ready:
-        problems.append("is not Ready")
+        problems.append(NOT_READY_PROBLEM)
     if node.unschedulable:
-        problems.append("is cordoned")
+        problems.append(CORDONED_PROBLEM)
     actual_type = labels.get(LABEL_GPU, "")
     type_ok = not req.gpu_type or actual_type == req.gpu_type
     if mig:

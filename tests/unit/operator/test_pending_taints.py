@@ -86,3 +86,13 @@ def test_a_gpu_type_no_node_has_is_named_with_the_types_that_exist() -> None:
     assert out["pending"]["message"] == (
         'no node has GPU type "B200" (types here: H100, L4) and no catalog SKU prices it'
     )
+
+
+def test_cordoned_and_not_ready_nodes_are_named_in_the_reason() -> None:
+    nodes = [_node("h1").cordoned().view(), _node("h2").not_ready().view()]
+    job, ctx = _waiting()
+    out = wait_status(job, {"phase": "Pending"}, nodes, [], ctx, T0)
+    assert out["pending"]["message"] == (
+        "needs 8 H100 on 1 node(s); the nodes that could take its pods are out of service: "
+        "h1 is cordoned; h2 is not Ready"
+    )

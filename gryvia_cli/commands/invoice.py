@@ -53,9 +53,12 @@ def invoice(
 ) -> None:
     """Monthly invoice estimates per tenant, one line per SKU.
 
-    Built from the GryviaUsageRecords whose run started in the month (UTC): one invoice per
-    tenant, numbered INV-<tenant>-<YYYYMM>, with columns SKU, GPU TYPE, JOBS, GPU HOURS,
-    RATE/H (the catalog rate the runs were metered at), AMOUNT and a subtotal. Status is
+    Built from the GryviaUsageRecords whose run has a part in the month (UTC), each counted
+    for that part (a run crossing the month's end is split at it, as `gryvia cost` counts
+    it): one invoice per tenant, numbered INV-<tenant>-<YYYYMM>, with columns SKU, GPU TYPE,
+    JOBS, GPU HOURS, RATE/H (the catalog rate the runs were metered at), AMOUNT and a
+    subtotal: the metered cost rounded once to the cent, which the lines sum to (largest
+    remainder), as in the finalized invoice of the month. Status is
     always "estimate" (no payments); an invoice is open while any of its runs is still
     metering. Only existing tenants are invoiced: usage of a tenant that does not exist is
     `unattributed` (a note gives its amount; `gryvia usage` lists it).
@@ -217,7 +220,7 @@ def _show(inv: dict[str, Any], fmt: ReportFormat) -> None:
             for line in spec.get("lines") or []
         ],
     )
-    emit(f"Total:    {spec.get('total')} {cur} (each line rounded once to the cent)")
+    emit(f"Total:    {spec.get('total')} {cur} (the metered cost rounded once to the cent)")
 
 
 @app.command("finalize")
@@ -237,8 +240,10 @@ def finalize(
     the month is still open, while sealed records are not in the ledger yet, when the
     tenant's chain does not verify, when the month mixes currencies, when the tenant does
     not exist, or when the month has a Finalized or Paid invoice already (void it first; the
-    new one gets the next revision). Each line is the entry's cost rounded
-    once to the cent; the total is the sum of the lines. The invoice is named
+    new one gets the next revision). One line per ledger entry whose run has a part in the
+    month, for that part (a run crossing the month's end is split at it); the total is the
+    month's metered cost rounded once to the cent and the lines are rounded to sum to it
+    (largest remainder), so it equals the month's estimate. The invoice is named
     inv-<tenant>-<yyyymm>-<revision> and numbered INV-<tenant>-<NNNNNN>.
 
     -o json/yaml print the GryviaInvoice as stored; -o csv one row per line and a TOTAL row.

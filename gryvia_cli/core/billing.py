@@ -3,13 +3,19 @@
 Rules: usage belongs to the record's `spec.tenant` (the operator writes it by the one tenant
 rule, `gryvia_operator.api.attribution`) when that GryviaTenant exists; usage naming a tenant
 that does not exist (a job in `default`, a deleted tenant) is `unattributed`: reports show it
-under that name and invoices never bill it (`unattributed_usage` says how much). Records are
-selected by `spec.start` in [from, to) (UTC), a run counted whole in the period it started in;
-amounts round to 2 places, hours to 4; jobs count distinct (namespace, job) pairs. Invoices are
-estimates, never tax invoices, numbered `INV-<tenant>-<YYYYMM>`, one per existing tenant with
-usage in the UTC month, one line per SKU (the GPU type when no SKU, else `unpriced`) and
-catalog rate, with its GPU-hours, that rate (as metered, never recomputed from rounded totals)
-and amount; `open` while any record is not final.
+under that name and invoices never bill it (`unattributed_usage` says how much). Usage
+reports (`aggregate`) select records by `spec.start` in [from, to) (UTC), a run counted whole
+in the period it started in; amounts round to 2 places, hours to 4; jobs count distinct
+(namespace, job) pairs. Invoices are estimates, never tax invoices, numbered
+`INV-<tenant>-<YYYYMM>`, one per existing tenant with usage in the UTC month, one line per SKU
+(the GPU type when no SKU, else `unpriced`) and catalog rate, with its GPU-hours, that rate (as
+metered, never recomputed from rounded totals) and amount; `open` while any record is not
+final. Invoices follow the money rules of the finalized invoice (`api.invoicing`), so that a
+closed month's estimate equals it to the cent: each record counts for the part of its run in
+the month (`api.periods.split_in_window` on its cost as the ledger writes it: a run crossing
+the month's end is split at it, as `gryvia cost`, quotas and budgets count it), the subtotal
+is that metered cost rounded once to the cent, and the lines are rounded to sum to it
+(`api.invoice.line_amounts`, largest remainder).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from gryvia_operator.api import GryviaUsageRecord
-from gryvia_operator.api.periods import month_bounds
+from gryvia_operator.api.invoice import line_amount, line_amounts
+from gryvia_operator.api.ledger import amount
+from gryvia_operator.api.periods import MeteredRun, in_window, month_bounds, split_in_window
 
 GroupBy = Literal["tenant", "sku", "day", "job"]
 UNATTRIBUTED = "unattributed"
@@ -124,23 +132,45 @@ def aggregate(
     return rows, UsageRow("total", total.gpu_hours, total.cost, total.currency, total.jobs)
 
 
+def window_part(
+    record: GryviaUsageRecord, start: dt.datetime, end: dt.datetime
+) -> tuple[Decimal, Decimal] | None:
+    """(GPU-hours, cost) of a record inside [start, end) as an invoice bills them (6-place
+    Decimals: the record's amounts as the ledger writes them, `api.ledger.amount`, split by
+    `api.periods.split_in_window`; an open record up to its last refresh), or None when its
+    run has no part in the window."""
+    run = MeteredRun.of_record(record).interval()
+    if not in_window(*run, start, end):
+        return None
+    hours = split_in_window(Decimal(amount(record.spec.gpu_hours)), *run, start, end)
+    return hours, split_in_window(Decimal(amount(record.spec.cost)), *run, start, end)
+
+
 def unattributed_usage(
     records: Iterable[GryviaUsageRecord],
     tenants: Collection[str] | None,
-    start: dt.datetime | None = None,
-    end: dt.datetime | None = None,
+    start: dt.datetime,
+    end: dt.datetime,
 ) -> UsageRow | None:
-    """The usage in [start, end) whose tenant does not exist (row key `unattributed`), or
-    None when there is none or the tenants are unknown (`tenants` None)."""
+    """The usage in [start, end) whose tenant does not exist (row key `unattributed`; each
+    record for its part in the window, as `invoices` would bill it), or None when there is
+    none or the tenants are unknown (`tenants` None)."""
     if tenants is None:
         return None
-    mine = [
-        r for r in records if in_period(r, start, end) and billed_tenant(r, tenants) == UNATTRIBUTED
-    ]
-    if not mine:
+    hours = cost = Decimal(0)
+    currencies: set[str] = set()
+    jobs: set[tuple[str, str]] = set()
+    for rec in records:
+        part = window_part(rec, start, end)
+        if part is None or billed_tenant(rec, tenants) != UNATTRIBUTED:
+            continue
+        hours, cost = hours + part[0], cost + part[1]
+        currencies.add(rec.spec.currency)
+        jobs.add((rec.namespace, rec.spec.job))
+    if not jobs:
         return None
-    rows, _ = aggregate(mine, "tenant", tenants=tenants)
-    return rows[0]
+    currency = currencies.pop() if len(currencies) == 1 else "MIXED"
+    return UsageRow(UNATTRIBUTED, float(hours), float(cost), currency, len(jobs))
 
 
 def rate_text(rate: float) -> str:
@@ -162,20 +192,25 @@ def invoices(
 
     `tenants` are the existing tenants' names (None: unknown, every record's tenant is
     billed); usage of a tenant that does not exist is never invoiced (see
-    `unattributed_usage`). Each line is one SKU at one metered rate."""
+    `unattributed_usage`). Each record counts for its part in the month (`window_part`).
+    Each line is one SKU at one metered rate; line amounts and the subtotal are floats to the
+    cent computed in Decimal: the subtotal is the month's metered cost rounded once, half-up,
+    and the lines sum to it (`api.invoice.line_amounts`), as in a finalized invoice. Raises
+    ValueError for a month not written `YYYY-MM`."""
     start, end = month_bounds(month)
-    by_tenant: dict[str, list[GryviaUsageRecord]] = defaultdict(list)
+    by_tenant: dict[str, list[tuple[GryviaUsageRecord, Decimal, Decimal]]] = defaultdict(list)
     for rec in records:
         billed = billed_tenant(rec, tenants)
         if billed == UNATTRIBUTED and tenants is not None:
             continue
-        if in_period(rec, start, end) and (tenant is None or billed == tenant):
-            by_tenant[billed].append(rec)
+        part = window_part(rec, start, end)
+        if part is not None and (tenant is None or billed == tenant):
+            by_tenant[billed].append((rec, *part))
     out = []
     for name in sorted(by_tenant):
-        recs = by_tenant[name]
+        recs = [rec for rec, _, _ in by_tenant[name]]
         lines: dict[tuple[str, str, float], dict[str, Any]] = {}
-        for rec in recs:
+        for rec, part_hours, part_cost in by_tenant[name]:
             sku = rec.spec.sku or rec.spec.gpu_type or "unpriced"
             line = lines.setdefault(
                 (sku, rec.spec.gpu_type or "", rec.spec.rate),
@@ -183,27 +218,27 @@ def invoices(
                     "sku": sku,
                     "gpuType": rec.spec.gpu_type or "",
                     "rate": rec.spec.rate,
-                    "gpuHours": 0.0,
-                    "amount": 0.0,
+                    "gpuHours": Decimal(0),
+                    "amount": Decimal(0),
                     "jobs": set(),
                 },
             )
-            line["gpuHours"] += rec.spec.gpu_hours
-            line["amount"] += rec.spec.cost
+            line["gpuHours"] += part_hours
+            line["amount"] += part_cost
             line["jobs"].add((rec.namespace, rec.spec.job))
-        rendered = []
-        for line in sorted(lines.values(), key=lambda ln: (-ln["amount"], ln["sku"], ln["rate"])):
-            hrs, amount = line["gpuHours"], line["amount"]
-            rendered.append(
-                {
-                    "sku": line["sku"],
-                    "gpuType": line["gpuType"],
-                    "gpuHours": round(hrs, 4),
-                    "rate": line["rate"],
-                    "amount": round(amount, 2),
-                    "jobs": len(line["jobs"]),
-                }
-            )
+        ordered = sorted(lines.values(), key=lambda ln: (-ln["amount"], ln["sku"], ln["rate"]))
+        metered = [line["amount"] for line in ordered]
+        rendered = [
+            {
+                "sku": line["sku"],
+                "gpuType": line["gpuType"],
+                "gpuHours": round(float(line["gpuHours"]), 4),
+                "rate": line["rate"],
+                "amount": float(cents),
+                "jobs": len(line["jobs"]),
+            }
+            for line, cents in zip(ordered, line_amounts(metered), strict=True)
+        ]
         currencies = {r.spec.currency for r in recs}
         out.append(
             {
@@ -217,7 +252,7 @@ def invoices(
                 "status": "estimate",
                 "generatedAt": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "lines": rendered,
-                "subtotal": round(sum(r["amount"] for r in rendered), 2),
+                "subtotal": float(line_amount(sum(metered, Decimal(0)))),
                 "jobs": len({(r.namespace, r.spec.job) for r in recs}),
                 "open": any(not r.spec.final for r in recs),
                 "note": "Estimate from metered usage and catalog prices; not a tax invoice.",

@@ -3,18 +3,20 @@
 `Draft -> Finalized -> Paid | Void` (a Draft may also be voided). Named
 `inv-<tenant>-<yyyymm>-<revision>` (a voided month is invoiced again at the next revision),
 numbered `INV-<tenant>-<NNNNNN>` (the tenant's highest number + 1). One line per ledger entry
-whose run started in the month (UTC), each amount rounded once to the cent (half-up) from the
-entry's 6-place cost; the total is the sum of the lines. Lines, total, number and ledger range
-never change; Paid and Void invoices never change at all (CEL here; the webhook says the same
-and lets only Drafts be deleted).
+whose run has a part in the month (UTC), billed for that part (`api.periods.split_in_window`:
+a run crossing the month's end is split at it). The total is the month's metered cost rounded
+once to the cent (half-up); the lines are rounded so that they sum to it (`line_amounts`:
+largest remainder). Lines, total, number and ledger range never change; Paid and Void
+invoices never change at all (CEL here; the webhook says the same and lets only Drafts be
+deleted).
 
 Pure: `gryvia invoice finalize|void|mark-paid` and the webhook use these rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
@@ -33,7 +35,7 @@ from gryvia_operator.api.base import (
     Str253,
     cel_rules,
 )
-from gryvia_operator.api.ledger import Amount, HexHash, Timestamp, timestamp
+from gryvia_operator.api.ledger import Amount, HexHash, Timestamp
 
 InvoiceState = Literal["Draft", "Finalized", "Paid", "Void"]
 CENT = Decimal("0.01")
@@ -52,12 +54,13 @@ ALLOWED_NEXT: Mapping[str, frozenset[str]] = {
 }
 
 Money = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]{2}$", max_length=32)]
-"""An amount to the cent, e.g. `39.69`."""
+"""An amount to the cent, e.g. `39.98`."""
 Month = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])$", max_length=7)]
 
 
 class InvoiceLine(GryviaModel):
-    """One ledger entry billed: its cost rounded once to the cent."""
+    """One ledger entry billed: its GPU-hours in the month and their cost to the cent (the
+    lines' amounts sum to the month's metered cost rounded once)."""
 
     sequence: NonNegativeInt64
     entry: Str253
@@ -134,9 +137,9 @@ class GryviaInvoiceSpec(GryviaModel):
         Field(max_length=MAX_LINES),
         SchemaExtra({"x-kubernetes-validations": [{"rule": "self == oldSelf", "message": FIXED}]}),
     ] = Field(default_factory=list)
-    """One line per ledger entry, in chain order."""
+    """One line per ledger entry with a part in the month, in chain order."""
     total: Money
-    """The sum of the lines' amounts."""
+    """The month's metered cost rounded once to the cent; the sum of the lines' amounts."""
     ledger: Annotated[
         LedgerRange,
         SchemaExtra({"x-kubernetes-validations": [{"rule": "self == oldSelf", "message": FIXED}]}),
@@ -179,11 +182,25 @@ def invoice_name(tenant: str, month: str, revision: int) -> str:
     return f"inv-{tenant}-{month.replace('-', '')}-{revision}"
 
 
-def line_amount(cost: str) -> Decimal:
-    """An entry's 6-place cost rounded once to the cent, half-up (`0.493600` -> `0.49`)."""
+def line_amount(cost: str | Decimal) -> Decimal:
+    """A 6-place cost rounded once to the cent, half-up (`0.493600` -> `0.49`): how an
+    invoice's total is rounded from the metered cost."""
     return Decimal(cost).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def month_of(start: str) -> str:
-    """The UTC month (`YYYY-MM`) of an RFC3339 time."""
-    return timestamp(start)[:7]
+def line_amounts(costs: Sequence[Decimal]) -> list[Decimal]:
+    """The cent amounts of invoice lines whose metered costs are `costs` (Decimals >= 0, in
+    line order), summing to `line_amount(sum(costs))`: the metered total rounded once.
+
+    The largest-remainder method (docs/billing.md, "Rounding"): every cost is rounded down to
+    the cent, then the cents still missing to reach the rounded total go one each to the lines
+    with the largest remainders (ties: the earlier line). A line is never moved by more than
+    a cent from its cost, and a cost already in whole cents is never changed: 81 lines of
+    0.4936 (39.9816) are 29 x 0.50 + 52 x 0.49 = 39.98.
+    """
+    floors = [c.quantize(CENT, rounding=ROUND_FLOOR) for c in costs]
+    missing = int((line_amount(sum(costs, Decimal(0))) - sum(floors, Decimal(0))) / CENT)
+    order = sorted(range(len(costs)), key=lambda i: (floors[i] - costs[i], i))
+    for i in order[:missing]:
+        floors[i] += CENT
+    return floors

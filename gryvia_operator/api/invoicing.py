@@ -1,6 +1,11 @@
 """Invoice rules: what blocks finalizing a month, the lines and total built from the ledger,
 numbering and revisions, and which spec updates are allowed.
 
+A month bills each ledger entry for the part of its run inside the month, by the period rule
+of `api.periods` (`in_window`, `split_in_window`), so a run crossing a month's end is billed
+in both months, as `gryvia cost`, quotas and budgets count it; the lines are rounded by
+`api.invoice.line_amounts` so that they sum to the metered total rounded once.
+
 Pure: `gryvia invoice finalize|void|mark-paid` and the billing webhook use these rules; the
 model and its names live in `gryvia_operator.api.invoice`.
 """
@@ -24,12 +29,11 @@ from gryvia_operator.api.invoice import (
     TRANSITIONS,
     VOID_REASON,
     invoice_name,
-    line_amount,
-    month_of,
+    line_amounts,
 )
 from gryvia_operator.api.ledger import timestamp, verify
 from gryvia_operator.api.names import API_VERSION, LABEL_TENANT
-from gryvia_operator.api.periods import month_bounds
+from gryvia_operator.api.periods import MeteredRun, in_window, month_bounds, split_in_window
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -40,6 +44,17 @@ def _name(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+def _in_month(obj: Mapping[str, Any], start: dt.datetime, end: dt.datetime) -> bool:
+    """True when a raw usage record's or ledger entry's run has a part in [start, end): it
+    overlaps it (`api.periods.in_window`), or it has no end yet and started before `end` (it
+    may run on into the month whatever its last refresh says). False when its times are
+    unreadable."""
+    run = MeteredRun.of_raw(obj)
+    if run is None:
+        return False
+    return run.start < end if run.end is None else in_window(*run.interval(), start, end)
 
 
 def _listed(names: Sequence[str], limit: int = 5) -> str:
@@ -59,27 +74,23 @@ def finalize_refusals(
 ) -> list[str]:
     """Why `tenant`'s invoice for `month` cannot be finalized now (empty: it can).
 
-    `records`: raw GryviaUsageRecords (any tenant; only the tenant's runs started in the
-    month count); `entries`: raw GryviaLedgerEntries (the whole chain is verified);
-    `invoices`: raw GryviaInvoices. Reasons: records still open, sealed records not in the
-    ledger yet, a broken chain, mixed currencies, no ledgered usage, an invoice already
-    Finalized or Paid; with `now` (UTC), a month that has not ended (runs may still start in
-    it); with `tenants` (the existing GryviaTenant names), a tenant that does not exist and
-    has no entry in the month.
+    `records`: raw GryviaUsageRecords (any tenant; only the tenant's runs with a part in the
+    month count: a run from the month before still open blocks it); `entries`: raw
+    GryviaLedgerEntries (the whole chain is verified); `invoices`: raw GryviaInvoices.
+    Reasons: records still open, sealed records not in the ledger yet, a broken chain, mixed
+    currencies, no ledgered usage, an invoice already Finalized or Paid; with `now` (UTC), a
+    month that has not ended (runs may still start in it); with `tenants` (the existing
+    GryviaTenant names), a tenant that does not exist and has no entry in the month. Raises
+    ValueError for a month not written `YYYY-MM`.
     """
     reasons: list[str] = []
-    if now is not None:
-        end = month_bounds(month)[1]
-        if now < end:
-            reasons.append(
-                f"{month} has not ended yet (it ends {timestamp(end)}) and runs may still "
-                "start in it; finalize it from then on"
-            )
-    mine = [
-        r
-        for r in records
-        if _spec(r).get("tenant") == tenant and month_of(str(_spec(r).get("start"))) == month
-    ]
+    start, end = month_bounds(month)
+    if now is not None and now < end:
+        reasons.append(
+            f"{month} has not ended yet (it ends {timestamp(end)}) and runs may still "
+            "start in it; finalize it from then on"
+        )
+    mine = [r for r in records if _spec(r).get("tenant") == tenant and _in_month(r, start, end)]
     open_ = sorted(_name(r) for r in mine if _spec(r).get("final") is not True)
     if open_:
         reasons.append(
@@ -130,12 +141,10 @@ def finalize_refusals(
 def month_entries(
     tenant: str, month: str, entries: Iterable[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
-    """The tenant's entries whose run started in `month` (UTC), in chain order."""
-    found = [
-        e
-        for e in entries
-        if _spec(e).get("tenant") == tenant and month_of(str(_spec(e).get("start"))) == month
-    ]
+    """The tenant's entries whose run has a part in `month` (UTC; `api.periods.in_window`),
+    in chain order. Raises ValueError for a month not written `YYYY-MM`."""
+    start, end = month_bounds(month)
+    found = [e for e in entries if _spec(e).get("tenant") == tenant and _in_month(e, start, end)]
     return sorted(found, key=lambda e: int(_spec(e).get("sequence") or 0))
 
 
@@ -173,27 +182,41 @@ def build_invoice(
     by: str,
 ) -> dict[str, Any]:
     """The Finalized GryviaInvoice manifest of `tenant`'s `month` from the whole chain
-    `entries` (check `finalize_refusals` first). Raises ValueError when the month has no
-    entries or more lines than an invoice holds."""
+    `entries` (check `finalize_refusals` first).
+
+    One line per entry with a part in the month (`month_entries`), in chain order: its
+    GPU-hours and cost inside the month (`api.periods.split_in_window`, 6 places; the whole
+    entry when its run lies in the month), the amount to the cent by `api.invoice.line_amounts`;
+    the total is the month's metered cost rounded once to the cent (half-up), which the lines
+    sum to. Raises ValueError when the month has no entries or more lines than an invoice
+    holds."""
     billed = month_entries(tenant, month, entries)
     if not billed:
         raise ValueError(f"tenant {tenant} has no ledgered usage in {month}")
     if len(billed) > MAX_LINES:
         raise ValueError(f"{len(billed)} entries in {month}; an invoice holds {MAX_LINES} lines")
+    start, end = month_bounds(month)
     lines: list[dict[str, Any]] = []
+    costs: list[Decimal] = []
     for e in billed:
-        spec = _spec(e)
+        spec, run = _spec(e), MeteredRun.of_raw(e)
+        if run is None:  # month_entries keeps only readable runs
+            raise ValueError(f"ledger entry {_name(e)} has unreadable start or end")
+        interval = run.interval()
+        costs.append(split_in_window(Decimal(str(spec["cost"])), *interval, start, end))
+        hours = split_in_window(Decimal(str(spec["gpuHours"])), *interval, start, end)
         lines.append(
             {
                 "sequence": int(spec["sequence"]),
                 "entry": str((e.get("metadata") or {}).get("name")),
                 "job": str(spec.get("job") or ""),
                 "sku": str(spec.get("sku") or ""),
-                "gpuHours": str(spec["gpuHours"]),
+                "gpuHours": str(hours),
                 "rate": str(spec["rate"]),
-                "amount": str(line_amount(str(spec["cost"]))),
             }
         )
+    for line, cents in zip(lines, line_amounts(costs), strict=True):
+        line["amount"] = str(cents)
     known = list(invoices)
     revision = next_revision(tenant, month, known)
     head = verify(tenant, entries).head

@@ -1,11 +1,15 @@
 """Billing periods: the UTC window of a day, week or month, and the share of a metered run
 inside a window.
 
-One rule for the operator (quota budgets, projections) and the client (`gryvia cost`,
-`usage`, `invoice`, the console's Cost view). Windows are half-open [start, end) in UTC:
-day = from midnight, week = from Monday 00:00 (ISO 8601 weeks), month = from the 1st. A run
-that crosses a window's edge counts for the part of its GPU-hours inside the window, assuming
-it burned evenly (the FinOps "amortised" view of a usage line).
+The one period rule for money (docs/billing.md, "Periods"), shared by the operator (quota
+`spentThisMonth`, budgets, projections) and the client (`gryvia cost`, estimate and finalized
+invoices, the console's Cost view). Windows are half-open [start, end) in UTC: day = from
+midnight, week = from Monday 00:00 (ISO 8601 weeks), month = from the 1st. A run is split at
+the windows' edges: it counts in a window for the part of its GPU-hours and cost inside it,
+in proportion to its running time there (it burned evenly: the FinOps "amortised" view of a
+usage line); a run of no length counts wholly in the window holding its start.
+`share_in_window` is the rule in floats (reports, quotas, budgets); `split_in_window` is the
+same rule in Decimal, to 6 places, for invoices, whose windows of one run add up exactly.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from gryvia_operator.api.timeslicing import billed_gpus
@@ -23,6 +27,11 @@ if TYPE_CHECKING:
 
 Period = Literal["day", "week", "month"]
 PERIODS: tuple[Period, ...] = ("day", "week", "month")
+PLACES = Decimal("0.000001")
+"""Amounts split by `split_in_window` have 6 places, as the ledger's (`api.ledger.amount`)."""
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_SECOND = dt.timedelta(seconds=1)
+_NONE = Decimal("0.000000")
 
 
 def month_bounds(month: str) -> tuple[dt.datetime, dt.datetime]:
@@ -139,3 +148,50 @@ def spend_in_window(
             hours += Decimal(repr(run.gpu_hours)) * part
             cost += Decimal(repr(run.cost)) * part
     return hours, cost
+
+
+def in_window(
+    run_start: dt.datetime, run_end: dt.datetime, start: dt.datetime, end: dt.datetime
+) -> bool:
+    """True when the run [run_start, run_end) has a part in the window [start, end) by the
+    rule of `split_in_window` (times cut to whole seconds): it overlaps the window, or it has
+    no length and starts inside it. The runs an invoice of the window bills."""
+    first, last = _seconds(run_start), _seconds(run_end)
+    lo, hi = _seconds(start), _seconds(end)
+    if last <= first:
+        return lo <= first < hi
+    return max(first, lo) < min(last, hi)
+
+
+def split_in_window(
+    quantity: Decimal,
+    run_start: dt.datetime,
+    run_end: dt.datetime,
+    start: dt.datetime,
+    end: dt.datetime,
+) -> Decimal:
+    """The part of `quantity` (GPU-hours or cost of the run [run_start, run_end), e.g. the
+    ledger's 6-place `cost`) inside the window [start, end), as a Decimal with 6 places.
+
+    The rule of `share_in_window` in Decimal: times are cut to whole seconds in UTC (what the
+    ledger stores); the part before an instant t is `quantity x seconds of the run before t /
+    seconds of the run`, rounded half-up to 6 places, and a window gets the part before its
+    end minus the part before its start. So the windows of one run (the months, days or weeks
+    it crosses) add up exactly to `quantity`. A run of no length counts wholly in the window
+    holding its start. Datetimes must be aware (a naive one raises TypeError).
+    """
+    first, last = _seconds(run_start), _seconds(run_end)
+    lo, hi = _seconds(start), _seconds(end)
+    if last <= first:
+        return quantity.quantize(PLACES, ROUND_HALF_UP) if lo <= first < hi else _NONE
+
+    def before(when: int) -> Decimal:
+        ran = min(max(when, first), last) - first
+        return (quantity * ran / (last - first)).quantize(PLACES, ROUND_HALF_UP)
+
+    return before(hi) - before(lo) if hi > lo else _NONE
+
+
+def _seconds(when: dt.datetime) -> int:
+    """Whole seconds since the epoch, cut down (an RFC3339 time to the second, as written)."""
+    return (when - _EPOCH) // _SECOND

@@ -33,13 +33,15 @@ def ledger(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def test_81_lines_of_0_4936_round_once_per_line_and_total_the_lines() -> None:
+def test_81_lines_of_0_4936_total_the_metered_cost_rounded_once() -> None:
     records = [record(n, cost=0.4936) for n in range(1, 82)]
     inv = build_invoice("vision", "2026-11", ledger(records), invoices=[], now=NOW, by="alice")
     spec = inv["spec"]
     assert len(spec["lines"]) == 81
-    assert {line["amount"] for line in spec["lines"]} == {"0.49"}
-    assert spec["total"] == "39.69"  # 81 x 0.49, not round(81 x 0.4936) = 39.98
+    # largest remainder (issue 38): round(81 x 0.4936) = 39.98, not 81 x 0.49 = 39.69
+    amounts = [line["amount"] for line in spec["lines"]]
+    assert amounts == ["0.50"] * 29 + ["0.49"] * 52  # ties: the earlier lines get the cents
+    assert spec["total"] == "39.98"
     assert Decimal(spec["total"]) == sum(Decimal(line["amount"]) for line in spec["lines"])
     assert spec["ledger"] == {
         "entries": 81,
@@ -62,7 +64,8 @@ def test_line_amounts_round_half_up_to_the_cent() -> None:
 
 
 def test_only_the_months_entries_are_lines() -> None:
-    records = [record(1), record(2, start="2026-10-31T23:59:59Z"), record(3)]
+    october = record(2, start="2026-10-31T23:59:59Z", end="2026-11-01T00:00:00Z")
+    records = [record(1), october, record(3)]
     inv = build_invoice("vision", "2026-11", ledger(records), invoices=[], now=NOW, by="a")
     assert [line["entry"] for line in inv["spec"]["lines"]] == ["le-r1", "le-r3"]
     assert inv["spec"]["ledger"]["lastSequence"] == 3

@@ -235,7 +235,7 @@ def load_client_configuration(
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
-    from gryvia_cli.kube.proxy import proxy_for
+    from gryvia_cli.kube.proxy import proxy_credentials, proxy_for
 
     cfg = client.Configuration()
     source = kubeconfig_source(explicit)
@@ -266,6 +266,9 @@ def load_client_configuration(
     except (OSError, ValueError, TypeError) as exc:  # unreadable cert files, malformed data
         raise KubeconfigError(f"cannot load credentials: {exc}") from exc
     cfg.no_proxy = None  # proxy_for applied NO_PROXY; a proxy-url ignores it (kubectl)
+    cfg.proxy, headers = proxy_credentials(cfg.proxy)
+    if headers:  # user:password in the proxy URL: Basic proxy authentication, as kubectl
+        cfg.proxy_headers = headers
     cfg.retries = 1
     return cfg
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
-from gryvia_cli.kube.proxy import proxy_for
+from gryvia_cli.kube.proxy import proxy_credentials, proxy_for
 
 ENV = {"HTTPS_PROXY": "proxy.corp:3128", "HTTP_PROXY": "http://plain:80"}
 
@@ -43,3 +45,13 @@ def test_lower_case_names_and_no_proxy_set() -> None:
     assert proxy_for("https://a.b:1", None, {"https_proxy": "http://p:1"}) == "http://p:1"
     assert proxy_for("https://a.b:1", None, {}) is None
     assert proxy_for("https://a.b:1", None, {"ALL_PROXY": "http://p:1"}) is None
+
+
+def test_credentials_in_the_proxy_url_become_basic_proxy_authorization() -> None:
+    # issue 38, failure 10: `user:password@` in a proxy URL was dropped and the proxy said 407
+    url, headers = proxy_credentials("http://ops%40corp:p%3Ass@jump:3128")
+    assert url == "http://jump:3128"  # no password left in what errors may print
+    token = base64.b64encode(b"ops@corp:p:ss").decode()
+    assert headers == {"proxy-authorization": f"Basic {token}"}
+    assert proxy_credentials("http://jump:3128") == ("http://jump:3128", {})
+    assert proxy_credentials(None) == (None, {})

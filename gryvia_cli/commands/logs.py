@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -163,9 +164,10 @@ def logs(
         for source in sources:
             if source.saved is not None:
                 _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
-        live = [_target(s.pod, s.replica, container, prefix=all_replicas) for s in sources if s.pod]
+        live = {s.replica: s.pod for s in sources if s.pod}
         if live:
-            _follow(access, ns, job, live, tail_lines, timestamps, link)
+            pick = _Pick(container, all_replicas)
+            _follow(access, ns, job, live, pick, tail_lines, timestamps, link)
         return
     for source in sources:  # replica by replica
         if source.saved is not None:
@@ -282,42 +284,68 @@ def _target(
     )
 
 
+@dataclass(frozen=True)
+class _Pick:
+    """What `logs -f` shows of each pod: its `container` (None: the first), and the
+    `[replica]` line prefix with `--all-replicas`."""
+
+    container: str | None
+    prefix: bool
+
+
 def _follow(
     access: Any,
     ns: str,
     job: str,
-    targets: list[LogTarget],
+    pods: Mapping[int | None, Mapping[str, Any]],
+    pick: _Pick,
     tail: int | None,
     timestamps: bool,
     link: Link | None,
 ) -> None:
+    """Follow the replicas' pods (replica -> pod), then each retry of a replica whose pod
+    ended while the job goes on (the batch Job's next pod: "attempt N" on stderr), until the
+    job ends. `tail` limits only the first pods' logs: a retry's log is new, shown whole."""
     from gryvia_cli.views import streams
 
     done = streams.job_done(access, ns, job)
-    started = []
-    for target in targets:
-        with spinner(f"waiting for pod {target.pod}") as update:
-            pod = streams.wait_for_pod_start(
-                access, ns, target.pod, target.container, update, done=done, job=job, link=link
+    link = link or streams.new_link(access)
+    seen: set[str] = set()
+    while pods:
+        targets = [
+            _target(pod, replica, pick.container, prefix=pick.prefix)
+            for replica, pod in pods.items()
+        ]
+        seen |= {t.pod for t in targets}
+        started = []
+        for target in targets:
+            with spinner(f"waiting for pod {target.pod}") as update:
+                pod = streams.wait_for_pod_start(
+                    access, ns, target.pod, target.container, update, done=done, job=job, link=link
+                )
+            if pod is None:
+                warn(f"pod {target.pod} went away or the job ended before it started; no logs")
+            else:
+                started.append(target)
+        if started:
+            info(f"Streaming logs from pod: {', '.join(t.pod for t in started)}")
+            streams.follow_logs(
+                access,
+                ns,
+                started,
+                _write,
+                tail=tail,
+                timestamps=timestamps,
+                done=done,
+                job=job,
+                link=link,
             )
-        if pod is None:
-            warn(f"pod {target.pod} went away or the job ended before it started; no logs")
-        else:
-            started.append(target)
-    if not started:
-        return
-    info(f"Streaming logs from pod: {', '.join(t.pod for t in started)}")
-    streams.follow_logs(
-        access,
-        ns,
-        started,
-        _write,
-        tail=tail,
-        timestamps=timestamps,
-        done=done,
-        job=job,
-        link=link,
-    )
+        tail = None
+        more = streams.next_attempts(access, ns, job, seen, set(pods), done, link)
+        for replica, (pod, attempt) in more.items():
+            shown = "" if replica is None else f"replica {replica} of "
+            info(f"{shown}job {job}: attempt {attempt}, pod {pod['metadata']['name']}")
+        pods = {replica: pod for replica, (pod, _) in more.items()}
 
 
 def _print(

@@ -257,3 +257,40 @@ def wait_for_first_pod(
             hint,
         )
         time.sleep(POLL_SECONDS)
+
+
+def next_attempts(
+    access: Any,
+    namespace: str,
+    job: str,
+    seen: set[str],
+    replicas: set[int | None],
+    done: JobDone,
+    link: Link,
+) -> dict[int | None, tuple[Mapping[str, Any], int]]:
+    """After the followed pods ended: wait until the job ends or each of the `replicas`
+    succeeded (returns {}), or one of them has a newer pod than those in `seen` (a retry of
+    a failed pod: the batch Job makes a new pod for the same replica). Returns replica ->
+    (its newest pod, its attempt number: 1 for the replica's first pod); connection failures
+    are retried through `link`."""
+    from gryvia_cli.core.jobs import replica_of_pod
+
+    while True:
+        pods = link.call(lambda: job_pods(access, namespace, job), what=f"job {job}")
+        newest = newest_by_replica(pods)
+        succeeded = {
+            r for r, p in newest.items() if (p.get("status") or {}).get("phase") == "Succeeded"
+        }
+        if not replicas - succeeded:  # each followed replica is done: no retry will come
+            return {}
+        fresh = {
+            replica: pod
+            for replica, pod in newest.items()
+            if replica in replicas and str(pod["metadata"]["name"]) not in seen
+        }
+        if fresh:
+            counts = [replica_of_pod(p) for p in pods]
+            return {replica: (pod, counts.count(replica)) for replica, pod in fresh.items()}
+        if link.call(done, what=f"job {job}"):
+            return {}
+        time.sleep(POLL_SECONDS)

@@ -258,3 +258,29 @@ def test_a_cancelled_job_with_a_long_log_keeps_its_last_2000_lines(case: CliCase
     assert "cut: the log was longer, earlier lines were not kept" in shown.stderr
     tail = gryvia("logs", "chatty", "--tail", "2", "-n", namespace)
     assert tail.stdout.splitlines() == ["line 2499", "line 2500"]
+
+
+def test_logs_follow_shows_every_attempt_of_a_retried_job_and_ends_with_it(case: CliCase) -> None:
+    """Issue 38, failure 11: with `retryLimit: 1` the first pod fails and the batch Job makes
+    a second; `logs -f` used to end with the first pod while the job still ran."""
+    path = case.tmp_path / "retried.yaml"
+    script = 'echo "attempt ran in $HOSTNAME"; sleep 2; exit 1'
+    path.write_text(
+        job_yaml("retried", gpus=0, gpu_type=None, script=script, extra="  retryLimit: 1\n")
+    )
+    submitted = case.gryvia("submit", "-f", str(path), "-n", case.namespace)
+    assert submitted.returncode == 0, submitted.stderr
+
+    followed = case.gryvia("logs", "retried", "-f", "-n", case.namespace, timeout=150)
+
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.count("attempt ran in ") == 2, followed.stdout
+    pods = kubectl_json(
+        case.sandbox, "get", "pods", "-n", case.namespace, "-l", "gryvia.io/job=retried"
+    )["items"]
+    names = sorted((p["metadata"]["creationTimestamp"], p["metadata"]["name"]) for p in pods)
+    assert len(names) == 2
+    second = names[1][1]
+    assert f"job retried: attempt 2, pod {second}" in followed.stderr, followed.stderr
+    job = kubectl_json(case.sandbox, "get", "gryviaaijob", "retried", "-n", case.namespace)
+    assert job["status"]["phase"] == "Failed"  # it ended with the job

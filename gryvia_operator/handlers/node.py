@@ -13,7 +13,7 @@ import kopf
 
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import GPUNODES, NODES
+from gryvia_operator.controller.store import GPUNODES, NODES, PODS_BY_NODE
 from gryvia_operator.reconcile.registration import GpuNodeView, registration_for_node
 
 log = logging.getLogger("gryvia.operator.node")
@@ -49,7 +49,8 @@ async def _register(rt: Runtime, name: str) -> None:
         if existing is not None and existing.auto_registered:
             await rt.api.delete("GryviaGpuNode", existing.name)
         return
-    plan = registration_for_node(node, existing)
+    held = sum(p.gpus for p in rt.indices.values(PODS_BY_NODE, name) if not p.terminal)
+    plan = registration_for_node(node, existing, held)
     if plan.node_labels:
         rt.metrics.writes.labels(kind="Node", verb="patch").inc()
         await rt.api.patch("Node", name, {"metadata": {"labels": plan.node_labels}})

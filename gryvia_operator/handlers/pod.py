@@ -60,6 +60,8 @@ def register(
             saver.on_pod(dict(body))
         if pod.gpus > 0 and (type == "DELETED" or pod.terminal or pod.deleting):
             rt.kick_waiting()
+            if pod.node_name:  # an over-committed node may be whole again
+                rt.nodes.add(pod.node_name)
         if pod.job:
             key = (pod.namespace, pod.job)
             if pod.unschedulable or _statefulset_job(rt.indices.first(AIJOBS, key)):

@@ -49,6 +49,10 @@ DEGRADED_MESSAGE = (
     "driver on the node"
 )
 READY_MESSAGE = "{count} GPU(s) allocatable, driver {driver}"
+OVERCOMMITTED_MESSAGE = (
+    "over-committed: its pods hold {held} GPUs, only {allocatable} are allocatable now; "
+    "check the NVIDIA device plugin and the GPUs (nvidia-smi) on the node"
+)
 NOT_READY_MESSAGE = "the node is not Ready (its Ready condition): its GPUs take no new pods"
 
 
@@ -125,11 +129,13 @@ def gpu_node_spec(node: NodeView) -> dict[str, Any] | None:
     return spec
 
 
-def gpu_node_status(spec: Mapping[str, Any], node: NodeView) -> dict[str, Any]:
+def gpu_node_status(spec: Mapping[str, Any], node: NodeView, held: int = 0) -> dict[str, Any]:
     """Readiness: NotReady while the Node's Ready condition is not True; else from
     allocatable GPUs: Ready, Degraded or WaitingForDrivers. A node whose GPUs are all
     MIG-partitioned is Ready when it advertises slices; one in MIG mixed mode (some whole
-    GPUs, the rest as slices) is Ready with both counted, not Degraded."""
+    GPUs, the rest as slices) is Ready with both counted, not Degraded. A node whose running
+    pods hold more whole GPUs (`held`) than it now has allocatable is Degraded, over-committed
+    (its allocatable shrank under them: a GPU fell off the bus, the device plugin restarted)."""
     count = int(spec.get("gpuCount") or 0)
     allocatable = node.allocatable_gpus
     driver, cuda = versions(node.labels)
@@ -137,6 +143,9 @@ def gpu_node_status(spec: Mapping[str, Any], node: NodeView) -> dict[str, Any]:
     profiles = ", ".join(f"{n}x {p}" for p, n in sorted(node.mig_slices.items()))
     if not node.ready:
         phase, message = "NotReady", NOT_READY_MESSAGE
+    elif held > allocatable:
+        phase = "Degraded"
+        message = OVERCOMMITTED_MESSAGE.format(held=held, allocatable=allocatable)
     elif allocatable == 0 and slices > 0:
         phase = "Ready"
         message = f"{slices} MIG slice(s) allocatable ({profiles}), driver {driver or 'unknown'}"
@@ -206,8 +215,11 @@ def build_gpu_node(node: NodeView, spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def registration_for_node(node: NodeView, existing: GpuNodeView | None) -> NodeRegistration:
-    """Everything registration should write for `node`, given its GryviaGpuNode (if any).
+def registration_for_node(
+    node: NodeView, existing: GpuNodeView | None, held: int = 0
+) -> NodeRegistration:
+    """Everything registration should write for `node`, given its GryviaGpuNode (if any) and
+    the whole GPUs its unfinished pods hold (`held`).
 
     GPU node: create or update the auto-registered GryviaGpuNode (only SPEC_KEYS), its status,
     and the node labels. Hand-made GryviaGpuNode: only node labels, from its spec. Not a GPU
@@ -224,7 +236,7 @@ def registration_for_node(node: NodeView, existing: GpuNodeView | None) -> NodeR
         )
     merged = {**(existing.spec if existing else {}), **derived}  # admin extras + owned keys
     labels = _label_patch(node.labels, node_labels_for(merged))
-    status = gpu_node_status(derived, node)
+    status = gpu_node_status(derived, node, held)
     status_patch = {
         k: status.get(k)
         for k in STATUS_KEYS

@@ -42,3 +42,13 @@ def test_a_job_too_big_for_a_mixed_nodes_whole_gpus_is_told_about_the_slices() -
         "each pod needs 8 H100, the largest H100 node has 2 (the rest of its GPUs are "
         "partitioned into MIG slices: H100-MIG-2G.20GB)"
     )
+
+
+def test_a_node_whose_pods_hold_more_gpus_than_it_has_now_is_over_committed() -> None:
+    node = make_node("gpu-1").product().gpus(8, allocatable=4).view()
+    status = gpu_node_status({"gpuCount": 8}, node, held=8)
+    assert status["phase"] == "Degraded"
+    assert status["message"].startswith(
+        "over-committed: its pods hold 8 GPUs, only 4 are allocatable now"
+    )
+    assert gpu_node_status({"gpuCount": 8}, node, held=4)["message"].startswith("only 4 of 8")

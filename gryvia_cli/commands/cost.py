@@ -45,20 +45,34 @@ def _money(value: float | None, currency: str) -> str:
 
 
 def cost_row(item: TeamCost) -> list[object]:
-    """TEAM, SPENT, BUDGET, REMAINING, % USED, PROJECTED (coloured by how much is used)."""
+    """TEAM, SPENT, BUDGET, REMAINING, % USED, PROJECTED (coloured by how much is used);
+    SPENT and PROJECTED say `unpriced` for usage without a price (`core.unpriced`)."""
     from gryvia_cli.core.quota import percent_marker
+    from gryvia_cli.core.unpriced import money_text
 
     cur = item.currency
     percent = item.percent
     over = item.budget is not None and item.projected > item.budget
+    hours, unpriced = item.gpu_hours, item.unpriced_gpu_hours
     return [
         item.team,
-        _money(item.spent, cur),
+        money_text(item.spent, cur, hours, unpriced),
         _money(item.budget, "USD"),
         Marked(_money(item.remaining, "USD"), "error" if (item.remaining or 0) < 0 else "ok"),
         Marked("-" if percent is None else f"{percent:.1f}%", percent_marker(percent)),
-        Marked(_money(item.projected, cur), "warn" if over else "ok"),
+        Marked(money_text(item.projected, cur, hours, unpriced), "warn" if over else "ok"),
     ]
+
+
+def warn_unpriced(items: list[TeamCost]) -> None:
+    """One stderr warning per team with unpriced usage: its GPU-hours, types and the fix."""
+    from gryvia_cli.core.unpriced import unpriced_warning
+
+    for item in items:
+        if item.unpriced_gpu_hours > 0:
+            what = f"team {item.team}"
+            hours, types = item.unpriced_gpu_hours, item.unpriced_gpu_types
+            warn(unpriced_warning(what, hours, types, "its spend"))
 
 
 @app.command("cost", rich_help_panel="Tenancy")
@@ -91,14 +105,18 @@ def cost(
     for its part inside it. Prices are those the
     catalog (GryviaGpuSku) gave at metering time. BUDGET is the monthly budget (the quota's
     budget.monthlyBudget, else the tenant's quotas.costUSD.monthly), prorated to a day or a
-    week; PROJECTED extends the spend linearly to the end of the period. Then one line per
+    week; PROJECTED extends the spend linearly to the end of the period. Usage whose GPU
+    type no enabled GryviaGpuSku priced is unpriced, in no amount: SPENT reads `unpriced`
+    (or `... + unpriced`) and a warning names its GPU-hours and types. Then one line per
     GryviaBudget of the team (all budgets without TEAM): its spend of limit, state, alert
     thresholds and forecast, as the operator last computed them (`gryvia budget get`).
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
     namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
-    gpuHours, jobs}], budgets: [{name, scope, period, state, usage, utilization, limit,
-    thresholds, forecast}], total: {spent, budget, remaining}}.
+    gpuHours, jobs, unpricedGpuHours?}], budgets: [{name, scope, period, state, usage,
+    utilization, limit, thresholds, forecast}], total: {spent, budget, remaining}};
+    `unpricedGpuHours` only with unpriced usage, `spent` and `projected` null when none of a
+    team's usage is priced (docs/billing.md, "Unpriced usage").
 
     Examples:
       gryvia cost
@@ -142,6 +160,7 @@ def cost(
     spent = sum(i.spent for i in items)
     budgets = [i.budget for i in items if i.budget is not None]
     total_budget = sum(budgets) if budgets else None
+    warn_unpriced(items)
     if fmt in MACHINE_FORMATS:
         render_data(
             {
@@ -168,7 +187,8 @@ def cost(
     render_table(COST_COLUMNS, [cost_row(i) for i in items])
     currencies = {i.currency for i in items if i.spent}
     currency = currencies.pop() if len(currencies) == 1 else "MIXED" if currencies else "USD"
-    info(f"Total spent: {spent:.2f} {currency}")
+    unpriced = " + unpriced" if any(i.unpriced_gpu_hours > 0 for i in items) else ""
+    info(f"Total spent: {spent:.2f} {currency}{unpriced}")
     if total_budget is not None:
         info(f"Total budget: {total_budget:.2f} USD, remaining {total_budget - spent:.2f} USD")
         if total_budget:

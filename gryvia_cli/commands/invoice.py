@@ -15,25 +15,13 @@ from gryvia_cli.cli.reports import (
     write_csv,
 )
 from gryvia_cli.cli.session import session
-from gryvia_cli.core.cells import plural
 from gryvia_cli.errors import UsageError
-from gryvia_cli.output import (
-    OutputFormat,
-    emit,
-    info,
-    note,
-    render_data,
-    render_table,
-    section,
-    success,
-)
+from gryvia_cli.output import OutputFormat, emit, info, note, render_data, success, warn
 from gryvia_cli.views.ledger import read_invoices
 from gryvia_cli.views.reads import read_billable_tenants, read_usage_records, try_read
 from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
-
-INVOICE_COLUMNS = ("sku", "gpu type", "jobs", "gpu hours", "rate/h", "amount")
 
 
 @app.callback(invoke_without_command=True)
@@ -61,7 +49,9 @@ def invoice(
     remainder), as in the finalized invoice of the month. Status is
     always "estimate" (no payments); an invoice is open while any of its runs is still
     metering. Only existing tenants are invoiced: usage of a tenant that does not exist is
-    `unattributed` (a note gives its amount; `gryvia usage` lists it).
+    `unattributed` (a note gives its amount; `gryvia usage` lists it). Usage whose GPU type
+    no enabled GryviaGpuSku priced is unpriced: a line of SKU `unpriced` with no rate and the
+    amount `unpriced`, left out of the subtotal, and a warning names its GPU-hours and types.
 
     With the billing ledger on, a month is invoiced for good with `gryvia invoice finalize
     TENANT MONTH` (a GryviaInvoice: Finalized, then Paid or Void); the estimate then names
@@ -69,9 +59,12 @@ def invoice(
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: InvoiceList, month, items: [{number, tenant,
     period: {from, to}, currency, status, generatedAt, lines: [{sku, gpuType, gpuHours, rate,
-    amount, jobs}], subtotal, jobs, open, note, finalized?: {name, number, state, total}}]}.
+    amount, jobs, unpricedGpuHours?}], subtotal, jobs, open, note, unpricedGpuHours?,
+    finalized?: {name, number, state, total}}]}; an unpriced line has `rate` and `amount`
+    null, `subtotal` is null when no line is priced.
     CSV: `invoice,tenant,period_from,period_to,sku,gpuType,jobs,gpuHours,rate,amount,currency`
-    and a TOTAL line per invoice; formula-like cells get a leading apostrophe.
+    and a TOTAL line per invoice (an unpriced line: empty rate, amount `unpriced`);
+    formula-like cells get a leading apostrophe.
 
     Examples:
       gryvia invoice
@@ -82,6 +75,7 @@ def invoice(
     if ctx.invoked_subcommand is not None:
         return
     from gryvia_cli.core.billing import invoices, invoices_csv, unattributed_usage
+    from gryvia_cli.views.invoices import render_estimate, warn_unpriced
     from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
@@ -99,6 +93,7 @@ def invoice(
     _link_finalized(items, try_read(lambda: read_invoices(access), "invoices") or [], period)
     start, end = month_bounds(period)
     stray = None if tenant else unattributed_usage(records, tenants, start, end)
+    warn_unpriced(items)
     if fmt is ReportFormat.csv:
         write_csv(invoices_csv(items))
         return
@@ -120,40 +115,8 @@ def invoice(
     for index, inv in enumerate(items):
         if index:
             emit()
-        _render_invoice(inv)
+        render_estimate(inv)
     note("invoices are estimates from metered GPU time and catalog prices; not tax invoices")
-
-
-def _render_invoice(inv: dict[str, Any]) -> None:
-    from gryvia_cli.core.billing import rate_text
-
-    cur = inv["currency"]
-    section(f"Invoice {inv['number']} ({inv['status']})")
-    emit(f"Tenant:   {inv['tenant']}")
-    emit(f"Period:   {inv['period']['from']} to {inv['period']['to']} (UTC)")
-    if inv["open"]:
-        emit("Open:     yes, some runs are still metering")
-    final = inv.get("finalized")
-    if final:
-        emit(
-            f"Final:    {final['number']} ({final['state']}, {final['total']} {cur}); "
-            f"see: gryvia invoice show {final['name']}"
-        )
-    render_table(
-        INVOICE_COLUMNS,
-        [
-            [
-                line["sku"],
-                line["gpuType"] or "-",
-                line["jobs"],
-                f"{line['gpuHours']:.4f}",
-                f"{rate_text(line['rate'])} {cur}",
-                f"{line['amount']:.2f} {cur}",
-            ]
-            for line in inv["lines"]
-        ],
-    )
-    emit(f"Subtotal: {inv['subtotal']:.2f} {cur} ({inv['jobs']} job(s))")
 
 
 def _link_finalized(items: list[dict[str, Any]], stored: list[dict[str, Any]], month: str) -> None:
@@ -180,49 +143,6 @@ NameArg = Annotated[
 ]
 
 
-def _show(inv: dict[str, Any], fmt: ReportFormat) -> None:
-    """Print a GryviaInvoice as a table, CSV, JSON or YAML (the object as stored)."""
-    from gryvia_cli.views.ledger import invoice_csv
-
-    if fmt is ReportFormat.csv:
-        write_csv(invoice_csv([inv]))
-        return
-    if fmt is not ReportFormat.table:
-        render_data(inv, OutputFormat(fmt.value))
-        return
-    spec = inv.get("spec") or {}
-    cur = spec.get("currency")
-    section(f"Invoice {spec.get('number')} ({spec.get('state')})")
-    emit(f"Name:     {(inv.get('metadata') or {}).get('name')}")
-    emit(f"Tenant:   {spec.get('tenant')}")
-    emit(f"Month:    {spec.get('month')} (UTC)")
-    ledger = spec.get("ledger") or {}
-    emit(
-        f"Ledger:   sequences {ledger.get('firstSequence')}-{ledger.get('lastSequence')} "
-        f"({plural(int(ledger.get('entries') or 0), 'entry', 'entries')})"
-    )
-    for key, label in (("finalizedAt", "Final:   "), ("paidAt", "Paid:    ")):
-        if spec.get(key):
-            emit(f"{label} {spec[key]}")
-    if spec.get("voidedAt"):
-        emit(f"Void:     {spec['voidedAt']} by {spec.get('voidedBy')}: {spec.get('voidReason')}")
-    render_table(
-        ("seq", "job", "sku", "gpu hours", "rate/h", "amount"),
-        [
-            [
-                line.get("sequence"),
-                line.get("job"),
-                line.get("sku") or "-",
-                line.get("gpuHours"),
-                f"{line.get('rate')} {cur}",
-                f"{line.get('amount')} {cur}",
-            ]
-            for line in spec.get("lines") or []
-        ],
-    )
-    emit(f"Total:    {spec.get('total')} {cur} (the metered cost rounded once to the cent)")
-
-
 @app.command("finalize")
 def finalize(
     ctx: typer.Context,
@@ -232,6 +152,14 @@ def finalize(
     month: Annotated[
         str, typer.Argument(metavar="YYYY-MM", help="The UTC month.", show_default=False)
     ],
+    allow_unpriced: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unpriced",
+            help="Finalize a month with unpriced usage (no enabled SKU priced its GPU type), "
+            "billing it at 0.00.",
+        ),
+    ] = False,
     output: ReportOutputOpt = None,
 ) -> None:
     """Finalize a tenant's month from the ledger: a GryviaInvoice, one line per entry.
@@ -239,23 +167,26 @@ def finalize(
     Refused, with the reason, while the month has not ended (UTC), while a usage record of
     the month is still open, while sealed records are not in the ledger yet, when the
     tenant's chain does not verify, when the month mixes currencies, when the tenant does
-    not exist, or when the month has a Finalized or Paid invoice already (void it first; the
-    new one gets the next revision). One line per ledger entry whose run has a part in the
-    month, for that part (a run crossing the month's end is split at it); the total is the
-    month's metered cost rounded once to the cent and the lines are rounded to sum to it
-    (largest remainder), so it equals the month's estimate. The invoice is named
-    inv-<tenant>-<yyyymm>-<revision> and numbered INV-<tenant>-<NNNNNN>.
+    not exist, when the month has a Finalized or Paid invoice already (void it first; the
+    new one gets the next revision), or when the month has unpriced usage (its GPU type had
+    no enabled GryviaGpuSku), unless --allow-unpriced bills it at 0.00. One line per ledger
+    entry whose run has a part in the month, for that part (a run crossing the month's end
+    is split at it); the total is the month's metered cost rounded once to the cent and the
+    lines are rounded to sum to it (largest remainder), so it equals the month's estimate.
+    The invoice is named inv-<tenant>-<yyyymm>-<revision> and numbered INV-<tenant>-<NNNNNN>.
 
     -o json/yaml print the GryviaInvoice as stored; -o csv one row per line and a TOTAL row.
 
     Examples:
       gryvia invoice finalize vision 2026-11
       gryvia invoice finalize vision 2026-11 -o csv > inv.csv
+      gryvia invoice finalize vision 2026-11 --allow-unpriced
     """
     from gryvia_cli.errors import GryviaError
     from gryvia_cli.kube import resources as r
+    from gryvia_cli.views.invoices import show_invoice
     from gryvia_cli.views.ledger import read_entries, read_records
-    from gryvia_operator.api.invoicing import build_invoice, finalize_refusals
+    from gryvia_operator.api.invoicing import build_invoice, finalize_refusals, unpriced_types
     from gryvia_operator.api.periods import month_bounds
 
     state = session(ctx)
@@ -272,7 +203,14 @@ def finalize(
     tenants = read_billable_tenants(access)
     now = state.now()
     reasons = finalize_refusals(
-        tenant, month, records=records, entries=entries, invoices=stored, now=now, tenants=tenants
+        tenant,
+        month,
+        records=records,
+        entries=entries,
+        invoices=stored,
+        now=now,
+        tenants=tenants,
+        allow_unpriced=allow_unpriced,
     )
     if reasons:
         raise GryviaError(
@@ -281,6 +219,12 @@ def finalize(
         )
     body = build_invoice(tenant, month, entries, invoices=stored, now=now, by=access.context.user)
     created = access.create(r.INVOICE, body, None)
+    unpriced = unpriced_types(tenant, month, records)
+    if unpriced:
+        warn(
+            f"usage on GPU type {', '.join(unpriced)} is unpriced and was invoiced at 0.00 "
+            "(--allow-unpriced)"
+        )
     if fmt is ReportFormat.table:
         spec = created.get("spec") or body["spec"]
         success(
@@ -288,7 +232,7 @@ def finalize(
             f"{len(spec['lines'])} line(s), total {spec['total']} {spec['currency']}"
         )
         return
-    _show(created, fmt)
+    show_invoice(created, fmt)
 
 
 def _refusal_hint(
@@ -384,7 +328,8 @@ def show(ctx: typer.Context, name: NameArg, output: ReportOutputOpt = None) -> N
       gryvia invoice show inv-vision-202611-1
       gryvia invoice show INV-vision-000001 -o csv
     """
+    from gryvia_cli.views.invoices import show_invoice
     from gryvia_cli.views.ledger import read_invoice
 
     state = session(ctx)
-    _show(read_invoice(state.access(), name), report_format(state, output))
+    show_invoice(read_invoice(state.access(), name), report_format(state, output))

@@ -8,8 +8,8 @@ import typer
 
 from gryvia_cli.cli.reports import ReportFormat, ReportOutputOpt, report_format, write_csv
 from gryvia_cli.cli.session import session
-from gryvia_cli.core.billing import to_csv
 from gryvia_cli.core.cells import plural
+from gryvia_cli.core.csvexport import to_csv
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, emit, render_data, success
 from gryvia_cli.views.ledger import read_entries
@@ -96,7 +96,7 @@ def verify(
 def verification_csv(doc: dict[str, Any]) -> str:
     """CSV of a verification `doc` (`LedgerVerification.to_dict()`): one row per problem,
     or one row with an empty problem when the chain is valid; cells guarded as every CSV
-    export's (`core.billing.to_csv`)."""
+    export's (`core.csvexport.to_csv`)."""
     header = ["tenant", "valid", "entries", "headSequence", "headHash", "hashVersion", "problem"]
     head = [doc["tenant"], str(doc["valid"]).lower(), doc["entries"], doc["headSequence"]]
     rows = [[*head, doc["headHash"], doc["hashVersion"], p] for p in doc["problems"] or [""]]

@@ -16,7 +16,7 @@ from gryvia_cli.cli.reports import (
 )
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
-from gryvia_cli.output import OutputFormat, info, note, render_data, render_table
+from gryvia_cli.output import OutputFormat, info, note, render_data, render_table, warn
 from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
@@ -82,10 +82,13 @@ def usage(
     run started in [--from, --to). Columns: the group, GPU HOURS, COST, JOBS (distinct jobs),
     then a total line. Costs are estimates (GPU-hours x the catalog rate at metering time).
     Usage of a tenant that does not exist (a job outside any tenant's namespace) is shown as
-    `unattributed` and never invoiced; `--group-by job` gives each job's cost so far.
+    `unattributed` and never invoiced; `--group-by job` gives each job's cost so far. Usage
+    whose GPU type no enabled GryviaGpuSku priced is unpriced, in no cost: its COST reads
+    `unpriced` (or `... + unpriced`; SKU `unpriced`) and a warning names its GPU-hours.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
-    items: [{<group>, gpuHours, cost, currency, jobs}], total: {...}, note}.
+    items: [{<group>, gpuHours, cost, currency, jobs, unpricedGpuHours?}], total: {...},
+    note}; `unpricedGpuHours` only with unpriced usage, `cost` null when none is priced.
     CSV: `<group>,gpu_hours,cost,currency,jobs` and a final `total` line; cells that a
     spreadsheet would run as a formula get a leading apostrophe, cells holding a line break
     are quoted, numbers (negative ones too) stay numbers.
@@ -112,6 +115,11 @@ def usage(
     tenants = read_billable_tenants(access)
     key = BILLING_GROUPS[group_by]
     rows, total = aggregate(records, key, start, end, tenant, tenants)
+    if total.unpriced_gpu_hours > 0:
+        from gryvia_cli.core.unpriced import unpriced_warning
+
+        hours, types = total.unpriced_gpu_hours, total.unpriced_gpu_types
+        warn(unpriced_warning("usage", hours, types, "the costs"))
     if fmt is ReportFormat.csv:
         write_csv(usage_csv(rows, total, key))
         return
@@ -141,7 +149,14 @@ def usage(
 
 
 def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:
+    from gryvia_cli.core.unpriced import money_text
+
     return [
-        [row.key, f"{row.gpu_hours:.4f}", f"{row.cost:.4f} {row.currency}", row.jobs]
+        [
+            row.key,
+            f"{row.gpu_hours:.4f}",
+            money_text(row.cost, row.currency, row.gpu_hours, row.unpriced_gpu_hours, places=4),
+            row.jobs,
+        ]
         for row in (*rows, total)
     ]

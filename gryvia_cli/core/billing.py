@@ -8,61 +8,68 @@ reports (`aggregate`) select records by `spec.start` in [from, to) (UTC), a run 
 in the period it started in; amounts round to 2 places, hours to 4; jobs count distinct
 (namespace, job) pairs. Invoices are estimates, never tax invoices, numbered
 `INV-<tenant>-<YYYYMM>`, one per existing tenant with usage in the UTC month, one line per SKU
-(the GPU type when no SKU, else `unpriced`) and catalog rate, with its GPU-hours, that rate (as
+(`unpriced` without a price, `sku_key`) and catalog rate, with its GPU-hours, that rate (as
 metered, never recomputed from rounded totals) and amount; `open` while any record is not
 final. Invoices follow the money rules of the finalized invoice (`api.invoicing`), so that a
 closed month's estimate equals it to the cent: each record counts for the part of its run in
 the month (`api.periods.split_in_window` on its cost as the ledger writes it: a run crossing
 the month's end is split at it, as `gryvia cost`, quotas and budgets count it), the subtotal
 is that metered cost rounded once to the cent, and the lines are rounded to sum to it
-(`api.invoice.line_amounts`, largest remainder).
+(`api.invoice.line_amounts`, largest remainder). Unpriced runs (`core.unpriced`) are in no
+amount: their GPU-hours are counted and said (`unpricedGpuHours`), an invoice gives them
+lines of SKU `unpriced` with no rate and no amount.
 """
 
 from __future__ import annotations
 
-import csv
+import dataclasses
 import datetime as dt
-import io
-import math
-import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from gryvia_cli.core.csvexport import to_csv
+from gryvia_cli.core.unpriced import UNPRICED, only_unpriced
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.invoice import line_amount, line_amounts
 from gryvia_operator.api.ledger import amount
 from gryvia_operator.api.periods import MeteredRun, in_window, month_bounds, split_in_window
+from gryvia_operator.api.usagerecord import is_unpriced
 
 GroupBy = Literal["tenant", "sku", "day", "job"]
 UNATTRIBUTED = "unattributed"
 """Where usage goes whose `spec.tenant` names no existing GryviaTenant."""
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-"""Text a spreadsheet reads as a number, never a formula: `-400.00`, `12`, `0.355`."""
 
 
 @dataclass(frozen=True)
 class UsageRow:
-    """Totals of one group: GPU-hours, cost (in `currency`, or MIXED) and distinct jobs."""
+    """Totals of one group: GPU-hours, cost (in `currency`, or MIXED) and distinct jobs;
+    `unpriced_gpu_hours` of the GPU-hours had no price (in no cost), on `unpriced_gpu_types`."""
 
     key: str
     gpu_hours: float
     cost: float
     currency: str
     jobs: int
+    unpriced_gpu_hours: float = 0.0
+    unpriced_gpu_types: tuple[str, ...] = ()
 
     def as_dict(self, group_by: str) -> dict[str, Any]:
-        """Return the row as a JSON object (`group_by` names the key field)."""
-        return {
+        """Return the row as a JSON object (`group_by` names the key field); with unpriced
+        usage also `unpricedGpuHours`, and `cost` null when none of it is priced."""
+        none = only_unpriced(self.gpu_hours, self.unpriced_gpu_hours)
+        out: dict[str, Any] = {
             group_by: self.key,
             "gpuHours": round(self.gpu_hours, 4),
-            "cost": round(self.cost, 4),
+            "cost": None if none else round(self.cost, 4),
             "currency": self.currency,
             "jobs": self.jobs,
         }
+        if self.unpriced_gpu_hours > 0:
+            out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
+        return out
 
 
 def in_period(
@@ -80,11 +87,20 @@ def billed_tenant(record: GryviaUsageRecord, tenants: Collection[str] | None) ->
     return name if tenants is None or name in tenants else UNATTRIBUTED
 
 
+def sku_key(record: GryviaUsageRecord) -> str:
+    """The SKU a record is reported and invoiced under: `unpriced` without a price
+    (`api.usagerecord.is_unpriced`), else its SKU (its GPU type when it names none, `-` when
+    it names neither: a CPU-only run, which has nothing to price)."""
+    if is_unpriced(record.spec):
+        return UNPRICED
+    return record.spec.sku or record.spec.gpu_type or "-"
+
+
 def _key(record: GryviaUsageRecord, group_by: GroupBy, tenants: Collection[str] | None) -> str:
     if group_by == "tenant":
         return billed_tenant(record, tenants)
     if group_by == "sku":
-        return record.spec.sku or record.spec.gpu_type or "unpriced"
+        return sku_key(record)
     if group_by == "job":
         return f"{record.namespace}/{record.spec.job}"
     return record.spec.start.astimezone(dt.UTC).date().isoformat()
@@ -101,16 +117,23 @@ def aggregate(
     """Group records and return (rows, total). Tenant, SKU and job (`namespace/job`) rows are
     sorted by cost, highest first; day rows by date. Jobs count distinct (namespace, job)
     pairs. `tenants` are the existing tenants' names (None: unknown); usage of any other
-    tenant is `unattributed`, and `tenant` filters on that billed name."""
+    tenant is `unattributed`, and `tenant` filters on that billed name. Unpriced records
+    count in the rows' `unpriced_gpu_hours`."""
     hours: dict[str, float] = defaultdict(float)
+    unpriced: dict[str, float] = defaultdict(float)
+    types: dict[str, set[str]] = defaultdict(set)
     cost: dict[str, float] = defaultdict(float)
     currencies: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for rec in records:
         if not in_period(rec, start, end) or (tenant and billed_tenant(rec, tenants) != tenant):
             continue
+        no_price = is_unpriced(rec.spec)
         for key in (_key(rec, group_by, tenants), "\0total"):
             hours[key] += rec.spec.gpu_hours
+            if no_price:
+                unpriced[key] += rec.spec.gpu_hours
+                types[key].add(rec.spec.gpu_type or "")
             cost[key] += rec.spec.cost
             currencies[key].add(rec.spec.currency)
             jobs[key].add((rec.namespace, rec.spec.job))
@@ -123,13 +146,15 @@ def aggregate(
             cost[key],
             next(iter(cur)) if len(cur) == 1 else ("MIXED" if cur else "USD"),
             len(jobs[key]),
+            unpriced[key],
+            tuple(sorted(types[key])),
         )
 
     keys = [k for k in hours if k != "\0total"]
     rows = [row(k) for k in keys]
     rows.sort(key=(lambda r: r.key) if group_by == "day" else (lambda r: (-r.cost, r.key)))
     total = row("\0total")
-    return rows, UsageRow("total", total.gpu_hours, total.cost, total.currency, total.jobs)
+    return rows, dataclasses.replace(total, key="total")
 
 
 def window_part(
@@ -195,8 +220,10 @@ def invoices(
     `unattributed_usage`). Each record counts for its part in the month (`window_part`).
     Each line is one SKU at one metered rate; line amounts and the subtotal are floats to the
     cent computed in Decimal: the subtotal is the month's metered cost rounded once, half-up,
-    and the lines sum to it (`api.invoice.line_amounts`), as in a finalized invoice. Raises
-    ValueError for a month not written `YYYY-MM`."""
+    and the lines sum to it (`api.invoice.line_amounts`), as in a finalized invoice. Unpriced
+    runs make lines of SKU `unpriced` per GPU type with `rate` and `amount` None and
+    `unpricedGpuHours`; an invoice with any has `unpricedGpuHours` too, and its `subtotal`
+    is None when no line is priced. Raises ValueError for a month not written `YYYY-MM`."""
     start, end = month_bounds(month)
     by_tenant: dict[str, list[tuple[GryviaUsageRecord, Decimal, Decimal]]] = defaultdict(list)
     for rec in records:
@@ -211,7 +238,7 @@ def invoices(
         recs = [rec for rec, _, _ in by_tenant[name]]
         lines: dict[tuple[str, str, float], dict[str, Any]] = {}
         for rec, part_hours, part_cost in by_tenant[name]:
-            sku = rec.spec.sku or rec.spec.gpu_type or "unpriced"
+            sku = sku_key(rec)
             line = lines.setdefault(
                 (sku, rec.spec.gpu_type or "", rec.spec.rate),
                 {
@@ -221,6 +248,7 @@ def invoices(
                     "gpuHours": Decimal(0),
                     "amount": Decimal(0),
                     "jobs": set(),
+                    "unpriced": is_unpriced(rec.spec),
                 },
             )
             line["gpuHours"] += part_hours
@@ -229,16 +257,11 @@ def invoices(
         ordered = sorted(lines.values(), key=lambda ln: (-ln["amount"], ln["sku"], ln["rate"]))
         metered = [line["amount"] for line in ordered]
         rendered = [
-            {
-                "sku": line["sku"],
-                "gpuType": line["gpuType"],
-                "gpuHours": round(float(line["gpuHours"]), 4),
-                "rate": line["rate"],
-                "amount": float(cents),
-                "jobs": len(line["jobs"]),
-            }
+            _line_item(line, cents)
             for line, cents in zip(ordered, line_amounts(metered), strict=True)
         ]
+        unpriced = sum((ln["gpuHours"] for ln in ordered if ln["unpriced"]), Decimal(0))
+        priced = any(not ln["unpriced"] for ln in ordered)
         currencies = {r.spec.currency for r in recs}
         out.append(
             {
@@ -252,51 +275,28 @@ def invoices(
                 "status": "estimate",
                 "generatedAt": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "lines": rendered,
-                "subtotal": float(line_amount(sum(metered, Decimal(0)))),
+                "subtotal": float(line_amount(sum(metered, Decimal(0)))) if priced else None,
                 "jobs": len({(r.namespace, r.spec.job) for r in recs}),
                 "open": any(not r.spec.final for r in recs),
                 "note": "Estimate from metered usage and catalog prices; not a tax invoice.",
             }
+            | ({"unpricedGpuHours": round(float(unpriced), 4)} if unpriced else {})
         )
     return out
 
 
-def csv_safe(value: object) -> str:
-    """One CSV cell that a spreadsheet will not run as a formula (OWASP "CSV Injection").
-
-    Numbers stay numbers: a finite int, float or Decimal (not a bool) is written as it is,
-    a Decimal in plain notation (`Decimal("-400.00")` -> `-400.00`), and so is text that is
-    exactly a plain decimal number (`-400.00`, as amounts are already written). Any other text
-    starting with `=`, `+`, `-`, `@`, tab or CR gets a leading apostrophe (`-1+1` -> `'-1+1`,
-    `-inf` too). Quoting cells that hold CR or LF is `to_csv`'s part."""
-    if isinstance(value, Decimal) and value.is_finite():
-        return format(value, "f")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return str(value)
-    text = str(value)
-    if _PLAIN_NUMBER.fullmatch(text):
-        return text
-    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
-
-
-def _csv_record(cells: Sequence[object]) -> str:
-    """One CSV record ending in LF, by the stdlib writer's own quoting (QUOTE_MINIMAL).
-
-    The writer quotes a cell when it holds a character of its line terminator, so the record
-    is written with CRLF (every cell holding CR or LF is quoted) and its terminator, always
-    the last two characters, is replaced by LF."""
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerow(cells)
-    return buf.getvalue()[:-2] + "\n"
-
-
-def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV text: the header, then one record per row, each cell passed through `csv_safe`;
-    records end in LF and a cell holding CR or LF is quoted (a bare CR would start a new row
-    in a spreadsheet). The one writer of Gryvia's CSV exports."""
-    return "".join([_csv_record(header), *(_csv_record([csv_safe(v) for v in r]) for r in rows)])
+def _line_item(line: dict[str, Any], cents: Decimal) -> dict[str, Any]:
+    """The JSON line of an estimate invoice; an unpriced one has no rate and no amount."""
+    hours = round(float(line["gpuHours"]), 4)
+    item = {
+        "sku": line["sku"],
+        "gpuType": line["gpuType"],
+        "gpuHours": hours,
+        "rate": None if line["unpriced"] else line["rate"],
+        "amount": None if line["unpriced"] else float(cents),
+        "jobs": len(line["jobs"]),
+    }
+    return item | ({"unpricedGpuHours": hours} if line["unpriced"] else {})
 
 
 def parse_when(text: str, *, option: str, end: bool = False) -> dt.datetime:
@@ -319,11 +319,16 @@ def parse_when(text: str, *, option: str, end: bool = False) -> dt.datetime:
 
 def usage_csv(rows: Sequence[UsageRow], total: UsageRow, group_by: GroupBy) -> str:
     """CSV of a usage report: header `<group>,gpu_hours,cost,currency,jobs`, one line per
-    row and a final `total` line; cells guarded against formula injection."""
+    row and a final `total` line; the cost of a row of only unpriced usage is `unpriced`;
+    cells guarded against formula injection."""
     body = [
-        (r.key, round(r.gpu_hours, 4), round(r.cost, 4), r.currency, r.jobs) for r in (*rows, total)
+        (r.key, round(r.gpu_hours, 4), _csv_cost(r), r.currency, r.jobs) for r in (*rows, total)
     ]
     return to_csv((group_by, "gpu_hours", "cost", "currency", "jobs"), body)
+
+
+def _csv_cost(row: UsageRow) -> object:
+    return UNPRICED if only_unpriced(row.gpu_hours, row.unpriced_gpu_hours) else round(row.cost, 4)
 
 
 INVOICE_CSV_HEADER = (
@@ -344,7 +349,8 @@ INVOICE_CSV_HEADER = (
 def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
     """CSV of invoices (as `invoices` returns them): one line per invoice line and a `TOTAL`
     line per invoice; amounts with 2 decimals (`4.00`, as the table and the finalized
-    invoice's CSV), rates as `rate_text`; cells guarded against formula
+    invoice's CSV), rates as `rate_text`; an unpriced line has no rate and the amount
+    `unpriced`, as a subtotal of only unpriced lines; cells guarded against formula
     injection."""
     body: list[tuple[object, ...]] = []
     for inv in items:
@@ -357,12 +363,16 @@ def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
                     line["gpuType"],
                     line["jobs"],
                     line["gpuHours"],
-                    rate_text(line["rate"]),
-                    f"{line['amount']:.2f}",
+                    "" if line["rate"] is None else rate_text(line["rate"]),
+                    _csv_amount(line["amount"]),
                     inv["currency"],
                 )
             )
         hours = round(sum(line["gpuHours"] for line in inv["lines"]), 4)
-        total = f"{inv['subtotal']:.2f}"
+        total = _csv_amount(inv["subtotal"])
         body.append((*head, "TOTAL", "", inv["jobs"], hours, "", total, inv["currency"]))
     return to_csv(INVOICE_CSV_HEADER, body)
+
+
+def _csv_amount(value: float | None) -> str:
+    return UNPRICED if value is None else f"{value:.2f}"

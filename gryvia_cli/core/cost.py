@@ -10,7 +10,8 @@ start counted for its part inside it. Windows are UTC:
 day = since midnight, week = since Monday, month = since the 1st. Budgets are monthly (a
 quota's `budget.monthlyBudget`, else the tenant's `quotas.costUSD.monthly`); for a day or a
 week the budget is the monthly one prorated to the period. Projections are linear to the end
-of the period, like the operator's `projectedSpend`.
+of the period, like the operator's `projectedSpend`. Unpriced usage (`core.unpriced`) is in
+no amount: a team's GPU-hours count it, and `unpriced_gpu_hours` says how much of them.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gryvia_cli.core.unpriced import only_unpriced
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.periods import Period, month_bounds, period_window, record_share
+from gryvia_operator.api.usagerecord import is_unpriced
 
 MIN_ELAPSED = dt.timedelta(minutes=1)
 
@@ -88,6 +91,10 @@ class TeamCost:
     """The budget of the period: the monthly budget, prorated for a day or a week."""
     monthly_budget: float | None
     projected: float
+    unpriced_gpu_hours: float = 0.0
+    """The part of `gpu_hours` no SKU priced (in no amount: `spent` counts priced usage)."""
+    unpriced_gpu_types: tuple[str, ...] = ()
+    """The GPU types of that usage ("" when unknown), sorted."""
 
     @property
     def remaining(self) -> float | None:
@@ -100,20 +107,25 @@ class TeamCost:
         return 100.0 * self.spent / self.budget if self.budget else None
 
     def as_dict(self) -> dict[str, Any]:
-        """The documented JSON item of `gryvia cost -o json`."""
-        return {
+        """The documented JSON item of `gryvia cost -o json`: with unpriced usage also
+        `unpricedGpuHours`, and `spent` and `projected` null when none of it is priced."""
+        none = only_unpriced(self.gpu_hours, self.unpriced_gpu_hours)
+        out = {
             "team": self.team,
             "namespaces": list(self.namespaces),
-            "spent": round(self.spent, 4),
+            "spent": None if none else round(self.spent, 4),
             "budget": None if self.budget is None else round(self.budget, 2),
             "monthlyBudget": self.monthly_budget,
             "remaining": None if self.remaining is None else round(self.remaining, 2),
             "percentUsed": None if self.percent is None else round(self.percent, 1),
-            "projected": round(self.projected, 2),
+            "projected": None if none else round(self.projected, 2),
             "currency": self.currency,
             "gpuHours": round(self.gpu_hours, 4),
             "jobs": self.jobs,
         }
+        if self.unpriced_gpu_hours > 0:
+            out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
+        return out
 
 
 def team_costs(
@@ -124,13 +136,16 @@ def team_costs(
 ) -> list[TeamCost]:
     """Spend of each team in the `period` window holding `now`, in scope order. A record
     counts once for each team it belongs to: the tenant team named by its `spec.tenant`, and
-    every team one of whose quotas covers its namespace."""
+    every team one of whose quotas covers its namespace. Unpriced records
+    (`api.usagerecord.is_unpriced`) add GPU-hours and `unpriced_gpu_hours`, never spend."""
     start, end = period_window(period, now)
     month_start, month_end = month_bounds(f"{now.astimezone(dt.UTC):%Y-%m}")
     scale = (end - start) / (month_end - month_start) if period != "month" else 1.0
     elapsed = max(min(now, end) - start, MIN_ELAPSED) / (end - start)
     cost: dict[str, float] = defaultdict(float)
     hours: dict[str, float] = defaultdict(float)
+    unpriced: dict[str, float] = defaultdict(float)
+    unpriced_types: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
     currencies: dict[str, set[str]] = defaultdict(set)
     tenant_scopes: dict[str, list[TeamScope]] = defaultdict(list)
@@ -148,9 +163,13 @@ def team_costs(
             *tenant_scopes.get(rec.spec.tenant, ()),
             *namespace_scopes.get(rec.namespace, ()),
         )
+        no_price = is_unpriced(rec.spec)  # its cost is 0: no price, so no spend
         for team in dict.fromkeys(s.team for s in candidates):
             cost[team] += rec.spec.cost * share
             hours[team] += rec.spec.gpu_hours * share
+            if no_price:
+                unpriced[team] += rec.spec.gpu_hours * share
+                unpriced_types[team].add(rec.spec.gpu_type or "")
             jobs[team].add((rec.namespace, rec.spec.job))
             currencies[team].add(rec.spec.currency)
     out = []
@@ -168,6 +187,8 @@ def team_costs(
                 budget=None if scope.monthly_budget is None else scope.monthly_budget * scale,
                 monthly_budget=scope.monthly_budget,
                 projected=spent / elapsed,
+                unpriced_gpu_hours=unpriced[scope.team],
+                unpriced_gpu_types=tuple(sorted(unpriced_types[scope.team])),
             )
         )
     return out

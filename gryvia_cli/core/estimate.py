@@ -9,7 +9,8 @@ with `block`) are checked with the admission gate's own rule,
 do: the estimate is total GPUs x the timeout's hours (one hour without a timeout, the gate's
 default) x the rate, against `status.budgetStatus.spentThisMonth` of a quota and
 `status.usage` of a budget. Soft monthly budgets (no hard limit) only warn when `spent` plus
-the estimate passes them.
+the estimate passes them. A concrete GPU type no enabled SKU prices (for the tenant) is
+`unpriced` (`core.unpriced`): said in the estimate and warned about, never costed 0.00.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
+from gryvia_cli.core.unpriced import UNPRICED, fix_text
 from gryvia_operator.api import (
     GryviaBudget,
     GryviaGpuSku,
@@ -36,6 +38,7 @@ from gryvia_operator.api.budgetgate import (
     hard_budgets,
     money,
 )
+from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.pricing import Rate, select_rate
 
 BUDGET_CURRENCY = "USD"
@@ -70,8 +73,16 @@ class CostEstimate:
             return None
         return self.rate.cost(self.gpus * self.timeout_seconds / 3600)
 
+    @property
+    def unpriced(self) -> bool:
+        """True when the job names a GPU type no SKU prices: its runs are metered unpriced
+        (a job of any type is priced by its nodes' type when it runs)."""
+        return self.rate is None and not gpu_type_is_any(self.gpu_type or None)
+
     def lines(self) -> list[str]:
         """The estimate as indented plan lines for stderr."""
+        if self.unpriced:
+            return [f"  estimated cost: {UNPRICED} (no catalog price for GPU type {self.gpu_type})"]
         if self.rate is None:
             return [f"  cost: no catalog price for GPU type {self.gpu_type or 'any'}"]
         rate = self.rate
@@ -107,6 +118,17 @@ class CostEstimate:
                 f"{money(cost)} = {money(after)} of {money(budget.limit_usd)} USD ({verdict})"
             )
         return out
+
+
+def unpriced_warning(job: str, gpu_type: str, allowed: Sequence[str] | None) -> str:
+    """The warning of a job whose GPU type no enabled SKU (of the tenant's `allowed` SKUs)
+    prices: what metering will do with its runs, and the fix."""
+    scope = "that the tenant may use " if allowed else ""
+    return (
+        f"{job}: no enabled GryviaGpuSku {scope}prices GPU type {gpu_type}, so its runs are "
+        "metered unpriced (in no cost or budget, and a month with them is finalized only with "
+        f"--allow-unpriced); {fix_text([gpu_type])}"
+    )
 
 
 def gate_warnings(check: BudgetCheck) -> list[str]:
@@ -180,7 +202,8 @@ def estimate_cost(
         return None
     tenants = list(tenants)
     quotas = list(quotas)
-    rate = select_rate(job.gpu_type or None, list(skus), allowed_skus_for(namespace, tenants))
+    allowed = allowed_skus_for(namespace, tenants)
+    rate = select_rate(job.gpu_type or None, list(skus), allowed)
     seconds: int | None = None
     if job.timeout:
         try:
@@ -192,6 +215,8 @@ def estimate_cost(
     hard = hard_budgets(namespace, tenant, [(q, _quota_spend(q)) for q in quotas], budgets, now)
     impact = check_budgets(estimate_job(job.total_gpus, seconds, rate), hard)
     gate = gate_warnings(impact)
+    if estimate.unpriced:
+        gate.insert(0, unpriced_warning(job.name, job.gpu_type, allowed))
     if rate is None or rate.currency != BUDGET_CURRENCY:
         return CostEstimate(
             job.name,

@@ -129,12 +129,15 @@ class Explanation:
             budget = quota.get("budget")
             if budget:
                 hard = ", hard limit" if budget["hardLimit"] else ""
+                after = budget["afterUSD"]
+                then = "the job is unpriced" if after is None else f"{after:.2f} after this job"
                 out.append(
                     f"  budget {quota['team']}: {budget['spentUSD']:.2f} of "
-                    f"{budget['monthlyUSD']:.2f} USD spent, {budget['afterUSD']:.2f} after this "
-                    f"job{hard}"
+                    f"{budget['monthlyUSD']:.2f} USD spent, {then}{hard}"
                 )
-        if self.cost is not None:
+        if self.cost is not None and self.cost.get("unpriced"):
+            out.append("  cost: unpriced (no enabled GryviaGpuSku prices its GPU type)")
+        elif self.cost is not None:
             text = f"  cost: {self.cost['perHour']:.2f} {self.cost['currency']}/hour"
             if self.cost.get("forTimeout") is not None:
                 text += f", {self.cost['forTimeout']:.2f} for its timeout {self.cost['timeout']}"
@@ -326,13 +329,15 @@ def _most(item: tuple[str, int]) -> tuple[int, str]:
     return (-item[1], item[0])
 
 
-def _amount(cost: CostEstimate | None) -> float:
+def _amount(cost: CostEstimate | None) -> float | None:
     if cost is None:
         return 0.0
+    if cost.unpriced:
+        return None
     return cost.for_timeout if cost.for_timeout is not None else cost.per_hour or 0.0
 
 
-def _quota_row(quota: QuotaFacts, gpus: int, amount: float) -> dict[str, Any]:
+def _quota_row(quota: QuotaFacts, gpus: int, amount: float | None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "team": quota.team,
         "maxGPUs": quota.max_gpus,
@@ -344,13 +349,16 @@ def _quota_row(quota: QuotaFacts, gpus: int, amount: float) -> dict[str, Any]:
         row["budget"] = {
             "monthlyUSD": quota.monthly_budget,
             "spentUSD": round(float(quota.spent), 2),
-            "afterUSD": round(float(quota.spent) + amount, 2),
+            "afterUSD": None if amount is None else round(float(quota.spent) + amount, 2),
             "hardLimit": quota.hard_limit,
         }
     return row
 
 
 def _cost(cost: CostEstimate | None) -> dict[str, Any] | None:
+    if cost is not None and cost.unpriced:
+        none = dict.fromkeys(("currency", "sku", "perHour", "forTimeout"))
+        return none | {"timeout": cost.timeout or None, "unpriced": True}
     if cost is None or cost.rate is None:
         return None
     return {

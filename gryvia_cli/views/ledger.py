@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gryvia_cli.core.billing import to_csv
+from gryvia_cli.core.csvexport import to_csv
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.views.reads import read_optional

@@ -17,7 +17,7 @@ yet, or it accounts an earlier period). A known overrun wins over unchecked budg
 enough to refuse. What the operator does with an unchecked job is its setting (`failOpen`).
 
 A rate in another currency than USD is not compared with USD budgets (reported, not
-enforced); a GPU type without a SKU is billed 0 by metering and so estimates 0.
+enforced); a GPU type without a SKU is metered unpriced, at cost 0, and so estimates 0.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from gryvia_operator.api.invoice import (
 from gryvia_operator.api.ledger import timestamp, verify
 from gryvia_operator.api.names import API_VERSION, LABEL_TENANT
 from gryvia_operator.api.periods import MeteredRun, in_window, month_bounds, split_in_window
+from gryvia_operator.api.usagerecord import is_unpriced
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -71,6 +72,7 @@ def finalize_refusals(
     invoices: Iterable[Mapping[str, Any]],
     now: dt.datetime | None = None,
     tenants: set[str] | None = None,
+    allow_unpriced: bool = False,
 ) -> list[str]:
     """Why `tenant`'s invoice for `month` cannot be finalized now (empty: it can).
 
@@ -80,8 +82,10 @@ def finalize_refusals(
     Reasons: records still open, sealed records not in the ledger yet, a broken chain, mixed
     currencies, no ledgered usage, an invoice already Finalized or Paid; with `now` (UTC), a
     month that has not ended (runs may still start in it); with `tenants` (the existing
-    GryviaTenant names), a tenant that does not exist and has no entry in the month. Raises
-    ValueError for a month not written `YYYY-MM`.
+    GryviaTenant names), a tenant that does not exist and has no entry in the month; unless
+    `allow_unpriced`, unpriced runs in the month (`unpriced_types`: they would be billed 0.00
+    though they have no price, docs/billing.md "Unpriced usage"). Raises ValueError for a
+    month not written `YYYY-MM`.
     """
     reasons: list[str] = []
     start, end = month_bounds(month)
@@ -96,6 +100,15 @@ def finalize_refusals(
         reasons.append(
             f"{len(open_)} usage record(s) of {month} still open (their jobs still run): "
             f"{_listed(open_)}; finalize after they end"
+        )
+    unpriced = unpriced_types(tenant, month, mine)
+    if unpriced and not allow_unpriced:
+        types = ", ".join(unpriced)
+        reasons.append(
+            f"usage of {month} on GPU type {types} is unpriced (no enabled GryviaGpuSku priced "
+            "it when it was metered) and would be invoiced at 0.00; pass --allow-unpriced to "
+            f"finalize it at 0.00 anyway (add or enable a GryviaGpuSku for {types} to price "
+            "later runs)"
         )
     ledgered = {str((_spec(e).get("usageRecord") or {}).get("uid")) for e in entries}
     missing = sorted(
@@ -136,6 +149,23 @@ def finalize_refusals(
                 f"{spec.get('state')}; void it first to invoice the month again"
             )
     return reasons
+
+
+def unpriced_types(tenant: str, month: str, records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The GPU types (sorted; `unknown` when a record names none) of `tenant`'s unpriced
+    usage records (`api.usagerecord.is_unpriced`) whose run has a part in `month` (UTC),
+    from raw GryviaUsageRecords; empty when all are priced. Raises ValueError for a month not
+    written `YYYY-MM`."""
+    start, end = month_bounds(month)
+    return sorted(
+        {
+            str(_spec(r).get("gpuType") or "unknown")
+            for r in records
+            if _spec(r).get("tenant") == tenant
+            and is_unpriced(_spec(r))
+            and _in_month(r, start, end)
+        }
+    )
 
 
 def month_entries(

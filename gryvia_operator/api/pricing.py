@@ -86,7 +86,8 @@ def select_rate(
     GPU types match by their canonical name (`api.gputype`: `h100` finds an `H100` SKU);
     `allowed_skus` (a tenant's `allowedSkus`: SKU names or GPU
     types; empty = all) restricts the candidates. Returns None when `gpu_type` is empty or `any`
-    or nothing matches; callers then bill 0 and say so. A MIG type without its own SKU gets
+    or nothing matches; metering then records the run `unpriced` (cost 0 meaning no price,
+    `api.usagerecord.is_unpriced`) and the CLI says so. A MIG type without its own SKU gets
     the parent's rate times the slice's fraction (`gpu_type` the MIG type, `sku` the parent's
     SKU name); a MIG type that names no parent has no fallback.
     """

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
@@ -40,7 +41,7 @@ class GryviaUsageRecordSpec(GryviaModel):
     job_uid: Str63 = Field(alias="jobUID")
     """UID of the GryviaAIJob (the record is named `usage-<jobUID>`)."""
     sku: Str253 | None = None
-    """GryviaGpuSku whose rate was used (empty: default price table or no match)."""
+    """GryviaGpuSku whose rate was used (empty: no SKU priced the run, see `unpriced`)."""
     gpu_type: Str63 | None = None
     """GPU type of the job."""
     gpus: NonNegativeInt32
@@ -50,7 +51,7 @@ class GryviaUsageRecordSpec(GryviaModel):
     `nvidia.com/gpu.replicas` (1 unit with replicas 4: 0.25), 6 places. Unset: `gpus` are
     whole GPUs and are billed."""
     rate: NonNegativeFloat
-    """Price per GPU-hour."""
+    """Price per GPU-hour (0 with `unpriced`: no price, not free)."""
     currency: Annotated[str, StringConstraints(min_length=1, max_length=8)] = "USD"
     """ISO currency code of rate and cost."""
     start: datetime
@@ -60,9 +61,14 @@ class GryviaUsageRecordSpec(GryviaModel):
     gpu_hours: NonNegativeFloat
     """(end or now - start) in hours x billed GPUs (`physicalGPUs` when set, else `gpus`)."""
     cost: NonNegativeFloat
-    """gpuHours x rate (an estimate, not an invoice)."""
+    """gpuHours x rate (an estimate, not an invoice); 0 with `unpriced`: no price, not free."""
     final: StrictBool
     """The run has ended; the spec can no longer change."""
+    unpriced: StrictBool | None = None
+    """True when no enabled GryviaGpuSku (that the tenant may use) priced the run's GPU type
+    at metering time: `rate` and `cost` are then 0 and mean no price, not free. Reports show
+    `unpriced` and a month with such usage is finalized only with `--allow-unpriced`
+    (docs/billing.md, "Unpriced usage"). Unset: priced."""
 
 
 class GryviaUsageRecord(GryviaResource):
@@ -81,6 +87,7 @@ USAGE_RECORD_KIND = KindInfo(
         PrinterColumn("Job", ".spec.job"),
         PrinterColumn("GPU-Hours", ".spec.gpuHours", "number"),
         PrinterColumn("Cost", ".spec.cost", "number"),
+        PrinterColumn("Unpriced", ".spec.unpriced", "boolean"),
         PrinterColumn("Final", ".spec.final", "boolean"),
         AGE_COLUMN,
     ),
@@ -90,3 +97,22 @@ USAGE_RECORD_KIND = KindInfo(
     ),
 )
 GryviaUsageRecord.kind_info = USAGE_RECORD_KIND
+
+
+def is_unpriced(spec: GryviaUsageRecordSpec | Mapping[str, Any]) -> bool:
+    """True when a usage record's run has no price (docs/billing.md, "Unpriced usage").
+
+    `spec`: the model's spec, or a raw record's `spec` (wire names). The rule: `unpriced:
+    true`, or, for records metered before that field existed, GPUs (`gpus` > 0: a CPU-only
+    run has nothing to price) with no `sku` and a rate of 0 (the operator always names the
+    SKU of a price, so a SKU at 0.00 is priced: free). Unreadable numbers count as 0.
+    """
+    if isinstance(spec, GryviaUsageRecordSpec):
+        return bool(spec.unpriced) or (spec.gpus > 0 and not spec.sku and not spec.rate)
+    if spec.get("unpriced") is True:
+        return True
+    try:
+        rate, gpus = float(spec.get("rate") or 0), float(spec.get("gpus") or 0)
+    except (TypeError, ValueError):
+        rate, gpus = 0.0, 0.0
+    return gpus > 0 and not spec.get("sku") and not rate

@@ -12,8 +12,9 @@ or in init containers is never billed. The start, once recorded, is kept (earlie
 deleted pods are no longer visible). While the job runs the end is now; a finished or deleted
 job ends at its containers' last `finishedAt`, else (pods gone) at `status.completionTime`,
 at deletion, or now. Without any pod seen the batch Job's start (`status.startTime`) is the
-fallback. cost = GPU-hours x the rate of the first enabled matching SKU; a terminal job's
-record is sealed (`final: true`) and never changed again.
+fallback. cost = GPU-hours x the rate of the first enabled matching SKU; with no such SKU the
+run is `unpriced: true` (rate and cost 0 mean no price, not free: `api.usagerecord.is_unpriced`).
+A terminal job's record is sealed (`final: true`) and never changed again.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def build_usage_record(
     """Return the desired GryviaUsageRecord manifest of `job`'s run, or None if it never ran.
 
     `gpu_type` is the type billed (the job's `gpuType`, or the type of the nodes it ran on when
-    the job accepts any); `rate` None bills 0; `window` is `run_window` of the job's pods (None:
+    the job accepts any); `rate` None (no SKU prices it) writes rate and cost 0, and
+    `unpriced: true` for a job with GPUs; `window` is `run_window` of the job's pods (None:
     no pod seen); `recorded_start` the `spec.start` of the record already stored;
     `physical_gpus` the physical GPUs billed when they differ from the job's units
     (`billed_physical_gpus`; None: the units are whole GPUs). GPU-hours = billed GPUs x
@@ -171,6 +173,8 @@ def build_usage_record(
         spec["physicalGPUs"] = physical_gpus
     if rate:
         spec["sku"] = rate.sku
+    elif gpus:  # a CPU-only job has nothing to price
+        spec["unpriced"] = True
     if gpu_type:
         spec["gpuType"] = gpu_type
     if final:
@@ -234,6 +238,7 @@ _IDENTITY = (
     "gpuType",
     "currency",
     "start",
+    "unpriced",
 )
 """Fields whose change rewrites an open record at once. `physicalGPUs` is absent from the
 records of jobs that held no time-sliced unit, on both sides, so it never rewrites those."""
@@ -270,7 +275,8 @@ def needs_update(
 def spec_patch(existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON merge patch of a record's spec that makes it `desired["spec"]`: its fields,
     and null for each field the stored record has and the desired one no longer does (a
-    `physicalGPUs` whose pods moved to unshared nodes, a `sku` whose SKU went away), which a
+    `physicalGPUs` whose pods moved to unshared nodes, a `sku` whose SKU went away, the
+    `unpriced` of a run a SKU now prices), which a
     merge patch of the desired spec alone would leave in place."""
     want = dict(desired["spec"])
     have = (existing or {}).get("spec") or {}

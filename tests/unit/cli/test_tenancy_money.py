@@ -230,7 +230,10 @@ def test_estimate_per_hour_and_for_the_timeout_from_the_catalog() -> None:
 
 def test_estimate_without_a_price_and_for_cpu_jobs() -> None:
     none = estimate.estimate_cost(_job(4, "B200"), "ml", SKUS, [], [])
-    assert none is not None and none.lines() == ["  cost: no catalog price for GPU type B200"]
+    # issue 38, failure 3: a type no SKU prices is unpriced, said and warned about
+    assert none is not None
+    assert none.lines() == ["  estimated cost: unpriced (no catalog price for GPU type B200)"]
+    assert "add or enable a GryviaGpuSku for B200" in none.warnings[0]
     anytype = estimate.estimate_cost(_job(4, "any"), "ml", SKUS, [], [])
     assert anytype is not None and anytype.lines() == ["  cost: no catalog price for GPU type any"]
     assert estimate.estimate_cost(_job(0, "H100"), "ml", SKUS, [], []) is None

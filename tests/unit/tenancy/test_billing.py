@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from gryvia_cli.core.billing import aggregate, csv_safe, invoices, to_csv
+from gryvia_cli.core.billing import aggregate, invoices
+from gryvia_cli.core.csvexport import csv_safe, to_csv
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.periods import month_bounds
 

@@ -1,4 +1,6 @@
-"""The console's faults of issue 38 (failure 12), each reproduced over the fixed cluster."""
+"""The console's faults of issue 38 (failure 12), each reproduced over the fixed cluster: the
+notice of a terminal too small, the notice when the job under the cursor goes away, the work
+`?` and esc do at 5,000 rows."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
 from tests.tui.fake import FakeSource
+from tests.tui.test_connection import recorded
 from tests.tui.waits import settle, wait_until
 
 pytestmark = [pytest.mark.tui]
@@ -37,3 +40,34 @@ async def test_a_terminal_too_small_says_so_and_the_view_comes_back(
         await pilot.resize_terminal(80, 11)
         await wait_until(pilot, lambda: "80x11" in screen_text(app), what="too short")
 
+
+async def test_the_job_under_the_cursor_going_away_is_told(fake_source: FakeSource) -> None:
+    """Deleted by someone else (a watch DELETED): a warning names it and where the cursor went;
+    a job deleted elsewhere in the list, a row the filter hides and a delete made from this
+    console (which says "Done" already) tell nothing more."""
+    app = make_app(fake_source, clock=lambda: NOW)
+    told = recorded(app)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        await pilot.press("down")
+        key, above, last = table.cursor_key, table.order[0], table.order[-1]
+        assert key is not None
+        fake_source.emit("jobs", "DELETED", fake_source.find("jobs", *key.split("/")))
+        await wait_until(pilot, lambda: key not in table.order, what="the row gone")
+        await wait_until(pilot, lambda: told, what="the notice")
+        assert told == [
+            ("warning", "Job gone", f"{key} was deleted; the cursor is on {table.cursor_key}")
+        ]
+        told.clear()
+        fake_source.emit("jobs", "DELETED", fake_source.find("jobs", *last.split("/")))
+        await wait_until(pilot, lambda: last not in table.order, what="another row gone")
+        await pilot.press("slash", *"phase:failed", "enter")
+        await wait_until(pilot, lambda: len(table.order) == 1, what="the filter")
+        deleted = table.order[0]
+        await pilot.press("ctrl+d", "y")
+        await wait_until(pilot, lambda: not table.order, what="deleted from here")
+        await wait_until(pilot, lambda: told, what="the write's outcome")
+        await pilot.pause(0.3)
+        assert told == [("information", "Done", f"deleted {deleted.split('/')[1]}")]
+        assert above in app.store.jobs

@@ -10,6 +10,7 @@ from textual.widgets import Input, Static
 
 from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
+from gryvia_cli.tui.messages import JobsDeleted
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import JOB_COLUMNS, JOB_FIELDS, job_cells, job_search, job_sort_value
 from gryvia_cli.tui.screens.tables import TableView
@@ -38,6 +39,8 @@ class JobsScreen(TableView):
         self._search: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
         self._costs: dict[str, JobCost] = {}
         self._filter_due = False
+        self._deleting: set[str] = set()
+        """Jobs this view was told to delete: their DELETED needs no notice ("Done" says it)."""
 
     def compose_body(self) -> ComposeResult:
         """Filter line, table, status line."""
@@ -101,7 +104,23 @@ class JobsScreen(TableView):
                 self._search.pop(key, None)
                 self._costs.pop(key, None)
             table.invalidate(keys)
+        cursor = table.cursor_key
         self._reorder()
+        if change is not None:
+            self._tell_if_gone(cursor, change.keys.get("jobs", set()))
+
+    def _tell_if_gone(self, cursor: str | None, changed: set[str]) -> None:
+        """The job that was under the cursor (`cursor`) left the store in this batch (deleted,
+        or gone in a relist): say so, unless this view deleted it (its write says "Done")."""
+        jobs = self.store.jobs
+        mine = {k for k in self._deleting & changed if k not in jobs}
+        self._deleting -= mine
+        if cursor is None or cursor not in changed or cursor in jobs or cursor in mine:
+            return
+        where = self.table.cursor_key or "no job"
+        self.notify(
+            f"{cursor} was deleted; the cursor is on {where}", title="Job gone", severity="warning"
+        )
 
     def _tick(self) -> None:
         if not self.is_current:
@@ -209,6 +228,11 @@ class JobsScreen(TableView):
         """Open the job's logs."""
         self.console.open_job(self.table.cursor_key, "logs")
 
+    @on(JobsDeleted)
+    def _deletes_done(self, message: JobsDeleted) -> None:
+        """Deletes that failed leave the jobs in place: their going later is news again."""
+        self._deleting.difference_update(key for key, _ in message.failed)
+
     @on(RowTable.Activated, "#jobs-table")
     def _activated(self, event: RowTable.Activated) -> None:
         self.console.open_job(event.key, "overview")
@@ -219,7 +243,13 @@ class JobsScreen(TableView):
 
     def action_delete(self) -> None:
         """Delete marked jobs or the one under the cursor."""
-        self.confirm_write("delete", self._targets())
+        keys = self._targets()
+
+        def delete() -> None:
+            self._deleting.update(keys)
+            self.write_jobs("delete", keys)
+
+        self.confirm_jobs("delete", keys, delete)
 
     def action_resubmit(self) -> None:
         """Submit a copy of the job under the cursor."""

@@ -4,10 +4,14 @@ notice of a terminal too small, the notice when the job under the cursor goes aw
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gryvia_cli.tui import make_app
 from gryvia_cli.tui.app import GryviaApp
+from gryvia_cli.tui.screens import help as help_module
+from gryvia_cli.tui.screens.help import VIEW_SCOPES, HelpScreen
 from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
 from tests.tui.fake import FakeSource
@@ -71,3 +75,38 @@ async def test_the_job_under_the_cursor_going_away_is_told(fake_source: FakeSour
         await pilot.pause(0.3)
         assert told == [("information", "Done", f"deleted {deleted.split('/')[1]}")]
         assert above in app.store.jobs
+
+
+async def test_help_builds_the_key_tables_of_the_view_shown_only(
+    fake_source: FakeSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`?` over the Jobs view builds (and lays out) the key tables of the Jobs view and of the
+    app, not those of every scope; another view's keys are built when opened there."""
+    built: list[int] = []
+
+    class Counted(help_module.Table):  # type: ignore[name-defined,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            built.append(1)
+
+    monkeypatch.setattr(help_module, "Table", Counted)
+    app = make_app(fake_source, clock=lambda: NOW)
+    async with app.run_test(size=(120, 120)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        await pilot.pause(0.1)
+        assert len(built) == len(VIEW_SCOPES["jobs"]) + 1  # jobs, lists, table; app
+        shown = screen_text(app)
+        assert "Jobs view" in shown and "Everywhere" in shown and "shift+c" in shown
+        assert "▸ Queue view" in shown and "Sort WAITED" not in shown
+        folded = app.screen.query_one("#help-queue")
+        folded.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Sort WAITED" in screen_text(app), what="queue keys")
+        assert len(built) == len(VIEW_SCOPES["jobs"]) + 2
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Sort WAITED" not in screen_text(app), what="folded")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Sort WAITED" in screen_text(app), what="unfolded")
+        assert len(built) == len(VIEW_SCOPES["jobs"]) + 2  # built once

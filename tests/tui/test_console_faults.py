@@ -11,6 +11,7 @@ import pytest
 from gryvia_cli.tui import make_app
 from gryvia_cli.tui.app import GryviaApp
 from gryvia_cli.tui.screens import help as help_module
+from gryvia_cli.tui.screens import tables as tables_module
 from gryvia_cli.tui.screens.help import VIEW_SCOPES, HelpScreen
 from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
@@ -110,3 +111,44 @@ async def test_help_builds_the_key_tables_of_the_view_shown_only(
         await pilot.press("enter")
         await wait_until(pilot, lambda: "Sort WAITED" in screen_text(app), what="unfolded")
         assert len(built) == len(VIEW_SCOPES["jobs"]) + 2  # built once
+
+
+async def test_leaving_the_filter_with_esc_sorts_no_row_again(
+    fake_source: FakeSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc (from the table, or inside the filter line) shows every job again in the order
+    sorted before the filter, without sorting them again; a new sort, or a changed job,
+    still sorts."""
+    sorted_rows: list[int] = []
+    real = tables_module.ordered
+
+    def counted(keys: Any, value: Any, state: Any) -> list[str]:
+        sorted_rows.append(len(keys))
+        return real(keys, value, state)
+
+    monkeypatch.setattr(tables_module, "ordered", counted)
+    app = make_app(fake_source, clock=lambda: NOW)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        before = list(table.order)
+        await pilot.press("slash", *"phase:running", "enter")
+        await wait_until(pilot, lambda: len(table.order) == 4, what="4 running jobs")
+        sorted_rows.clear()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(table.order) == 13, what="filter cleared")
+        await pilot.pause(0.2)
+        assert table.order == before and sorted_rows == []
+        await pilot.press("slash", *"crashy")
+        await wait_until(pilot, lambda: len(table.order) == 1, what="1 job")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(table.order) == 13, what="filter closed")
+        await pilot.pause(0.2)
+        assert table.order == before and sorted_rows == []
+        await pilot.press("O")
+        assert table.order == before[::-1] and sorted_rows == [13]
+        job = fake_source.find("jobs", *before[0].split("/"))
+        job["metadata"]["creationTimestamp"] = "2000-01-01T00:00:00Z"
+        fake_source.emit("jobs", "MODIFIED", job)
+        await wait_until(pilot, lambda: table.order[0] == before[0], what="re-sorted, oldest first")
+        assert len(sorted_rows) == 2

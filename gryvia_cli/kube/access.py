@@ -38,6 +38,7 @@ class KubeAccess:
         self.api = api
         self.context = context
         self.timeout = timeout
+        self.connect_timeout = CONNECT_TIMEOUT  # a connection and its TLS handshake (tui: 15)
         self.server = str(api.configuration.host)
 
     def shorten_reads(self, seconds: float) -> None:
@@ -72,7 +73,7 @@ class KubeAccess:
             headers["Accept-Encoding"] = "gzip"
         if content_type:
             headers["Content-Type"] = content_type
-        timeout = (CONNECT_TIMEOUT, self.timeout if read_timeout == -1 else read_timeout)
+        timeout = (self.connect_timeout, self.timeout if read_timeout == -1 else read_timeout)
 
         def send() -> Any:
             request = self.api.param_serialize(

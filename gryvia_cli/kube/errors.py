@@ -34,6 +34,11 @@ class ConnectionLostError(ClusterUnreachableError):
     Transient (see `is_transient`): the same request may work a moment later."""
 
 
+class TimedOutError(ConnectionLostError):
+    """A request's own timeout ended its wait (for a connection, a TLS handshake or an
+    answer): the server may be slow rather than gone (`core.health.after_probe`)."""
+
+
 class ServerBusyError(ApiError):
     """The API server (or a proxy before it) answered 429, 500, 502, 503 or 504: it cannot
     serve the request now. Transient (see `is_transient`)."""
@@ -164,8 +169,21 @@ def translate_transport_error(exc: BaseException, server: str) -> GryviaError:
             causes=(text,),
         )
     short = text.split(": ")[-1] if ": " in text else text
-    return ConnectionLostError(
-        f"cannot reach the API server at {server}", causes=(short,), details=(text,)
+    lost = TimedOutError if _timed_out(exc, reason) else ConnectionLostError
+    return lost(f"cannot reach the API server at {server}", causes=(short,), details=(text,))
+
+
+def _timed_out(*errors: object) -> bool:
+    """True when one of `errors` (the exception, its `reason`) is a timeout: urllib3's
+    (connect or read: a TLS handshake that takes too long is reported as a read timeout) or
+    the socket's. urllib3's NewConnectionError (refused, no route) subclasses its connect
+    timeout for old callers' sake: it is no timeout."""
+    from urllib3.exceptions import NewConnectionError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+    return any(
+        isinstance(e, Urllib3Timeout | TimeoutError) and not isinstance(e, NewConnectionError)
+        for e in errors
     )
 
 

@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from gryvia_cli.core.health import Health, after_probe
+from gryvia_cli.core.health import DEAD_SECONDS, Health, after_probe
 from gryvia_cli.kube.deadline import Abandoned, call_with_deadline
+from gryvia_cli.kube.errors import TimedOutError
 
 
 class VersionAPI(Protocol):
@@ -26,7 +27,8 @@ class VersionAPI(Protocol):
 
 class HealthProbe:
     """Probe `access` every `interval` seconds (`failing_interval` while failing), each probe
-    with a deadline of `deadline` seconds; `on_health(health)` after every probe whose outcome
+    with a deadline of `deadline` seconds (`DEAD_SECONDS`: no answer for that long is a dead
+    server, a later answer a slow one); `on_health(health)` after every probe whose outcome
     changed the state, attempt or rounded round trip (from the prober's thread)."""
 
     def __init__(
@@ -36,7 +38,7 @@ class HealthProbe:
         *,
         interval: float = 5.0,
         failing_interval: float = 2.0,
-        deadline: float = 15.0,
+        deadline: float = DEAD_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.access = access
@@ -57,16 +59,24 @@ class HealthProbe:
         from gryvia_cli.kube.watch import describe_error
 
         start = self.clock()
+        timed_out = False
         try:
             call_with_deadline(self.access.server_version, self.deadline, cancel=(self._stop,))
             answered, error = True, ""
         except Abandoned:
             return self.health
-        except Exception as exc:
+        except Exception as exc:  # refused, cut, or no answer by the deadline: a failure
             answered, error = False, describe_error(exc)
+            timed_out = isinstance(exc, TimedOutError)  # its own timeout came first: slow?
         end = self.clock()
         self.health = after_probe(
-            self.health, answered=answered, seconds=end - start, error=error, now=end
+            self.health,
+            answered=answered,
+            seconds=end - start,
+            error=error,
+            now=end,
+            timed_out=timed_out,
+            dead_after=self.deadline,
         )
         return self.health
 
@@ -83,4 +93,5 @@ class HealthProbe:
             if key != shown:
                 shown = key
                 self.on_health(health)
-            self._stop.wait(self.failing_interval if health.failing else self.interval)
+            again = health.failing or health.stalled
+            self._stop.wait(self.failing_interval if again else self.interval)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gryvia_cli.core.events import sort_events
-from gryvia_cli.core.health import Health
+from gryvia_cli.core.health import DEAD_SECONDS, Health
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
 from gryvia_cli.kube.connect import connect
@@ -43,7 +43,11 @@ _RESOURCES: dict[WatchKind, r.Resource] = {kind: _OBJECTS[kind] for kind in KIND
 
 
 class KubeSource:
-    """Reads and writes through one KubeAccess; watches through ListWatcher."""
+    """Reads and writes through one KubeAccess; watches through ListWatcher.
+
+    Its access waits `DEAD_SECONDS` for a connection and its TLS handshake (the CLI's 5 s
+    would end a handshake with a server 5 s away as "Read timed out", and the top bar would
+    say reconnecting where the server is only slow), as long as the prober's deadline."""
 
     def __init__(
         self,
@@ -55,6 +59,7 @@ class KubeSource:
         saved_namespaces: dict[str, str] | None = None,
     ) -> None:
         self.access = access
+        access.connect_timeout = max(access.connect_timeout, DEAD_SECONDS)
         self.kubeconfig = kubeconfig
         self.timeout = timeout
         self.saved_namespaces = dict(saved_namespaces or {})
@@ -171,8 +176,9 @@ class KubeSource:
         )
 
     def prober(self, on_health: Callable[[Health], None]) -> Runner:
-        """A HealthProbe of this source's API server (`/version` every few seconds)."""
-        return HealthProbe(self.access, on_health)
+        """A HealthProbe of this source's API server (`/version` every few seconds, with a
+        deadline of `DEAD_SECONDS`)."""
+        return HealthProbe(self.access, on_health, deadline=DEAD_SECONDS)
 
     def events(self, namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
         """Events about `names` in `namespace`, oldest first."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import events, on, work
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -26,6 +27,7 @@ from gryvia_cli.tui.store import Change, ClusterStore
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.footer import KeyFooter
 from gryvia_cli.tui.widgets.textfield import is_typing
+from gryvia_cli.tui.widgets.toosmall import TooSmall, too_small
 from gryvia_cli.tui.widgets.topbar import TopBar
 
 WRITE_DETAIL = {
@@ -90,6 +92,7 @@ class ViewScreen(Screen[None]):
             placeholder=": jobs, queue, capacity, cost, nodes, submit · ctx NAME · ns NAME · quit",
         )
         yield KeyFooter()
+        yield TooSmall()
 
     def compose_body(self) -> ComposeResult:
         """The view's own widgets."""
@@ -100,7 +103,17 @@ class ViewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """First paint from what the store holds already."""
+        self._fit(self.app.size)
         self._sync(None)
+
+    @on(events.Resize)
+    def _resized(self, event: events.Resize) -> None:
+        """The terminal changed size: show or drop the too-small notice."""
+        self._fit(event.size)
+
+    def _fit(self, size: Size) -> None:
+        self.set_class(too_small(size), "-too-small")
+        self.query_one(TooSmall).show_for(size)
 
     def _sync(self, change: Change | None) -> None:
         self._seen = self.store.version
@@ -111,7 +124,8 @@ class ViewScreen(Screen[None]):
         self._sync(message.change if self._seen >= 0 else None)
 
     def on_screen_resume(self) -> None:
-        """Catch up with changes made while another view was shown."""
+        """Catch up with changes made while another view was shown (the terminal's size too)."""
+        self._fit(self.app.size)
         if self._seen != self.store.version:
             self._sync(None)
 

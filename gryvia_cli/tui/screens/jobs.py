@@ -10,6 +10,8 @@ from textual.widgets import Input, Static
 
 from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
+from gryvia_cli.tui.kindnames import Kind
+from gryvia_cli.tui.messages import JobsDeleted
 from gryvia_cli.tui.query import Query, matches, parse_query
 from gryvia_cli.tui.rows import JOB_COLUMNS, JOB_FIELDS, job_cells, job_search, job_sort_value
 from gryvia_cli.tui.screens.tables import TableView
@@ -20,7 +22,12 @@ from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
 from gryvia_cli.usertext import user_text
 
 TICK_SECONDS = 2.0
-TIME_COLUMNS = frozenset({"age", "duration", "cost"})
+CLOCK_COLUMNS = frozenset({"duration", "cost"})
+"""Columns whose order moves with the clock (a running job's duration and cost grow; AGE sorts
+by creation time, whose order does not): re-sorted at each tick."""
+ORDER_KINDS: tuple[Kind, ...] = ("jobs", "usage", "skus", "tenants", "quotas")
+"""Kinds the order of the jobs depends on (a job's cost: its usage, the prices, its tenant's
+and quotas' rates)."""
 
 
 class JobsScreen(TableView):
@@ -38,6 +45,13 @@ class JobsScreen(TableView):
         self._search: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
         self._costs: dict[str, JobCost] = {}
         self._filter_due = False
+        self._deleting: set[str] = set()
+        """Jobs this view was told to delete: their DELETED needs no notice ("Done" says it)."""
+        self._ticks = 0
+        self._sorted: list[str] = []
+        """Every job in the order of the sort, as of `_sorted_for` (`_order_stamp`): filtering
+        and clearing the filter take their rows from it instead of sorting them again."""
+        self._sorted_for: tuple[object, ...] | None = None
 
     def compose_body(self) -> ComposeResult:
         """Filter line, table, status line."""
@@ -101,14 +115,31 @@ class JobsScreen(TableView):
                 self._search.pop(key, None)
                 self._costs.pop(key, None)
             table.invalidate(keys)
+        cursor = table.cursor_key
         self._reorder()
+        if change is not None:
+            self._tell_if_gone(cursor, change.keys.get("jobs", set()))
+
+    def _tell_if_gone(self, cursor: str | None, changed: set[str]) -> None:
+        """The job that was under the cursor (`cursor`) left the store in this batch (deleted,
+        or gone in a relist): say so, unless this view deleted it (its write says "Done")."""
+        jobs = self.store.jobs
+        mine = {k for k in self._deleting & changed if k not in jobs}
+        self._deleting -= mine
+        if cursor is None or cursor not in changed or cursor in jobs or cursor in mine:
+            return
+        where = self.table.cursor_key or "no job"
+        self.notify(
+            f"{cursor} was deleted; the cursor is on {where}", title="Job gone", severity="warning"
+        )
 
     def _tick(self) -> None:
         if not self.is_current:
             return
         self._costs.clear()
         self.table.invalidate(None)
-        if self.sort_column in TIME_COLUMNS:
+        if self.sort_column in CLOCK_COLUMNS:
+            self._ticks += 1
             self._reorder()
 
     def _matches(self, key: str, item: JobItem) -> bool:
@@ -117,15 +148,37 @@ class JobsScreen(TableView):
             facts = self._search[key] = job_search(item)
         return matches(self.filter, facts[0], facts[1])
 
+    def _order_stamp(self) -> tuple[object, ...]:
+        """What the order of every job depends on: the sort, the clock's ticks for the
+        columns that move with it, and the versions of `ORDER_KINDS`."""
+        state = self.sorts["jobs-table"]
+        ticks = self._ticks if state.column in CLOCK_COLUMNS else 0
+        versions = self.store.versions
+        return (state, ticks, *(versions[kind] for kind in ORDER_KINDS))
+
     def _reorder(self) -> None:
+        """Show the jobs the filter lets through, in the order of the sort. Every job's order
+        is sorted once per `_order_stamp` and reused: the filter (and esc, which clears it)
+        only picks rows from it. A filter applied while that order is stale sorts its rows
+        alone."""
         jobs = self.store.jobs
-        keys = (
-            [k for k, item in jobs.items() if self._matches(k, item)] if self.filter else list(jobs)
-        )
-        now = self.now()
-        keys = self.ordered_keys(
-            "jobs-table", keys, lambda col, k: job_sort_value(col, jobs[k], now, self.cost_of)
-        )
+        stamp = self._order_stamp()
+        if stamp == self._sorted_for:
+            keys = self._sorted
+            if self.filter:
+                keys = [k for k in keys if self._matches(k, jobs[k])]
+        else:
+            keys = (
+                [k for k, item in jobs.items() if self._matches(k, item)]
+                if self.filter
+                else list(jobs)
+            )
+            now = self.now()
+            keys = self.ordered_keys(
+                "jobs-table", keys, lambda col, k: job_sort_value(col, jobs[k], now, self.cost_of)
+            )
+            if not self.filter:
+                self._sorted, self._sorted_for = keys, stamp
         table = self.table
         if "jobs" not in self.store.loaded:
             table.empty_text = "Loading jobs…"
@@ -166,8 +219,11 @@ class JobsScreen(TableView):
 
     def _apply_filter(self) -> None:
         self._filter_due = False
-        self.query_text = self.query_one("#jobs-filter", FilterInput).value.strip()
-        self.filter = parse_query(self.query_text, JOB_FIELDS)
+        text = self.query_one("#jobs-filter", FilterInput).value.strip()
+        if text == self.query_text:
+            return  # applied already (esc cleared it at once)
+        self.query_text = text
+        self.filter = parse_query(text, JOB_FIELDS)
         self._reorder()
 
     def action_clear(self) -> None:
@@ -176,7 +232,10 @@ class JobsScreen(TableView):
         box.value = ""
         box.close()
         self.table.set_marks(())
-        self._reorder()
+        if self.query_text:
+            self._apply_filter()  # now, not with the old filter first
+        else:
+            self._status(len(self.table.order), len(self.store.jobs))
 
     def resort(self, table: RowTable) -> None:
         """Order the rows again (sort changed)."""
@@ -209,6 +268,11 @@ class JobsScreen(TableView):
         """Open the job's logs."""
         self.console.open_job(self.table.cursor_key, "logs")
 
+    @on(JobsDeleted)
+    def _deletes_done(self, message: JobsDeleted) -> None:
+        """Deletes that failed leave the jobs in place: their going later is news again."""
+        self._deleting.difference_update(key for key, _ in message.failed)
+
     @on(RowTable.Activated, "#jobs-table")
     def _activated(self, event: RowTable.Activated) -> None:
         self.console.open_job(event.key, "overview")
@@ -219,7 +283,13 @@ class JobsScreen(TableView):
 
     def action_delete(self) -> None:
         """Delete marked jobs or the one under the cursor."""
-        self.confirm_write("delete", self._targets())
+        keys = self._targets()
+
+        def delete() -> None:
+            self._deleting.update(keys)
+            self.write_jobs("delete", keys)
+
+        self.confirm_jobs("delete", keys, delete)
 
     def action_resubmit(self) -> None:
         """Submit a copy of the job under the cursor."""

@@ -63,6 +63,7 @@ class ScriptedAccess:
     """A WatchAPI answering each call with the next scripted reply (an exception is raised)."""
 
     server = SERVER
+    connect_timeout = 5.0  # KubeAccess's (the console's source lengthens it)
 
     def __init__(self, lists: list[Any], watches: list[Any]) -> None:
         self.lists, self.watches = deque(lists), deque(watches)

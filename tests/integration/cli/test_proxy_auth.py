@@ -1,6 +1,6 @@
 """Issue 38, failure 10: a proxy that asks for Basic authentication, given as `user:password`
 in the kubeconfig's `proxy-url` (kubectl's way), lets the CLI through for requests and for
-the exec stream; a wrong password is refused with the proxy's 407 and the password is never
+the exec stream; a wrong password is refused by the proxy and the password is never
 printed. The proxy is a real tinyproxy (Debian's package, `make proxy-bin`)."""
 
 from __future__ import annotations

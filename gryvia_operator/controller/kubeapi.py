@@ -247,3 +247,14 @@ class KubeApi:
         except NotFound:
             return False
         return True
+
+
+async def create_or_patch(api: KubeApi, body: dict[str, Any]) -> None:
+    """Create `body`, or merge-patch the existing object of its kind and name towards it
+    (every key but apiVersion and kind). Raises KubeError as `create` and `patch` do."""
+    meta = body["metadata"]
+    try:
+        await api.create(body)
+    except AlreadyExists:
+        patch = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        await api.patch(body["kind"], meta["name"], patch, meta.get("namespace"))

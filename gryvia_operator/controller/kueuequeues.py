@@ -4,13 +4,11 @@ step with the tenant."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gryvia_operator.api import GryviaQuota, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_GPU, LABEL_TENANT
 from gryvia_operator.api.parse import parse_all
-from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi
+from gryvia_operator.controller.kubeapi import KubeApi, create_or_patch
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.reconcile.kueue import (
@@ -35,15 +33,6 @@ async def _quota_for(api: KubeApi, namespace: str) -> GryviaQuota | None:
     return min(covering, key=lambda q: q.name, default=None)
 
 
-async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
-    meta = body["metadata"]
-    try:
-        await api.create(body)
-    except AlreadyExists:
-        patch = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
-        await api.patch(body["kind"], meta["name"], patch, meta.get("namespace"))
-
-
 async def ensure_tenant_queues(rt: Runtime, tenant: GryviaTenant) -> None:
     """Apply the tenant's flavors, ClusterQueue and LocalQueue (docs/kueue.md). Raises
     KubeError (e.g. Kueue's CRDs are not installed: 404)."""
@@ -57,7 +46,7 @@ async def ensure_tenant_queues(rt: Runtime, tenant: GryviaTenant) -> None:
         gpu_quota.per_type if gpu_quota else None,
     )
     for body in build_tenant_objects(tenant.name, plan, _gpu_types(rt)):
-        await _apply(rt.api, body)
+        await create_or_patch(rt.api, body)
 
 
 async def remove_tenant_queues(api: KubeApi, tenant: str) -> None:

@@ -19,7 +19,13 @@ from gryvia_operator.api.names import (
 )
 from gryvia_operator.api.parse import parse_all
 from gryvia_operator.controller import kueuequeues
-from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeApi, KubeError, NotFound
+from gryvia_operator.controller.kubeapi import (
+    Invalid,
+    KubeApi,
+    KubeError,
+    NotFound,
+    create_or_patch,
+)
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.tenancy import (
     MANAGED_BY,
@@ -38,22 +44,12 @@ RETRY_SECONDS = 60.0
 backoff, kept)."""
 
 
-async def _apply(api: KubeApi, body: dict[str, Any]) -> None:
-    """Create `body`, or merge-patch the existing object towards it."""
-    meta = body["metadata"]
-    try:
-        await api.create(body)
-    except AlreadyExists:
-        patch = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
-        await api.patch(body["kind"], meta["name"], patch, meta.get("namespace"))
-
-
 async def ensure_tenant(api: KubeApi, tenant: GryviaTenant) -> list[str]:
     """Make the tenant's namespace and children match its spec; return what was removed."""
-    await _apply(api, build_namespace(tenant))
+    await create_or_patch(api, build_namespace(tenant))
     ns = tenant_namespace(tenant.name)
     for child in build_children(tenant):
-        await _apply(api, child)
+        await create_or_patch(api, child)
     existing: list[tuple[str, str]] = []
     selector = f"{LABEL_TENANT}={tenant.name},{LABEL_TENANT_MANAGED_BY}={MANAGED_BY}"
     for kind in MANAGED_KINDS:

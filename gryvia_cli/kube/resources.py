@@ -23,6 +23,7 @@ from gryvia_operator.api.resources import (
     GPU_SHARING_POLICY,
     GPUNODE,
     GPUSKU,
+    IDLE_POLICY,
     INFERENCE_SERVICE,
     INVOICE,
     JOB,
@@ -57,6 +58,7 @@ __all__ = [
     "GPUSKU",
     "GPU_SHARING_POLICY",
     "GRYVIA_RESOURCES",
+    "IDLE_POLICY",
     "INFERENCE_SERVICE",
     "INVOICE",
     "JOB",
@@ -115,6 +117,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     WORKSPACE: ("workspace", "workspaces"),
     INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
     MODEL_REGISTRY: ("model", "models", "modelregistry", "modelregistries"),
+    IDLE_POLICY: ("idle-policy", "idle-policies", "idlepolicy", "idlepolicies"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -49,6 +49,7 @@ from gryvia_cli.tui.keytables import (
 from gryvia_cli.tui.keytables import (
     Key as Key,
 )
+from gryvia_cli.tui.kindnames import CONSOLE_KINDS, kind_words
 
 # -- sort by any column, column toggles, drill-downs -----------------------------------------
 
@@ -282,10 +283,8 @@ def list_sort_keys(view: str, columns: Sequence[tuple[str, str]]) -> tuple[Key, 
     return keys
 
 
-JUMP_ALIASES = {
+_OWN_WORDS = {
     "cap": "capacity",
-    "job": "jobs",
-    "node": "nodes",
     "costs": "cost",
     "context": "ctx",
     "namespace": "ns",
@@ -293,53 +292,21 @@ JUMP_ALIASES = {
     "exit": "quit",
     "event": "events",
     "ev": "events",
-    "tenant": "tenants",
-    "quota": "tenants",
-    "quotas": "tenants",
-    "budget": "budgets",
-    "gbud": "budgets",
-    "pod": "pods",
-    "po": "pods",
-    "reservation": "reservations",
-    "rsv": "reservations",
-    "grsv": "reservations",
-    "hook": "hooks",
-    "jobhook": "hooks",
-    "jobhooks": "hooks",
-    "gjh": "hooks",
-    "priority": "priorities",
-    "gprio": "priorities",
-    "checkpoint": "checkpoints",
-    "checkpointguard": "checkpoints",
-    "checkpointguards": "checkpoints",
-    "gckg": "checkpoints",
-    "gpusharingpolicy": "gpusharing",
-    "gpusharingpolicies": "gpusharing",
-    "ggsp": "gpusharing",
-    "workflow": "workflows",
-    "gryviaworkflows": "workflows",
-    "wf": "workflows",
-    "gwf": "workflows",
-    "tuner": "tuners",
     "tune": "tuners",
-    "autotuners": "tuners",
-    "gat": "tuners",
-    "workspace": "workspaces",
-    "gryviaworkspace": "workspaces",
-    "gryviaworkspaces": "workspaces",
-    "gws": "workspaces",
     "serve": "inference",
-    "inferenceservices": "inference",
-    "gryviainferenceservices": "inference",
-    "gisvc": "inference",
-    "model": "models",
-    "modelregistry": "models",
-    "modelregistries": "models",
-    "gryviamodelregistries": "models",
-    "gmr": "models",
 }
-"""Other words for a view on the `:` line: singulars, the kinds' plurals and their kubectl
-short names (`gjh`, `gprio`, `gckg`, `ggsp`, `gbud`, `grsv`, `gwf`)."""
+JUMP_ALIASES = {
+    **{
+        word: row.view
+        for row in CONSOLE_KINDS
+        for word in map(str.lower, kind_words(row))
+        if word != row.view
+    },
+    **_OWN_WORDS,
+}
+"""Other words for a view on the `:` line: every word of a kind the view shows (its names,
+plural, singular and kubectl short names, from `kindnames.CONSOLE_KINDS`: `gjh`, `gprio`,
+`gckg`), and the console's own (`cap`, `ev`, `tune`, `serve`)."""
 
 
 def resolve_jump(text: str) -> str:

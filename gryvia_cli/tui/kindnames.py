@@ -45,6 +45,7 @@ ObjectKind = Literal[
     "workspaces",
     "inferenceservices",
     "modelregistries",
+    "idlepolicies",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies).
@@ -119,6 +120,7 @@ CONSOLE_KINDS: tuple[ConsoleKind, ...] = (
         "model registry",
         ("model", "models", "modelregistry"),
     ),
+    ConsoleKind("idlepolicies", api.IDLE_POLICY, "idle", "idle policy", ("idle", "idlepolicy")),
 )
 """Every kind the console shows, one row each."""
 

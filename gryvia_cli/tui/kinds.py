@@ -2,7 +2,8 @@
 watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
 `kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_tuners.py`,
-inference services in `kind_inference.py`, model registries in `kind_models.py`. Cells only
+inference services in `kind_inference.py`, model registries in `kind_models.py`, idle
+policies in `kind_idlepolicies.py`. Cells only
 format; the figures come from gryvia_cli/core."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.tui.kind_budgets import BUDGETS
+from gryvia_cli.tui.kind_idlepolicies import IDLE_POLICIES
 from gryvia_cli.tui.kind_inference import SERVICES
 from gryvia_cli.tui.kind_models import MODELS
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
@@ -43,6 +45,7 @@ __all__ = [
     "EVENTS",
     "GPU_SHARING",
     "HOOKS",
+    "IDLE_POLICIES",
     "MODELS",
     "PODS",
     "PRIORITIES",

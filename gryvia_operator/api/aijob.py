@@ -35,6 +35,7 @@ from gryvia_operator.api.helpers import (
 )
 from gryvia_operator.api.helpers import gpus_per_pod as _gpus_per_pod
 from gryvia_operator.api.helpers import pod_count as _pod_count
+from gryvia_operator.api.jobmetrics import JobGpuMetrics
 from gryvia_operator.api.pending import EstimatedStart, PendingStatus
 from gryvia_operator.api.quantity import Quantity
 
@@ -292,6 +293,8 @@ class GryviaAIJobStatus(GryviaModel):
     run's batch Job may fail only `retryLimit - carriedRetries` more pods."""
     kueue: KueueJobStatus | None = None
     """The job's Kueue queue, and once admitted its ClusterQueue, flavor and borrowed GPUs."""
+    metrics: JobGpuMetrics | None = None
+    """Its GPU use, sampled from dcgm-exporter while it runs (`api.jobmetrics`)."""
 
 
 class GryviaAIJob(GryviaResource):
@@ -327,7 +330,6 @@ AIJOB_KIND = KindInfo(
         PrinterColumn("Likely-Start", ".status.estimatedStart.likely", "date", priority=1),
     ),
     omitted=(
-        "status.metrics: never populated by a controller",
         "status.placementExplanation: fabric-aware ranking is not built",
         "status.dataset and distributed.elastic.desiredNodes: dataset and resize features "
         "are not built",

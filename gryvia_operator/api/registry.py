@@ -12,6 +12,7 @@ from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
+from gryvia_operator.api.idlepolicy import IDLE_POLICY_KIND
 from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
@@ -45,6 +46,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     WORKSPACE_KIND,
     INFERENCE_SERVICE_KIND,
     MODEL_REGISTRY_KIND,
+    IDLE_POLICY_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -91,6 +91,7 @@ INFERENCE_SERVICE = _gryvia("GryviaInferenceService", "gisvc", namespaced=True)
 MODEL_REGISTRY = Resource(
     "GryviaModelRegistry", GROUP, VERSION, "gryviamodelregistries", True, ("gmr",)
 )
+IDLE_POLICY = Resource("GryviaIdlePolicy", GROUP, VERSION, "gryviaidlepolicies", True, ("gip",))
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -112,6 +113,7 @@ GRYVIA: tuple[Resource, ...] = (
     WORKSPACE,
     INFERENCE_SERVICE,
     MODEL_REGISTRY,
+    IDLE_POLICY,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

@@ -54,7 +54,9 @@ class Outcome:
     """What one reconcile of one object asks for: children to create (whole objects), merge
     patches and deletes of objects in its namespace as (kind, name, patch) and (kind, name),
     events about it, its whole status, and the seconds after which to look again (None: only
-    when something changes or the kind's idle pass comes)."""
+    when something changes or the kind's idle pass comes). A kind that acts on objects it does
+    not own (an idle policy on the jobs of its tenant) adds `patch_in` as (kind, namespace,
+    name, patch) and `events_on` as (the object as its index holds it, event)."""
 
     status: dict[str, Any]
     create: list[dict[str, Any]] = field(default_factory=list)
@@ -62,6 +64,8 @@ class Outcome:
     delete: list[tuple[str, str]] = field(default_factory=list)
     events: list[JobEvent] = field(default_factory=list)
     requeue_after: float | None = None
+    patch_in: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
+    events_on: list[tuple[dict[str, Any], JobEvent]] = field(default_factory=list)
 
 
 class KindSpec(ABC, Generic[M, O]):
@@ -174,9 +178,10 @@ class KindController(Generic[M, O]):
 
     async def _apply(self, ns: str, body: dict[str, Any], outcome: Outcome) -> None:
         api, writes = self.rt.api, self.rt.metrics.writes
-        for kind, name, patch in outcome.patch:
+        patches = [(kind, ns, name, patch) for kind, name, patch in outcome.patch]
+        for kind, where, name, patch in [*patches, *outcome.patch_in]:
             with contextlib.suppress(NotFound):
-                await api.patch(kind, name, patch, ns)
+                await api.patch(kind, name, patch, where)
             writes.labels(kind=kind, verb="patch").inc()
         for child in outcome.create:
             try:
@@ -196,3 +201,5 @@ class KindController(Generic[M, O]):
             writes.labels(kind=kind, verb="delete").inc()
         for event in outcome.events:
             self.rt.post_event(body, event)
+        for other, event in outcome.events_on:
+            self.rt.post_event(other, event)

@@ -66,6 +66,8 @@ WORKSPACES = "gryvia_workspaces"
 """GryviaWorkspaces by (namespace, name)."""
 WORKSPACE_PODS = "gryvia_workspace_pods"
 """A workspace's pod by (namespace, workspace name)."""
+IDLE_POLICIES = "gryvia_idle_policies"
+"""GryviaIdlePolicies by (namespace, name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
 SHARING_NODES = "gryvia_sharing_nodes"
 """GryviaGPUSharingPolicies by name, and nodes by name as GPU sharing reads them (indexed only
@@ -93,6 +95,7 @@ INDEX_IDS = (
     INFERENCE_HPAS,
     WORKSPACES,
     WORKSPACE_PODS,
+    IDLE_POLICIES,
     SHARING_POLICIES,
     SHARING_NODES,
 )

@@ -34,6 +34,7 @@ from gryvia_operator.handlers import (
     gate,
     gpunode,
     gpusharing,
+    idlepolicy,
     inference,
     jobhook,
     jobhook_events,
@@ -81,6 +82,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.WORKSPACE: ControllerRow(workspace, workspace.controller),
     api.INFERENCE_SERVICE: ControllerRow(inference, inference.controller, "inference"),
     api.MODEL_REGISTRY: ControllerRow(modelregistry, modelregistry.controller, "model_registry"),
+    api.IDLE_POLICY: ControllerRow(idlepolicy, idlepolicy.controller),
 }
 """One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
 read by the scheduler, the gate and metering). The rows with a controller run on the kind

@@ -155,7 +155,7 @@ def test_job_phase_defaults_to_pending() -> None:
 
 
 def test_registry_names_are_unique_and_complete() -> None:
-    assert len(ALL_KINDS) == 19
+    assert len(ALL_KINDS) == 20
     names = [n for info in ALL_KINDS for n in (info.kind, info.plural, *info.short_names)]
     assert len(names) == len(set(names))
     for info in ALL_KINDS:
@@ -190,6 +190,7 @@ def test_scopes_follow_the_reference() -> None:
         "GryviaWorkspace",
         "GryviaInferenceService",
         "GryviaModelRegistry",
+        "GryviaIdlePolicy",
     }
 
 

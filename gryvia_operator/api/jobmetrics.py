@@ -1,0 +1,41 @@
+"""A job's GPU use as sampled from dcgm-exporter: `status.metrics` of a GryviaAIJob.
+
+The activity of a GPU is DCGM's graphics-engine activity (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`, a
+ratio 0..1, written here as a percentage) where the exporter serves the profiling fields, else
+`DCGM_FI_DEV_GPU_UTIL` (a percentage); `field` says which one the figures came from. A job's
+activity in one sample is the mean over the GPUs its pods hold (dcgm-exporter labels each
+GPU's series with the `namespace`, `pod` and `container` that hold it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gryvia_operator.api.base import GryviaModel, NonNegativeInt64, Percent, Str63
+
+FIELD_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+"""DCGM's profiling field for the fraction of time any graphics or compute engine was busy."""
+FIELD_GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+"""DCGM's device field for GPU utilization, used where the profiling fields are not served."""
+
+
+class JobGpuMetrics(GryviaModel):
+    """A running job's GPU use: a summary of the samples since it started."""
+
+    field: Str63
+    """The DCGM field the activity figures come from (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`, else
+    `DCGM_FI_DEV_GPU_UTIL`)."""
+    samples: NonNegativeInt64
+    """How many samples the summary holds."""
+    last_sample_time: datetime
+    """When the newest sample was taken (UTC)."""
+    last_activity_percent: Percent
+    """The newest sample's activity, mean over the job's GPUs, 0..100."""
+    mean_activity_percent: Percent
+    """Mean activity over all samples, 0..100."""
+    p95_activity_percent: Percent | None = None
+    """95th percentile of the samples' activity, 0..100."""
+    tensor_activity_percent: Percent | None = None
+    """Mean tensor-pipe activity (`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`) where served, 0..100."""
+    peak_memory_used_bytes: NonNegativeInt64 | None = None
+    """The most frame-buffer memory one of its GPUs used (`DCGM_FI_DEV_FB_USED`), bytes."""

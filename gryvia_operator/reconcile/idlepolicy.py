@@ -1,0 +1,214 @@
+"""The pure decision of a GryviaIdlePolicy: which covered jobs are idle, which to warn, which to
+suspend or cancel, and the policy's status (docs/idle-policies.md).
+
+A job is judged only on a fresh sample (`status.metrics.lastSampleTime` at most
+`STALE_SECONDS`, or the window if longer, before now): no sample, or an old one, is no proof of
+idleness. Its idle period starts at the first idle sample the policy sees after an active one
+(`status.jobs[].idleSince`); a job idle for `windowSeconds` is warned, and a job still idle
+`graceSeconds` after the warning is suspended or cancelled. What was done is read back from the
+job's annotation `gryvia.io/idle` (`api.idlepolicy.ANNOTATION_IDLE`), written in the same patch
+as the action: that, not the policy's status, decides whether to warn or act again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from gryvia_operator.api.controlled import cancel_patch
+from gryvia_operator.api.idlepolicy import (
+    ANNOTATION_IDLE,
+    MAX_LISTED_JOBS,
+    GryviaIdlePolicy,
+    IdleAction,
+)
+from gryvia_operator.api.jobmetrics import JobGpuMetrics
+from gryvia_operator.reconcile.status import JobEvent
+
+STALE_SECONDS = 300.0
+"""A sample older than this (or than the window, if longer) is not judged."""
+
+
+@dataclass(frozen=True)
+class IdleRecord:
+    """What an idle policy did to a job (the job's `gryvia.io/idle` annotation)."""
+
+    policy: str
+    warned_at: datetime
+    activity_percent: float
+    action: IdleAction | None = None
+    acted_at: datetime | None = None
+
+    def to_annotation(self) -> str:
+        """The annotation's JSON value (times RFC 3339 UTC)."""
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "warnedAt": _stamp(self.warned_at),
+            "activityPercent": round(self.activity_percent, 1),
+        }
+        if self.action is not None and self.acted_at is not None:
+            out |= {"action": self.action, "actedAt": _stamp(self.acted_at)}
+        return json.dumps(out, separators=(",", ":"))
+
+    @classmethod
+    def parse(cls, text: str | None) -> IdleRecord | None:
+        """The record of an annotation value; None when absent or not one of ours."""
+        try:
+            raw = json.loads(text or "")
+            action = raw.get("action")
+            return cls(
+                policy=str(raw["policy"]),
+                warned_at=datetime.fromisoformat(raw["warnedAt"]),
+                activity_percent=float(raw.get("activityPercent", 0.0)),
+                action=action if action in ("suspend", "cancel") else None,
+                acted_at=datetime.fromisoformat(raw["actedAt"]) if raw.get("actedAt") else None,
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+@dataclass(frozen=True)
+class CoveredJob:
+    """A running job in the policy's scope, as the policy sees it."""
+
+    namespace: str
+    name: str
+    job_type: str
+    exempt: bool
+    metrics: JobGpuMetrics | None
+    record: IdleRecord | None
+    body: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The job's object, for the Events posted on it."""
+
+
+@dataclass
+class IdlePlan:
+    """Patches of jobs as (namespace, name, merge patch), Events on jobs as (job, event),
+    Events on the policy, its status, and when to look again (None: on the next change)."""
+
+    status: dict[str, Any]
+    patches: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    job_events: list[tuple[CoveredJob, JobEvent]] = field(default_factory=list)
+    events: list[JobEvent] = field(default_factory=list)
+    wake_at: datetime | None = None
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _record_patch(record: IdleRecord | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    value = None if record is None else record.to_annotation()
+    patch: dict[str, Any] = {"metadata": {"annotations": {ANNOTATION_IDLE: value}}}
+    for key, part in (extra or {}).items():
+        if key == "metadata":
+            patch["metadata"]["annotations"] |= part["annotations"]
+        else:
+            patch[key] = part
+    return patch
+
+
+def _action_patch(action: IdleAction) -> dict[str, Any]:
+    return {"spec": {"suspend": True}} if action == "suspend" else cancel_patch()
+
+
+def _earliest(a: datetime | None, b: datetime) -> datetime:
+    return b if a is None else min(a, b)
+
+
+def reconcile_idle_policy(
+    policy: GryviaIdlePolicy, jobs: Sequence[CoveredJob], now: datetime
+) -> IdlePlan:
+    """The plan for one policy over the running jobs of its scope (`jobs`) at `now` (UTC).
+
+    Exempt jobs and jobs of types the policy does not cover are skipped; a job another policy
+    warned is left to that policy. The status lists the idle jobs, idle longest first (at most
+    `MAX_LISTED_JOBS`).
+    """
+    spec, name = policy.spec, policy.name
+    before = {
+        (j.namespace, j.job): j for j in ((policy.status.jobs if policy.status else None) or [])
+    }
+    window = timedelta(seconds=spec.window_seconds)
+    grace = timedelta(seconds=spec.grace_seconds)
+    fresh = timedelta(seconds=max(STALE_SECONDS, spec.window_seconds))
+    plan = IdlePlan(status={})
+    listed: list[dict[str, Any]] = []
+    covered = 0
+    for job in jobs:
+        if job.exempt or (spec.job_types is not None and job.job_type not in spec.job_types):
+            continue
+        covered += 1
+        m, record = job.metrics, job.record
+        if record is not None and record.policy != name:
+            continue
+        if m is None or now - m.last_sample_time > fresh:
+            continue
+        if m.last_activity_percent >= spec.threshold_percent:
+            if record is not None:
+                plan.patches.append((job.namespace, job.name, _record_patch(None)))
+            continue
+        seen = before.get((job.namespace, job.name))
+        if record is None and seen is not None and seen.warned_at is not None:
+            # the index has not caught up with the annotation this policy wrote
+            record = IdleRecord(
+                name, seen.warned_at, seen.activity_percent, seen.action, seen.acted_at
+            )
+        since = seen.idle_since if seen is not None else m.last_sample_time
+        peak = max(m.last_activity_percent, seen.activity_percent if seen is not None else 0.0)
+        what = (
+            f"GPU activity at most {peak:.1f}% ({m.field}) since {_stamp(since)}, below the "
+            f"threshold {spec.threshold_percent:g}% of idle policy {name}"
+        )
+        if record is None and now - since >= window:
+            record = IdleRecord(name, now, peak)
+            plan.patches.append((job.namespace, job.name, _record_patch(record)))
+            text = f"{what}: idle for {spec.window_seconds} s"
+            if spec.action != "warn":
+                text += f"; it will be {spec.action}ed after {spec.grace_seconds} s more"
+            plan.job_events.append((job, JobEvent("Warning", "IdleGPUs", text)))
+            plan.events.append(JobEvent("Normal", "JobWarned", f"{job.namespace}/{job.name}"))
+        elif record is None:
+            plan.wake_at = _earliest(plan.wake_at, since + window)
+        if record is not None and record.action is None and spec.action != "warn":
+            if now - record.warned_at >= grace:
+                done = IdleRecord(name, record.warned_at, peak, spec.action, now)
+                patch = _record_patch(done, _action_patch(spec.action))
+                plan.patches.append((job.namespace, job.name, patch))
+                verb = f"{spec.action}ed" if spec.action == "cancel" else "suspended"
+                text = f"{what}; {verb} {spec.grace_seconds} s after the warning"
+                reason = "IdleJobSuspended" if spec.action == "suspend" else "IdleJobCancelled"
+                plan.job_events.append((job, JobEvent("Warning", reason, text)))
+                plan.events.append(JobEvent("Normal", reason, f"{job.namespace}/{job.name}"))
+                record = done
+            else:
+                plan.wake_at = _earliest(plan.wake_at, record.warned_at + grace)
+        listed.append(_listed(job, since, peak, record, what))
+    listed.sort(key=lambda j: (j["idleSince"], j["namespace"], j["job"]))
+    plan.status = {
+        "phase": "Active",
+        "message": f"{len(listed)} of {covered} covered running jobs idle",
+        "coveredJobs": covered,
+        "jobs": listed[:MAX_LISTED_JOBS],
+    }
+    return plan
+
+
+def _listed(
+    job: CoveredJob, since: datetime, peak: float, record: IdleRecord | None, what: str
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "job": job.name,
+        "namespace": job.namespace,
+        "idleSince": _stamp(since),
+        "activityPercent": round(peak, 1),
+        "message": what[:1024],
+    }
+    if record is not None:
+        entry["warnedAt"] = _stamp(record.warned_at)
+        if record.action is not None and record.acted_at is not None:
+            entry |= {"action": record.action, "actedAt": _stamp(record.acted_at)}
+    return entry

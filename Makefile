@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 .PHONY: help install k8s-bin k9s-bin kueue-bin proxy-bin lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -193,8 +193,22 @@ def render_rows(rows: Sequence[Sequence[Any]], widths: Sequence[int]) -> None:
     sys.stdout.flush()
 
 
+def without_managed_fields(data: Any) -> Any:
+    """A copy of `data` without `metadata.managedFields` (in it or its `items`), as kubectl."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    meta = out.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    if isinstance(out.get("items"), list):
+        out["items"] = [without_managed_fields(item) for item in out["items"]]
+    return out
+
+
 def render_data(data: Any, fmt: OutputFormat) -> None:
     """Print `data` (API objects or a documented list shape) as JSON or YAML."""
+    data = without_managed_fields(data)
     if fmt is OutputFormat.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
     else:

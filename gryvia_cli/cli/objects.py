@@ -15,6 +15,7 @@ import typer
 
 from gryvia_cli.cli.options import confirm, render_raw
 from gryvia_cli.cli.session import Session
+from gryvia_cli.core.cells import plural_of
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube.resources import Resource
 from gryvia_cli.output import (
@@ -103,7 +104,7 @@ class ObjectGroup:
         for problem in problems:
             warn(f"skipped an invalid {self.noun}: {problem}")
         if not found:
-            info(empty or f"No {self.noun}s found.")
+            info(empty or f"No {plural_of(self.noun)} found.")
             return None
         return found
 

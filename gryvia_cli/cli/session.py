@@ -71,6 +71,25 @@ class Session:
         )
         return ns
 
+    def manifest_namespace(self, doc: object, flag: str | None = None) -> str:
+        """Where a manifest's object goes: its own `metadata.namespace` when it has one, else
+        `resolve_namespace(flag)`. Raises UsageError when the manifest's namespace and an
+        explicit `-n` (command or global) disagree, as `gryvia submit -f` does."""
+        from gryvia_cli.errors import UsageError
+
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        own = meta.get("namespace") if isinstance(meta, dict) else None
+        explicit = flag or self.namespace
+        if isinstance(own, str) and own:
+            if explicit and explicit != own:
+                name = meta.get("name") if isinstance(meta, dict) else None
+                raise UsageError(
+                    f"{name or 'the manifest'} is for namespace {own}, not {explicit}",
+                    hint="drop -n, or change metadata.namespace in the manifest",
+                )
+            return own
+        return self.resolve_namespace(flag)
+
     def fmt(
         self, local: OutputFormat | None, default: OutputFormat = OutputFormat.table
     ) -> OutputFormat:

@@ -13,7 +13,7 @@ from gryvia_cli.cli.flags import BoolValueCommand
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
 from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import ConflictError, UsageError
+from gryvia_cli.errors import ConflictError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     info,
@@ -126,10 +126,10 @@ def create(
     The operator gives it the namespace tenant-NAME with a LimitRange, a ResourceQuota
     (--max-gpus), a NetworkPolicy (--isolated) and RoleBindings for the members.
 
-    Only the options given are set, applied with field manager gryvia-cli: running it again
-    sets the tenant to the new options, removing fields an earlier run set but this one does
-    not (fields set by others are kept). The name: lowercase letters, digits and '-', at most
-    56 characters, not starting or ending with '-'.
+    Running it again on an existing tenant updates it: the options given replace their
+    fields, the others keep their values (applied with field manager gryvia-cli; remove a
+    field with `kubectl edit gryviatenant NAME`). The name: lowercase letters, digits and
+    '-', at most 56 characters, not starting or ending with '-'.
 
     Examples:
       gryvia tenant create vision --display-name "Vision team" --max-gpus 16
@@ -147,6 +147,11 @@ def create(
         members = [parse_member(m) for m in member or []]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    state = session(ctx)
+    try:
+        current = state.access().get(r.TENANT, name).get("spec")
+    except NotFoundError:
+        current = None
     body = build_tenant_apply(
         name,
         display_name=display_name,
@@ -155,8 +160,8 @@ def create(
         isolated=isolated,
         members=members,
         deletion_policy=deletion_policy.value if deletion_policy else None,
+        current=current,
     )
-    state = session(ctx)
     obj = state.access().apply(r.TENANT, body)
     success(f"tenant {name} applied; its namespace is {tenant_namespace(name)}")
     TENANTS.print_written(state, obj, output)

@@ -76,7 +76,7 @@ def submit(
         raise InvalidInputError(f"{source}: not valid YAML: {exc}") from None
     if len(docs) != 1:
         raise InvalidInputError(f"{source}: expected one GryviaAutoTuner, found {len(docs)}")
-    ns = state.resolve_namespace(namespace)
+    ns = state.manifest_namespace(docs[0], namespace)
     try:
         body = build_tuner(docs[0], ns, source)
     except ValueError as exc:

@@ -74,7 +74,7 @@ def submit(
         raise InvalidInputError(f"{source}: not valid YAML: {exc}") from None
     if len(docs) != 1:
         raise InvalidInputError(f"{source}: expected one GryviaWorkflow, found {len(docs)}")
-    ns = state.resolve_namespace(namespace)
+    ns = state.manifest_namespace(docs[0], namespace)
     try:
         body = build_workflow(docs[0], ns, parse_params(param or []), source)
     except ValueError as exc:

@@ -19,6 +19,14 @@ class Marked:
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """`1 GPU`, `8 GPUs`, `0 GPUs`: the count and the noun, plural unless the count is 1
-    (`nouns` when the plural is not noun + "s")."""
-    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+    """`1 GPU`, `8 GPUs`, `0 GPUs`, `2 idle policies`: the count and the noun, plural unless
+    the count is 1 (`nouns` when the plural is not `plural_of(noun)`)."""
+    return f"{count} {noun if count == 1 else (nouns or plural_of(noun))}"
+
+
+def plural_of(noun: str) -> str:
+    """English plural of a noun phrase's last word: `policy` -> `policies`, `key` -> `keys`,
+    else + "s"."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    return noun + "s"

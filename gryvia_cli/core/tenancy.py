@@ -67,10 +67,18 @@ def build_tenant_apply(
     isolated: bool | None = None,
     members: Sequence[Mapping[str, str]] = (),
     deletion_policy: str | None = None,
+    current: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The GryviaTenant to server-side apply: only the given fields are set (the display
-    name defaults to the tenant name)."""
-    spec: dict[str, Any] = {"displayName": display_name or name}
+    """The GryviaTenant to server-side apply. An option not given keeps its value in
+    `current` (the tenant's spec as stored, when it exists: the FAQ updates a tenant with
+    `gryvia tenant create`), else is left out; the display name defaults to the tenant name."""
+    spec: dict[str, Any] = {
+        key: value
+        for key, value in (current or {}).items()
+        if key
+        in ("displayName", "allowedSkus", "quotas", "networkPolicy", "members", "deletionPolicy")
+    }
+    spec["displayName"] = display_name or spec.get("displayName") or name
     if allowed_skus:
         spec["allowedSkus"] = list(dict.fromkeys(allowed_skus))
     if max_gpus is not None:

@@ -71,3 +71,18 @@ def test_rows_before_and_after_the_operator_saw_it() -> None:
     lines = dict(idle_policy_details(seen, NOW))
     assert lines["Action"] == "warn, then suspend after 10m"
     assert lines["ml/j1"].startswith("GPU activity at most 1.5% (warned 10m ago, suspend")
+
+
+def test_list_messages_spell_the_plural_of_policy_and_registry() -> None:
+    from gryvia_cli.core.cells import plural, plural_of
+
+    assert [plural_of(n) for n in ("idle policy", "model registry", "key", "GPU")] == [
+        "idle policies",
+        "model registries",
+        "keys",
+        "GPUs",
+    ]
+    assert (plural(1, "idle policy"), plural(0, "idle policy")) == (
+        "1 idle policy",
+        "0 idle policies",
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gryvia_cli import output
 
 LIST = {
@@ -40,3 +42,16 @@ def test_replies_with_long_numbers_parse_exactly() -> None:
         "n": 123456789012345678901234567890
     }
     assert parse_reply(b'{"n": 12, "s": "x"}') == {"n": 12, "s": "x"}
+
+
+def test_yaml_and_json_leave_out_managed_fields_as_kubectl_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    obj = {"metadata": {"name": "a", "managedFields": [{"manager": "gryvia-cli"}]}, "spec": {}}
+    listed = {"kind": "List", "items": [obj], "metadata": {}}
+    for fmt in (output.OutputFormat.yaml, output.OutputFormat.json):
+        output.render_data(listed, fmt)
+        output.render_data(obj, fmt)
+    printed = capsys.readouterr().out
+    assert "managedFields" not in printed and printed.count("name: a") == 2
+    assert obj["metadata"]["managedFields"] == [{"manager": "gryvia-cli"}], "input unchanged"

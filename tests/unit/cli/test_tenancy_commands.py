@@ -140,12 +140,14 @@ def test_tenant_create_applies_only_the_given_fields() -> None:
         ],
         "deletionPolicy": "Delete",
     }
+    # the FAQ's way to update a tenant: the options given change, the others keep their values
     again = run(["tenant", "create", "vision", "--no-isolated", "-o", "json"], fake)
     assert again.exit_code == 0
-    assert fake.applied[1][2]["spec"] == {
-        "displayName": "vision",
-        "networkPolicy": {"isolated": False},
-    }
+    assert fake.applied[1][2]["spec"] == body["spec"] | {"networkPolicy": {"isolated": False}}
+    run(["tenant", "create", "vision", "--max-gpus", "32", "--display-name", "Vision"], fake)
+    assert fake.applied[2][2]["spec"]["displayName"] == "Vision"
+    assert fake.applied[2][2]["spec"]["quotas"] == {"concurrentGPUs": 32}
+    assert fake.applied[2][2]["spec"]["members"] == body["spec"]["members"]
     assert json.loads(again.stdout)["metadata"]["name"] == "vision"
 
 

@@ -147,3 +147,14 @@ def test_best_before_any_result_fails() -> None:
     assert "no best trial yet: no trial reported score" in result.output
     result = run(["tune", "best", "nope"], fake)
     assert result.exit_code != 0 and 'tuner "nope" not found' in result.output
+
+
+def test_submit_keeps_the_manifests_namespace(tmp_path: Path) -> None:
+    body = manifest()
+    body["metadata"]["namespace"] = "research"
+    file = tmp_path / "t.yaml"
+    file.write_text(yaml.safe_dump(body))
+    fake = FakeAccess()
+    result = run(["tune", "submit", str(file)], fake)
+    assert result.exit_code == 0, result.output
+    assert fake.get(r.AUTOTUNER, "sweep", "research")["spec"]["maxTrials"] == 3

@@ -148,3 +148,17 @@ def test_logs_show_a_steps_job_log() -> None:
     assert "loss went nan" in result.stdout
     result = run(["workflow", "logs", "pipe", "-f"], fake)
     assert result.exit_code == 2 and "--step" in result.output
+
+
+def test_submit_keeps_the_manifests_namespace_and_refuses_a_conflicting_n(tmp_path: Path) -> None:
+    body = manifest()
+    body["metadata"]["namespace"] = "research"
+    file = tmp_path / "wf.yaml"
+    file.write_text(yaml.safe_dump(body))
+    fake = FakeAccess()
+    result = run(["workflow", "submit", str(file), "-n", "vision"], fake)
+    assert result.exit_code == 2, result.output
+    assert "pipe is for namespace research, not vision" in result.output and not fake.objects
+    result = run(["workflow", "submit", str(file)], fake)
+    assert result.exit_code == 0, result.output
+    assert fake.get(r.WORKFLOW, "pipe", "research")["metadata"]["namespace"] == "research"

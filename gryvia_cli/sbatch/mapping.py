@@ -55,7 +55,7 @@ from gryvia_operator.api.names import (
     LABEL_ARRAY_INDEX,
     LABEL_ARRAY_NAME,
     LABEL_IMPORTED_FROM,
-    service_name,
+    job_name_limit,
 )
 
 
@@ -120,7 +120,7 @@ def plan_import(
 
     name = job_name(parsed)
     suffix = arrays.suffix_length(resources.array.indices) if resources.array else 0
-    room = 63 - len(service_name("")) - suffix - len(name_suffix)
+    room = job_name_limit("job")[0] - suffix - len(name_suffix)
     base = kubernetes_name(base_name or name, room) + name_suffix
 
     container = parsed.last("container-image")

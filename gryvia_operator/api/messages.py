@@ -28,6 +28,10 @@ def job_count(count: int) -> str:
 # Placeholders are str.format fields.
 NAME_REQUIRED = "metadata.name is required"
 NAME_INVALID = 'metadata.name "{value}" is invalid: {detail}'
+NAME_TOO_LONG = (
+    "metadata.name is {length} characters, over the {limit} a job run as a {kind} may have "
+    "(its {child} must fit in 63 characters): shorten the name"
+)
 API_VERSION_INVALID = 'apiVersion must be gryvia.io/v1alpha1, got "{value}"'
 KIND_INVALID = 'kind must be GryviaAIJob, got "{value}"'
 SPEC_REQUIRED = "spec is required"

@@ -171,6 +171,22 @@ def statefulset_name(job_name: str) -> str:
     return f"{job_name}-training"
 
 
+REVISION_HASH_LENGTH: Final = 10
+"""The longest hash a StatefulSet puts in its pods' `controller-revision-hash` label value
+`<statefulset>-<hash>` (Kubernetes' rule, which caps StatefulSet names at 52 characters)."""
+
+
+def job_name_limit(workload_kind: str) -> tuple[int, str]:
+    """The longest GryviaAIJob name whose children keep their names and label values within
+    63 characters, and the child that sets it: the Service `<job>-headless` (a DNS-1035 label)
+    for a batch Job, the StatefulSet's revision label `<job>-training-<hash>` for a
+    StatefulSet."""
+    if workload_kind == "statefulset":
+        child = f"label controller-revision-hash {statefulset_name('<job>')}-<hash>"
+        return 63 - len(statefulset_name("")) - 1 - REVISION_HASH_LENGTH, child
+    return 63 - len(service_name("")), f"Service {service_name('<job>')}"
+
+
 def child_names(job_name: str) -> set[str]:
     """Every name a job's children carry (Job, Service, StatefulSet; events name them)."""
     return {batch_job_name(job_name), service_name(job_name), statefulset_name(job_name)}

@@ -39,7 +39,7 @@ from gryvia_operator.api.helpers import (
     pod_count,
 )
 from gryvia_operator.api.mig import type_serves
-from gryvia_operator.api.names import LABEL_GPU, name_problem
+from gryvia_operator.api.names import LABEL_GPU, job_name_limit, name_problem
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
 
@@ -98,6 +98,7 @@ def validate_job(
     job = _parse(GryviaAIJob, obj, result)
     result.warnings.extend(FieldError(f, m) for f, m in unknown_fields(obj, "GryviaAIJob"))
     if job is not None:
+        _check_name_length(job, result)
         result.warnings.extend(_gpu_type_warnings(job.spec))
         if inventory is not None:
             result.warnings.extend(inventory_warnings(job, inventory))
@@ -163,6 +164,16 @@ def validate_object(obj: Any) -> ValidationResult:
 
 
 # --- rules --------------------------------------------------------------------------------
+
+
+def _check_name_length(job: GryviaAIJob, result: ValidationResult) -> None:
+    workload = job.spec.effective_workload_kind()
+    limit, child = job_name_limit(workload)
+    name = job.metadata.name or ""
+    if len(name) > limit and not name_problem(name):  # else the envelope said what is wrong
+        kind = "StatefulSet" if workload == "statefulset" else "batch Job"
+        text = msg.NAME_TOO_LONG.format(length=len(name), kind=kind, limit=limit, child=child)
+        result.errors.append(FieldError("metadata.name", text))
 
 
 def _check_envelope(obj: Mapping[str, Any], kind: str, result: ValidationResult) -> None:

@@ -46,6 +46,17 @@ def test_name_must_be_a_dns_subdomain(name: str, problem: str) -> None:
     assert problem in message
 
 
+@pytest.mark.parametrize(("job_type", "limit"), [("training", 54), ("inference", 43)])
+def test_a_name_too_long_for_the_jobs_children_is_refused(job_type: str, limit: int) -> None:
+    obj = job(type=job_type)
+    obj["metadata"]["name"] = "a" * limit
+    assert errors(obj) == []
+    obj["metadata"]["name"] = "a" * (limit + 1)
+    ((field, message),) = errors(obj)
+    assert field == "metadata.name" and f"over the {limit} a job run as a" in message
+    assert message.endswith("must fit in 63 characters): shorten the name")
+
+
 def test_name_is_required_unless_generated() -> None:
     obj = job()
     del obj["metadata"]["name"]

@@ -50,15 +50,21 @@ def version(
     state = session(ctx)
     fmt = state.fmt(output)
     data: dict[str, Any] = {"client": {"gryvia": __version__, "python": platform.python_version()}}
+    unreachable: GryviaError | None = None
     if not client:
-        data["server"] = server_versions(
-            state, platform_namespace or state.settings().platform_namespace
-        )
+        try:
+            data["server"] = server_versions(
+                state, platform_namespace or state.settings().platform_namespace
+            )
+        except GryviaError as exc:  # the client's version still prints, as kubectl's does
+            unreachable = exc
     if fmt in MACHINE_FORMATS:
         render_data(data, fmt)
-        return
-    emit(f"Client: gryvia {__version__} (python {data['client']['python']})")
-    if client:
+    else:
+        emit(f"Client: gryvia {__version__} (python {data['client']['python']})")
+    if unreachable is not None:
+        raise unreachable
+    if client or fmt in MACHINE_FORMATS:
         return
     server = data["server"]
     emit(f"Kubernetes: {server.get('kubernetes') or 'unknown'} ({server.get('server')})")

@@ -291,6 +291,9 @@ def test_health_gpu_and_version_and_config(isolated_env) -> None:  # type: ignor
     assert "not available in this release" in run(["health", "storage"], cluster()).output
     client = run(["version", "--client"])
     assert client.exit_code == 0 and client.output.startswith("Client: gryvia")
+    nowhere = run(["version"], KUBECONFIG="/nonexistent/kubeconfig", HOME="/nonexistent")
+    assert nowhere.exit_code != 0 and nowhere.stdout.startswith("Client: gryvia")
+    assert "kubeconfig" in nowhere.output
     both = json.loads(run(["version", "-o", "json"], cluster()).output)
     assert (
         both["server"]["kubernetes"] == "v1.36.3"

@@ -11,7 +11,7 @@ from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.csvexport import to_csv
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.output import OutputFormat, emit, render_data, success
+from gryvia_cli.output import OutputFormat, emit, render_data, success, warn
 from gryvia_cli.views.ledger import read_entries
 from gryvia_operator.api.names import CLI_API_VERSION
 
@@ -68,6 +68,11 @@ def verify(
         raise GryviaError(
             f"tenant {tenant} does not exist and has no ledger entries: nothing to verify",
             hint="check the TENANT argument; see: gryvia tenant list",
+        )
+    if result.entries == 0:
+        warn(
+            f"no ledger entries for {tenant}: the operator writes one per sealed usage record "
+            "only with the ledger on (chart value billing.ledger.enabled, flag --billing-ledger)"
         )
     if fmt is ReportFormat.csv:
         write_csv(verification_csv(result.to_dict()))

@@ -99,7 +99,7 @@ def test_finalize_and_verify_name_a_tenant_that_does_not_exist() -> None:
     assert "tenant vision has no ledgered usage in 2026-10" in empty.output
     verify = run(["ledger", "verify", "nosuch"], fake)
     assert verify.exit_code == 1 and "tenant nosuch does not exist" in verify.output
-    off = run(["ledger", "verify", "vision"], fake)
+    off = run(["ledger", "verify", "vision"], FakeAccess(tenant("vision")))
     assert off.exit_code == 0 and "valid: 0 entries" in off.output
     assert "only with the ledger on (chart value billing.ledger.enabled" in off.output
 

@@ -12,8 +12,8 @@ import typer
 
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
-from gryvia_cli.cli.session import session
-from gryvia_cli.errors import UsageError
+from gryvia_cli.cli.session import Session, session
+from gryvia_cli.errors import GryviaError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import info, render_one, render_table, success
 
@@ -115,9 +115,31 @@ def create(
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if gpu_type:
+        _check_gpu_type(state, gpu_type)
     obj = state.access().create(r.RESERVATION, body, None)
     success(f"reservation {name} created; annotate jobs gryvia.io/reservation: {name}")
     RESERVATIONS.print_written(state, obj, output)
+
+
+def _check_gpu_type(state: Session, gpu_type: str) -> None:
+    """UsageError when the cluster's nodes are readable and none carries `gpu_type` (label
+    gryvia.io/gpu, normalized as the operator compares it): such a reservation never holds a
+    node. Unreadable nodes (no permission) leave the check to the operator."""
+    from gryvia_operator.api.gputype import normalize_gpu_type
+    from gryvia_operator.api.names import LABEL_GPU
+
+    try:
+        nodes = state.access().items(r.NODE, None)
+    except GryviaError:
+        return
+    types = sorted({t for n in nodes if (t := (n["metadata"].get("labels") or {}).get(LABEL_GPU))})
+    if normalize_gpu_type(gpu_type) not in {normalize_gpu_type(t) for t in types}:
+        raise UsageError(
+            f"--gpu-type {gpu_type}: no node carries this GPU type (label {LABEL_GPU}), so the "
+            "reservation would never hold a node",
+            hint="GPU types of the cluster's nodes: " + (", ".join(types) or "none"),
+        )
 
 
 @app.command("list")

@@ -13,6 +13,7 @@ from typer.testing import CliRunner, Result
 from gryvia_cli.cli.session import Session
 from gryvia_cli.core.reservations import build_reservation
 from gryvia_cli.kube import resources as r
+from tests.builders import make_node
 from tests.unit.cli.fakes import FakeAccess
 
 NOW = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
@@ -127,7 +128,7 @@ def test_bad_options_name_the_option(kwargs: dict[str, Any], says: str) -> None:
 
 
 def test_create_list_get_delete() -> None:
-    fake = FakeAccess()
+    fake = FakeAccess(make_node("gpu-h100-0").gpus(8).gpu_type("H100").obj())
     args = ["reservation", "create", "night", "--owner", "team:ml", "--gpu-type", "H100"]
     done = run([*args, "--gpus", "8", "--duration", "1h", "-o", "json"], fake)
     assert done.exit_code == 0, done.output
@@ -155,3 +156,15 @@ def test_create_list_get_delete() -> None:
     assert "No reservations found." in run(["reservation", "list"], fake).output
     bad = run([*args, "--gpus", "8"], fake)
     assert bad.exit_code == 2 and "--duration" in bad.output
+
+
+def test_create_refuses_a_gpu_type_no_node_carries() -> None:
+    fake = FakeAccess(make_node("gpu-a100-0").gpus(8).gpu_type("A100-80G").obj())
+    args = ["reservation", "create", "x", "--owner", "team:ml", "--gpus", "8", "--duration", "1h"]
+    refused = run([*args, "--gpu-type", "A100"], fake)
+    assert refused.exit_code == 2 and "--gpu-type A100: no node carries this GPU type" in (
+        refused.output
+    )
+    assert "GPU types of the cluster's nodes: A100-80G" in refused.output
+    assert not fake._of(r.RESERVATION)
+    assert run([*args, "--gpu-type", "a100-80g"], fake).exit_code == 0

@@ -200,6 +200,22 @@ def _start(job: JobSummary) -> str:
     return slurm_timestamp(likely) if likely else "N/A"
 
 
+def pod_nodes(pods: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The nodes (`spec.nodeName`) the running or starting `pods` are bound to, sorted:
+    the NODELIST of a job that Gryvia did not place (Kueue's)."""
+    return tuple(
+        sorted(
+            {
+                str(node)
+                for p in pods
+                if (node := (p.get("spec") or {}).get("nodeName"))
+                and (p.get("status") or {}).get("phase") in ("Pending", "Running")
+                and not (p.get("metadata") or {}).get("deletionTimestamp")
+            }
+        )
+    )
+
+
 def squeue_row(item: SlurmJob, now: datetime) -> dict[str, str]:
     """One squeue line's values by format letter."""
     job = item.job

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gryvia_cli.cli.session import Session
-from gryvia_cli.core.slurmviews import SlurmJob
+from gryvia_cli.core.slurmviews import SlurmJob, pod_nodes
 from gryvia_cli.kube import resources as r
 
 
@@ -46,6 +47,9 @@ def read_slurm_jobs(state: Session, *, reasons: bool, exit_codes: bool) -> list[
     out = []
     for obj, summary in zip(raw, summaries, strict=True):
         key = job_key(obj)
+        if not summary.nodes_allocated and by_job.get(key):
+            # Kueue places its jobs itself: the nodes are the ones its pods run on
+            summary = replace(summary, nodes_allocated=pod_nodes(by_job[key]))
         code = exit_code_of(by_job.get(key, [])) if exit_codes else ""
         user = tenant_of_object(obj, tenants)
         out.append(slurm_job(obj, summary, user, why.get(key, ""), code))

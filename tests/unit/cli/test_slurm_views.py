@@ -215,3 +215,24 @@ def test_a_throttled_arrays_pending_part_is_one_row() -> None:
         ("sweep_1", "R", "(None)"),
         ("sweep_[2-5,7%2]", "PD", "(JobArrayTaskLimit)"),
     ]
+
+
+def test_squeue_names_the_nodes_of_a_job_kueue_placed() -> None:
+    from gryvia_cli.cli.session import Session
+    from gryvia_cli.core.slurmviews import pod_nodes
+    from tests.builders import make_pod
+    from tests.unit.cli.fakes import FakeAccess
+
+    # Kueue places its jobs itself: status.nodesAllocated stays empty (behaviour.md section 4)
+    job = make_job("kq", "ml").gpus(8).phase("Running").obj()
+    job["status"]["startTime"] = "2026-12-01T20:00:00Z"
+    pods = [
+        make_pod("kq-0", "ml").job("kq").on("gpu-h100-1").obj(),
+        make_pod("kq-1", "ml").job("kq").on("gpu-h100-0").obj(),
+        make_pod("kq-old", "ml").job("kq").on("gpu-h100-9").phase("Failed").obj(),
+    ]
+    assert pod_nodes(pods) == ("gpu-h100-0", "gpu-h100-1")
+    state = Session(access_factory=lambda _s: FakeAccess(job, *pods), clock=lambda: NOW)
+    shown = CliRunner().invoke(app, ["squeue", "-o", "%i %t %R"], obj=state)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[1].split() == ["kq", "R", "gpu-h100-[0-1]"]

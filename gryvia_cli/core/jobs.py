@@ -88,6 +88,8 @@ class JobSummary:
     """`status.preemptions`: times a higher-priority job preempted it."""
     submitter: str = ""
     """Who submitted it (annotation gryvia.io/submitted-by), "" when not recorded."""
+    retry_limit: int = 0
+    """`spec.retryLimit`: failed pods the job may have before it fails."""
     pending_raw: Mapping[str, Any] | None = field(default=None, repr=False)
     """`status.pending` as stored; read it through `pending`."""
     estimate_raw: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -193,6 +195,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         priority=_int(spec.get("priority")),
         replicas_ready=_int(status.get("replicasReady")),
         retries=_int(status.get("retries")),
+        retry_limit=_int(spec.get("retryLimit")),
         cancel_requested=str(annotations.get(ANNOTATION_CANCEL, "")).lower() == "true",
         distributed=enabled,
         timeout=str(spec.get("timeout") or ""),

@@ -134,9 +134,10 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         _line(
             "Distributed", f"{s.pods} pods, {dist.get('framework') or 'pytorch'}, backend {backend}"
         )
-    _line(
-        "Limits", f"timeout {s.timeout or 'none'}, priority {priority_text(s)}, retries {s.retries}"
-    )
+    limits = f"timeout {s.timeout or 'none'}, priority {priority_text(s)}"
+    _line("Limits", f"{limits}, retry limit {s.retry_limit}")
+    if s.retries:
+        _line("Retries", f"{s.retries} failed pod(s) of the {s.retry_limit} allowed")
     if s.preemptions:
         _line("Preempted", preemption_text(s).removeprefix("preempted "))
     status = s.phase + (" (cancel requested)" if s.cancel_requested and not s.terminal else "")

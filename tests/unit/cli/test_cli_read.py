@@ -166,8 +166,12 @@ def test_status_of_a_job_with_pods_and_events() -> None:
             "lastTransitionTime": "2025-06-01T11:00:00Z",
         }
     ]
+    fake.objects[5]["spec"]["retryLimit"] = 3
+    fake.objects[5]["status"]["retries"] = 1
     out = run(["status", "run"], fake).output
     assert "Phase:       Running" in out and "Timing:      waited 5m0s, running for 55m0s" in out
+    assert "priority 0, retry limit 3\n" in out
+    assert "Retries:     1 failed pod(s) of the 3 allowed" in out
     assert "Scheduled   True" in out and "run-0-abc" in out and "Successfully assigned" in out
     snapshot = json.loads(run(["status", "run", "-o", "json"], fake).output)
     assert (

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt
+from gryvia_cli.cli.options import (
+    AllNamespacesOpt,
+    NamespaceOpt,
+    OutputOpt,
+    YesOpt,
+    check_new_name,
+)
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError
 from gryvia_cli.kube import resources as r
@@ -79,6 +85,7 @@ def create(
       gryvia serve create web --image python:3.12 --health-path / -- python3 -m http.server 8080
       gryvia serve create llm --image acme/llm:2 --min-replicas 1 --max-replicas 4 --cpu 2
     """
+    check_new_name(name, "inference service name")
     from gryvia_cli.core.inference import build_service
 
     state = session(ctx)

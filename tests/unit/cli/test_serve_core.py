@@ -35,3 +35,20 @@ def test_autoscaling_flags() -> None:
 def test_refusals(kw: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=words):
         build_service("w", "ns", image="i", port=80, **kw)  # type: ignore[arg-type]
+
+
+def test_serve_create_refuses_a_name_the_api_server_would_before_sending_anything() -> None:
+    from typer.testing import CliRunner
+
+    from gryvia_cli.cli.session import Session
+    from gryvia_cli.main import app
+    from tests.unit.cli.fakes import FakeAccess
+
+    fake = FakeAccess()
+    state = Session(access_factory=lambda _s: fake)
+    args = ["serve", "create", "Web_X", "--image", "python:3.12", "--port", "8080"]
+    result = CliRunner().invoke(app, args, obj=state)
+    assert result.exit_code == 2 and "NAME 'Web_X' is not a valid inference service name" in (
+        result.output
+    )
+    assert not fake.objects

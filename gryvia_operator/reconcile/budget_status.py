@@ -210,8 +210,11 @@ def compute(
         forecast_out["projectedCostUSD"] = _money(fc.cost_usd)
     if fc.gpu_hours is not None:
         forecast_out["projectedGPUHours"] = fc.gpu_hours
-    if fc.exhaustion is not None:
-        forecast_out["estimatedExhaustionDate"] = fc.exhaustion.isoformat()
+    # once reached, the date is the day it was seen reached, not the linear estimate (which
+    # puts a late burst's crossing back towards the period's first day)
+    exhaustion = since.date() if since is not None else fc.exhaustion
+    if exhaustion is not None:
+        forecast_out["estimatedExhaustionDate"] = exhaustion.isoformat()
     summary = _summary(used, cost_limit, percent)
     alerts = kept_alerts(old.get("alerts") or [], first)
     crossings = [] if problem else due_crossings(budget, percent, first, alerts, summary)

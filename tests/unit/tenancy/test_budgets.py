@@ -298,3 +298,17 @@ def test_float_noise_does_not_keep_a_spent_budget_under_the_limit() -> None:
     budget = _budget(enforcement={"enabled": True, "action": "block"})
     status, _ = _status_with(budget, lines)
     assert status["usage"]["costUSD"] == 10.0 and status["state"] == "blocked"
+
+
+def test_a_reached_limit_is_dated_the_day_it_was_seen_reached_not_the_linear_estimate() -> None:
+    # a burst of 20.00 on the 14th: linearly, 10.00 would have been reached on the 8th
+    budget = _budget()
+    burst = [_line(20.0, _at(2026, 12, 14), _at(2026, 12, 14, 1))]
+    first, _ = compute(budget, SCOPE, burst, [], _at(2026, 12, 14, 2))
+    assert first["forecast"]["estimatedExhaustionDate"] == "2026-12-14"
+    seen = GryviaBudget.model_validate({**budget.model_dump(by_alias=True), "status": first})
+    later, _ = compute(seen, SCOPE, burst, [], NOW)
+    assert later["forecast"]["estimatedExhaustionDate"] == "2026-12-14"
+    under = [_line(6.0, _at(2026, 12, 2), _at(2026, 12, 2, 1))]  # not reached yet: projected
+    projected, _ = compute(budget, SCOPE, under, [], NOW)
+    assert projected["forecast"]["estimatedExhaustionDate"] == "2026-12-26"

@@ -287,14 +287,40 @@ EVENTS = [
 ]
 
 
+IDLE = [
+    obj(
+        "GryviaIdlePolicy",
+        "idle-gpus",
+        {"thresholdPercent": 5.0, "windowSeconds": 1800, "graceSeconds": 600, "action": "suspend"},
+        {
+            "phase": "Active",
+            "message": "1 of 3 covered running jobs idle",
+            "coveredJobs": 3,
+            "jobs": [
+                {
+                    "job": "llama-pretrain",
+                    "namespace": "tenant-acme",
+                    "idleSince": ts(40 * M),
+                    "activityPercent": 1.5,
+                    "warnedAt": ts(10 * M),
+                    "message": "GPU activity at most 1.5% (DCGM_FI_DEV_GPU_UTIL)",
+                }
+            ],
+        },
+        namespace="tenant-acme",
+    ),
+]
+
+
 def policy_cluster() -> dict[str, list[dict[str, Any]]]:
-    """fixed_cluster() with hooks, priorities, guards, sharing policies, three more budgets
-    and events about them."""
+    """fixed_cluster() with hooks, priorities, guards, sharing and idle policies, three more
+    budgets and events about them."""
     cluster = fixed_cluster()
     cluster["jobhooks"] = HOOKS
     cluster["priorities"] = PRIORITIES
     cluster["checkpointguards"] = GUARDS
     cluster["gpusharingpolicies"] = SHARING
+    cluster["idlepolicies"] = IDLE
     cluster["budgets"] = cluster["budgets"] + BUDGETS
     cluster["events"] = cluster["events"] + EVENTS
     return cluster

@@ -26,6 +26,12 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         "submit", "Workloads", "Submit jobs from manifests or a Slurm batch script.", pick="submit"
     ),
     _cmd(
+        "apply",
+        "Workloads",
+        "Create or update Gryvia objects from manifests (server-side apply).",
+        pick="apply",
+    ),
+    _cmd(
         "validate",
         "Workloads",
         "Check manifests offline with the admission webhook's rules.",

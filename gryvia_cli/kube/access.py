@@ -313,13 +313,13 @@ class KubeAccess:
         *,
         field_manager: str = FIELD_MANAGER,
         force: bool = True,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Server-side apply `body` (created when missing) as `field_manager`; with `force`
-        it takes over fields other managers set. Returns the object as stored."""
+        """Server-side apply `body` (created when missing) as `field_manager`, taking over
+        others' fields with `force`, storing nothing with `dry_run`; returns the object."""
         name = str((body.get("metadata") or {}).get("name") or "")
         query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
-        if force:
-            query.append(("force", "true"))
+        query += [("force", "true")] * force + [("dryRun", "All")] * dry_run
         data = self._json(
             "PATCH",
             res.path(namespace, name),

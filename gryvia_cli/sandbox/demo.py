@@ -34,6 +34,20 @@ from gryvia_operator.api.names import LABEL_JOB
 
 DEMO_NAME = "demo"
 OPERATOR = "gryvia-operator"
+DEMO_FEATURES = (
+    "--enable-workflows",
+    "--enable-autotuners",
+    "--enable-inference",
+    "--enable-model-registry",
+    "--enable-reservations",
+    "--enable-priorities",
+    "--enable-job-hooks",
+    "--enable-checkpoint-guards",
+    "--billing-ledger",
+)
+"""The opt-in features the demo's operator runs with: every one that needs nothing the sandbox
+lacks (GPU sharing needs the NVIDIA device plugin; the admission gate changes what is admitted,
+so it stays a choice: docs/operator.md)."""
 NAMESPACES = (tenant_namespace("vision"), tenant_namespace("nlp"), "research")
 Progress = Callable[[str], None]
 
@@ -83,8 +97,9 @@ def install_chart(box: cluster.Sandbox, chart: Path) -> None:
 
 
 def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool = False) -> int:
-    """Start the operator with a self-registered webhook (and `--enable-kueue` with `kueue`)
-    unless it runs; return its pid. Raises GryviaError when it exits or is not ready."""
+    """Start the operator with a self-registered webhook and DEMO_FEATURES (and
+    `--enable-kueue` with `kueue`) unless it runs; return its pid. Raises GryviaError when it
+    exits or is not ready."""
     pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
     pids = box.pids()
     if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
@@ -109,6 +124,7 @@ def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool =
             "127.0.0.1",
             "--log-format",
             "text",
+            *DEMO_FEATURES,
             *(["--enable-kueue"] if kueue else []),
         ],
         stdin=subprocess.DEVNULL,

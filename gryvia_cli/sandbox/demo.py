@@ -155,7 +155,7 @@ def _documents(path: Path) -> list[dict[str, Any]]:
 
 
 def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> None:
-    """Apply the catalog, tenants, quotas and jobs, then import the sbatch script. With
+    """Apply the catalog, tenants, quotas, jobs and policies, then import the sbatch script. With
     `kueue`, the jobs wait for the tenants' Kueue queues (raises GryviaError after 90 s)."""
     folder = examples_dir()
     namespaces = [
@@ -168,7 +168,7 @@ def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> No
         "-",
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": namespaces}),
     )
-    for name in ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml"):
+    for name in ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml", "30-policies.yaml"):
         if name == "20-jobs.yaml" and kueue:
             progress("waiting for the tenants' Kueue queues")
             demokueue.wait_for_queues(box)
@@ -248,6 +248,18 @@ def expectations(box: cluster.Sandbox, *, kueue: bool = False) -> list[Check]:
             "2 GryviaBudgets with a state",
             ", ".join(states)[:90] or "-",
             len(budgets) == 2 and all("=-" not in s for s in states),
+        )
+    )
+    where = ("-n", tenant_namespace("nlp"), "idle-gpus", "-o", "json")
+    found = kubectl(box, "get", "gryviaidlepolicy", *where, check=False).stdout
+    policy = json.loads(found or "{}").get("status") or {}
+    covered = policy.get("coveredJobs")
+    checks.append(
+        Check(
+            "idle policy reconciled",
+            "Active, covering the nlp training jobs",
+            f"{policy.get('phase', '-')}, {covered} covered",
+            policy.get("phase") == "Active" and (covered or 0) >= 1,
         )
     )
     logs = kubectl(

@@ -29,6 +29,8 @@ def build_idle_policy(
     (`spec.windowSeconds`, ...) and its limit when a value is out of range."""
     from pydantic import ValidationError
 
+    from gryvia_operator.api.controlled import first_problem
+
     spec: dict[str, Any] = {
         "thresholdPercent": threshold_percent,
         "windowSeconds": window_seconds,
@@ -47,9 +49,8 @@ def build_idle_policy(
     try:
         GryviaIdlePolicy.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{where}: {first['msg']}") from None
+        where, message = first_problem(exc)
+        raise ValueError(f"{where}: {message}") from None
     return body
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from gryvia_cli.sandbox.demo import DEMO_FEATURES
 from gryvia_operator.api.crd import generate as crdgen
 from tests.support import timing
 from tests.support.hookreceiver import ALLOWED
@@ -30,21 +31,15 @@ if TYPE_CHECKING:
 WEBHOOK_CONFIG = "gryvia-validating-test"
 
 FEATURES = (
-    "--enable-workflows",
-    "--enable-autotuners",
-    "--enable-inference",
-    "--enable-model-registry",
-    "--enable-reservations",
-    "--enable-priorities",
-    "--enable-job-hooks",
+    *DEMO_FEATURES,
     f"--job-hook-allowed-cidr={ALLOWED}/32",
-    "--enable-checkpoint-guards",
     "--checkpoint-poll-seconds=1",
-    "--billing-ledger",
 )
-"""The session operator's flags: every opt-in feature that leaves shared state alone when none
-of its objects exist. A test that needs another configuration (the admission gate, simulated
-device plugins, a feature off) says so with `@pytest.mark.operator(...)` (see `configuration`)."""
+"""The session operator's flags: the demo's features (every opt-in feature that leaves shared
+state alone when none of its objects exist), hooks allowed to the tests' receiver address and
+checkpoint logs read every second. A test that needs another configuration (the admission
+gate, simulated device plugins, a feature off) says so with `@pytest.mark.operator(...)` (see
+`configuration`)."""
 
 
 def configuration(marker: pytest.Mark | None) -> tuple[str, ...]:

@@ -96,8 +96,9 @@ def login_of(target: Path, user: str) -> tuple[str, str, str | None] | None:
 
 
 def remove_login(target: Path, user: str) -> list[str]:
-    """Remove user `user` and every context using it from `target`; return what changed (an
-    emptied current-context is reported too)."""
+    """Remove user `user` and every context using it from `target`; return what changed. A
+    removed current-context gives way to the first other context of its cluster (the one the
+    login was made from, usually), else is emptied; either is reported."""
     if not target.exists():
         return []
     data = _read(target)
@@ -111,8 +112,15 @@ def remove_login(target: Path, user: str) -> list[str]:
         contexts.remove(gone)
         notes.append(f"removed context {gone.get('name')!r} from {target}")
         if data.get("current-context") == gone.get("name"):
-            data["current-context"] = ""
-            notes.append(f"unset current-context {gone.get('name')!r}")
+            # back to a context of the same cluster (the one `gryvia login` was run from)
+            cluster = (gone.get("context") or {}).get("cluster")
+            same = [e for e in contexts if (e.get("context") or {}).get("cluster") == cluster]
+            data["current-context"] = str(same[0].get("name")) if same else ""
+            notes.append(
+                f"switched current-context back to {data['current-context']!r} (same cluster)"
+                if same
+                else f"unset current-context {gone.get('name')!r}"
+            )
     data["contexts"] = contexts
     if notes:
         write_private(target, yaml.safe_dump(data, sort_keys=False))

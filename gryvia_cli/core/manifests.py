@@ -72,9 +72,9 @@ class Finding:
     def render(self) -> str:
         """`file (document 2, GryviaAIJob/x, line 14): spec.gpus: <message>`, at the field's
         line; the field is not repeated when the message already starts with it."""
-        text = self.message
-        if self.field and not text.startswith(self.field):
-            text = f"{self.field}: {text}"
+        from gryvia_operator.api.validation import FieldError
+
+        text = FieldError(self.field, self.message).text()
         return f"{self.document.label_at(self.document.line_of(self.field))}: {text}"
 
     def as_dict(self) -> dict[str, Any]:

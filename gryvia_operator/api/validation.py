@@ -55,6 +55,13 @@ class FieldError:
     field: str
     message: str
 
+    def text(self) -> str:
+        """`spec.gpus: <message>`; the message alone when it already starts with the field
+        (most rule messages do) or names no field."""
+        if not self.field or self.message.startswith(self.field):
+            return self.message
+        return f"{self.field}: {self.message}"
+
 
 @dataclass
 class ValidationResult:

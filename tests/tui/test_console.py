@@ -4,6 +4,7 @@ read-only mode, palette, jump, switchers, reconnect marker, batching, submit and
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -251,9 +252,17 @@ async def test_submit_form_validates_and_creates(fake_source: FakeSource) -> Non
         await settle(pilot)
         form: Any = app.screen
         assert any("metadata.name" in m for k, m in form.findings if k == "error")
-        form.query_one("#f-name", Input).value = "new-run"
+        field_twice = [m for _, m in form.findings if re.match(r"^([\w.\[\]]+): \1\b", m)]
+        assert field_twice == [], "a finding names its field twice"
         form.query_one("#f-image", Input).value = "img:1"
         form.query_one("#f-gpu_type", Select).value = "H100"
+        form.query_one("#f-name", Input).value = "w" * 55
+        await wait_until(
+            pilot,
+            lambda: any("over the 54" in m for k, m in form.findings if k == "error"),
+            what="a name too long for its children refused in the form",
+        )
+        form.query_one("#f-name", Input).value = "new-run"
         await wait_until(
             pilot, lambda: not any(k == "error" for k, _ in form.findings), what="valid form"
         )

@@ -150,12 +150,8 @@ class SubmitScreen(ViewScreen):
         job = build_job_manifest(self._form())
         result = validate_job(job)
         self.jobs, self.runtime = [job], None
-        self.findings = [
-            ("error", f"{e.field}: {e.message}" if e.field else e.message) for e in result.errors
-        ]
-        self.findings += [
-            ("warn", f"{w.field}: {w.message}" if w.field else w.message) for w in result.warnings
-        ]
+        self.findings = [("error", e.text()) for e in result.errors]
+        self.findings += [("warn", w.text()) for w in result.warnings]
         if result.ok:
             summary = summarize_job(job)
             plan = plan_job(summary, self.store.gpu_nodes(), self.store.allocated())

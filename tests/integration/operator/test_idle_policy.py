@@ -1,9 +1,9 @@
 """GryviaIdlePolicy against the sandbox and the session operator (docs/idle-policies.md).
 
 Three running jobs with a GPU sample each in `status.metrics` (written through the status
-subresource, as the sampler writes it): one idle, one idle but exempt, one busy. A policy with
-a 60 s window and a 10 s grace warns the idle job once and then suspends it, and leaves the
-other two alone; `gryvia idle-policy list` shows the policy.
+subresource, as the sampler writes it, taken 50 s before): one idle, one idle but exempt, one
+busy. A policy with a 60 s window and a 10 s grace warns the idle job once and then suspends
+it, and leaves the other two alone; `gryvia idle-policy list` shows the policy.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,10 @@ def ns(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[str]:
 
 
 def _sample(sandbox: SandboxHandle, ns: str, job: str, activity: float) -> None:
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A sample taken 50 s ago: the policy's idle period starts at the first idle sample it
+    sees, so the 60 s window ends about 10 s after the policy is created."""
+    taken = datetime.now(UTC) - timedelta(seconds=50)
+    now = taken.strftime("%Y-%m-%dT%H:%M:%SZ")
     metrics = {
         "field": FIELD_GPU_UTIL,
         "samples": 4,
@@ -119,4 +122,4 @@ def test_an_idle_job_is_warned_once_then_suspended_and_the_others_are_left_alone
     shown = run_gryvia("idle-policy", "list", "-n", ns, env=env | {"NO_COLOR": "1"})
     assert shown.returncode == 0, shown.stderr
     row = next(line.split() for line in shown.stdout.splitlines() if line.startswith("idle-gpus"))
-    assert row[1:5] == ["suspend", "5%", "1m", "10s"], shown.stdout
+    assert row[1:5] == ["suspend", "5%", "60s", "10s"], shown.stdout

@@ -13,7 +13,7 @@ from gryvia_cli.cli.flags import BoolValueCommand
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
 from gryvia_cli.cli.session import Session, session
-from gryvia_cli.errors import ConflictError, NotFoundError, UsageError
+from gryvia_cli.errors import ConflictError, ForbiddenError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     info,
@@ -150,7 +150,7 @@ def create(
     state = session(ctx)
     try:
         current = state.access().get(r.TENANT, name).get("spec")
-    except NotFoundError:
+    except (NotFoundError, ForbiddenError):  # a new tenant, or no right to read it: as given
         current = None
     body = build_tenant_apply(
         name,

@@ -26,6 +26,7 @@ KINDS = {
     "workspaces": r.WORKSPACE,
     "inferenceservices": r.INFERENCE_SERVICE,
     "modelregistries": r.MODEL_REGISTRY,
+    "idlepolicies": r.IDLE_POLICY,
 }
 
 

@@ -162,6 +162,16 @@ class Budgets:
             self.written.pop(gone, None)
             self.seen.pop(gone, None)
 
+    def forget(self, body: Mapping[str, Any]) -> None:
+        """A budget was deleted: drop what was written for it, and give the jobs it held in its
+        scope another gate decision now (else they wait for an unrelated event)."""
+        name = str((body.get("metadata") or {}).get("name"))
+        self.written.pop(name, None)
+        self.seen.pop(name, None)
+        for budget in parse_valid(GryviaBudget, [body]):
+            scope = resolve_scope(budget, quota_teams(self.rt), list(policies.tenants(self.rt)))
+            policies.requeue_held(self.rt, scope.namespaces)
+
     def requeue_on_change(self, name: str, scope: Scope, status: Mapping[str, Any]) -> None:
         """Held jobs in scope get another gate decision when the state or concurrency moved."""
         usage = status.get("usage") or {}
@@ -310,8 +320,8 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, budgets: Budgets) -> 
 
     @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_budget_events", registry=registry)
     async def budget_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """A budget appeared or changed: recompute now (forget a deleted one's writes)."""
+        """A budget appeared or changed: recompute now; a deleted one releases its holds."""
         if type == "DELETED":
-            budgets.written.pop(str((body.get("metadata") or {}).get("name")), None)
+            budgets.forget(body)
             return
         budgets.kick.set()

@@ -198,3 +198,18 @@ async def test_an_event_created_before_the_crash_is_not_posted_again(
     assert len({name for _, _, name in events}) == 1
     assert {h["x-gryvia-delivery"] for h in seen} == {"u1/2026-12-01/50"}
     assert cluster.status()["alerts"][0]["delivered"] is True
+
+
+def test_a_deleted_budget_gives_the_jobs_it_held_another_decision_at_once() -> None:
+    cluster = Cluster("http://127.0.0.1:9")
+    ops = cluster.operator()
+    held = {"metadata": {"name": "j", "namespace": "tenant-acme"}, "status": {"phase": "Queued"}}
+    other = {"metadata": {"name": "k", "namespace": "elsewhere"}, "status": {"phase": "Queued"}}
+    ops.rt.indices.attach({AIJOBS: {("tenant-acme", "j"): [held], ("elsewhere", "k"): [other]}})
+    ops.seen["acme"] = ("active", 1, 1)
+    ops.forget(cluster.api.objects[("GryviaBudget", "", "acme")])
+    assert ("tenant-acme", "j") in ops.rt.jobs._dirty and (
+        "elsewhere",
+        "k",
+    ) not in ops.rt.jobs._dirty
+    assert "acme" not in ops.seen

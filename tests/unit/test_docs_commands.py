@@ -33,8 +33,8 @@ DOCS = sorted(
     if p not in GENERATED
 )
 FAQ_COMMANDS = (
-    # The command lines of the public FAQ Gryvia follows (../shared/reference/gryvia-faq.txt;
-    # "every command the FAQ shows must work as written"), as it writes them.
+    # The command lines of the public FAQ Gryvia follows, as it writes them ("every command the
+    # FAQ shows must work as written"), copied here: the suite reads nothing outside the clone.
     "gryvia validate job.yaml",
     "gryvia submit --file job.yaml",
     "gryvia status my-job",

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gryvia_cli.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from gryvia_cli.core.manifests import DocumentReport
 
 
 def read_source(path: str) -> tuple[str, str]:
@@ -20,3 +24,16 @@ def read_source(path: str) -> tuple[str, str]:
         return file.read_text(encoding="utf-8"), path
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.__class__.__name__}: {exc}") from None
+
+
+def check_sources(paths: list[str]) -> list[DocumentReport]:
+    """Every YAML document of the files (or stdin) checked with the admission rules
+    (`core.manifests.check_text`), in order ([] when the files are empty). Raises
+    InvalidInputError when a file cannot be read or parsed."""
+    from gryvia_cli.core.manifests import check_text
+
+    reports = []
+    for path in paths:
+        text, name = read_source(path)
+        reports += check_text(text, name)
+    return reports

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.files import read_source
+from gryvia_cli.cli.files import check_sources
 from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError
@@ -48,15 +48,11 @@ def apply(
       gryvia apply -f policy.yaml -f budget.yaml -n ml --dry-run
       gryvia apply -f registry.yaml -o yaml
     """
-    from gryvia_cli.core.manifests import check_text
     from gryvia_operator.api.resources import by_kind
 
     state = session(ctx)
     fmt = state.fmt(output, OutputFormat.name)
-    reports = []
-    for path in files:
-        text, name = read_source(path)
-        reports += check_text(text, name)
+    reports = check_sources(files)
     if not reports:
         raise InvalidInputError("no documents found", hint="the files are empty")
     for report in reports:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.files import read_source
+from gryvia_cli.cli.files import check_sources
 from gryvia_cli.cli.options import OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import InvalidInputError
@@ -42,13 +42,8 @@ def validate(
     JSON/YAML: [{file, document, line, kind, name, valid, skipped, errors: [{field, message}],
     warnings: [...]}], one item per document.
     """
-    from gryvia_cli.core.manifests import check_text
-
     fmt = session(ctx).fmt(output)
-    reports = []
-    for path in files:
-        text, name = read_source(path)
-        reports += check_text(text, name)
+    reports = check_sources(files)
     if fmt in MACHINE_FORMATS:
         render_data([r.as_dict() for r in reports], fmt)
     else:

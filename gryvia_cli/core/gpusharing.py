@@ -10,7 +10,7 @@ from typing import Any
 
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.timefmt import age
-from gryvia_operator.api.controlled import first_problem
+from gryvia_operator.api.controlled import checked_body
 from gryvia_operator.api.core import LabelSelector
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
 from gryvia_operator.api.names import API_VERSION
@@ -118,7 +118,6 @@ def build_sharing_policy(
     """The GryviaGPUSharingPolicy `gryvia sharing create` applies: `selector` is KEY=VALUE
     node labels (none: every GPU node). Raises ValueError naming the option to fix, with
     the model's rules (replicas 2..64, strategy time-slicing|mig, the MIG layout's form)."""
-    from pydantic import ValidationError
 
     labels: dict[str, str] = {}
     for item in selector:
@@ -144,9 +143,4 @@ def build_sharing_policy(
         raise ValueError(f"--strategy {strategy}: use time-slicing or mig")
     body = {"apiVersion": API_VERSION, "kind": "GryviaGPUSharingPolicy", "metadata": {"name": name}}
     body["spec"] = spec
-    try:
-        GryviaGPUSharingPolicy.model_validate(body)
-    except ValidationError as exc:
-        where, message = first_problem(exc)
-        raise ValueError(f"{where}: {message}") from None
-    return body
+    return checked_body(GryviaGPUSharingPolicy, body)

@@ -27,9 +27,7 @@ def build_idle_policy(
 ) -> dict[str, Any]:
     """A GryviaIdlePolicy body, validated by the model. Raises ValueError naming the field
     (`spec.windowSeconds`, ...) and its limit when a value is out of range."""
-    from pydantic import ValidationError
-
-    from gryvia_operator.api.controlled import first_problem
+    from gryvia_operator.api.controlled import checked_body
 
     spec: dict[str, Any] = {
         "thresholdPercent": threshold_percent,
@@ -46,12 +44,7 @@ def build_idle_policy(
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
-    try:
-        GryviaIdlePolicy.model_validate(body)
-    except ValidationError as exc:
-        where, message = first_problem(exc)
-        raise ValueError(f"{where}: {message}") from None
-    return body
+    return checked_body(GryviaIdlePolicy, body)
 
 
 def idle_policy_row(policy: GryviaIdlePolicy, now: datetime) -> list[Any]:

@@ -35,7 +35,6 @@ def build_service(
 ) -> dict[str, Any]:
     """The GryviaInferenceService body (camelCase) of `gryvia serve create`, checked against
     the model. Raises ValueError naming the flag and the fix."""
-    from pydantic import ValidationError
 
     from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND, GryviaInferenceService
 
@@ -68,14 +67,9 @@ def build_service(
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
-    try:
-        GryviaInferenceService.model_validate(body)
-    except ValidationError as exc:
-        from gryvia_operator.api.controlled import first_problem
+    from gryvia_operator.api.controlled import checked_body
 
-        where, message = first_problem(exc)
-        raise ValueError(f"{where}: {message}") from None
-    return body
+    return checked_body(GryviaInferenceService, body)
 
 
 def serve_row(isvc: GryviaInferenceService, now: datetime) -> list[Any]:

@@ -54,6 +54,17 @@ def first_problem(exc: ValidationError) -> tuple[str, str]:
     return where, str(first["msg"]).removeprefix("Value error, ")
 
 
+def checked_body(model: type[GryviaResource], body: dict[str, Any]) -> dict[str, Any]:
+    """`body` when `model` accepts it; else ValueError `<field>: <message>` naming the first
+    problem (`first_problem`): what the CLI's object builders raise for a bad option."""
+    try:
+        model.model_validate(body)
+    except ValidationError as exc:
+        where, message = first_problem(exc)
+        raise ValueError(f"{where}: {message}") from None
+    return body
+
+
 def cancel_patch() -> dict[str, Any]:
     """The merge patch that cancels a GryviaAIJob, as `gryvia cancel` writes it (annotation
     gryvia.io/cancel; docs/cli.md): what a controller sends a child job it stops."""

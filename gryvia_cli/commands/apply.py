@@ -63,17 +63,20 @@ def apply(
         raise InvalidInputError(
             f"{errors} error(s): nothing was applied", hint="see: gryvia validate FILE"
         )
-    applied: list[dict[str, Any]] = []
+    targets = []  # every namespace settled (a conflicting -n refused) before any write
     for report in reports:
         if report.skipped:
             warn(f"{report.document.label}: skipped: {report.skipped}")
             continue
         doc = dict(report.document.content)
         res = by_kind(str(doc["kind"]))
-        ns = state.manifest_namespace(doc, namespace) if res.namespaced else None
-        obj = state.access().apply(res, doc, ns, dry_run=dry_run)
-        applied.append(obj)
-        if fmt is OutputFormat.name or fmt not in MACHINE_FORMATS:
+        targets.append(
+            (doc, res, state.manifest_namespace(doc, namespace) if res.namespaced else None)
+        )
+    applied: list[dict[str, Any]] = []
+    for doc, res, ns in targets:
+        applied.append(state.access().apply(res, doc, ns, dry_run=dry_run))
+        if fmt not in MACHINE_FORMATS:
             where = f" in {ns}" if ns else ""
             done = "applied (dry run)" if dry_run else "applied"
             success(f"{res.qualified}/{doc['metadata']['name']} {done}{where}")

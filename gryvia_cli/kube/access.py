@@ -315,11 +315,11 @@ class KubeAccess:
         force: bool = True,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Server-side apply `body` (created when missing) as `field_manager`, taking over
-        others' fields with `force`, storing nothing with `dry_run`; returns the object."""
+        """Server-side apply `body` (created when missing) as `field_manager`; returns it stored."""
         name = str((body.get("metadata") or {}).get("name") or "")
         query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
-        query += [("force", "true")] * force + [("dryRun", "All")] * dry_run
+        query += [("force", "true")] if force else []  # take over others' fields
+        query += [("dryRun", "All")] if dry_run else []  # store nothing
         data = self._json(
             "PATCH",
             res.path(namespace, name),

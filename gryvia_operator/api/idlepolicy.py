@@ -69,7 +69,8 @@ class IdlePolicySpec(GryviaModel):
     """Job types covered (training, fine-tuning, evaluation, inference); unset: all."""
     scope: IdleScope = "Namespace"
     """`Namespace`: the jobs of the policy's namespace; `Tenant`: the jobs of every namespace
-    labelled with the same `gryvia.io/tenant` as the policy's."""
+    of the same tenant as the policy's (the attribution rule: `tenant-<x>` of tenant x, else
+    the namespace's `gryvia.io/tenant` label)."""
 
 
 class IdleJob(GryviaModel):

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gryvia_operator.api.attribution import tenant_of
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.idlepolicy import (
     ANNOTATION_IDLE,
@@ -21,7 +22,6 @@ from gryvia_operator.api.idlepolicy import (
     GryviaIdlePolicy,
 )
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
-from gryvia_operator.api.names import LABEL_TENANT
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.runtime import Runtime
@@ -42,17 +42,20 @@ def _metrics(status: dict[str, Any]) -> JobGpuMetrics | None:
 
 def covered_jobs(rt: Runtime, policy: GryviaIdlePolicy) -> list[CoveredJob]:
     """The running jobs of `policy`'s scope the job index holds: its namespace's, or with
-    scope Tenant every namespace labelled with its namespace's `gryvia.io/tenant`."""
-    tenant = None
-    if policy.spec.scope == "Tenant":
-        tenant = policies.namespace_labels(rt, policy.namespace).get(LABEL_TENANT) or None
+    scope Tenant those of every namespace of its namespace's tenant (the one attribution rule,
+    `api.attribution.tenant_of`, by namespace: `tenant-<x>` of tenant x, else the namespace's
+    `gryvia.io/tenant` label, else its name)."""
+    names = list(policies.tenants(rt))
+
+    def tenant_of_namespace(ns: str) -> str:
+        return tenant_of(ns, None, policies.namespace_labels(rt, ns), names)
+
+    tenant = tenant_of_namespace(policy.namespace) if policy.spec.scope == "Tenant" else None
     out = []
     for body in rt.indices.all_values(AIJOBS):
         meta = body.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
-        if ns != policy.namespace and (
-            tenant is None or policies.namespace_labels(rt, ns).get(LABEL_TENANT) != tenant
-        ):
+        if ns != policy.namespace and (tenant is None or tenant_of_namespace(ns) != tenant):
             continue
         status = body.get("status") or {}
         if status.get("phase") != JobPhase.RUNNING or meta.get("deletionTimestamp"):

@@ -100,19 +100,17 @@ def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _record_patch(record: IdleRecord | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def _record_patch(record: IdleRecord | None, action: IdleAction | None = None) -> dict[str, Any]:
+    """The job's merge patch: its `gryvia.io/idle` record (None removes it), and with `action`
+    the suspend (`spec.suspend`) or the cancel annotation in the same write."""
     value = None if record is None else record.to_annotation()
-    patch: dict[str, Any] = {"metadata": {"annotations": {ANNOTATION_IDLE: value}}}
-    for key, part in (extra or {}).items():
-        if key == "metadata":
-            patch["metadata"]["annotations"] |= part["annotations"]
-        else:
-            patch[key] = part
+    annotations: dict[str, Any] = {ANNOTATION_IDLE: value}
+    patch: dict[str, Any] = {"metadata": {"annotations": annotations}}
+    if action == "suspend":
+        patch["spec"] = {"suspend": True}
+    elif action == "cancel":
+        annotations |= cancel_patch()["metadata"]["annotations"]
     return patch
-
-
-def _action_patch(action: IdleAction) -> dict[str, Any]:
-    return {"spec": {"suspend": True}} if action == "suspend" else cancel_patch()
 
 
 def _earliest(a: datetime | None, b: datetime) -> datetime:
@@ -176,7 +174,7 @@ def reconcile_idle_policy(
         if record is not None and record.action is None and spec.action != "warn":
             if now - record.warned_at >= grace:
                 done = IdleRecord(name, record.warned_at, peak, spec.action, now)
-                patch = _record_patch(done, _action_patch(spec.action))
+                patch = _record_patch(done, spec.action)
                 plan.patches.append((job.namespace, job.name, patch))
                 verb = f"{spec.action}ed" if spec.action == "cancel" else "suspended"
                 text = f"{what}; {verb} {spec.grace_seconds} s after the warning"

@@ -75,3 +75,10 @@ def test_dry_run_and_a_conflicting_namespace() -> None:
     assert (
         conflict.exit_code == 2 and "is for namespace tenant-vision, not other" in conflict.output
     )
+
+
+def test_a_namespace_conflict_in_a_later_document_writes_nothing() -> None:
+    fake = Recording()
+    text = _docs("gpusku.yaml", "idlepolicy.yaml")
+    result = run(["apply", "-f", "-", "-n", "other"], fake, stdin=text)
+    assert result.exit_code == 2 and fake.applies == []

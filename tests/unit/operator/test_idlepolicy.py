@@ -217,3 +217,40 @@ def test_status_lists_idle_jobs_idle_longest_first() -> None:
     assert [j["job"] for j in plan.status["jobs"]] == ["b", "a"]
     assert plan.status["message"] == "2 of 2 covered running jobs idle"
     assert plan.wake_at == T0 + timedelta(seconds=30)
+
+
+def test_a_tenant_policy_covers_the_running_jobs_of_its_tenants_namespaces() -> None:
+    from typing import cast
+
+    from gryvia_operator.controller.runtime import Runtime
+    from gryvia_operator.controller.store import AIJOBS, NAMESPACE_LABELS, TENANTS
+    from gryvia_operator.handlers.idlepolicy import covered_jobs
+
+    def running(ns: str, name: str, phase: str = "Running") -> dict[str, Any]:
+        meta = {"namespace": ns, "name": name}
+        return {"metadata": meta, "spec": {"type": "training"}, "status": {"phase": phase}}
+
+    jobs = [
+        running("tenant-acme", "a"),
+        running("acme-dev", "b"),
+        running("other", "c"),
+        running("tenant-acme", "done", "Succeeded"),
+    ]
+    tenant = {"apiVersion": "gryvia.io/v1alpha1", "kind": "GryviaTenant"}
+    tenant |= {"metadata": {"name": "acme"}, "spec": {"displayName": "Acme"}}
+    rt = Runtime(api=cast(Any, None), clock=lambda: T0)
+    rt.indices.attach(
+        {
+            AIJOBS: {(j["metadata"]["namespace"], j["metadata"]["name"]): [j] for j in jobs},
+            TENANTS: {"acme": [tenant]},
+            NAMESPACE_LABELS: {"acme-dev": [{"gryvia.io/tenant": "acme"}]},
+        }
+    )
+    whole = GryviaIdlePolicy.model_validate(
+        {"metadata": {"name": "p", "namespace": "tenant-acme"}, "spec": {"scope": "Tenant"}}
+    )
+    assert sorted(j.name for j in covered_jobs(rt, whole)) == ["a", "b"]
+    own = GryviaIdlePolicy.model_validate(
+        {"metadata": {"name": "p", "namespace": "tenant-acme"}, "spec": {}}
+    )
+    assert [j.name for j in covered_jobs(rt, own)] == ["a"]

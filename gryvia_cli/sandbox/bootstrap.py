@@ -8,11 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.sandbox import binaries
+from gryvia_cli.sandbox import binaries, gpusim
 from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError
 
 PROBE_POD = "gryvia-sandbox-probe"
@@ -42,7 +43,9 @@ def kubectl(box: Sandbox, *args: str, stdin: str | None = None) -> str:
 
 
 def create_nodes(box: Sandbox, nodes: list[dict[str, Any]]) -> None:
-    """Create the Node objects `nodes`. Raises SandboxError (e.g. a name exists already)."""
+    """Create the Node objects `nodes` and the GPU files their exporters read (`gpusim`).
+    Raises SandboxError (e.g. a name exists already)."""
+    gpusim.write_nodes(box.state, nodes)
     # JSON, not YAML: label values such as "08" must stay strings.
     kubectl(
         box,
@@ -50,6 +53,18 @@ def create_nodes(box: Sandbox, nodes: list[dict[str, Any]]) -> None:
         "-f",
         "-",
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}),
+    )
+
+
+def create_gpu_exporter(box: Sandbox) -> None:
+    """Start the GPU exporter DaemonSet (`gpusim.exporter_manifests`). Raises SandboxError."""
+    manifests = gpusim.exporter_manifests(box.state, sys.executable)
+    kubectl(
+        box,
+        "apply",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}),
     )
 
 

@@ -173,6 +173,8 @@ def _start(
         bootstrap.create_nodes(box, built)
         progress("starting the pod runner")
         _start_runner(box)
+        progress("starting the GPU exporters (dcgm-exporter's format, one per GPU node)")
+        bootstrap.create_gpu_exporter(box)
         if wait:
             progress("waiting for nodes to be Ready")
             bootstrap.wait_nodes_ready(box, [n["metadata"]["name"] for n in built])

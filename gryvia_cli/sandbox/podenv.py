@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gryvia_operator.api.names import GPU_RESOURCE
+
 #: Looks up one key of a ConfigMap or Secret: (kind, namespace, name, key) -> value or None.
 KeyLookup = Callable[[str, str, str, str | None], Mapping[str, str] | str | None]
 
@@ -150,3 +152,12 @@ def pod_hostname(pod: Mapping[str, Any]) -> str:
     """Return the pod's host name: `spec.hostname`, else the pod name (cut to 63 characters)."""
     spec = pod.get("spec", {})
     return str(spec.get("hostname") or pod["metadata"]["name"])[:63]
+
+
+def gpu_count(container: Mapping[str, Any]) -> int:
+    """The container's `nvidia.com/gpu` (its limit, else its request), 0 when it asks none."""
+    resources = container.get("resources") or {}
+    for kind in ("limits", "requests"):
+        if value := (resources.get(kind) or {}).get(GPU_RESOURCE):
+            return int(value)
+    return 0

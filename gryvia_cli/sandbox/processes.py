@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gryvia_cli.sandbox.crilog import CriLogWriter
+from gryvia_cli.sandbox.gpusim import marker_record
 from gryvia_cli.sandbox.podstatus import ContainerRecord, now
 
 #: Runs inside the new mount+UTS namespace: bind the hosts file ($0), set the host name ($1).
@@ -78,6 +79,7 @@ class PodRun:
     ip: str
     folder: Path
     netns: str = ""  # the pod's network namespace; empty: the host's network
+    node: str = ""  # spec.nodeName
     containers: dict[str, Container] = field(default_factory=dict)
     # For kwok's Exec object: container name -> (working directory, environment) as started.
     exec_targets: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
@@ -108,11 +110,13 @@ def start_container(
     cwd: Path,
     markers: Path,
     wait: bool,
+    gpus: int = 0,
 ) -> int:
     """Start `argv` as container `ctr` of `run`, logging to `<run.folder>/logs/<name>.log`.
 
     With `wait`, return its exit code (128+N when killed by signal N, 127 when it cannot be
     executed); else return 0 at once and set `ctr.exit_code` and `run.exited` when it ends.
+    `gpus` is the container's `nvidia.com/gpu`, written into its process marker.
     """
     writer = CriLogWriter(run.folder / "logs" / f"{ctr.name}.log")
     try:
@@ -130,7 +134,8 @@ def start_container(
     ctr.proc = proc
     marker = markers / str(proc.pid)  # lets `sandbox down` kill what is left
     marker.parent.mkdir(exist_ok=True)
-    marker.touch()
+    # and tells the node's GPU exporter which pod's process group holds GPUs
+    marker.write_text(marker_record(run.namespace, run.name, ctr.name, run.node, gpus))
     assert proc.stdout is not None and proc.stderr is not None
     pumps = [writer.pump(proc.stdout, "stdout"), writer.pump(proc.stderr, "stderr")]
 

@@ -150,6 +150,7 @@ class PodRunner:
             namespace=meta["namespace"],
             name=meta["name"],
             ip=ip,
+            node=pod["spec"].get("nodeName", ""),
             netns=self.leases.netns(meta["uid"]),
             folder=self.state / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}",
         )
@@ -270,9 +271,8 @@ class PodRunner:
         workdir = podvolumes.rooted(root, str(spec.get("workingDir") or ""))
         workdir.mkdir(parents=True, exist_ok=True)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
-        # A container's /tmp is its own: pods share the host's, so each gets a TMPDIR of its
-        # own (two array elements unpacking the Slurm runtime into one /tmp/gryvia-slurm-0
-        # overwrote each other's files).
+        # A container's /tmp is its own: pods share the host's, so each gets a TMPDIR (two array
+        # elements unpacking the Slurm runtime into one /tmp/gryvia-slurm-0 clashed).
         tmp = run.folder / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         own = {"HOME": str(root), "HOSTNAME": hostname, "TMPDIR": str(tmp)}
@@ -281,8 +281,9 @@ class PodRunner:
             full_env["HOME"] = str(podvolumes.rooted(root, env["HOME"]))
         if spec in pod["spec"]["containers"]:
             run.exec_targets[name] = (str(workdir), full_env)
+        markers, gpus = self.state / "procs", podenv.gpu_count(spec)
         return start_container(
-            run, ctr, argv, env=full_env, cwd=workdir, markers=self.state / "procs", wait=wait
+            run, ctr, argv, env=full_env, cwd=workdir, markers=markers, wait=wait, gpus=gpus
         )
 
     def _delete(self, pod: dict[str, Any]) -> None:

@@ -13,11 +13,6 @@ from datetime import datetime
 
 from gryvia_operator.api.base import GryviaModel, NonNegativeInt64, Percent, Str63
 
-FIELD_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-"""DCGM's profiling field for the fraction of time any graphics or compute engine was busy."""
-FIELD_GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-"""DCGM's device field for GPU utilization, used where the profiling fields are not served."""
-
 
 class JobGpuMetrics(GryviaModel):
     """A running job's GPU use: a summary of the samples since it started."""

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from gryvia_operator.api.dcgm import FIELD_GPU_UTIL
 from gryvia_operator.api.idlepolicy import ANNOTATION_IDLE, ANNOTATION_IDLE_EXEMPT
-from gryvia_operator.api.jobmetrics import FIELD_GPU_UTIL
 from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase

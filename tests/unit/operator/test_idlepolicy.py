@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from gryvia_operator.api.dcgm import FIELD_ENGINE_ACTIVE
 from gryvia_operator.api.idlepolicy import ANNOTATION_IDLE, GryviaIdlePolicy
-from gryvia_operator.api.jobmetrics import FIELD_ENGINE_ACTIVE, JobGpuMetrics
+from gryvia_operator.api.jobmetrics import JobGpuMetrics
 from gryvia_operator.reconcile.idlepolicy import (
     CoveredJob,
     IdlePlan,

@@ -112,15 +112,17 @@ class KubeAccess:
             )
         return response
 
-    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _read(self, response: Any) -> bytes:
         from urllib3.exceptions import HTTPError
 
-        response = self._call(method, path, **kwargs)
         try:
             response.read()
         except HTTPError as exc:
             raise translate_transport_error(exc, self.server) from None
-        data = response.data
+        return bytes(response.data or b"")
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        data = self._read(self._call(method, path, **kwargs))
         if not data:
             return {}
         try:
@@ -212,18 +214,12 @@ class KubeAccess:
         self, res: r.Resource, namespace: str | None = None, *, label_selector: str | None = None
     ) -> bytes:
         """The List object exactly as the API server sent it (compact JSON bytes)."""
-        from urllib3.exceptions import HTTPError
-
         query = [("labelSelector", label_selector)] if label_selector else []
         with selector_usage(label_selector):
             response = self._call(
                 "GET", res.path(namespace), query=query, resource=res, namespace=namespace
             )
-        try:
-            response.read()
-        except HTTPError as exc:
-            raise translate_transport_error(exc, self.server) from None
-        return bytes(response.data or b"{}")
+        return self._read(response) or b"{}"
 
     def items(
         self, res: r.Resource, namespace: str | None = None, **kw: Any
@@ -346,8 +342,6 @@ class KubeAccess:
         )
         return data if isinstance(data, dict) else {}
 
-    # -- logs, discovery, version ------------------------------------------------------------
-
     def pod_log(
         self,
         pod: str,
@@ -375,6 +369,12 @@ class KubeAccess:
             read_timeout=None if follow else self.timeout,
         )
         return response.response
+
+    def pod_proxy_get(self, pod: str, namespace: str, port: int, path: str) -> bytes:
+        """GET `path` from `port` of a pod through the API server's pod proxy (`pods/proxy`,
+        e.g. an exporter's metrics); returns the body. Raises GryviaError."""
+        where = r.POD.path(namespace, f"{pod}:{port}", f"proxy/{path.lstrip('/')}")
+        return self._read(self._call("GET", where, resource=r.POD, name=pod, namespace=namespace))
 
     def served_resources(self, group_version: str) -> set[str] | None:
         """Plural names served under `group/version` (discovery); None when not served."""

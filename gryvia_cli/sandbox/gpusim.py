@@ -8,10 +8,10 @@ What is simulated, and how:
   (`<state>/procs/<pid>`, JSON: `namespace`, `pod`, `container`, `node`, `gpus`). The node's
   GPUs go to its containers first-fit, oldest container first, as many as each asked for in
   `nvidia.com/gpu`; the rest are free.
-- **Activity.** A GPU's activity is the CPU activity of the process group of the container
-  holding it, measured over the last sampling interval (default 5 s): a busy loop reads
-  about 100 %, a `sleep` 0 %. Served as `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (ratio) and
-  `DCGM_FI_DEV_GPU_UTIL` (percent).
+- **Activity.** A GPU's activity is the share of the last sampling interval (default 5 s,
+  four looks a second) in which a process of the container holding it was running or
+  runnable: a busy loop reads 100 % even on a loaded machine, a `sleep` 0 %. Served as
+  `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (ratio) and `DCGM_FI_DEV_GPU_UTIL` (percent).
 - **Memory and power.** Memory used is the process group's resident memory (MiB), at most the
   GPU's; power is 60 W idle plus 6.4 W per percent of activity (700 W at 100 %).
 - **Faults.** `gryvia sandbox gpu-fault NODE --gpu N --xid X` writes
@@ -33,11 +33,13 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gryvia_operator.api.dcgm import (
+    EXPORTER_LABELS,
+    EXPORTER_PORT,
     FIELD_ENGINE_ACTIVE,
     FIELD_FB_FREE,
     FIELD_FB_USED,
@@ -50,7 +52,8 @@ from gryvia_operator.api.dcgm import (
 IDLE_WATTS = 60.0
 WATTS_PER_PERCENT = 6.4
 PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
-TICKS = os.sysconf("SC_CLK_TCK")
+SAMPLE_PERIOD = 0.25
+"""Seconds between two looks at a group's process states."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,14 @@ class Holder:
     gpus: int
     pgid: int
     started: float  # the marker's mtime, seconds since the epoch
+
+
+@dataclass
+class Group:
+    """A container's process group at one scan: its processes and their resident MiB."""
+
+    pids: list[int] = field(default_factory=list)
+    memory_mib: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -140,33 +151,38 @@ def assign(held: Sequence[Holder], count: int) -> dict[int, Holder]:
     return taken
 
 
-def group_usage(pgids: set[int], proc: Path = Path("/proc")) -> dict[int, tuple[float, float]]:
-    """CPU seconds (user+system, reaped children included) and resident MiB of each process
-    group of `pgids`, summed over its processes (from /proc/<pid>/stat, proc(5))."""
-    usage: dict[int, tuple[float, float]] = {}
+def group_processes(pgids: set[int], proc: Path = Path("/proc")) -> dict[int, Group]:
+    """The processes and resident memory (MiB) of each process group of `pgids`, from
+    /proc/<pid>/stat (proc(5)); groups with no process left are absent."""
+    groups: dict[int, Group] = {}
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or (fields := _stat(entry)) is None:
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
-        pgid = int(fields[2])
-        if pgid not in pgids:
-            continue
-        seconds = sum(int(v) for v in fields[11:15]) / TICKS  # utime stime cutime cstime
-        rss = int(fields[21]) * PAGE_MIB
-        cpu, mem = usage.get(pgid, (0.0, 0.0))
-        usage[pgid] = (cpu + seconds, mem + rss)
-    return usage
+        if (pgid := int(fields[2])) in pgids:
+            group = groups.setdefault(pgid, Group())
+            group.pids.append(int(entry.name))
+            group.memory_mib += int(fields[21]) * PAGE_MIB
+    return groups
 
 
-def activity_percent(cpu_before: float, cpu_after: float, seconds: float) -> float:
-    """CPU seconds used over `seconds` of wall time as a GPU activity, 0..100."""
-    if seconds <= 0:
-        return 0.0
-    return round(min(100.0, max(0.0, 100 * (cpu_after - cpu_before) / seconds)), 2)
+def running(pids: Sequence[int], proc: Path = Path("/proc")) -> bool:
+    """Whether any of `pids` is running or runnable (state R): a busy loop is, even when it
+    waits for a CPU; a `sleep` is not."""
+    return any((f := _stat(proc / str(pid))) is not None and f[0] == "R" for pid in pids)
+
+
+def activity_percent(busy_samples: int, samples: int) -> float:
+    """The share of samples in which the group was running, as a GPU activity 0..100."""
+    return round(100 * busy_samples / samples, 2) if samples else 0.0
+
+
+def _stat(entry: Path) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after "pid (comm) " (state first), or None if gone."""
+    try:
+        text = entry.joinpath("stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
 
 
 def readings(
@@ -208,9 +224,6 @@ def readings(
 
 EXPORTER_NAMESPACE = "gpu-operator"
 """Where the exporter DaemonSet lives: the GPU Operator's namespace."""
-EXPORTER_LABELS = {"app": "nvidia-dcgm-exporter"}
-"""The GPU Operator's label of its dcgm-exporter pods, which readers look them up by."""
-EXPORTER_PORT = 9400
 
 
 def exporter_manifests(state: Path, python: str) -> list[dict[str, Any]]:
@@ -233,11 +246,11 @@ def exporter_manifests(state: Path, python: str) -> list[dict[str, Any]]:
     daemonset = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": meta | {"labels": EXPORTER_LABELS},
+        "metadata": meta | {"labels": dict(EXPORTER_LABELS)},
         "spec": {
-            "selector": {"matchLabels": EXPORTER_LABELS},
+            "selector": {"matchLabels": dict(EXPORTER_LABELS)},
             "template": {
-                "metadata": {"labels": EXPORTER_LABELS},
+                "metadata": {"labels": dict(EXPORTER_LABELS)},
                 "spec": {
                     "nodeSelector": {"nvidia.com/gpu.present": "true"},
                     "tolerations": [{"operator": "Exists"}],
@@ -278,21 +291,19 @@ class SimulatedSource:
         return {int(gpu): int(xid) for gpu, xid in raw.items()}
 
     def _sample_forever(self) -> None:
-        before: dict[int, tuple[float, float]] = {}
-        at = time.monotonic()
         while True:
             pgids = {h.pgid for h in holders(self.state / "procs", self.node.name)}
-            now, usage = time.monotonic(), group_usage(pgids)
-            activity = {
-                pgid: activity_percent(before[pgid][0], cpu, now - at)
-                for pgid, (cpu, _) in usage.items()
-                if pgid in before
-            }
+            groups = group_processes(pgids)
+            busy = dict.fromkeys(groups, 0)
+            samples, end = 0, time.monotonic() + self.interval
+            while time.monotonic() < end:
+                for pgid, group in groups.items():
+                    busy[pgid] += running(group.pids)
+                samples += 1
+                time.sleep(SAMPLE_PERIOD)
             with self._lock:
-                self._activity = activity
-                self._memory = {pgid: mem for pgid, (_, mem) in usage.items()}
-            before, at = usage, now
-            time.sleep(self.interval)
+                self._activity = {p: activity_percent(n, samples) for p, n in busy.items()}
+                self._memory = {p: g.memory_mib for p, g in groups.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

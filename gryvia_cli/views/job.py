@@ -15,6 +15,7 @@ from typing import Any
 from gryvia_cli.cli.session import Session
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.gpuuse import GpuUse, job_gpu_use, summary_text
 from gryvia_cli.core.jobs import (
     JobSummary,
     bound_nodes,
@@ -49,6 +50,10 @@ class JobSnapshot:
     events: list[Any]
     cost: JobCost | None = None
     """The cost so far (None when it was not read)."""
+    gpus: list[GpuUse] | None = None
+    """Its GPUs' use as dcgm-exporter reads it (None when not read: no pod runs)."""
+    gpus_note: str = ""
+    """Why the GPU use could not be read, in part or at all ("" when it could)."""
 
     @property
     def summary(self) -> JobSummary:
@@ -65,6 +70,7 @@ class JobSnapshot:
             "pods": self.pods,
             "events": self.events,
             "nodes": list(self.nodes),
+            "gpus": None if self.gpus is None else [u.as_dict() for u in self.gpus],
             "cost": None
             if cost is None
             else {
@@ -111,7 +117,18 @@ def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
     ]
     created = summarize_job(job).created
     cost = read_pricing(access, []).job_cost(job, state.now())
-    return JobSnapshot(job, list(pods), since(ours, created), cost)
+    snapshot = JobSnapshot(job, list(pods), since(ours, created), cost)
+    running = {
+        str(p["metadata"]["name"]): replica_of_pod(p)
+        for p in pods
+        if (p.get("status") or {}).get("phase") == "Running"
+    }
+    if running:
+        from gryvia_cli.views.gpumetrics import read_gpus
+
+        readings, snapshot.gpus_note = read_gpus(access, snapshot.nodes)
+        snapshot.gpus = job_gpu_use(readings, namespace, running)
+    return snapshot
 
 
 def _line(label: str, *parts: Any) -> None:
@@ -161,6 +178,10 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         _line("Nodes", ", ".join(snapshot.nodes))
     if snapshot.cost is not None:
         _line("Cost", _cost_line(snapshot.cost))
+    if snapshot.gpus is not None:
+        _line(
+            "GPU use", summary_text(snapshot.gpus) or f"- ({snapshot.gpus_note or 'no readings'})"
+        )
     if s.conditions:
         section("Conditions")
         render_table(
@@ -184,6 +205,12 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         )
     else:
         emit("  <none yet>")
+    if snapshot.gpus:
+        section("GPUs")
+        render_table(
+            ["replica", "pod", "node", "gpu", "activity %", "tensor %", "memory MiB", "power W"],
+            [_gpu_row(u) for u in snapshot.gpus],
+        )
     section("Events")
     if snapshot.events:
         render_table(
@@ -200,6 +227,23 @@ def _cost_line(cost: JobCost) -> str:
     source = "metered" if cost.metered else "estimated from the catalog rate"
     rate = f", {cost.per_hour:.2f} {cost.currency}/hour" if cost.per_hour else ""
     return f"{shown.lstrip('~')} so far ({source}{rate})"
+
+
+def _gpu_row(use: GpuUse) -> list[Any]:
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f}"
+
+    replica = "-" if use.replica is None else use.replica
+    return [
+        replica,
+        use.pod,
+        use.node,
+        use.gpu,
+        shown(use.activity),
+        shown(use.tensor),
+        shown(use.memory_used_mib),
+        shown(use.power_w),
+    ]
 
 
 def _pod_row(pod: dict[str, Any], now: datetime) -> list[Any]:

@@ -36,6 +36,14 @@ FIELD_XID_ERRORS = "DCGM_FI_DEV_XID_ERRORS"
 FIELD_ECC_DBE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
 """Device field: double-bit volatile ECC errors since the driver loaded."""
 
+EXPORTER_LABELS: Mapping[str, str] = {"app": "nvidia-dcgm-exporter"}
+"""The label of dcgm-exporter pods: NVIDIA GPU Operator's, which the sandbox's exporters carry
+too."""
+EXPORTER_SELECTOR = ",".join(f"{k}={v}" for k, v in EXPORTER_LABELS.items())
+"""`EXPORTER_LABELS` as a label selector."""
+EXPORTER_PORT = 9400
+"""dcgm-exporter's default port, used where its pod names no `metrics` container port."""
+
 MIB = 1024 * 1024
 """Bytes in one MiB, the unit of DCGM's frame-buffer fields."""
 

@@ -1,0 +1,101 @@
+"""A job's GPU use from dcgm-exporter readings: one row per GPU its pods hold, and a summary.
+
+dcgm-exporter labels each GPU's series with the `namespace`, `pod` and `container` holding it;
+a job's GPUs are those whose pod is one of the job's pods. Activity is
+`gryvia_operator.api.dcgm.activity`'s (the profiling field where served, else
+`DCGM_FI_DEV_GPU_UTIL`), in percent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gryvia_operator.api.dcgm import (
+    FIELD_FB_USED,
+    FIELD_POWER_USAGE,
+    GpuReading,
+    activity,
+    tensor_activity,
+)
+
+
+@dataclass(frozen=True)
+class GpuUse:
+    """One GPU a job's pod holds, as read: activity and tensor activity in percent 0..100
+    (None where not served), memory used in MiB, power in W."""
+
+    pod: str
+    replica: int | None
+    node: str
+    gpu: int
+    activity: float | None
+    field: str
+    tensor: float | None
+    memory_used_mib: float | None
+    power_w: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The documented JSON shape (`status JOB -o json`, key `gpus`)."""
+        return {
+            "pod": self.pod,
+            "replica": self.replica,
+            "node": self.node,
+            "gpu": self.gpu,
+            "activityPercent": self.activity,
+            "field": self.field,
+            "tensorActivityPercent": self.tensor,
+            "memoryUsedMiB": self.memory_used_mib,
+            "powerWatts": self.power_w,
+        }
+
+
+def job_gpu_use(
+    readings: Iterable[GpuReading], namespace: str, replicas: Mapping[str, int | None]
+) -> list[GpuUse]:
+    """The GPUs held by the pods named in `replicas` (pod name -> replica index) in
+    `namespace`, ordered by replica, pod and GPU index."""
+    rows = []
+    for reading in readings:
+        if reading.namespace != namespace or reading.pod not in replicas:
+            continue
+        measured = activity(reading)
+        rows.append(
+            GpuUse(
+                pod=reading.pod,
+                replica=replicas[reading.pod],
+                node=reading.hostname,
+                gpu=reading.gpu,
+                activity=None if measured is None else round(measured[0], 1),
+                field="" if measured is None else measured[1],
+                tensor=tensor_activity(reading),
+                memory_used_mib=reading.values.get(FIELD_FB_USED),
+                power_w=reading.values.get(FIELD_POWER_USAGE),
+            )
+        )
+    return sorted(rows, key=lambda u: (u.replica if u.replica is not None else -1, u.pod, u.gpu))
+
+
+def summary_text(rows: Sequence[GpuUse]) -> str:
+    """One line for the job view, e.g. "mean 97.5 % over 2 GPUs (DCGM_FI_PROF_GR_ENGINE_ACTIVE),
+    lowest 95.0 % (replica 1), memory 13 MiB peak, 1396 W"; "" when no row has activity."""
+    measured = [u for u in rows if u.activity is not None]
+    if not measured:
+        return ""
+    values = [u.activity for u in measured if u.activity is not None]
+    fields = sorted({u.field for u in measured})
+    text = (
+        f"mean {sum(values) / len(values):.1f} % over {len(measured)} GPU(s) ({', '.join(fields)})"
+    )
+    if len(measured) > 1:
+        low = min(measured, key=lambda u: u.activity or 0.0)
+        where = f"replica {low.replica}" if low.replica is not None else low.pod
+        text += f", lowest {low.activity:.1f} % ({where}, GPU {low.gpu})"
+    memory = [u.memory_used_mib for u in rows if u.memory_used_mib is not None]
+    if memory:
+        text += f", memory {max(memory):.0f} MiB peak"
+    power = [u.power_w for u in rows if u.power_w is not None]
+    if power:
+        text += f", {sum(power):.0f} W"
+    return text

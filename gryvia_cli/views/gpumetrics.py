@@ -1,0 +1,50 @@
+"""Reading dcgm-exporter: the exporter pods' /metrics through the API server's pod proxy, so a
+user needs nothing but their kubeconfig (and `get` on `pods/proxy` in the exporters'
+namespace)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from gryvia_cli.errors import GryviaError
+from gryvia_cli.kube import resources as r
+from gryvia_operator.api.dcgm import EXPORTER_PORT, EXPORTER_SELECTOR, GpuReading, parse
+
+
+def read_gpus(access: Any, nodes: Collection[str]) -> tuple[list[GpuReading], str]:
+    """The readings of the running dcgm-exporter pods on `nodes` (all nodes when empty), and
+    "" or a sentence saying why some or all could not be read (no exporter pods, no right to
+    list pods cluster-wide, an exporter that did not answer)."""
+    try:
+        pods = access.items(r.POD, None, label_selector=EXPORTER_SELECTOR)
+    except GryviaError as exc:
+        return [], f"cannot find the dcgm-exporter pods: {exc}"
+    wanted = [
+        p
+        for p in pods
+        if (p.get("status") or {}).get("phase") == "Running"
+        and (not nodes or (p.get("spec") or {}).get("nodeName") in nodes)
+    ]
+    if not wanted:
+        return [], f"no running dcgm-exporter pod ({EXPORTER_SELECTOR}) on the job's nodes"
+    readings: list[GpuReading] = []
+    problems = []
+    for pod in wanted:
+        meta = pod["metadata"]
+        try:
+            body = access.pod_proxy_get(
+                meta["name"], meta["namespace"], _metrics_port(pod), "metrics"
+            )
+            readings.extend(parse(body.decode("utf-8", "replace")))
+        except (GryviaError, ValueError) as exc:
+            problems.append(f"{meta['namespace']}/{meta['name']}: {exc}")
+    return readings, "; ".join(problems)
+
+
+def _metrics_port(pod: dict[str, Any]) -> int:
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for port in container.get("ports") or []:
+            if port.get("name") == "metrics":
+                return int(port["containerPort"])
+    return EXPORTER_PORT

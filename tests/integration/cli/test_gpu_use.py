@@ -1,0 +1,57 @@
+"""`gryvia status JOB` shows how busy the job's GPUs are, read from the sandbox's
+dcgm-exporter pods through the API server's pod proxy: a busy loop reads busy on every GPU
+of both replicas, a `sleep` reads idle."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.builders import job_yaml
+from tests.integration.cli.conftest import CliCase
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+def _submit(case: CliCase, name: str, script: str, replicas: int) -> None:
+    extra = f"  distributed:\n    enabled: true\n    nodes: {replicas}\n" if replicas > 1 else ""
+    path = case.tmp_path / f"{name}.yaml"
+    path.write_text(job_yaml(name, gpus=1, gpu_type="L40", script=script, extra=extra))
+    done = case.gryvia("submit", "-f", str(path), "-n", case.namespace)
+    assert done.returncode == 0, done.stderr
+
+
+def _gpus(case: CliCase, name: str, count: int) -> list[dict[str, Any]] | None:
+    """The job's GPU rows once every one of its `count` GPUs has an activity reading."""
+    done = case.gryvia("status", name, "-n", case.namespace, "-o", "json")
+    if done.returncode != 0:
+        return None
+    rows = json.loads(done.stdout).get("gpus") or []
+    measured = [g for g in rows if g["activityPercent"] is not None]
+    return rows if len(measured) == count else None
+
+
+def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> None:
+    # nice: the loop is always runnable (busy) yet leaves the CPUs to the other tests
+    _submit(case, "spin", "nice -n 19 sh -c 'while :; do :; done'", replicas=2)
+    _submit(case, "nap", "sleep 600", replicas=1)
+    # the exporters sample every 5 s; a pod's first full window ends within 10 s of its start
+    idle = wait_for(lambda: _gpus(case, "nap", 1), timeout=90, interval=1, what="nap's GPUs")
+
+    def all_busy() -> list[dict[str, Any]] | None:
+        rows = _gpus(case, "spin", 2)
+        return rows if rows and all(g["activityPercent"] >= 80 for g in rows) else None
+
+    busy = wait_for(all_busy, timeout=90, interval=1, what="spin's two GPUs at 80 % or more")
+    assert sorted(g["replica"] for g in busy) == [0, 1]
+    assert {g["field"] for g in busy} == {"DCGM_FI_PROF_GR_ENGINE_ACTIVE"}
+    assert all(float(g["memoryUsedMiB"]) > 0 for g in busy)
+    assert float(idle[0]["activityPercent"]) <= 5
+
+    shown = case.gryvia("status", "nap", "-n", case.namespace)
+    assert shown.returncode == 0, shown.stderr
+    assert "GPU use:     mean 0.0 % over 1 GPU(s)" in shown.stdout
+    assert "ACTIVITY %" in shown.stdout

@@ -1,0 +1,45 @@
+"""A job's GPU use from exporter readings: only its pods' GPUs, in replica order, summed up."""
+
+from __future__ import annotations
+
+from gryvia_cli.core.gpuuse import job_gpu_use, summary_text
+from gryvia_operator.api.dcgm import (
+    FIELD_ENGINE_ACTIVE,
+    FIELD_FB_USED,
+    FIELD_GPU_UTIL,
+    FIELD_POWER_USAGE,
+    GpuReading,
+)
+
+
+def _gpu(pod: str, gpu: int, ratio: float, namespace: str = "team") -> GpuReading:
+    values = {FIELD_ENGINE_ACTIVE: ratio, FIELD_FB_USED: 100.0 * gpu, FIELD_POWER_USAGE: 300.0}
+    return GpuReading("node-1", gpu, f"GPU-{gpu}", namespace=namespace, pod=pod, values=values)
+
+
+def test_the_jobs_gpus_in_replica_order_and_nobody_elses() -> None:
+    readings = [
+        _gpu("job-1-x", 1, 0.02),
+        _gpu("job-0-y", 0, 0.99),
+        _gpu("other", 2, 0.5),
+        _gpu("job-0-y", 3, 0.97, namespace="elsewhere"),
+        _gpu("", 4, 0.0),
+    ]
+    rows = job_gpu_use(readings, "team", {"job-0-y": 0, "job-1-x": 1})
+    assert [(u.replica, u.pod, u.gpu, u.activity) for u in rows] == [
+        (0, "job-0-y", 0, 99.0),
+        (1, "job-1-x", 1, 2.0),
+    ]
+    assert rows[0].as_dict()["field"] == FIELD_ENGINE_ACTIVE
+    text = summary_text(rows)
+    assert text.startswith(f"mean 50.5 % over 2 GPU(s) ({FIELD_ENGINE_ACTIVE})")
+    assert "lowest 2.0 % (replica 1, GPU 1)" in text
+    assert "memory 100 MiB peak" in text and "600 W" in text
+
+
+def test_no_activity_served_is_no_summary() -> None:
+    reading = GpuReading("n", 0, "u", namespace="t", pod="p", values={FIELD_FB_USED: 5.0})
+    rows = job_gpu_use([reading], "t", {"p": None})
+    assert rows[0].activity is None and summary_text(rows) == ""
+    util = GpuReading("n", 0, "u", namespace="t", pod="p", values={FIELD_GPU_UTIL: 40.0})
+    assert summary_text(job_gpu_use([util], "t", {"p": None})).startswith("mean 40.0 % over 1")

@@ -85,6 +85,11 @@ class OperatorSettings(BaseSettings):
     """Serve GryviaCheckpointGuards: checkpoint env, commit records and resume after a loss."""
     checkpoint_poll_seconds: float = Field(default=5.0, ge=0.2, le=300)
     """How often the logs of guarded pods are read for committed steps."""
+    # GPU metrics (docs/gpu-metrics.md).
+    enable_gpu_metrics: bool = False
+    """Sample running jobs' GPUs from the dcgm-exporter pods into their status.metrics."""
+    gpu_sample_seconds: float = Field(default=30.0, ge=1, le=3600)
+    """How often the GPUs are sampled: one read of every exporter per pass."""
     # GPU sharing (GryviaGPUSharingPolicy, docs/gpu-sharing.md).
     enable_gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies: the device plugin ConfigMap and node labels."""
@@ -290,6 +295,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint-poll-seconds",
         type=float,
         help="how often guarded pods' logs are read for committed steps (default 5)",
+    )
+    # GPU metrics.
+    add(
+        "--enable-gpu-metrics",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="sample running jobs' GPUs from the dcgm-exporter pods into status.metrics "
+        "(env GRYVIA_OPERATOR_ENABLE_GPU_METRICS); default off",
+    )
+    add(
+        "--gpu-sample-seconds",
+        type=float,
+        help="seconds between two GPU sampling passes (default 30)",
     )
     # GPU sharing.
     add(

@@ -43,6 +43,7 @@ DEMO_FEATURES = (
     "--enable-priorities",
     "--enable-job-hooks",
     "--enable-checkpoint-guards",
+    "--enable-gpu-metrics",
     "--billing-ledger",
 )
 """The opt-in features the demo's operator runs with: every one that needs nothing the sandbox

@@ -193,12 +193,21 @@ def readings(
     faults: Mapping[int, int],
 ) -> list[GpuReading]:
     """One reading per GPU of `node`. `activity` and `memory_mib` are by process group;
-    `faults` maps a GPU index to its last XID."""
+    `faults` maps a GPU index to its last XID. A GPU whose holder has not been measured for a
+    whole interval yet serves no activity fields (readers skip it rather than read it idle)."""
     out = []
     for index in range(node.count):
         holder = assigned.get(index)
-        busy = activity.get(holder.pgid, 0.0) if holder else 0.0
+        busy = activity.get(holder.pgid) if holder else 0.0
         used = min(node.memory_mib, int(memory_mib.get(holder.pgid, 0.0))) if holder else 0
+        values: dict[str, float] = {
+            FIELD_FB_USED: used,
+            FIELD_FB_FREE: node.memory_mib - used,
+            FIELD_POWER_USAGE: round(IDLE_WATTS + WATTS_PER_PERCENT * (busy or 0.0), 1),
+            FIELD_XID_ERRORS: faults.get(index, 0),
+        }
+        if busy is not None:
+            values |= {FIELD_ENGINE_ACTIVE: round(busy / 100, 4), FIELD_GPU_UTIL: round(busy)}
         out.append(
             GpuReading(
                 hostname=node.name,
@@ -209,14 +218,7 @@ def readings(
                 namespace=holder.namespace if holder else "",
                 pod=holder.pod if holder else "",
                 container=holder.container if holder else "",
-                values={
-                    FIELD_ENGINE_ACTIVE: round(busy / 100, 4),
-                    FIELD_GPU_UTIL: round(busy),
-                    FIELD_FB_USED: used,
-                    FIELD_FB_FREE: node.memory_mib - used,
-                    FIELD_POWER_USAGE: round(IDLE_WATTS + WATTS_PER_PERCENT * busy, 1),
-                    FIELD_XID_ERRORS: faults.get(index, 0),
-                },
+                values=values,
             )
         )
     return out
@@ -236,7 +238,7 @@ def exporter_manifests(state: Path, python: str) -> list[dict[str, Any]]:
     ]
     container = {
         "name": "nvidia-dcgm-exporter",
-        "image": "gryvia.io/sandbox/gpu-exporter",  # pods run as local processes
+        "image": "gryvia-sandbox/gpu-exporter",  # never pulled: pods run as local processes
         "command": [python, "-m", "gryvia_cli.sandbox.gpusim", "--state", str(state)],
         "args": ["--address", f"$(POD_IP):{EXPORTER_PORT}"],
         "env": env,

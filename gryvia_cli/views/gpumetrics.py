@@ -9,7 +9,7 @@ from typing import Any
 
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
-from gryvia_operator.api.dcgm import EXPORTER_PORT, EXPORTER_SELECTOR, GpuReading, parse
+from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
 
 
 def read_gpus(access: Any, nodes: Collection[str]) -> tuple[list[GpuReading], str]:
@@ -34,17 +34,9 @@ def read_gpus(access: Any, nodes: Collection[str]) -> tuple[list[GpuReading], st
         meta = pod["metadata"]
         try:
             body = access.pod_proxy_get(
-                meta["name"], meta["namespace"], _metrics_port(pod), "metrics"
+                meta["name"], meta["namespace"], metrics_port(pod), "metrics"
             )
             readings.extend(parse(body.decode("utf-8", "replace")))
         except (GryviaError, ValueError) as exc:
             problems.append(f"{meta['namespace']}/{meta['name']}: {exc}")
     return readings, "; ".join(problems)
-
-
-def _metrics_port(pod: dict[str, Any]) -> int:
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        for port in container.get("ports") or []:
-            if port.get("name") == "metrics":
-                return int(port["containerPort"])
-    return EXPORTER_PORT

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 FIELD_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 """Profiling field: ratio of time any graphics or compute engine was busy, 0..1."""
@@ -43,6 +43,16 @@ EXPORTER_SELECTOR = ",".join(f"{k}={v}" for k, v in EXPORTER_LABELS.items())
 """`EXPORTER_LABELS` as a label selector."""
 EXPORTER_PORT = 9400
 """dcgm-exporter's default port, used where its pod names no `metrics` container port."""
+
+
+def metrics_port(pod: Mapping[str, Any]) -> int:
+    """The port of an exporter pod's container port named `metrics`, else `EXPORTER_PORT`."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for port in container.get("ports") or []:
+            if port.get("name") == "metrics":
+                return int(port["containerPort"])
+    return EXPORTER_PORT
+
 
 MIB = 1024 * 1024
 """Bytes in one MiB, the unit of DCGM's frame-buffer fields."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic import Field
+
 from gryvia_operator.api.base import GryviaModel, NonNegativeInt64, Percent, Str63
 
 
@@ -29,8 +31,16 @@ class JobGpuMetrics(GryviaModel):
     mean_activity_percent: Percent
     """Mean activity over all samples, 0..100."""
     p95_activity_percent: Percent | None = None
-    """95th percentile of the samples' activity, 0..100."""
+    """95th percentile of the samples' activity, 0..100 (the upper edge of its histogram bin,
+    at most `maxActivityPercent`)."""
+    max_activity_percent: Percent | None = None
+    """The highest sample's activity, 0..100."""
     tensor_activity_percent: Percent | None = None
     """Mean tensor-pipe activity (`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`) where served, 0..100."""
     peak_memory_used_bytes: NonNegativeInt64 | None = None
     """The most frame-buffer memory one of its GPUs used (`DCGM_FI_DEV_FB_USED`), bytes."""
+    gpus: NonNegativeInt64 | None = None
+    """How many GPUs the newest sample read."""
+    activity_histogram: list[NonNegativeInt64] | None = Field(default=None, max_length=20)
+    """Samples per 5 % of activity (20 bins: 0-5 %, 5-10 %, ..., 95-100 %), which the p95 is
+    read from (to within one bin)."""

@@ -203,6 +203,13 @@ class KubeApi:
         )
         return result
 
+    async def proxy_get(self, pod: str, namespace: str, port: int, path: str) -> str:
+        """GET `path` from `port` of a pod through the API server's pod proxy (an exporter's
+        /metrics) as text; raises KubeError."""
+        where = by_kind("Pod").path(namespace, f"{pod}:{port}", f"proxy/{path.lstrip('/')}")
+        data = await self._run("GET", where, raw=True)
+        return bytes(data).decode("utf-8", "replace")
+
     async def pod_log(
         self, name: str, namespace: str, *, container: str, tail_lines: int | None = None
     ) -> str:

@@ -32,6 +32,7 @@ from gryvia_operator.handlers import (
     checkpoint,
     children,
     gate,
+    gpumetrics,
     gpunode,
     gpusharing,
     idlepolicy,
@@ -163,6 +164,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
     if guards is not None:
         checkpoint.register(registry, rt, guards)
+    sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)
@@ -204,6 +206,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(guards.loop(), "guards")
         if sharing is not None:
             rt.spawn(sharing.loop(), "sharing")
+        if sampler is not None:
+            rt.spawn(sampler.loop(), "gpumetrics")
 
     rt.on_synced = start_workers
 

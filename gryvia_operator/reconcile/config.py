@@ -54,6 +54,9 @@ class ReconcileConfig:
     """How often guarded pods' logs are read for committed steps."""
     autotuners: bool = False
     """Run the GryviaAutoTuner controller (`--enable-autotuners`)."""
+    gpu_metrics: bool = False
+    """Sample the GPUs of running jobs (`--enable-gpu-metrics`) every `gpu_sample_seconds`."""
+    gpu_sample_seconds: float = 30.0
     gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
     device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")

@@ -34,12 +34,13 @@ FEATURES = (
     *DEMO_FEATURES,
     f"--job-hook-allowed-cidr={ALLOWED}/32",
     "--checkpoint-poll-seconds=1",
+    "--gpu-sample-seconds=5",
 )
-"""The session operator's flags: the demo's features (every opt-in feature that leaves shared
-state alone when none of its objects exist), hooks allowed to the tests' receiver address and
-checkpoint logs read every second. A test that needs another configuration (the admission
-gate, simulated device plugins, a feature off) says so with `@pytest.mark.operator(...)` (see
-`configuration`)."""
+"""The session operator's flags: the demo's features (every opt-in feature that leaves shared state
+alone when none of its objects exist), hooks allowed to the tests' receiver address, checkpoint
+logs read every second and GPUs sampled every 5 s (the exporters' own window). A test that needs
+another configuration (the admission gate, simulated device plugins, a feature off) says so with
+`@pytest.mark.operator(...)` (see `configuration`)."""
 
 
 def configuration(marker: pytest.Mark | None) -> tuple[str, ...]:

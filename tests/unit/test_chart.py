@@ -478,6 +478,7 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
         }
         | {("", "pods", v, "") for v in read | {"patch", "delete"}}
         | {("", "pods/log", "get", "")}
+        | {("", "pods/proxy", "get", "")}  # GPU metrics: the dcgm-exporters' /metrics
         | {("", "pods/eviction", "create", "")}
         | {("", "configmaps", v, "") for v in ("get", "create", "patch")}
         | {("", "events", v, "") for v in ("create", "patch", "list")}  # list: Preempted

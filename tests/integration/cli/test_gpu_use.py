@@ -1,6 +1,7 @@
 """`gryvia status JOB` shows how busy the job's GPUs are, read from the sandbox's
 dcgm-exporter pods through the API server's pod proxy: a busy loop reads busy on every GPU
-of both replicas, a `sleep` reads idle."""
+of both replicas, a `sleep` reads idle; the operator's sampler writes the same into the jobs'
+`status.metrics`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.builders import job_yaml
-from tests.integration.cli.conftest import CliCase
+from tests.integration.cli.conftest import CliCase, kubectl_json
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -50,6 +51,18 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
     assert {g["field"] for g in busy} == {"DCGM_FI_PROF_GR_ENGINE_ACTIVE"}
     assert all(float(g["memoryUsedMiB"]) > 0 for g in busy)
     assert float(idle[0]["activityPercent"]) <= 5
+
+    # the operator's sampler (every 5 s in tests) keeps the same in the jobs' status.metrics
+    def sampled(name: str) -> dict[str, Any] | None:
+        job = kubectl_json(case.sandbox, "get", "gryviaaijob", name, "-n", case.namespace)
+        metrics = (job.get("status") or {}).get("metrics")
+        return metrics if metrics and metrics["samples"] >= 2 else None
+
+    spin = wait_for(lambda: sampled("spin"), timeout=60, what="two samples of spin")
+    nap = wait_for(lambda: sampled("nap"), timeout=30, what="two samples of nap")
+    assert spin["field"] == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and spin["gpus"] == 2, spin
+    assert spin["meanActivityPercent"] >= 80 and spin["p95ActivityPercent"] >= 80, spin
+    assert nap["meanActivityPercent"] <= 5 and nap["peakMemoryUsedBytes"] > 0, nap
 
     shown = case.gryvia("status", "nap", "-n", case.namespace)
     assert shown.returncode == 0, shown.stderr

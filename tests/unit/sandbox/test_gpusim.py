@@ -84,6 +84,8 @@ def test_readings_name_the_holder_and_serve_its_activity_memory_power_and_faults
     node = GpuNode("gpu-l40-0", 2, "NVIDIA-L40", 46068)
     holder = _holder("train-0", 1, 42)
     first, second = readings(node, {0: holder}, {42: 80.0}, {42: 99999.0}, {1: 79})
+    (unmeasured,) = readings(GpuNode("n", 1, "L40", 100), {0: holder}, {}, {}, {})
+    assert activity(unmeasured) is None and unmeasured.pod == "train-0"
     assert (first.pod, first.namespace, first.container) == ("train-0", "ns", "main")
     assert activity(first) == (80.0, "DCGM_FI_PROF_GR_ENGINE_ACTIVE")
     assert first.values["DCGM_FI_DEV_FB_USED"] == 46068  # at most the GPU's memory

@@ -1,0 +1,109 @@
+"""GPU sampling (`--enable-gpu-metrics`, docs/gpu-metrics.md): every `gpu_sample_seconds`,
+one pass reads every running dcgm-exporter pod's /metrics once (through the API server's pod
+proxy, as `gryvia status` does), maps each GPU's pod to its job with the pod index, and
+writes each running job's new summary to `status.metrics` (`reconcile.gpumetrics`).
+
+One read per exporter per pass, never one per job. The summary a pass folds onto is the one
+this loop wrote last, or the job's own after a restart, whichever holds more samples (the
+index may not have seen the loop's last write yet), so a restart neither loses nor repeats
+a sample's effect beyond the pass it happened in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
+from gryvia_operator.api.helpers import JobPhase
+from gryvia_operator.api.jobmetrics import JobGpuMetrics
+from gryvia_operator.controller.kubeapi import KubeError
+from gryvia_operator.controller.passes import run_passes
+from gryvia_operator.controller.runtime import Runtime
+from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB
+from gryvia_operator.reconcile.gpumetrics import JobKey, fold, job_samples
+
+log = logging.getLogger(__name__)
+
+CONCURRENT_READS = 16
+"""Exporters read at once in one pass."""
+
+
+class GpuSampler:
+    """The sampling loop and the summaries it wrote last."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.written: dict[JobKey, JobGpuMetrics] = {}
+        self.wake = asyncio.Event()
+
+    async def loop(self) -> None:
+        """Run passes until cancelled."""
+        seconds = self.rt.config.gpu_sample_seconds
+        await run_passes(self.rt, "gpumetrics", self.wake, self.run_pass, seconds, log)
+
+    async def run_pass(self) -> None:
+        """Read every exporter once; write each sampled running job's summary."""
+        readings = await self.read_exporters()
+        pod_jobs = {
+            (view.namespace, view.name): view.job
+            for view in self.rt.indices.all_values(PODS_BY_JOB)
+        }
+        now = self.rt.clock()
+        for key, sample in job_samples(readings, pod_jobs).items():
+            body = self.rt.indices.first(AIJOBS, key)
+            if body is None or (body.get("status") or {}).get("phase") != JobPhase.RUNNING:
+                continue
+            summary = fold(self._previous(key, body), sample, now)
+            await self._write(key, summary)
+        running = {k for k in self.written if self.rt.indices.first(AIJOBS, k) is not None}
+        self.written = {k: v for k, v in self.written.items() if k in running}
+
+    async def read_exporters(self) -> list[GpuReading]:
+        """The readings of every running exporter pod; one that fails is logged and skipped
+        (its GPUs go unsampled this pass rather than reading as idle)."""
+        pods = await self.rt.api.list("Pod", None, label_selector=EXPORTER_SELECTOR)
+        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        gate = asyncio.Semaphore(CONCURRENT_READS)
+
+        async def read(pod: dict[str, Any]) -> list[GpuReading]:
+            meta = pod["metadata"]
+            async with gate:
+                try:
+                    text = await self.rt.api.proxy_get(
+                        meta["name"], meta["namespace"], metrics_port(pod), "metrics"
+                    )
+                    return parse(text)
+                except (KubeError, OSError, ValueError) as exc:
+                    log.warning("exporter %s/%s: %s", meta["namespace"], meta["name"], exc)
+                    return []
+
+        found = await asyncio.gather(*(read(p) for p in running))
+        return [reading for part in found for reading in part]
+
+    def _previous(self, key: JobKey, body: dict[str, Any]) -> JobGpuMetrics | None:
+        mine = self.written.get(key)
+        try:
+            raw = (body.get("status") or {}).get("metrics")
+            theirs = None if raw is None else JobGpuMetrics.model_validate(raw)
+        except ValidationError:
+            theirs = None
+        if mine is None or (theirs is not None and theirs.samples > mine.samples):
+            return theirs
+        return mine
+
+    async def _write(self, key: JobKey, summary: JobGpuMetrics) -> None:
+        status = {"metrics": summary.model_dump(by_alias=True, mode="json", exclude_none=True)}
+        try:
+            await self.rt.api.patch(
+                "GryviaAIJob", key[1], {"status": status}, key[0], subresource="status"
+            )
+        except KubeError as exc:
+            if exc.status == 404:  # deleted since the index saw it
+                return
+            raise
+        self.written[key] = summary
+        self.rt.metrics.writes.labels(kind="GryviaAIJob", verb="patch").inc()

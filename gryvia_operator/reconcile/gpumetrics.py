@@ -1,0 +1,121 @@
+"""The pure half of GPU sampling: from one pass's exporter readings to each running job's
+sample, and from a job's summary and a new sample to its next summary (`status.metrics`).
+
+A job's sample is the mean activity over the GPUs its pods hold in that pass
+(`api.dcgm.activity`: the profiling field where served, else `DCGM_FI_DEV_GPU_UTIL`), the mean
+tensor activity where served, and the most memory one of its GPUs used. The summary keeps a
+running mean and a histogram of 20 bins of 5 %, which the p95 is read from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from gryvia_operator.api.dcgm import (
+    GpuReading,
+    activity,
+    memory_used_bytes,
+    tensor_activity,
+)
+from gryvia_operator.api.jobmetrics import JobGpuMetrics
+
+BINS = 20
+"""Histogram bins of `status.metrics.activityHistogram`, 5 % each."""
+
+JobKey = tuple[str, str]
+"""(namespace, job name)."""
+
+
+@dataclass(frozen=True)
+class JobSample:
+    """One pass's reading of one job's GPUs: percentages 0..100, bytes."""
+
+    activity_percent: float
+    field: str
+    tensor_percent: float | None
+    peak_memory_bytes: int | None
+    gpus: int
+
+
+def job_samples(
+    readings: Iterable[GpuReading], pod_jobs: Mapping[tuple[str, str], str]
+) -> dict[JobKey, JobSample]:
+    """Each job's sample from the readings of GPUs held by its pods; `pod_jobs` maps
+    (namespace, pod) to the job's name. GPUs without an activity reading are skipped; a job's
+    field is the profiling field only when every GPU of it served it."""
+    grouped: dict[JobKey, list[GpuReading]] = {}
+    for reading in readings:
+        job = pod_jobs.get((reading.namespace, reading.pod))
+        if job and activity(reading) is not None:
+            grouped.setdefault((reading.namespace, job), []).append(reading)
+    samples = {}
+    for key, gpus in grouped.items():
+        measured = [m for m in (activity(g) for g in gpus) if m is not None]
+        tensors = [t for t in (tensor_activity(g) for g in gpus) if t is not None]
+        memory = [b for b in (memory_used_bytes(g) for g in gpus) if b is not None]
+        fields = {f for _, f in measured}
+        samples[key] = JobSample(
+            activity_percent=sum(v for v, _ in measured) / len(measured),
+            field=fields.pop() if len(fields) == 1 else min(fields),
+            tensor_percent=sum(tensors) / len(tensors) if tensors else None,
+            peak_memory_bytes=max(memory) if memory else None,
+            gpus=len(measured),
+        )
+    return samples
+
+
+def fold(previous: JobGpuMetrics | None, sample: JobSample, now: datetime) -> JobGpuMetrics:
+    """The job's summary after `sample`, taken at `now` (UTC). A previous summary with another
+    field (the exporter changed) is started afresh rather than mixed."""
+    if previous is not None and previous.field != sample.field:
+        previous = None
+    count = 0 if previous is None else previous.samples
+    histogram = list(previous.activity_histogram or []) if previous else []
+    histogram = (histogram + [0] * BINS)[:BINS]
+    histogram[_bin(sample.activity_percent)] += 1
+    mean = top = sample.activity_percent
+    tensor = sample.tensor_percent
+    peak = sample.peak_memory_bytes
+    if previous is not None:
+        mean = (previous.mean_activity_percent * count + sample.activity_percent) / (count + 1)
+        top = max(top, previous.max_activity_percent or 0.0)
+        if tensor is not None and previous.tensor_activity_percent is not None:
+            tensor = (previous.tensor_activity_percent * count + tensor) / (count + 1)
+        elif tensor is None:
+            tensor = previous.tensor_activity_percent
+        if previous.peak_memory_used_bytes is not None:
+            peak = max(peak or 0, previous.peak_memory_used_bytes)
+    return JobGpuMetrics(
+        field=sample.field,
+        samples=count + 1,
+        last_sample_time=now,
+        last_activity_percent=round(sample.activity_percent, 2),
+        mean_activity_percent=round(mean, 2),
+        p95_activity_percent=min(p95(histogram) or 0.0, round(top, 2)),
+        max_activity_percent=round(top, 2),
+        tensor_activity_percent=None if tensor is None else round(tensor, 2),
+        peak_memory_used_bytes=peak,
+        gpus=sample.gpus,
+        activity_histogram=histogram,
+    )
+
+
+def p95(histogram: list[int]) -> float | None:
+    """The upper edge of the bin holding the 95th percentile of the samples, in percent
+    (nearest-rank); None with no samples."""
+    total = sum(histogram)
+    if total == 0:
+        return None
+    rank = -(-95 * total // 100)  # ceil(0.95 * total)
+    seen = 0
+    for index, count in enumerate(histogram):
+        seen += count
+        if seen >= rank:
+            return float((index + 1) * 100 // BINS)
+    return 100.0
+
+
+def _bin(percent: float) -> int:
+    return min(BINS - 1, max(0, int(percent * BINS // 100)))

@@ -1,0 +1,59 @@
+"""GPU sampling's pure half: a job's sample from the readings of its pods' GPUs, and the
+summary in `status.metrics` folded sample by sample."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from gryvia_operator.api.dcgm import (
+    FIELD_ENGINE_ACTIVE,
+    FIELD_FB_USED,
+    FIELD_GPU_UTIL,
+    FIELD_TENSOR_ACTIVE,
+    GpuReading,
+)
+from gryvia_operator.reconcile.gpumetrics import BINS, JobSample, fold, job_samples, p95
+
+T0 = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+
+
+def _gpu(pod: str, gpu: int, **values: float) -> GpuReading:
+    return GpuReading("node", gpu, f"GPU-{gpu}", namespace="team", pod=pod, values=values)
+
+
+def test_a_jobs_sample_is_the_mean_over_its_pods_gpus_and_the_most_memory_of_one() -> None:
+    readings = [
+        _gpu("train-0-a", 0, **{FIELD_ENGINE_ACTIVE: 1.0, FIELD_FB_USED: 100.0}),
+        _gpu("train-1-b", 1, **{FIELD_ENGINE_ACTIVE: 0.5, FIELD_TENSOR_ACTIVE: 0.2}),
+        _gpu("train-1-b", 2, **{FIELD_FB_USED: 300.0}),  # no activity yet: left out
+        _gpu("other-0", 3, **{FIELD_ENGINE_ACTIVE: 0.0}),  # not a job's pod
+    ]
+    pod_jobs = {("team", "train-0-a"): "train", ("team", "train-1-b"): "train"}
+    (key, sample), *rest = job_samples(readings, pod_jobs).items()
+    assert not rest and key == ("team", "train")
+    assert sample == JobSample(75.0, FIELD_ENGINE_ACTIVE, 20.0, 100 * 1024 * 1024, 2)
+
+
+def test_the_summary_keeps_a_running_mean_max_and_a_p95_from_its_histogram() -> None:
+    summary = None
+    for minute, activity in enumerate([0.0] * 19 + [100.0]):
+        summary = fold(summary, JobSample(activity, FIELD_GPU_UTIL, None, None, 1), T0)
+        summary = summary.model_copy(update={"last_sample_time": T0 + timedelta(minutes=minute)})
+    assert summary is not None
+    assert summary.samples == 20 and summary.mean_activity_percent == 5.0
+    assert summary.max_activity_percent == 100.0
+    assert summary.p95_activity_percent == 5.0  # 19 of 20 samples are in the lowest bin
+    assert summary.activity_histogram is not None and len(summary.activity_histogram) == BINS
+    busy = fold(None, JobSample(99.5, FIELD_GPU_UTIL, 40.0, 10, 2), T0)
+    assert busy.p95_activity_percent == 99.5  # the bin's edge (100) capped by the max
+    assert p95([0] * BINS) is None
+
+
+def test_tensor_mean_and_peak_memory_carry_over_and_a_new_field_starts_afresh() -> None:
+    first = fold(None, JobSample(50.0, FIELD_ENGINE_ACTIVE, 40.0, 500, 1), T0)
+    second = fold(first, JobSample(70.0, FIELD_ENGINE_ACTIVE, None, 200, 1), T0)
+    assert (second.mean_activity_percent, second.tensor_activity_percent) == (60.0, 40.0)
+    assert second.peak_memory_used_bytes == 500 and second.last_activity_percent == 70.0
+    moved = fold(second, JobSample(10.0, FIELD_GPU_UTIL, None, None, 1), T0)
+    assert moved.samples == 1 and moved.field == FIELD_GPU_UTIL
+    assert moved.mean_activity_percent == 10.0

@@ -85,10 +85,14 @@ def usage(
     `unattributed` and never invoiced; `--group-by job` gives each job's cost so far. Usage
     whose GPU type no enabled GryviaGpuSku priced is unpriced, in no cost: its COST reads
     `unpriced` (or `... + unpriced`; SKU `unpriced`) and a warning names its GPU-hours.
+    Where the operator samples GPUs (docs/gpu-metrics.md), ACTIVE GPU HOURS (GPU-hours x the
+    job's mean GPU activity, of sealed runs) and IDLE COST (the rest of those GPU-hours x the
+    rate) follow; `-` for a group with no such run.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
-    items: [{<group>, gpuHours, cost, currency, jobs, unpricedGpuHours?}], total: {...},
-    note}; `unpricedGpuHours` only with unpriced usage, `cost` null when none is priced.
+    items: [{<group>, gpuHours, cost, currency, jobs, unpricedGpuHours?, activeGpuHours?,
+    idleCost?}], total: {...}, note}; `unpricedGpuHours` only with unpriced usage, `cost` null
+    when none is priced, `activeGpuHours` and `idleCost` only with sampled runs.
     CSV: `<group>,gpu_hours,cost,currency,jobs` and a final `total` line; cells that a
     spreadsheet would run as a formula get a leading apostrophe, cells holding a line break
     are quoted, numbers (negative ones too) stay numbers.
@@ -144,12 +148,22 @@ def usage(
     if not rows:
         info("No usage" + (f" for tenant {tenant}" if tenant else "") + " in this period.")
         return
-    render_table([key, "gpu hours", "cost", "jobs"], _table(rows, total))
+    headers = [key, "gpu hours", "cost", "jobs"]
+    if total.active_gpu_hours is not None:
+        headers += ["active gpu hours", "idle cost"]
+    render_table(headers, _table(rows, total))
     note(ESTIMATE_NOTE)
 
 
 def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:
     from gryvia_cli.core.unpriced import money_text
+
+    def use(row: UsageRow) -> list[object]:
+        if total.active_gpu_hours is None:
+            return []
+        if row.active_gpu_hours is None or row.idle_cost is None:
+            return ["-", "-"]
+        return [f"{row.active_gpu_hours:.4f}", f"{row.idle_cost:.4f} {row.currency}"]
 
     return [
         [
@@ -157,6 +171,7 @@ def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:
             f"{row.gpu_hours:.4f}",
             money_text(row.cost, row.currency, row.gpu_hours, row.unpriced_gpu_hours, places=4),
             row.jobs,
+            *use(row),
         ]
         for row in (*rows, total)
     ]

@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from gryvia_cli.core.csvexport import to_csv
+from gryvia_cli.core.gpuuse import idle_cost
 from gryvia_cli.core.unpriced import UNPRICED, only_unpriced
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.invoice import line_amount, line_amounts
@@ -55,6 +56,10 @@ class UsageRow:
     jobs: int
     unpriced_gpu_hours: float = 0.0
     unpriced_gpu_types: tuple[str, ...] = ()
+    active_gpu_hours: float | None = None
+    """Active GPU-hours of its sealed, sampled runs (`spec.activeGPUHours`); None: none."""
+    idle_cost: Decimal | None = None
+    """What the idle part of those runs cost: (GPU-hours - active) x rate, in `currency`."""
 
     def as_dict(self, group_by: str) -> dict[str, Any]:
         """Return the row as a JSON object (`group_by` names the key field); with unpriced
@@ -69,6 +74,9 @@ class UsageRow:
         }
         if self.unpriced_gpu_hours > 0:
             out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
+        if self.active_gpu_hours is not None and self.idle_cost is not None:
+            out["activeGpuHours"] = round(self.active_gpu_hours, 4)
+            out["idleCost"] = float(round(self.idle_cost, 4))
         return out
 
 
@@ -118,18 +126,25 @@ def aggregate(
     sorted by cost, highest first; day rows by date. Jobs count distinct (namespace, job)
     pairs. `tenants` are the existing tenants' names (None: unknown); usage of any other
     tenant is `unattributed`, and `tenant` filters on that billed name. Unpriced records
-    count in the rows' `unpriced_gpu_hours`."""
+    count in the rows' `unpriced_gpu_hours`; sealed, sampled records in their active GPU-hours
+    and idle cost (`idle_cost`)."""
     hours: dict[str, float] = defaultdict(float)
     unpriced: dict[str, float] = defaultdict(float)
     types: dict[str, set[str]] = defaultdict(set)
     cost: dict[str, float] = defaultdict(float)
     currencies: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    active: dict[str, float] = {}
+    idle: dict[str, Decimal] = {}
     for rec in records:
         if not in_period(rec, start, end) or (tenant and billed_tenant(rec, tenants) != tenant):
             continue
         no_price = is_unpriced(rec.spec)
+        wasted = idle_cost(rec)
         for key in (_key(rec, group_by, tenants), "\0total"):
+            if wasted is not None:
+                active[key] = active.get(key, 0.0) + (rec.spec.active_gpu_hours or 0.0)
+                idle[key] = idle.get(key, Decimal(0)) + wasted
             hours[key] += rec.spec.gpu_hours
             if no_price:
                 unpriced[key] += rec.spec.gpu_hours
@@ -148,6 +163,8 @@ def aggregate(
             len(jobs[key]),
             unpriced[key],
             tuple(sorted(types[key])),
+            active.get(key),
+            idle.get(key),
         )
 
     keys = [k for k in hours if k != "\0total"]

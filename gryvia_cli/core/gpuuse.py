@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.dcgm import (
     FIELD_FB_USED,
     FIELD_POWER_USAGE,
@@ -19,6 +21,7 @@ from gryvia_operator.api.dcgm import (
     activity,
     tensor_activity,
 )
+from gryvia_operator.api.ledger import amount
 
 
 @dataclass(frozen=True)
@@ -99,3 +102,13 @@ def summary_text(rows: Sequence[GpuUse]) -> str:
     if power:
         text += f", {sum(power):.0f} W"
     return text
+
+
+def idle_cost(record: GryviaUsageRecord) -> Decimal | None:
+    """(GPU-hours - active GPU-hours) x rate of a sealed, sampled record (6-place amounts, as
+    the ledger writes them); None when the record has no active GPU-hours."""
+    active = record.spec.active_gpu_hours
+    if active is None:
+        return None
+    idle = Decimal(amount(record.spec.gpu_hours)) - Decimal(amount(active))
+    return max(Decimal(0), idle) * Decimal(amount(record.spec.rate))

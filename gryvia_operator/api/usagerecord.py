@@ -62,6 +62,9 @@ class GryviaUsageRecordSpec(GryviaModel):
     """(end or now - start) in hours x billed GPUs (`physicalGPUs` when set, else `gpus`)."""
     cost: NonNegativeFloat
     """gpuHours x rate (an estimate, not an invoice); 0 with `unpriced`: no price, not free."""
+    active_gpu_hours: NonNegativeFloat | None = Field(default=None, alias="activeGPUHours")
+    """gpuHours x the job's mean GPU activity (`status.metrics.meanActivityPercent`), written
+    when the record is sealed; unset when its GPUs were never sampled (docs/gpu-metrics.md)."""
     final: StrictBool
     """The run has ended; the spec can no longer change."""
     unpriced: StrictBool | None = None

@@ -142,7 +142,8 @@ def build_usage_record(
     no pod seen); `recorded_start` the `spec.start` of the record already stored;
     `physical_gpus` the physical GPUs billed when they differ from the job's units
     (`billed_physical_gpus`; None: the units are whole GPUs). GPU-hours = billed GPUs x
-    running hours, cost = GPU-hours x rate. Timestamps must be timezone-aware (UTC).
+    running hours, cost = GPU-hours x rate; a sealed record of a sampled job also carries
+    active GPU-hours = GPU-hours x its mean activity. Timestamps must be timezone-aware (UTC).
     """
     status = job.status
     if status is None or status.start_time is None:
@@ -179,6 +180,9 @@ def build_usage_record(
         spec["gpuType"] = gpu_type
     if final:
         spec["end"] = _rfc3339(end)
+        metrics = status.metrics
+        if metrics is not None and metrics.samples and gpus:
+            spec["activeGPUHours"] = round(hours * metrics.mean_activity_percent / 100, 6)
     return {
         "apiVersion": API_VERSION,
         "kind": "GryviaUsageRecord",

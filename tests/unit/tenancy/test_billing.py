@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 
@@ -95,3 +96,16 @@ def test_csv_cells_cannot_become_formulas() -> None:
     assert csv_safe("+1") == "'+1" and csv_safe("@x") == "'@x" and csv_safe("-x") == "'-x"
     assert csv_safe(-3.5) == "-3.5" and csv_safe("team") == "team"
     assert to_csv(["tenant", "cost"], [["=cmd", 1.5]]) == "tenant,cost\n'=cmd,1.5\n"
+
+
+def test_sealed_sampled_runs_add_active_gpu_hours_and_idle_cost_in_decimal() -> None:
+    sampled = _rec("a", "s1", "2026-11-05T00:00:00Z", 8.0, 4.1)
+    sampled.spec.active_gpu_hours = 2.0
+    other = _rec("a", "s2", "2026-11-05T01:00:00Z", 1.0, 3.0)
+    rows, total = aggregate([sampled, other], "job")
+    by_key = {r.key: r for r in rows}
+    assert by_key["tenant-a/s1"].active_gpu_hours == 2.0
+    assert by_key["tenant-a/s1"].idle_cost == Decimal("24.600000")  # 6 h x 4.1, exactly
+    assert by_key["tenant-a/s2"].active_gpu_hours is None
+    assert by_key["tenant-a/s2"].as_dict("job").keys().isdisjoint({"activeGpuHours"})
+    assert total.as_dict("job")["idleCost"] == 24.6 and total.active_gpu_hours == 2.0

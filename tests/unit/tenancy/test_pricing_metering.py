@@ -159,3 +159,27 @@ def test_running_hours_are_refreshed_at_most_every_refresh_period() -> None:
     assert needs_update(stored, sealed, age_seconds=1, refresh_seconds=40)
     repriced = {"spec": {**progressed["spec"], "rate": 8.0}}
     assert needs_update(stored, repriced, age_seconds=1, refresh_seconds=40)
+
+
+def test_a_sealed_record_of_a_sampled_job_carries_its_active_gpu_hours() -> None:
+    end = T0 + dt.timedelta(minutes=30)
+    job = _job("Succeeded", end=end)
+    args = {"tenant": "a", "rate": Rate("h100", "H100", 4.0), "gpu_type": "H100"}
+    assert "activeGPUHours" not in (build_usage_record(job, now=end, **args) or {})["spec"]
+    metrics = {
+        "field": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+        "samples": 60,
+        "lastSampleTime": end.isoformat(),
+        "lastActivityPercent": 20.0,
+        "meanActivityPercent": 25.0,
+    }
+    body = job.model_dump(by_alias=True, mode="json", exclude_none=True)
+    body["status"]["metrics"] = metrics
+    sampled = GryviaAIJob.model_validate(body)
+    rec = build_usage_record(sampled, now=end, **args)
+    assert rec is not None and rec["spec"]["gpuHours"] == 4.0  # 8 GPUs x 0.5 h
+    assert rec["spec"]["activeGPUHours"] == 1.0  # a quarter of them busy
+    body = _job("Running").model_dump(by_alias=True, mode="json", exclude_none=True)
+    body["status"]["metrics"] = metrics
+    running = GryviaAIJob.model_validate(body)
+    assert "activeGPUHours" not in (build_usage_record(running, now=end, **args) or {})["spec"]

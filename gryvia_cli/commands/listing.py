@@ -98,8 +98,9 @@ def list_jobs(
     webhook was down. --mine keeps your own jobs (you as the API server sees your kubeconfig
     user), -u USER those of USER; jobs without a submitter match neither.
 
-    `-o wide` adds pods, ready replicas, run time, the nodes the pods are bound to, the cost
-    so far (metered; `~` marks an estimate from the catalog rate) and the status message;
+    `-o wide` adds pods, ready replicas, run time, the nodes the pods are bound to, GPU% (the
+    operator's last GPU sample while it runs, its run's mean after; docs/gpu-metrics.md), the
+    cost so far (metered; `~` marks an estimate from the catalog rate) and the status message;
     `-o json` prints the GryviaAIJobList as the API server returns it.
 
     Examples:

@@ -97,6 +97,16 @@ class JobSummary:
     kueue: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """`status.kueue` as stored (Kueue integration): queueName, clusterQueue, flavor,
     borrowedGPUs; {} for a job Gryvia's own gate admits."""
+    metrics: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """`status.metrics` as stored (the operator's GPU samples, docs/gpu-metrics.md)."""
+
+    @property
+    def gpu_percent(self) -> str:
+        """GPU activity as the operator sampled it: the last sample's while the job runs,
+        the mean over its run once it ended; "-" when never sampled."""
+        key = "meanActivityPercent" if self.terminal else "lastActivityPercent"
+        value = self.metrics.get(key)
+        return f"{float(value):.0f}%" if isinstance(value, int | float) else "-"
 
     @property
     def kueue_queue(self) -> str:
@@ -207,6 +217,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         preemptions=_int(status.get("preemptions")),
         submitter=submitter_of(obj),
         kueue=_map(status.get("kueue")),
+        metrics=_map(status.get("metrics")),
     )
 
 
@@ -270,7 +281,16 @@ def durations(job: JobSummary, now: datetime) -> dict[str, float | None]:
 
 
 JOB_COLUMNS = ("name", "user", "type", "gpus", "gpu type", "status", "age")
-JOB_WIDE_COLUMNS = (*JOB_COLUMNS, "pods", "ready", "duration", "nodes", "cost", "message")
+JOB_WIDE_COLUMNS = (
+    *JOB_COLUMNS,
+    "pods",
+    "ready",
+    "duration",
+    "nodes",
+    "gpu%",
+    "cost",
+    "message",
+)
 
 
 def bound_nodes(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -304,7 +324,8 @@ def job_row(
     """One `list jobs` row: NAME, USER (the submitter, `-` when not recorded), TYPE, GPUS
     (total), GPU TYPE, STATUS, AGE, and with `wide`
     PODS, READY, DURATION, NODES (`nodes`: where the pods are bound, see `bound_nodes`),
-    COST (`cost`, the text of the cost so far) and MESSAGE."""
+    GPU% (`JobSummary.gpu_percent`), COST (`cost`, the text of the cost so far) and
+    MESSAGE."""
     status = job.phase + (" (cancelling)" if job.cancel_requested and not job.terminal else "")
     row: list[Any] = [
         job.name,
@@ -322,6 +343,7 @@ def job_row(
             f"{job.replicas_ready}/{job.pods}",
             timefmt.format_seconds(ran),
             ",".join(nodes) or "-",
+            job.gpu_percent,
             cost,
             job.message or "-",
         ]

@@ -60,8 +60,13 @@ def test_job_row_plain_and_wide() -> None:
     assert row[:5] == ["a", "-", "training", 8, "H100"]
     assert row[5] == Marked("Running", "ok") and row[6] == "4h"
     wide = job_row(summarize_job(obj), NOW, wide=True)
-    # 13 columns: issue 13 added COST after NODES, issue 16 USER after NAME
-    assert len(wide) == 13 and wide[7:9] == [1, "0/1"]
+    # 14 columns: issue 13 added COST after NODES, issue 16 USER after NAME, issue 36 GPU%
+    assert len(wide) == 14 and wide[7:9] == [1, "0/1"] and wide[11] == "-"  # never sampled
+    metrics = {"lastActivityPercent": 96.4, "meanActivityPercent": 41.0}
+    sampled = obj | {"status": obj["status"] | {"metrics": metrics}}
+    assert job_row(summarize_job(sampled), NOW, wide=True)[11] == "96%"  # running: last sample
+    ended = sampled | {"status": sampled["status"] | {"phase": "Succeeded"}}
+    assert job_row(summarize_job(ended), NOW, wide=True)[11] == "41%"  # ended: the run's mean
     alice = obj | {"metadata": obj["metadata"] | {"annotations": {"gryvia.io/submitted-by": "al"}}}
     assert job_row(summarize_job(alice), NOW)[1] == "al"
 

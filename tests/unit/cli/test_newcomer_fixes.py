@@ -68,7 +68,7 @@ def test_bound_nodes_come_from_the_pods_spec_node_name() -> None:
 def test_list_wide_and_status_show_the_bound_node() -> None:
     wide = run(["list", "jobs", "-o", "wide"], _placed_elsewhere()).output.splitlines()
     header, row = wide[0].split(), wide[1].split()
-    assert header[11:13] == ["NODES", "COST"]  # GPU TYPE is two words
+    assert header[11:14] == ["NODES", "GPU%", "COST"]  # GPU TYPE is two words
     assert row[10] == "h0"
     status = run(["status", "run"], _placed_elsewhere()).output
     assert "Nodes:       h0\n" in status and "h1" not in status.split("━━━ Pods")[0]
@@ -92,7 +92,7 @@ def test_job_cost_in_list_wide_and_status_estimated_then_metered() -> None:
     )
     fake.objects[2]["metadata"]["uid"] = "uid-run"
     metered = run(["list", "jobs", "-o", "wide"], fake).output.splitlines()[1].split()
-    assert metered[11:13] == ["24.00", "USD"]
+    assert metered[12:14] == ["24.00", "USD"]
     data = json.loads(run(["status", "run", "-o", "json"], fake).output)
     assert data["cost"] == {"soFar": 24.0, "perHour": 64.0, "currency": "USD", "metered": True}
 

@@ -230,3 +230,32 @@ def add_nodes(
 
     for node in cluster.add_nodes(name, spec):
         typer.echo(f"node/{node} added")
+
+
+@app.command("gpu-fault")
+def gpu_fault(
+    node: Annotated[str, typer.Argument(help="A GPU node of the sandbox, e.g. gpu-h100-0.")],
+    gpu: Annotated[int, typer.Option("--gpu", help="The GPU's index on the node.")] = 0,
+    xid: Annotated[
+        int, typer.Option("--xid", min=0, help="The XID error to report (e.g. 79); 0 clears.")
+    ] = 79,
+    name: NameOpt = "sandbox",
+) -> None:
+    """Make one simulated GPU report an XID error, as a failing GPU does.
+
+    The node's exporter serves it as DCGM_FI_DEV_XID_ERRORS from its next scrape;
+    `gryvia health gpu` then names the node, the GPU and the job on it. `--xid 0` clears it.
+
+    Examples:
+      gryvia sandbox gpu-fault gpu-h100-0 --gpu 3 --xid 79
+      gryvia sandbox gpu-fault gpu-h100-0 --gpu 3 --xid 0
+    """
+    from gryvia_cli.errors import UsageError
+    from gryvia_cli.sandbox.gpusim import set_fault
+    from gryvia_cli.sandbox.sandboxes import Sandbox
+
+    try:
+        set_fault(Sandbox(name).state, node, gpu, xid)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    typer.echo(f"{node} GPU {gpu}: " + (f"reports XID {xid}" if xid else "fault cleared"))

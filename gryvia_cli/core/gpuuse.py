@@ -11,17 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.dcgm import (
+    FIELD_ECC_DBE,
     FIELD_FB_USED,
     FIELD_POWER_USAGE,
+    FIELD_XID_ERRORS,
     GpuReading,
     activity,
     tensor_activity,
 )
-from gryvia_operator.api.ledger import amount
+
+if TYPE_CHECKING:
+    from gryvia_operator.api import GryviaUsageRecord
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,58 @@ def summary_text(rows: Sequence[GpuUse]) -> str:
 def idle_cost(record: GryviaUsageRecord) -> Decimal | None:
     """(GPU-hours - active GPU-hours) x rate of a sealed, sampled record (6-place amounts, as
     the ledger writes them); None when the record has no active GPU-hours."""
+    from gryvia_operator.api.ledger import amount
+
     active = record.spec.active_gpu_hours
     if active is None:
         return None
     idle = Decimal(amount(record.spec.gpu_hours)) - Decimal(amount(active))
     return max(Decimal(0), idle) * Decimal(amount(record.spec.rate))
+
+
+@dataclass(frozen=True)
+class GpuFault:
+    """A GPU that reports an error: the last XID (`DCGM_FI_DEV_XID_ERRORS`, 0 is none) or
+    double-bit ECC errors (`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`), with the pod holding it."""
+
+    node: str
+    gpu: int
+    uuid: str
+    error: str
+    namespace: str
+    pod: str
+
+    def as_dict(self, job: str | None) -> dict[str, Any]:
+        """The documented JSON shape (`health gpu -o json`, key `gpuFaults`)."""
+        return {
+            "node": self.node,
+            "gpu": self.gpu,
+            "uuid": self.uuid,
+            "error": self.error,
+            "namespace": self.namespace or None,
+            "pod": self.pod or None,
+            "job": job,
+        }
+
+
+def gpu_faults(readings: Iterable[GpuReading]) -> list[GpuFault]:
+    """The GPUs among `readings` that report an XID or double-bit ECC errors, by node and
+    index. XID meanings are NVIDIA's (e.g. 79: the GPU has fallen off the bus, 48: a
+    double-bit ECC error, 94/95: contained/uncontained ECC errors)."""
+    faults = []
+    for reading in readings:
+        xid = int(reading.values.get(FIELD_XID_ERRORS, 0) or 0)
+        dbe = int(reading.values.get(FIELD_ECC_DBE, 0) or 0)
+        errors = ([f"XID {xid}"] if xid else []) + ([f"{dbe} double-bit ECC"] if dbe else [])
+        if errors:
+            faults.append(
+                GpuFault(
+                    reading.hostname,
+                    reading.gpu,
+                    reading.uuid,
+                    ", ".join(errors),
+                    reading.namespace,
+                    reading.pod,
+                )
+            )
+    return sorted(faults, key=lambda f: (f.node, f.gpu))

@@ -116,6 +116,22 @@ def write_nodes(state: Path, nodes: Sequence[Mapping[str, Any]]) -> None:
             (folder / f"{gpus.name}.json").write_text(json.dumps(gpus.__dict__))
 
 
+def set_fault(state: Path, node: str, gpu: int, xid: int) -> None:
+    """Make GPU `gpu` of `node` report XID `xid` (0 clears it). Raises ValueError when the
+    node has no such GPU (naming what it has) and OSError when the file cannot be written."""
+    try:
+        known = GpuNode(**json.loads((state / "gpu-nodes" / f"{node}.json").read_text()))
+    except FileNotFoundError:
+        raise ValueError(f"node {node} is not a GPU node of this sandbox") from None
+    if not 0 <= gpu < known.count:
+        raise ValueError(f"--gpu {gpu}: node {node} has GPUs 0..{known.count - 1}")
+    path = state / "gpu-faults" / f"{node}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    faults = json.loads(path.read_text()) if path.exists() else {}
+    faults = {k: v for k, v in faults.items() if k != str(gpu)} | ({str(gpu): xid} if xid else {})
+    path.write_text(json.dumps(faults))
+
+
 def holders(markers: Path, node: str) -> list[Holder]:
     """The live container processes on `node` that asked for GPUs, oldest first."""
     found = []

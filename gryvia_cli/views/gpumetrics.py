@@ -4,9 +4,10 @@ namespace)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from gryvia_cli.core.gpuuse import GpuFault
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
@@ -40,3 +41,20 @@ def read_gpus(access: Any, nodes: Collection[str]) -> tuple[list[GpuReading], st
         except (GryviaError, ValueError) as exc:
             problems.append(f"{meta['namespace']}/{meta['name']}: {exc}")
     return readings, "; ".join(problems)
+
+
+def fault_jobs(access: Any, faults: Sequence[GpuFault]) -> dict[tuple[str, str], str | None]:
+    """The job of each faulty GPU's pod, by (namespace, pod): None when the pod is gone, has
+    no job label or cannot be read."""
+    from gryvia_cli.core.jobs import job_of_pod
+
+    jobs: dict[tuple[str, str], str | None] = {}
+    for fault in faults:
+        if not fault.pod or (fault.namespace, fault.pod) in jobs:
+            continue
+        try:
+            pod = access.get(r.POD, fault.pod, fault.namespace)
+        except GryviaError:
+            pod = {}
+        jobs[(fault.namespace, fault.pod)] = job_of_pod(pod) if pod else None
+    return jobs

@@ -1,11 +1,12 @@
 """`gryvia status JOB` shows how busy the job's GPUs are, read from the sandbox's
 dcgm-exporter pods through the API server's pod proxy: a busy loop reads busy on every GPU
 of both replicas, a `sleep` reads idle; the operator's sampler writes the same into the jobs'
-`status.metrics`."""
+`status.metrics`; an XID injected on one of the busy job's GPUs shows in `health gpu`."""
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -68,3 +69,24 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
     assert shown.returncode == 0, shown.stderr
     assert "GPU use:     mean 0.0 % over 1 GPU(s)" in shown.stdout
     assert "ACTIVITY %" in shown.stdout
+
+    # an XID 79 on the GPU replica 1 holds: `health gpu` names the node, GPU and job, exit 1
+    node, gpu = busy[1]["node"], busy[1]["gpu"]
+    box = {"GRYVIA_SANDBOX_HOME": os.environ["GRYVIA_SANDBOX_HOME"]}
+    fault = ["sandbox", "gpu-fault", node, "--gpu", str(gpu), "--name", case.sandbox.name]
+    assert case.gryvia(*fault, "--xid", "79", env=box).returncode == 0
+    try:
+
+        def reported() -> list[dict[str, Any]] | None:
+            done = case.gryvia("health", "gpu", "-o", "json")
+            faults = json.loads(done.stdout)["gpuFaults"] if done.stdout else []
+            return faults if faults and done.returncode == 1 else None
+
+        (found,) = wait_for(reported, timeout=30, interval=1, what="the XID in health gpu")
+        assert (found["node"], found["gpu"], found["error"]) == (node, gpu, "XID 79")
+        assert (found["namespace"], found["job"]) == (case.namespace, "spin")
+        table = case.gryvia("health", "gpu", env={"NO_COLOR": "1"})
+        assert table.returncode == 1
+        assert f"{case.namespace}/spin" in table.stdout.split("GPU faults")[1]
+    finally:
+        assert case.gryvia(*fault, "--xid", "0", env=box).returncode == 0

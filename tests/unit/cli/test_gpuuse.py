@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from gryvia_cli.core.gpuuse import job_gpu_use, summary_text
+from gryvia_cli.core.gpuuse import gpu_faults, job_gpu_use, summary_text
 from gryvia_operator.api.dcgm import (
+    FIELD_ECC_DBE,
     FIELD_ENGINE_ACTIVE,
     FIELD_FB_USED,
     FIELD_GPU_UTIL,
     FIELD_POWER_USAGE,
+    FIELD_XID_ERRORS,
     GpuReading,
 )
 
@@ -43,3 +45,25 @@ def test_no_activity_served_is_no_summary() -> None:
     assert rows[0].activity is None and summary_text(rows) == ""
     util = GpuReading("n", 0, "u", namespace="t", pod="p", values={FIELD_GPU_UTIL: 40.0})
     assert summary_text(job_gpu_use([util], "t", {"p": None})).startswith("mean 40.0 % over 1")
+
+
+def test_gpus_reporting_an_xid_or_double_bit_ecc_are_faults_with_their_holder() -> None:
+    readings = [
+        GpuReading("n2", 0, "u0", values={FIELD_XID_ERRORS: 0.0}),
+        GpuReading("n1", 3, "u3", namespace="t", pod="p", values={FIELD_XID_ERRORS: 79.0}),
+        GpuReading("n1", 1, "u1", values={FIELD_XID_ERRORS: 48.0, FIELD_ECC_DBE: 2.0}),
+    ]
+    faults = gpu_faults(readings)
+    assert [(f.node, f.gpu, f.error, f.pod) for f in faults] == [
+        ("n1", 1, "XID 48, 2 double-bit ECC", ""),
+        ("n1", 3, "XID 79", "p"),
+    ]
+    assert faults[1].as_dict("train") == {
+        "node": "n1",
+        "gpu": 3,
+        "uuid": "u3",
+        "error": "XID 79",
+        "namespace": "t",
+        "pod": "p",
+        "job": "train",
+    }

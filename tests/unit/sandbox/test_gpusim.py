@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from gryvia_cli.sandbox.gpusim import (
     GpuNode,
@@ -20,6 +23,7 @@ from gryvia_cli.sandbox.gpusim import (
     node_record,
     readings,
     running,
+    set_fault,
     write_nodes,
 )
 from gryvia_cli.sandbox.nodespec import build_nodes, parse_node_spec
@@ -105,3 +109,16 @@ def test_the_daemonset_runs_on_gpu_nodes_under_the_gpu_operators_label(tmp_path:
     assert str(tmp_path) in container["command"]
     assert container["ports"] == [{"name": "metrics", "containerPort": 9400}]
     assert daemonset["metadata"]["namespace"] == namespace["metadata"]["name"]
+
+
+def test_a_fault_is_set_and_cleared_per_gpu_and_a_bad_gpu_is_named(tmp_path: Path) -> None:
+    write_nodes(tmp_path, build_nodes(parse_node_spec("1xL40:4")))
+    node = "gpu-l40-0"
+    set_fault(tmp_path, node, 2, 79)
+    set_fault(tmp_path, node, 3, 48)
+    set_fault(tmp_path, node, 3, 0)
+    assert json.loads((tmp_path / "gpu-faults" / f"{node}.json").read_text()) == {"2": 79}
+    with pytest.raises(ValueError, match=r"--gpu 4: node gpu-l40-0 has GPUs 0..3"):
+        set_fault(tmp_path, node, 4, 79)
+    with pytest.raises(ValueError, match="not a GPU node"):
+        set_fault(tmp_path, "cpu-0", 0, 79)

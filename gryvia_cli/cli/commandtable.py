@@ -48,6 +48,12 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         module="podexec",
         pick="port-forward",
     ),
+    _cmd(
+        "seff",
+        "Workloads",
+        "A job's GPU efficiency in the shape of Slurm's seff.",
+        pick="seff",
+    ),
     _cmd("cancel", "Workloads", "Cancel waiting or running jobs.", pick="cancel"),
     _cmd("delete", "Workloads", "Delete jobs (or other Gryvia objects).", "rm", pick="delete"),
     _cmd("queue", "Workloads", "Waiting jobs, oldest first, and why each one waits.", pick="queue"),

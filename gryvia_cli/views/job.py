@@ -98,8 +98,9 @@ class JobSnapshot:
         return (s.phase, s.message, conds, pods, len(self.events))
 
 
-def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
-    """Read the job (NotFoundError if missing), its pods and the events about them."""
+def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True) -> JobSnapshot:
+    """Read the job (NotFoundError if missing), its pods and the events about them, and with
+    `gpus` its running pods' GPU use from the dcgm-exporters."""
     from gryvia_cli.core.events import since
     from gryvia_cli.views.reads import get_namespaced, read_pricing, try_read
     from gryvia_cli.views.streams import job_pods
@@ -123,7 +124,7 @@ def job_snapshot(state: Session, name: str, namespace: str) -> JobSnapshot:
         for p in pods
         if (p.get("status") or {}).get("phase") == "Running"
     }
-    if running:
+    if running and gpus:
         from gryvia_cli.views.gpumetrics import read_gpus
 
         readings, snapshot.gpus_note = read_gpus(access, snapshot.nodes)

@@ -51,7 +51,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     _cmd(
         "seff",
         "Workloads",
-        "A job's GPU efficiency in the shape of Slurm's seff.",
+        "A job's efficiency as Slurm's seff prints it: state, wall time, GPU efficiency.",
         pick="seff",
     ),
     _cmd("cancel", "Workloads", "Cancel waiting or running jobs.", pick="cancel"),
@@ -86,12 +86,16 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         "GPU nodes in Slurm's sinfo layout: GPU types as partitions.",
         pick="sinfo",
     ),
-    _cmd("health", "Cluster", "GPU node health: phase, driver, CUDA, RDMA.", pick="health"),
+    _cmd(
+        "health",
+        "Cluster",
+        "GPU node health: phase, driver, CUDA, RDMA, and GPUs reporting errors.",
+        pick="health",
+    ),
     _cmd(
         "gpu",
         "Workloads",
-        "GPU training and NCCL insights (not built yet: says what it needs).",
-        pick="gpu",
+        "GPU training and NCCL insights: per-rank GPU use, stragglers, NCCL transports.",
     ),
     _cmd(
         "reservation",

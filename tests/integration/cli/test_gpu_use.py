@@ -90,3 +90,35 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
         assert f"{case.namespace}/spin" in table.stdout.split("GPU faults")[1]
     finally:
         assert case.gryvia(*fault, "--xid", "0", env=box).returncode == 0
+
+
+def test_gpu_training_names_the_idle_replica_and_gpu_nccl_reads_the_logs(case: CliCase) -> None:
+    """Replica 0 spins and prints step lines; replica 1 sleeps: `gpu training` names replica 1
+    (rank 1) as the straggler. `gpu nccl` finds no NCCL lines (no NCCL runs here) and says
+    how to get them."""
+    script = (
+        'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then sleep 600; '
+        "else i=0; while :; do i=$((i+1)); [ $((i % 20000)) = 0 ] && echo step $i; done; fi"
+    )
+    path = case.tmp_path / "lag.yaml"
+    extra = "  distributed:\n    enabled: true\n    nodes: 2\n"
+    path.write_text(
+        job_yaml("lag", gpus=1, gpu_type=None, script=f"nice -n 19 sh -c '{script}'", extra=extra)
+    )
+    assert case.gryvia("submit", "-f", str(path), "-n", case.namespace).returncode == 0
+
+    def named() -> dict[str, Any] | None:
+        done = case.gryvia("gpu", "training", "--job", "lag", "-n", case.namespace, "-o", "json")
+        data = json.loads(done.stdout) if done.returncode == 0 else {}
+        return data if len(data.get("ranks") or []) == 2 and data.get("straggler") else None
+
+    data = wait_for(named, timeout=90, interval=1, what="gpu training naming a straggler")
+    assert data["straggler"]["replica"] == 1, data
+    assert [r["rank"] for r in data["ranks"]] == [0, 1]
+    shown = case.gryvia(
+        "gpu", "training", "--job", "lag", "-n", case.namespace, env={"NO_COLOR": "1"}
+    )
+    assert shown.returncode == 0 and "Straggler:  " in shown.stdout and "replica 1" in shown.stdout
+
+    nccl = case.gryvia("gpu", "nccl", "--job", "lag", "-n", case.namespace)
+    assert nccl.returncode == 0 and "NCCL_DEBUG=INFO" in nccl.stdout, nccl.stdout + nccl.stderr

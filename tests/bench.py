@@ -18,6 +18,7 @@ SUITES = [
     "tests.bench_pending",
     "tests.bench_kueue",
     "tests.bench_idle",
+    "tests.bench_gpumetrics",
 ]
 
 

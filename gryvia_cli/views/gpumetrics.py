@@ -12,35 +12,45 @@ from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
 
+CONCURRENT_READS = 8
+"""Exporters read at once."""
 
-def read_gpus(access: Any, nodes: Collection[str]) -> tuple[list[GpuReading], str]:
-    """The readings of the running dcgm-exporter pods on `nodes` (all nodes when empty), and
-    "" or a sentence saying why some or all could not be read (no exporter pods, no right to
-    list pods cluster-wide, an exporter that did not answer)."""
+
+def read_gpus(
+    access: Any, nodes: Collection[str], pods: Collection[str] = ()
+) -> tuple[list[GpuReading], str]:
+    """The readings of the running dcgm-exporter pods on `nodes` (all nodes when empty), only
+    of the GPUs the pods named `pods` hold when given, and "" or a sentence saying why some or
+    all could not be read (no exporter pods, no right to list pods cluster-wide, an exporter
+    that did not answer)."""
     try:
-        pods = access.items(r.POD, None, label_selector=EXPORTER_SELECTOR)
+        exporters = access.items(r.POD, None, label_selector=EXPORTER_SELECTOR)
     except GryviaError as exc:
         return [], f"cannot find the dcgm-exporter pods: {exc}"
     wanted = [
         p
-        for p in pods
+        for p in exporters
         if (p.get("status") or {}).get("phase") == "Running"
         and (not nodes or (p.get("spec") or {}).get("nodeName") in nodes)
     ]
     if not wanted:
         return [], f"no running dcgm-exporter pod ({EXPORTER_SELECTOR}) on the job's nodes"
-    readings: list[GpuReading] = []
-    problems = []
-    for pod in wanted:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(pod: dict[str, Any]) -> tuple[list[GpuReading], str]:
         meta = pod["metadata"]
         try:
             body = access.pod_proxy_get(
                 meta["name"], meta["namespace"], metrics_port(pod), "metrics"
             )
-            readings.extend(parse(body.decode("utf-8", "replace")))
+            return parse(body.decode("utf-8", "replace"), pods), ""
         except (GryviaError, ValueError) as exc:
-            problems.append(f"{meta['namespace']}/{meta['name']}: {exc}")
-    return readings, "; ".join(problems)
+            return [], f"{meta['namespace']}/{meta['name']}: {exc}"
+
+    with ThreadPoolExecutor(min(len(wanted), CONCURRENT_READS)) as pool:
+        done = list(pool.map(read, wanted))
+    readings = [reading for found, _ in done for reading in found]
+    return readings, "; ".join(problem for _, problem in done if problem)
 
 
 def fault_jobs(access: Any, faults: Sequence[GpuFault]) -> dict[tuple[str, str], str | None]:

@@ -108,6 +108,21 @@ def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True
     access = state.access()
     job = get_namespaced(access, r.AIJOB, name, namespace)
     pods = try_read(lambda: job_pods(access, namespace, name), "pods") or []
+    running = {
+        str(p["metadata"]["name"]): (replica_of_pod(p), str((p.get("spec") or {}).get("nodeName")))
+        for p in pods
+        if (p.get("status") or {}).get("phase") == "Running"
+    }
+    gpu_read = None
+    if running and gpus:  # beside the reads below: it waits on the exporters
+        from concurrent.futures import ThreadPoolExecutor
+
+        from gryvia_cli.views.gpumetrics import read_gpus
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="gpu-read")
+        nodes = {node for _, node in running.values()}
+        gpu_read = pool.submit(read_gpus, access, nodes, set(running))
+        pool.shutdown(wait=False)
     names = child_names(name)
     names |= {str((p.get("metadata") or {}).get("name")) for p in pods}
     events = try_read(lambda: access.items(r.EVENT, namespace), "events") or []
@@ -119,16 +134,10 @@ def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True
     created = summarize_job(job).created
     cost = read_pricing(access, []).job_cost(job, state.now())
     snapshot = JobSnapshot(job, list(pods), since(ours, created), cost)
-    running = {
-        str(p["metadata"]["name"]): replica_of_pod(p)
-        for p in pods
-        if (p.get("status") or {}).get("phase") == "Running"
-    }
-    if running and gpus:
-        from gryvia_cli.views.gpumetrics import read_gpus
-
-        readings, snapshot.gpus_note = read_gpus(access, snapshot.nodes)
-        snapshot.gpus = job_gpu_use(readings, namespace, running)
+    if gpu_read is not None:
+        readings, snapshot.gpus_note = gpu_read.result()
+        replicas = {pod: replica for pod, (replica, _) in running.items()}
+        snapshot.gpus = job_gpu_use(readings, namespace, replicas)
     return snapshot
 
 

@@ -12,7 +12,7 @@ Standard library only: the exporter runs on GPU machines that have nothing else 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,15 +145,24 @@ def memory_used_bytes(reading: GpuReading) -> int | None:
     return None if mib is None else int(mib * MIB)
 
 
-def parse(text: str) -> list[GpuReading]:
+def parse(text: str, pods: Collection[str] = ()) -> list[GpuReading]:
     """Read dcgm-exporter's text format (Prometheus exposition 0.0.4) into one reading per GPU.
 
     Series are grouped by `Hostname`, `gpu` and `UUID`; the pod labels of a GPU's first series
-    are kept. Series without a `gpu` label are ignored. Raises ValueError when the text is not
-    in the exposition format (the message comes from prometheus_client's parser).
+    are kept. Series without a `gpu` label are ignored. With `pods`, only the series labelled
+    with one of those pod names are read (the text is cut down before the parser sees it: the
+    parser costs about 70 us a series). Raises ValueError when the text is not in the
+    exposition format (the message comes from prometheus_client's parser).
     """
     from prometheus_client.parser import text_string_to_metric_families
 
+    if pods:
+        wanted = tuple(f'pod="{_escape(p)}"' for p in pods)
+        text = "".join(
+            line
+            for line in text.splitlines(keepends=True)
+            if line.startswith("#") or any(w in line for w in wanted)
+        )
     by_gpu: dict[tuple[str, str, str], dict[str, float]] = {}
     labels_of: dict[tuple[str, str, str], Mapping[str, str]] = {}
     for family in text_string_to_metric_families(text):

@@ -151,3 +151,13 @@ def test_the_exporter_serves_metrics_and_says_503_when_the_gpus_cannot_be_read(
     source.broken = True
     down = httpx.get(f"{url}/metrics")
     assert down.status_code == 503 and "GPU is lost" in down.text
+
+
+def test_reading_only_some_pods_leaves_the_other_gpus_out() -> None:
+    readings = [
+        GpuReading("n", i, f"u{i}", namespace="t", pod=f"p{i}", values={FIELD_GPU_UTIL: 1.0 * i})
+        for i in range(4)
+    ]
+    text = render(readings)
+    assert [r.pod for r in parse(text, {"p1", "p3"})] == ["p1", "p3"]
+    assert parse(text, {"p9"}) == [] and len(parse(text)) == 4

@@ -82,6 +82,7 @@ JOB_COLUMNS = (
     Column("phase", "PHASE", 12, 1),
     Column("age", "AGE", 6, 3, "right"),
     Column("duration", "DURATION", 8, 4, "right"),
+    Column("gpu_activity", "GPU%", 5, 5, "right"),
     Column("cost", "COST", 10, 5, "right"),
 )
 
@@ -103,8 +104,19 @@ def job_cells(item: JobItem, now: datetime, cost: JobCost) -> list[Cell]:
         phase_cell(job),
         (age(job.created, now), ""),
         (format_seconds(ran), ""),
+        _gpu_cell(job),
         (cost_text, "" if cost.metered else "dim"),
     ]
+
+
+def _gpu_cell(job: JobSummary) -> Cell:
+    """GPU% as the operator sampled it (`JobSummary.gpu_percent`): a running job under 10 %
+    is marked, `-` (dim) when never sampled."""
+    text = job.gpu_percent
+    if text == "-":
+        return (text, "dim")
+    low = not job.terminal and float(text.rstrip("%")) < 10
+    return (text, "warn" if low else "")
 
 
 def _user_cell(job: JobSummary) -> Cell:
@@ -125,6 +137,9 @@ def job_sort_value(column: str, item: JobItem, now: datetime, cost: CostOf) -> A
         return PHASE_ORDER.get(job.phase, 99)
     if column == "gpus":
         return job.total_gpus
+    if column == "gpu_activity":
+        text = job.gpu_percent
+        return -1.0 if text == "-" else float(text.rstrip("%"))
     values: Mapping[str, str] = {
         "name": job.name,
         "namespace": job.namespace,

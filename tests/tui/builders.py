@@ -102,6 +102,17 @@ class JobBuilder:
             status["nodesAllocated"] = list(nodes)
         return self
 
+    def gpu_activity(self, last: float, mean: float) -> JobBuilder:
+        """status.metrics as the operator's GPU sampler writes it (last and mean activity)."""
+        self._obj["status"]["metrics"] = {
+            "field": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+            "samples": 20,
+            "lastSampleTime": ts(M),
+            "lastActivityPercent": last,
+            "meanActivityPercent": mean,
+        }
+        return self
+
     def condition(
         self, kind: str, status: str, reason: str, message: str, ago: dt.timedelta = M
     ) -> JobBuilder:

@@ -20,6 +20,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .nodes(2)
         .spec(timeout="24h", command=["torchrun", "train.py"])
         .phase("Running", started=3 * H, nodes=("gpu-h100-0", "gpu-h100-1"))
+        .gpu_activity(97.4, 95.0)
         .condition("Scheduled", "True", "Scheduled", "Job scheduled successfully", 3 * H)
         .condition("Ready", "True", "Ready", "All replicas are ready", 3 * H)
         .obj(),
@@ -31,6 +32,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .gpus(4)
         .gpu_type("A100-80G")
         .phase("Running", started=40 * M, nodes=("gpu-a100-80g-0",))
+        .gpu_activity(3.0, 4.5)
         .obj(),
         make_job("eval-nightly")
         .ns(globex)

@@ -47,11 +47,14 @@ def sacct(
     sacct shows your own jobs of today; -a for every tenant, -u for some. Account and User are
     the tenant; ExitCode is `exit:signal` of the batch script (pod 0) while its pod exists.
     Fields for -o: JobID JobName Partition Account User AllocCPUS AllocGPUs NNodes State
-    ExitCode Elapsed GPUHours Start End Submit Timelimit NodeList Reason (`Name%width`).
+    ExitCode Elapsed GPUHours Start End Submit Timelimit NodeList Reason (`Name%width`), and
+    GPUEff (mean GPU activity the operator sampled, docs/gpu-metrics.md) and GPUActHrs
+    (GPUHours x GPUEff), like jobstats' GPU utilization.
 
     Examples:
       gryvia sacct
       gryvia sacct -a -S 2026-11-30 -o JobID,JobName%20,State,Elapsed,GPUHours
+      gryvia sacct -o JobID,State,Elapsed,GPUHours,GPUEff,GPUActHrs
     """
     from gryvia_cli.core.slurmfmt import parse_sacct_format, render_sacct
     from gryvia_cli.core.slurmviews import SACCT_FORMAT, SACCT_WIDTHS, sacct_row, state_of

@@ -68,6 +68,7 @@ SACCT_WIDTHS: dict[str, int] = {
     "JobID": 12, "JobName": 10, "Partition": 10, "Account": 10, "AllocCPUS": 10, "State": 10,
     "ExitCode": 8, "Elapsed": 10, "GPUHours": 10, "User": 9, "NNodes": 8, "AllocGPUs": 9,
     "Start": 19, "End": 19, "Submit": 19, "Timelimit": 10, "NodeList": 15, "Reason": 20,
+    "GPUEff": 7, "GPUActHrs": 10,
 }  # fmt: skip
 
 
@@ -336,7 +337,9 @@ def squeue_rows(items: Sequence[SlurmJob], now: datetime) -> list[dict[str, str]
 
 
 def sacct_row(item: SlurmJob, now: datetime) -> dict[str, str]:
-    """One sacct line's values by field name (GPUHours: GPUs x elapsed, 2 decimals)."""
+    """One sacct line's values by field name (GPUHours: GPUs x elapsed, 2 decimals; GPUEff:
+    the mean GPU activity the operator sampled, GPUActHrs: GPUHours x GPUEff; empty when
+    never sampled)."""
     job = item.job
     _, name = state_of(job)
     end = job.completed or (None if job.terminal else now)
@@ -353,7 +356,14 @@ def sacct_row(item: SlurmJob, now: datetime) -> dict[str, str]:
         "Submit": slurm_timestamp(job.created), "Timelimit": slurm_limit(item.limit_seconds),
         "NodeList": compress_hostlist(job.nodes_allocated) or "None assigned",
         "Reason": reason_code(item) if state_of(job)[0] == "PD" else "None",
+        "GPUEff": f"{mean:.1f}%" if (mean := _mean_activity(job)) is not None else "",
+        "GPUActHrs": f"{hours * mean / 100:.2f}" if mean is not None else "",
     }  # fmt: skip
+
+
+def _mean_activity(job: JobSummary) -> float | None:
+    value = job.metrics.get("meanActivityPercent")
+    return float(value) if isinstance(value, int | float) and job.metrics.get("samples") else None
 
 
 def exit_code_of(pods: Iterable[Mapping[str, Any]]) -> str:

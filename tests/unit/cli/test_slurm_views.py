@@ -236,3 +236,26 @@ def test_squeue_names_the_nodes_of_a_job_kueue_placed() -> None:
     shown = CliRunner().invoke(app, ["squeue", "-o", "%i %t %R"], obj=state)
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.splitlines()[1].split() == ["kq", "R", "gpu-h100-[0-1]"]
+
+
+def test_sacct_gpu_efficiency_fields_come_from_the_operators_samples() -> None:
+    sampled = (
+        make_job("train", "tenant-nlp").gpus(4)
+        .status(phase="Succeeded", startTime="2026-12-01T09:00:00Z",
+                completionTime="2026-12-01T11:00:00Z",
+                metrics={"samples": 240, "meanActivityPercent": 62.5})
+    )  # fmt: skip
+    never = (
+        make_job("quiet", "tenant-nlp")
+        .gpus(1)
+        .status(
+            phase="Succeeded",
+            startTime="2026-12-01T09:00:00Z",
+            completionTime="2026-12-01T09:30:00Z",
+        )
+    )
+    fields, unknown = parse_sacct_format("JobID,GPUHours,GPUEff,GPUActHrs", SACCT_WIDTHS)
+    assert unknown == []
+    lines = render_sacct(fields, [sacct_row(_item(b), NOW) for b in (sampled, never)])
+    assert lines[2].split() == ["train", "8.00", "62.5%", "5.00"]
+    assert lines[3].split() == ["quiet", "0.50"]

@@ -90,6 +90,8 @@ class OperatorSettings(BaseSettings):
     """Sample running jobs' GPUs from the dcgm-exporter pods into their status.metrics."""
     gpu_sample_seconds: float = Field(default=30.0, ge=1, le=3600)
     """How often the GPUs are sampled: one read of every exporter per pass."""
+    stalled_seconds: float = Field(default=1800.0, ge=10, le=86400)
+    """A running job idle on its GPUs and silent in its log this long is `Stalled`."""
     # GPU sharing (GryviaGPUSharingPolicy, docs/gpu-sharing.md).
     enable_gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies: the device plugin ConfigMap and node labels."""
@@ -308,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--gpu-sample-seconds",
         type=float,
         help="seconds between two GPU sampling passes (default 30)",
+    )
+    add(
+        "--stalled-seconds",
+        type=float,
+        help="seconds a running job's GPUs idle and log silent make it Stalled (default 1800)",
     )
     # GPU sharing.
     add(

@@ -41,6 +41,9 @@ class JobGpuMetrics(GryviaModel):
     """The most frame-buffer memory one of its GPUs used (`DCGM_FI_DEV_FB_USED`), bytes."""
     gpus: NonNegativeInt64 | None = None
     """How many GPUs the newest sample read."""
+    idle_since: datetime | None = None
+    """When its GPUs went idle (a sample under 5 % activity) and stayed idle since (UTC);
+    unset while they are active. With a silent log it makes the job `Stalled`."""
     activity_histogram: list[NonNegativeInt64] | None = Field(default=None, max_length=20)
     """Samples per 5 % of activity (20 bins: 0-5 %, 5-10 %, ..., 95-100 %), which the p95 is
     read from (to within one bin)."""

@@ -211,13 +211,22 @@ class KubeApi:
         return bytes(data).decode("utf-8", "replace")
 
     async def pod_log(
-        self, name: str, namespace: str, *, container: str, tail_lines: int | None = None
+        self,
+        name: str,
+        namespace: str,
+        *,
+        container: str,
+        tail_lines: int | None = None,
+        timestamps: bool = False,
     ) -> str:
-        """The log of a pod's container as text (undecodable bytes replaced); raises
-        NotFound, or KubeError 400 when the container has no log (never started)."""
+        """The log of a pod's container as text (undecodable bytes replaced; with
+        `timestamps`, each line starts with its RFC 3339 time); raises NotFound, or KubeError
+        400 when the container has no log (never started)."""
         query = {"container": container}
         if tail_lines is not None:
             query["tailLines"] = str(tail_lines)
+        if timestamps:
+            query["timestamps"] = "true"
         data = await self._run(
             "GET", by_kind("Pod").path(namespace, name, "log"), query=query, raw=True
         )

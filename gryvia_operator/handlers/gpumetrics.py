@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,11 +21,19 @@ from pydantic import ValidationError
 from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
+from gryvia_operator.api.names import CONTAINER_NAME
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB
-from gryvia_operator.reconcile.gpumetrics import JobKey, fold, job_samples
+from gryvia_operator.reconcile.gpumetrics import (
+    STALLED,
+    JobKey,
+    fold,
+    job_samples,
+    stall_message,
+)
+from gryvia_operator.reconcile.status import JobEvent, get_condition, set_condition
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,7 @@ class GpuSampler:
         self.rt = rt
         self.written: dict[JobKey, JobGpuMetrics] = {}
         self.wake = asyncio.Event()
+        self.stalls = Stalls(rt)
 
     async def loop(self) -> None:
         """Run passes until cancelled."""
@@ -59,6 +69,7 @@ class GpuSampler:
                 continue
             summary = fold(self._previous(key, body), sample, now)
             await self._write(key, summary)
+            await self.stalls.check(key, body, summary, now)
         running = {k for k in self.written if self.rt.indices.first(AIJOBS, k) is not None}
         self.written = {k: v for k, v in self.written.items() if k in running}
 
@@ -107,3 +118,84 @@ class GpuSampler:
             raise
         self.written[key] = summary
         self.rt.metrics.writes.labels(kind="GryviaAIJob", verb="patch").inc()
+
+
+class Stalls:
+    """The `Stalled` condition of sampled jobs: set (with a Warning Event) when a job's GPUs
+    have been idle and its pods' logs silent for `stalled_seconds`, cleared when its GPUs are
+    active again. The condition in the job's status is the record: after a restart a job
+    already `Stalled` gets no second Event."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.posted: set[JobKey] = set()
+
+    async def check(
+        self, key: JobKey, body: dict[str, Any], summary: JobGpuMetrics, now: datetime
+    ) -> None:
+        """Set or clear the job's condition as its newest summary says."""
+        conditions = (body.get("status") or {}).get("conditions") or []
+        current = (get_condition(conditions, STALLED) or {}).get("status")
+        if summary.idle_since is None:
+            if current == "True":
+                active = f"GPU activity {summary.last_activity_percent:.1f} % ({summary.field})"
+                await self._set(key, conditions, "False", "Active", active, now)
+            self.posted.discard(key)
+            return
+        window = self.rt.config.stalled_seconds
+        if current == "True" or (now - summary.idle_since).total_seconds() < window:
+            return
+        last_log, started = await self._quiet_since(key)
+        stalled = stall_message(summary, last_log, started, now, window)
+        if stalled is None:
+            return
+        await self._set(key, conditions, "True", "IdleAndSilent", stalled, now)
+        if key not in self.posted:
+            self.posted.add(key)
+            self.rt.post_event(body, JobEvent("Warning", STALLED, stalled))
+
+    async def _quiet_since(self, key: JobKey) -> tuple[datetime | None, datetime | None]:
+        """(time of the newest log line of the job's running pods, their latest start)."""
+        newest: datetime | None = None
+        started: datetime | None = None
+        for view in self.rt.indices.values(PODS_BY_JOB, key):
+            if not view.running:
+                continue
+            if view.started_at:
+                when = datetime.fromisoformat(view.started_at.replace("Z", "+00:00"))
+                started = max(started or when, when)
+            try:
+                text = await self.rt.api.pod_log(
+                    view.name, key[0], container=CONTAINER_NAME, tail_lines=1, timestamps=True
+                )
+            except KubeError:
+                continue
+            stamp = text.strip().split(" ", 1)[0]
+            try:
+                when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            newest = max(newest or when, when)
+        return newest, started
+
+    async def _set(
+        self,
+        key: JobKey,
+        conditions: list[dict[str, Any]],
+        status: str,
+        reason: str,
+        message: str,
+        now: datetime,
+    ) -> None:
+        changed = set_condition(conditions, STALLED, status, reason, message, now)
+        try:
+            await self.rt.api.patch(
+                "GryviaAIJob",
+                key[1],
+                {"status": {"conditions": changed}},
+                key[0],
+                subresource="status",
+            )
+        except KubeError as exc:
+            if exc.status != 404:
+                raise

@@ -57,6 +57,8 @@ class ReconcileConfig:
     gpu_metrics: bool = False
     """Sample the GPUs of running jobs (`--enable-gpu-metrics`) every `gpu_sample_seconds`."""
     gpu_sample_seconds: float = 30.0
+    stalled_seconds: float = 1800.0
+    """Idle GPUs and a silent log this long make a running job `Stalled`."""
     gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
     device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")

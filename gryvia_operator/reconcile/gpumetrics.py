@@ -23,6 +23,10 @@ from gryvia_operator.api.jobmetrics import JobGpuMetrics
 
 BINS = 20
 """Histogram bins of `status.metrics.activityHistogram`, 5 % each."""
+IDLE_PERCENT = 5.0
+"""A sample under this activity is idle (`status.metrics.idleSince`)."""
+STALLED = "Stalled"
+"""The job condition of a job idle and silent for the window (docs/gpu-metrics.md)."""
 
 JobKey = tuple[str, str]
 """(namespace, job name)."""
@@ -87,7 +91,11 @@ def fold(previous: JobGpuMetrics | None, sample: JobSample, now: datetime) -> Jo
             tensor = previous.tensor_activity_percent
         if previous.peak_memory_used_bytes is not None:
             peak = max(peak or 0, previous.peak_memory_used_bytes)
+    idle_since = None
+    if sample.activity_percent < IDLE_PERCENT:
+        idle_since = (previous.idle_since if previous else None) or now
     return JobGpuMetrics(
+        idle_since=idle_since,
         field=sample.field,
         samples=count + 1,
         last_sample_time=now,
@@ -119,3 +127,30 @@ def p95(histogram: list[int]) -> float | None:
 
 def _bin(percent: float) -> int:
     return min(BINS - 1, max(0, int(percent * BINS // 100)))
+
+
+def stall_message(
+    metrics: JobGpuMetrics,
+    last_log: datetime | None,
+    started: datetime | None,
+    now: datetime,
+    window_seconds: float,
+) -> str | None:
+    """The `Stalled` condition's message when the job's GPUs have been idle for
+    `window_seconds` and its log silent as long (its newest line, else its start, that long
+    ago); None when it is not stalled. Times are UTC."""
+    idle = metrics.idle_since
+    quiet = last_log or started
+    if idle is None or quiet is None:
+        return None
+    if min((now - idle).total_seconds(), (now - quiet).total_seconds()) < window_seconds:
+        return None
+    return (
+        f"GPU activity {metrics.last_activity_percent:.1f} % ({metrics.field}) since"
+        f" {_stamp(idle)} and no log line since {_stamp(quiet)}: idle and silent for more than"
+        f" {window_seconds:.0f}s"
+    )
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,7 +12,14 @@ from gryvia_operator.api.dcgm import (
     FIELD_TENSOR_ACTIVE,
     GpuReading,
 )
-from gryvia_operator.reconcile.gpumetrics import BINS, JobSample, fold, job_samples, p95
+from gryvia_operator.reconcile.gpumetrics import (
+    BINS,
+    JobSample,
+    fold,
+    job_samples,
+    p95,
+    stall_message,
+)
 
 T0 = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 
@@ -57,3 +64,24 @@ def test_tensor_mean_and_peak_memory_carry_over_and_a_new_field_starts_afresh() 
     moved = fold(second, JobSample(10.0, FIELD_GPU_UTIL, None, None, 1), T0)
     assert moved.samples == 1 and moved.field == FIELD_GPU_UTIL
     assert moved.mean_activity_percent == 10.0
+
+
+def test_idle_since_starts_at_the_first_idle_sample_and_ends_at_an_active_one() -> None:
+    first = fold(None, JobSample(1.0, FIELD_GPU_UTIL, None, None, 1), T0)
+    later = fold(first, JobSample(0.0, FIELD_GPU_UTIL, None, None, 1), T0 + timedelta(minutes=5))
+    assert first.idle_since == T0 and later.idle_since == T0
+    active = fold(later, JobSample(60.0, FIELD_GPU_UTIL, None, None, 1), T0 + timedelta(hours=1))
+    assert active.idle_since is None
+
+
+def test_a_job_is_stalled_only_when_idle_and_silent_for_the_window() -> None:
+    idle = fold(None, JobSample(0.5, FIELD_GPU_UTIL, None, None, 1), T0)
+    later = T0 + timedelta(minutes=31)
+    message = stall_message(idle, T0 - timedelta(minutes=2), None, later, 1800)
+    assert message is not None
+    assert "GPU activity 0.5 % (DCGM_FI_DEV_GPU_UTIL) since 2026-12-04T12:00:00Z" in message
+    assert "no log line since 2026-12-04T11:58:00Z" in message
+    assert stall_message(idle, T0 + timedelta(minutes=10), None, later, 1800) is None  # logs
+    assert stall_message(idle, None, T0, later, 1800) is not None  # silent since its start
+    assert stall_message(idle, None, None, later, 1800) is None
+    assert stall_message(idle, None, T0, T0 + timedelta(minutes=20), 1800) is None

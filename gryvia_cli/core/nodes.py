@@ -58,6 +58,9 @@ class GpuNode:
     replicas: int = 1
     """Shared units per physical GPU (`nvidia.com/gpu.replicas`, time-slicing); `gpus` stays
     the physical count, what capacity and cost count."""
+    gpu_faults: tuple[str, ...] = ()
+    """Its failed GPUs as the operator's sampler recorded them (`status.gpuStatus`), e.g.
+    `GPU 1: XID 79`."""
 
     @property
     def slot(self) -> str:
@@ -72,8 +75,8 @@ class GpuNode:
 
     @property
     def healthy(self) -> bool:
-        """True when usable and the phase is Ready."""
-        return self.usable and self.phase in READY_PHASES
+        """True when usable, the phase is Ready and no GPU failed."""
+        return self.usable and self.phase in READY_PHASES and not self.gpu_faults
 
 
 def with_slices(row: GpuNode, node: Mapping[str, Any] | None) -> list[GpuNode]:
@@ -170,6 +173,7 @@ def gpu_nodes(
             schedulable=_map((node or {}).get("spec")).get("unschedulable") is not True,
             node_exists=node is not None or trusted,
             replicas=replicas_of(node),
+            gpu_faults=failed_gpus(status),
         )
         out.extend(with_slices(row, node))
     for name, node in by_name.items():
@@ -285,7 +289,10 @@ def replicas_of(node: Mapping[str, Any] | None) -> int:
 
 
 def phase_cell(node: GpuNode) -> Marked:
-    """The node's phase, coloured: Ready green, Degraded/cordoned yellow, others red."""
+    """The node's phase, coloured: Ready green, Degraded/cordoned yellow, others red; a node
+    with a failed GPU says which, red."""
+    if node.gpu_faults:
+        return Marked(f"{node.phase} ({'; '.join(node.gpu_faults)})", "error")
     if not node.schedulable and node.node_exists:
         return Marked(f"{node.phase},SchedulingDisabled", "warn")
     if node.phase == "Ready":
@@ -320,3 +327,16 @@ def node_row(node: GpuNode, allocated: Mapping[str, int] | None, *, wide: bool) 
             node.message or "-",
         ]
     return row
+
+
+def failed_gpus(status: Mapping[str, Any]) -> tuple[str, ...]:
+    """`GPU N: XID X, M double-bit ECC` for each GPU of a GryviaGpuNode's `status.gpuStatus`
+    whose health is Failed."""
+    out = []
+    for gpu in status.get("gpuStatus") or []:
+        if not isinstance(gpu, Mapping) or gpu.get("health") != "Failed":
+            continue
+        errors = [f"XID {gpu['xid']}"] if gpu.get("xid") else []
+        errors += [f"{gpu['eccDoubleBit']} double-bit ECC"] if gpu.get("eccDoubleBit") else []
+        out.append(f"GPU {gpu.get('index')}: {', '.join(errors) or 'failed'}")
+    return tuple(out)

@@ -187,8 +187,10 @@ def node_cells(node: GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
     used = allocated.get(node.slot, 0)
     free = max(node.gpus - used, 0) if node.usable else 0
     driver = f"{node.driver} / CUDA {node.cuda}" if node.driver and node.cuda else node.driver
-    if node.phase == "Ready" and node.usable:
-        phase: Cell = ("● Ready", "ok")
+    if node.gpu_faults:
+        phase: Cell = (f"✗ {node.gpu_faults[0]}", "error")
+    elif node.phase == "Ready" and node.usable:
+        phase = ("● Ready", "ok")
     elif not node.schedulable and node.node_exists:
         phase = (f"◐ {node.phase},cordoned", "warn")
     elif node.phase == "Degraded":

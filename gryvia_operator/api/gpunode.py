@@ -54,7 +54,8 @@ class GpuStatus(GryviaModel):
     uuid: Str253 | None = None
     """GPU UUID."""
     health: GpuHealth | None = None
-    """Healthy, Degraded (> 85 C), Failed (> 95 C) or Unknown (no temperature)."""
+    """Healthy, Degraded (> 85 C), Failed (> 95 C, or an XID or double-bit ECC error its
+    exporter reports) or Unknown (no temperature)."""
     temperature: float | None = None
     """Degrees Celsius."""
     power_usage: float | None = None
@@ -65,6 +66,10 @@ class GpuStatus(GryviaModel):
     """MiB in total."""
     utilization: float | None = None
     """Percent busy, 0..100."""
+    xid: Int32 | None = None
+    """The last XID error its exporter reports (`DCGM_FI_DEV_XID_ERRORS`); unset: none."""
+    ecc_double_bit: Int32 | None = Field(default=None, alias="eccDoubleBit")
+    """Double-bit ECC errors its exporter reports (`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`)."""
 
 
 class GryviaGpuNodeStatus(GryviaModel):

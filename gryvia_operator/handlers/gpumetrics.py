@@ -1,7 +1,8 @@
 """GPU sampling (`--enable-gpu-metrics`, docs/gpu-metrics.md): every `gpu_sample_seconds`,
 one pass reads every running dcgm-exporter pod's /metrics once (through the API server's pod
 proxy, as `gryvia status` does), maps each GPU's pod to its job with the pod index, and
-writes each running job's new summary to `status.metrics` (`reconcile.gpumetrics`).
+writes each running job's new summary to `status.metrics` (`reconcile.gpumetrics`), and each
+GPU node's `status.gpuStatus` when a GPU's health changed (an XID, ECC errors).
 
 One read per exporter per pass, never one per job. The summary a pass folds onto is the one
 this loop wrote last, or the job's own after a restart, whichever holds more samples (the
@@ -25,12 +26,13 @@ from gryvia_operator.api.names import CONTAINER_NAME
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import AIJOBS, PODS_BY_JOB
+from gryvia_operator.controller.store import AIJOBS, GPUNODES, PODS_BY_JOB
 from gryvia_operator.reconcile.gpumetrics import (
     STALLED,
     JobKey,
     fold,
     job_samples,
+    node_gpu_status,
     stall_message,
 )
 from gryvia_operator.reconcile.status import JobEvent, get_condition, set_condition
@@ -47,6 +49,7 @@ class GpuSampler:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.written: dict[JobKey, JobGpuMetrics] = {}
+        self.nodes_written: dict[str, list[dict[str, Any]]] = {}
         self.wake = asyncio.Event()
         self.stalls = Stalls(rt)
 
@@ -72,6 +75,25 @@ class GpuSampler:
             await self.stalls.check(key, body, summary, now)
         running = {k for k in self.written if self.rt.indices.first(AIJOBS, k) is not None}
         self.written = {k: v for k, v in self.written.items() if k in running}
+        await self._write_nodes(readings)
+
+    async def _write_nodes(self, readings: list[GpuReading]) -> None:
+        """Each GPU node's `status.gpuStatus` (health with XIDs and ECC errors) when changed."""
+        for node, entries in node_gpu_status(readings).items():
+            view = self.rt.indices.first(GPUNODES, node)
+            if view is None:
+                continue
+            if self.nodes_written.get(node, view.status.get("gpuStatus")) == entries:
+                continue
+            patch = {"status": {"gpuStatus": entries}}
+            try:
+                await self.rt.api.patch("GryviaGpuNode", view.name, patch, subresource="status")
+            except KubeError as exc:
+                if exc.status != 404:
+                    raise
+                continue
+            self.nodes_written[node] = entries
+            self.rt.metrics.writes.labels(kind="GryviaGpuNode", verb="status").inc()
 
     async def read_exporters(self) -> list[GpuReading]:
         """The readings of every running exporter pod; one that fails is logged and skipped

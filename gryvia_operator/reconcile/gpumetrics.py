@@ -12,8 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from gryvia_operator.api.dcgm import (
+    FIELD_ECC_DBE,
+    FIELD_FB_FREE,
+    FIELD_FB_USED,
+    FIELD_XID_ERRORS,
     GpuReading,
     activity,
     memory_used_bytes,
@@ -154,3 +159,29 @@ def stall_message(
 
 def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_gpu_status(readings: Iterable[GpuReading]) -> dict[str, list[dict[str, Any]]]:
+    """Each node's `status.gpuStatus` (by the exporter's `Hostname`), GPUs by index: index,
+    uuid, memoryTotal (MiB) and health, `Failed` with the `xid` or `eccDoubleBit` its exporter
+    reports, else `Healthy`. Only what changes with a fault is in it, so a node's entries are
+    rewritten when a GPU fails or recovers, not on every pass."""
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    for reading in sorted(readings, key=lambda r: (r.hostname, r.gpu)):
+        values = reading.values
+        xid = int(values.get(FIELD_XID_ERRORS, 0) or 0)
+        dbe = int(values.get(FIELD_ECC_DBE, 0) or 0)
+        entry: dict[str, Any] = {
+            "index": reading.gpu,
+            "uuid": reading.uuid,
+            "health": "Failed" if xid or dbe else "Healthy",
+        }
+        used, free = values.get(FIELD_FB_USED), values.get(FIELD_FB_FREE)
+        if used is not None and free is not None:
+            entry["memoryTotal"] = used + free
+        if xid:
+            entry["xid"] = xid
+        if dbe:
+            entry["eccDoubleBit"] = dbe
+        nodes.setdefault(reading.hostname, []).append(entry)
+    return nodes

@@ -88,6 +88,15 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
         table = case.gryvia("health", "gpu", env={"NO_COLOR": "1"})
         assert table.returncode == 1
         assert f"{case.namespace}/spin" in table.stdout.split("GPU faults")[1]
+
+        # the operator's sampler records it in the node's GryviaGpuNode
+        def recorded() -> dict[str, Any] | None:
+            items = kubectl_json(case.sandbox, "get", "gryviagpunodes")["items"]
+            mine = next(i for i in items if i["spec"].get("nodeName") == node)
+            gpus = (mine.get("status") or {}).get("gpuStatus") or []
+            return next((g for g in gpus if g["index"] == gpu and g["health"] == "Failed"), None)
+
+        assert wait_for(recorded, timeout=30, what="the node's gpuStatus")["xid"] == 79
     finally:
         assert case.gryvia(*fault, "--xid", "0", env=box).returncode == 0
 

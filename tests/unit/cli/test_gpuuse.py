@@ -67,3 +67,25 @@ def test_gpus_reporting_an_xid_or_double_bit_ecc_are_faults_with_their_holder() 
         "pod": "p",
         "job": "train",
     }
+
+
+def test_a_gpu_node_with_a_failed_gpu_is_unhealthy_and_says_which() -> None:
+    from gryvia_cli.core.nodes import failed_gpus, gpu_nodes, phase_cell
+    from tests.unit.cli.helpers import h100
+
+    status = {
+        "gpuStatus": [
+            {"index": 0, "health": "Healthy"},
+            {"index": 3, "health": "Failed", "xid": 79, "eccDoubleBit": 2},
+        ]
+    }
+    assert failed_gpus(status) == ("GPU 3: XID 79, 2 double-bit ECC",)
+    node = h100("gpu-h100-0")
+    registration = {
+        "metadata": {"name": "gpu-h100-0"},
+        "spec": {"nodeName": "gpu-h100-0", "gpuType": "H100", "gpuCount": 8},
+        "status": {"phase": "Ready"} | status,
+    }
+    (row,) = gpu_nodes([registration], [node])
+    assert not row.healthy and row.gpu_faults == ("GPU 3: XID 79, 2 double-bit ECC",)
+    assert phase_cell(row).text == "Ready (GPU 3: XID 79, 2 double-bit ECC)"

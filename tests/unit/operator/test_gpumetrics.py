@@ -17,6 +17,7 @@ from gryvia_operator.reconcile.gpumetrics import (
     JobSample,
     fold,
     job_samples,
+    node_gpu_status,
     p95,
     stall_message,
 )
@@ -85,3 +86,27 @@ def test_a_job_is_stalled_only_when_idle_and_silent_for_the_window() -> None:
     assert stall_message(idle, None, T0, later, 1800) is not None  # silent since its start
     assert stall_message(idle, None, None, later, 1800) is None
     assert stall_message(idle, None, T0, T0 + timedelta(minutes=20), 1800) is None
+
+
+def test_a_nodes_gpu_status_marks_the_gpu_with_an_xid_or_ecc_errors_failed() -> None:
+    readings = [
+        GpuReading(
+            "n1",
+            1,
+            "u1",
+            values={
+                "DCGM_FI_DEV_XID_ERRORS": 79.0,
+                FIELD_FB_USED: 10.0,
+                "DCGM_FI_DEV_FB_FREE": 90.0,
+            },
+        ),
+        GpuReading("n1", 0, "u0", values={"DCGM_FI_DEV_XID_ERRORS": 0.0}),
+        GpuReading("n2", 0, "v0", values={"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 3.0}),
+    ]
+    assert node_gpu_status(readings) == {
+        "n1": [
+            {"index": 0, "uuid": "u0", "health": "Healthy"},
+            {"index": 1, "uuid": "u1", "health": "Failed", "memoryTotal": 100.0, "xid": 79},
+        ],
+        "n2": [{"index": 0, "uuid": "v0", "health": "Failed", "eccDoubleBit": 3}],
+    }

@@ -88,9 +88,9 @@ def test_where_pods_run_what_jobs_cost_and_unattributed_usage(case: CliCase) -> 
 
     wide = gryvia("list", "jobs", "-n", namespace, "-o", "wide").stdout.splitlines()
     header, row = wide[0].split(), wide[1].split()
-    assert header[11:13] == ["NODES", "COST"]  # NAME USER TYPE GPUS GPU TYPE STATUS AGE ...
+    assert header[11:14] == ["NODES", "GPU%", "COST"]  # NAME USER TYPE GPUS GPU TYPE STATUS ...
     assert row[0] == "priced" and row[10] == node
-    assert row[11:13] == [f"{record['cost']:.2f}", record["currency"]]
+    assert row[12:14] == [f"{record['cost']:.2f}", record["currency"]]
 
     by_job = parsed(gryvia("usage", "--group-by", "job", "-o", "json"))
     mine = [i for i in by_job["items"] if i["job"] == f"{namespace}/priced"]

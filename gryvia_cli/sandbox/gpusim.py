@@ -326,7 +326,7 @@ class SimulatedSource:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve one node's simulated GPUs until stopped; returns the exit code (1: no GPU file)."""
-    from gryvia_operator.exporter.serve import serve
+    from gryvia_operator.exporter.serve import parse_address, serve
 
     parser = argparse.ArgumentParser(prog="python -m gryvia_cli.sandbox.gpusim")
     parser.add_argument("--state", required=True, help="the sandbox's state folder")
@@ -334,13 +334,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default=":9400", help="HOST:PORT to listen on")
     parser.add_argument("--interval", type=float, default=5.0, help="sampling interval, s")
     args = parser.parse_args(argv)
-    host, _, port = args.address.rpartition(":")
+    try:
+        host, port = parse_address(args.address)
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         source = SimulatedSource(Path(args.state), args.node, args.interval)
     except (OSError, ValueError, TypeError) as exc:
         print(f"gpusim: node {args.node} has no GPU file: {exc}", file=sys.stderr)
         return 1
-    serve(source, host or "0.0.0.0", int(port))
+    serve(source, host, port)
     return 0
 
 

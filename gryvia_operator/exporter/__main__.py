@@ -12,7 +12,7 @@ import os
 import socket
 import sys
 
-from gryvia_operator.exporter.serve import serve
+from gryvia_operator.exporter.serve import parse_address, serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,9 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         help="the Hostname label (default: $NODE_NAME, else this machine's name)",
     )
     args = parser.parse_args(argv)
-    host, _, port = args.address.rpartition(":")
-    if not port.isdigit():
-        parser.error(f"--address {args.address!r}: give HOST:PORT, e.g. :9400")
+    try:
+        host, port = parse_address(args.address)
+    except ValueError as exc:
+        parser.error(str(exc))
     from gryvia_operator.exporter.nvml import NvmlSource
 
     try:
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:
         print(f"exporter: cannot read the GPUs: {exc}", file=sys.stderr)
         return 1
-    serve(source, host or "0.0.0.0", int(port))
+    serve(source, host, port)
     return 0
 
 

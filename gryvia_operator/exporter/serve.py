@@ -24,6 +24,14 @@ class Source(Protocol):
         ...
 
 
+def parse_address(text: str) -> tuple[str, int]:
+    """(host, port) of `HOST:PORT` (`:9400`: every address); ValueError naming the fix."""
+    host, _, port = text.rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"--address {text!r}: give HOST:PORT, e.g. :9400")
+    return host or "0.0.0.0", int(port)
+
+
 def serve(source: Source, host: str, port: int) -> None:
     """Serve `source` on `host:port` (`make_server`) until SIGTERM or SIGINT."""
     server = make_server(source, host, port)

@@ -114,6 +114,7 @@ def bench_status() -> None:
     from gryvia_cli.cli.session import Session
     from gryvia_cli.views.job import job_snapshot
     from tests.support.benchbox import kubectl_run, operator_sandbox
+    from tests.support.wait import wait_for
 
     job = {
         "apiVersion": "gryvia.io/v1alpha1",
@@ -131,11 +132,11 @@ def bench_status() -> None:
     with operator_sandbox("gpum", "2xH100:8", ["bench"]) as box:
         kubectl_run(box.kubectl, "apply", "-f", "-", body=job)
         state = Session(kubeconfig=box.kubeconfig)
-        deadline = time.monotonic() + 120
-        while not (job_snapshot(state, "train", "bench").gpus or []):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the job's GPUs never reported")
-            time.sleep(1)
+        wait_for(
+            lambda: bool(job_snapshot(state, "train", "bench").gpus),
+            timeout=120,
+            what="the job's GPUs reported",
+        )
         times: dict[bool, list[float]] = {True: [], False: []}
         for _ in range(20):
             for gpus in (True, False):

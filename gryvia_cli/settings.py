@@ -46,6 +46,16 @@ class GryviaSettings:
     sbatch_max_array_size: int = 100_001
     """The importer's MaxArraySize: array indices run 0..N-1 (`GRYVIA_SBATCH_MAX_ARRAY_SIZE`,
     at least 1; Slurm's own default is 1001)."""
+    prometheus_url: str = ""
+    """The Prometheus server that scrapes dcgm-exporter, for every context
+    (`GRYVIA_PROMETHEUS_URL`); "" reads the exporters through the API server."""
+    prometheus_urls: dict[str, str] = field(default_factory=dict)
+    """The Prometheus server per kubeconfig context name (`gryvia config set-prometheus`,
+    `gryvia sandbox up`); a context's own entry wins over `prometheus_url`."""
+
+    def prometheus_for(self, context: str | None) -> str:
+        """The Prometheus URL for kubeconfig context `context` ("" when none is set)."""
+        return self.prometheus_urls.get(context or "", "") or self.prometheus_url
 
 
 def _namespaces(value: Any) -> dict[str, str]:
@@ -56,6 +66,17 @@ def _namespaces(value: Any) -> dict[str, str]:
     ):
         raise ValueError("expected a mapping of kubeconfig context names to namespaces")
     return dict(value)
+
+
+def _url(value: Any) -> str:
+    text = _text(value).strip()
+    if text and not text.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http:// or https:// URL, not {text!r}")
+    return text.rstrip("/")
+
+
+def _urls(value: Any) -> dict[str, str]:
+    return {context: _url(url) for context, url in _namespaces(value).items()}
 
 
 def _text(value: Any) -> str:
@@ -84,6 +105,8 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "platform_namespace": _text,
     "request_timeout": _seconds,
     "sbatch_max_array_size": _array_size,
+    "prometheus_url": _url,
+    "prometheus_urls": _urls,
 }
 """Each setting and how a value from the file or the environment becomes it."""
 
@@ -155,6 +178,17 @@ def save_namespace(context: str, namespace: str | None) -> Path:
 
     Other keys in the file are kept. Returns the file's path; raises OSError on write errors.
     """
+    return _save_per_context("namespaces", context, namespace)
+
+
+def save_prometheus(context: str, url: str | None) -> Path:
+    """Store (or with None remove) the Prometheus URL of `context` in the config file
+    (`prometheus_urls`). Other keys are kept. Returns the file's path; raises ValueError for
+    a URL that is not http(s) and OSError on write errors."""
+    return _save_per_context("prometheus_urls", context, _url(url) if url else None)
+
+
+def _save_per_context(key: str, context: str, value: str | None) -> Path:
     import yaml
 
     path = config_path()
@@ -162,12 +196,12 @@ def save_namespace(context: str, namespace: str | None) -> Path:
     if path.exists():
         loaded = yaml.safe_load(path.read_text()) or {}
         data = loaded if isinstance(loaded, dict) else {}
-    namespaces = dict(data.get("namespaces") or {})
-    if namespace:
-        namespaces[context] = namespace
+    entries = dict(data.get(key) or {})
+    if value:
+        entries[context] = value
     else:
-        namespaces.pop(context, None)
-    data["namespaces"] = namespaces
+        entries.pop(context, None)
+    data[key] = entries
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=True))
     return path

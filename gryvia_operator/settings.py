@@ -92,6 +92,9 @@ class OperatorSettings(BaseSettings):
     """How often the GPUs are sampled: one read of every exporter per pass."""
     stalled_seconds: float = Field(default=1800.0, ge=10, le=86400)
     """A running job idle on its GPUs and silent in its log this long is `Stalled`."""
+    prometheus_url: str = Field(default="", pattern=r"^(https?://\S+)?$")
+    """A Prometheus server scraping dcgm-exporter: one PromQL query a pass instead of reading
+    every exporter pod through the API server ("" reads the pods)."""
     # GPU sharing (GryviaGPUSharingPolicy, docs/gpu-sharing.md).
     enable_gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies: the device plugin ConfigMap and node labels."""
@@ -315,6 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--stalled-seconds",
         type=float,
         help="seconds a running job's GPUs idle and log silent make it Stalled (default 1800)",
+    )
+    add(
+        "--prometheus-url",
+        help="a Prometheus scraping dcgm-exporter, asked once a sampling pass (one PromQL "
+        "query) instead of every exporter pod; default: read the pods",
     )
     # GPU sharing.
     add(

@@ -71,6 +71,12 @@ class Session:
         )
         return ns
 
+    def prometheus_url(self) -> str:
+        """The Prometheus URL set for the effective context ("" when none: GPU use is read
+        through the API server), see `GryviaSettings.prometheus_for`."""
+        context = getattr(self.access(), "context", None)
+        return self.settings().prometheus_for(getattr(context, "name", None))
+
     def manifest_namespace(self, doc: object, flag: str | None = None) -> str:
         """Where a manifest's object goes: its own `metadata.namespace` when it has one, else
         `resolve_namespace(flag)`. Raises UsageError when the manifest's namespace and an

@@ -30,6 +30,7 @@ def effective(state: Session) -> dict[str, Any]:
         "kubeconfig": list(info.files),
         "configFile": str(config_path()),
         "platformNamespace": state.settings().platform_namespace,
+        "prometheusUrl": state.settings().prometheus_for(info.name),
     }
 
 
@@ -56,6 +57,7 @@ def config(ctx: typer.Context, output: OutputOpt = None) -> None:
     emit(f"Namespace:  {data['namespace']} (from {data['namespaceSource']})")
     emit(f"Kubeconfig: {', '.join(data['kubeconfig']) or '-'}")
     emit(f"Config:     {data['configFile']}")
+    emit(f"Prometheus: {data['prometheusUrl'] or '- (GPU use read through the API server)'}")
 
 
 @app.command("set-namespace")
@@ -92,3 +94,47 @@ def unset_namespace(ctx: typer.Context) -> None:
     info = describe_context(state.kubeconfig, state.context)
     path = save_namespace(info.name, None)
     success(f"no saved namespace for context {info.name} any more ({path})")
+
+
+@app.command("set-prometheus")
+def set_prometheus(
+    ctx: typer.Context,
+    url: Annotated[
+        str,
+        typer.Argument(
+            help="The Prometheus server's URL (http:// or https://).", show_default=False
+        ),
+    ],
+) -> None:
+    """Read GPU use of the current (or --context) context from the Prometheus server at URL.
+
+    `gryvia status`, `gpu training` and `health gpu` then ask that Prometheus (one PromQL
+    query) for dcgm-exporter's series, and read the exporters through the API server when it
+    does not answer. GRYVIA_PROMETHEUS_URL sets one URL for every context.
+
+    Examples:
+      gryvia config set-prometheus http://prometheus.monitoring:9090
+    """
+    from gryvia_cli.errors import InvalidInputError
+    from gryvia_cli.kube.config import describe_context
+    from gryvia_cli.settings import save_prometheus
+
+    state = session(ctx)
+    info = describe_context(state.kubeconfig, state.context)
+    try:
+        path = save_prometheus(info.name, url)
+    except ValueError as exc:
+        raise InvalidInputError(f"URL: {exc}", hint="give the server's http(s):// address") from exc
+    success(f"GPU use for context {info.name} now comes from {url} (saved in {path})")
+
+
+@app.command("unset-prometheus")
+def unset_prometheus(ctx: typer.Context) -> None:
+    """Read GPU use of the current (or --context) context through the API server again."""
+    from gryvia_cli.kube.config import describe_context
+    from gryvia_cli.settings import save_prometheus
+
+    state = session(ctx)
+    info = describe_context(state.kubeconfig, state.context)
+    path = save_prometheus(info.name, None)
+    success(f"no Prometheus for context {info.name} any more ({path})")

@@ -49,7 +49,8 @@ def training(
     live = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
     running = {str(p["metadata"]["name"]): replica_of_pod(p) for p in live}
     nodes = {str((p.get("spec") or {}).get("nodeName")) for p in live}
-    readings, why = read_gpus(state.access(), nodes, set(running))
+    read = read_gpus(state.access(), nodes, set(running), state.prometheus_url())
+    readings, why = read.readings, read.note
     per_pod = int(((body.get("spec") or {}).get("gpus")) or 1)
     by_rank = ranks(job_gpu_use(readings, ns, running), per_pod)
     rates: dict[int, float] = {}

@@ -70,7 +70,8 @@ def health(
         return
     access = state.access()
     registrations = read_optional(access, r.GPUNODE)
-    readings, why = read_gpus(access, ())
+    read = read_gpus(access, (), (), state.prometheus_url())
+    readings, why = read.readings, read.note
     faults = gpu_faults(readings)
     jobs = fault_jobs(access, faults)
     if fmt in MACHINE_FORMATS:

@@ -68,9 +68,18 @@ def up(
             "(see docs/oidc.md); log in with 'gryvia login'.",
         ),
     ] = False,
+    with_prometheus: Annotated[
+        bool | None,
+        typer.Option(
+            "--prometheus/--no-prometheus",
+            help="Run a Prometheus server scraping the GPU exporters and read GPU use from it "
+            "[default: when Debian's prometheus package is installed].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Start a sandbox cluster and add its context to your kubeconfig."""
-    from gryvia_cli.sandbox import cluster, nodespec, oidc
+    from gryvia_cli.sandbox import cluster, nodespec, oidc, prometheus
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
@@ -82,6 +91,10 @@ def up(
         cluster.check_name(name)
         sys.stdout.write(cluster.dry_run_commands(name))
         return
+    if with_prometheus is None:
+        with_prometheus = not prometheus.missing()
+        if not with_prometheus:
+            info(f"• no Prometheus: {prometheus.missing()}; GPU use is read through the API server")
     started = time.monotonic()
     box = cluster.up(
         name,
@@ -91,10 +104,16 @@ def up(
         progress=lambda m: info(f"• {m}"),
         with_kueue=kueue,
         with_oidc=with_oidc,
+        with_prometheus=with_prometheus,
     )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
         info(f"  {note}")
+    if url := prometheus.url(box):
+        from gryvia_cli.settings import save_prometheus
+
+        path = save_prometheus(box.context, url)
+        info(f"  GPU use of context {box.context} comes from Prometheus {url} (saved in {path})")
     info(f"sandbox {name!r} is up in {time.monotonic() - started:.1f}s: context {box.context}")
     info(f"  try: kubectl --context {box.context} get nodes -L nvidia.com/gpu.product")
     issuer = oidc.load(name)
@@ -126,6 +145,10 @@ def down(
     cluster.down(name)
     for note in kc.remove(box.context, kubeconfig or kc.default_target()):
         info(f"  {note}")
+    from gryvia_cli.settings import load_settings, save_prometheus
+
+    if box.context in load_settings().prometheus_urls:
+        save_prometheus(box.context, None)
     info(f"sandbox {name!r} stopped and removed")
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet
+from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet, prometheus
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.netplan import NetworkPlanError
@@ -59,6 +59,7 @@ def up(
     dry_run: bool = False,
     with_kueue: bool = False,
     with_oidc: bool = False,
+    with_prometheus: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
@@ -68,7 +69,9 @@ def up(
     everything started is stopped and removed again; when a component lost a port kwokctl had
     picked to another process, the start is tried again (up to PORT_RACE_ATTEMPTS times). With
     `with_oidc`, Dex starts first and the API server trusts it (`oidc`); `oidc.load(name)` then
-    finds it.
+    finds it. With `with_prometheus`, a Prometheus server scrapes the GPU exporters
+    (`prometheus.start`; SandboxError at once when it is not installed); `prometheus.url(box)`
+    then gives its URL.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -79,6 +82,8 @@ def up(
             f"not built yet: {', '.join(missing)} (run 'make k8s-bin')"
         )
     if with_kueue and (why := kueue.missing()):
+        raise SandboxError(why)
+    if with_prometheus and (why := prometheus.missing()):
         raise SandboxError(why)
     if box.workdir.exists():
         if any(box.alive().values()):
@@ -111,6 +116,8 @@ def up(
                 _start(box, groups, config_path, wait=wait, progress=progress)
                 if with_kueue:
                     kueue.start(box, progress)
+                if with_prometheus:
+                    prometheus.start(box, progress)
                 return box
             except SandboxError:
                 lost = _lost_port_race(box)
@@ -185,7 +192,8 @@ def _start(
 
 
 def add_nodes(name: str, nodes: str) -> list[str]:
-    """Add the nodes of spec `nodes` to running sandbox `name`, numbered after existing ones.
+    """Add the nodes of spec `nodes` to running sandbox `name`, numbered after existing ones
+    (and their exporters to its Prometheus' targets, when it runs one).
 
     Returns the new node names. Raises SandboxError if a name exists already.
     """
@@ -194,6 +202,8 @@ def add_nodes(name: str, nodes: str) -> list[str]:
     groups = nodespec.parse_node_spec(nodes)
     built = nodespec.build_nodes(groups, taken={n.removeprefix("node/") for n in existing})
     bootstrap.create_nodes(box, built)
+    if prometheus.url(box):  # its discovery file lists the new nodes' exporters too
+        prometheus.write_targets(box)
     return [n["metadata"]["name"] for n in built]
 
 

@@ -1,10 +1,13 @@
-"""Reading dcgm-exporter: the exporter pods' /metrics through the API server's pod proxy, so a
-user needs nothing but their kubeconfig (and `get` on `pods/proxy` in the exporters'
-namespace)."""
+"""Reading dcgm-exporter, two ways (docs/gpu-metrics.md, "Two ways to read"): from the
+Prometheus server that scrapes it (one PromQL instant query, `api.promql`) when a URL is set
+(`gryvia config set-prometheus`, GRYVIA_PROMETHEUS_URL, `gryvia sandbox up`), else, or when it
+does not answer, the exporter pods' /metrics through the API server's pod proxy, so a user
+needs nothing but their kubeconfig (and `get` on `pods/proxy` in the exporters' namespace)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gryvia_cli.core.gpuuse import GpuFault
@@ -14,9 +17,69 @@ from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port
 
 CONCURRENT_READS = 8
 """Exporters read at once."""
+PROMETHEUS_TIMEOUT = 10.0
+"""Seconds to wait for Prometheus' answer before reading the exporters instead."""
+POD_PROXY = "the dcgm-exporter pods through the API server"
+"""The source named when the readings came through the pod proxy."""
+
+
+@dataclass(frozen=True)
+class GpuRead:
+    """What one read found: the readings, "" or a sentence saying why some or all could not be
+    read, and where they came from (`Prometheus <url>` or `POD_PROXY`, with why Prometheus
+    was passed over when it was)."""
+
+    readings: list[GpuReading]
+    note: str
+    source: str
 
 
 def read_gpus(
+    access: Any, nodes: Collection[str], pods: Collection[str] = (), prometheus: str = ""
+) -> GpuRead:
+    """The readings of the GPUs on `nodes` (all nodes when empty), only of those the pods
+    named `pods` hold when given: from the Prometheus server at URL `prometheus` when given
+    and it answers, else from the running dcgm-exporter pods (see `GpuRead`)."""
+    if prometheus:
+        try:
+            found = query_prometheus(prometheus, pods, () if pods else nodes)
+            return GpuRead(found, "", f"Prometheus {prometheus}")
+        except (OSError, ValueError) as exc:
+            passed = f"{POD_PROXY} (Prometheus {prometheus} did not answer: {exc})"
+            readings, note = read_exporters(access, nodes, pods)
+            return GpuRead(readings, note, passed)
+    readings, note = read_exporters(access, nodes, pods)
+    return GpuRead(readings, note, POD_PROXY)
+
+
+def query_prometheus(
+    url: str, pods: Collection[str] = (), hosts: Collection[str] = ()
+) -> list[GpuReading]:
+    """dcgm-exporter's series from the Prometheus at `url`: one instant query
+    (`api.promql.exporter_query`). Raises OSError when it cannot be reached or answers with
+    an HTTP error, ValueError when its answer is not a query result."""
+    import httpx
+
+    from gryvia_operator.api.promql import QUERY_PATH, exporter_query, readings_from_response
+
+    try:
+        answer = httpx.get(
+            url.rstrip("/") + QUERY_PATH,
+            params={"query": exporter_query(pods, hosts)},
+            timeout=PROMETHEUS_TIMEOUT,
+        )
+    except httpx.HTTPError as exc:
+        raise OSError(f"{type(exc).__name__}: {exc}") from exc
+    if answer.status_code >= 400 and answer.status_code not in (400, 422):
+        raise OSError(f"HTTP {answer.status_code}")
+    try:
+        body = answer.json()
+    except ValueError as exc:
+        raise ValueError(f"not a JSON answer (HTTP {answer.status_code})") from exc
+    return readings_from_response(body)
+
+
+def read_exporters(
     access: Any, nodes: Collection[str], pods: Collection[str] = ()
 ) -> tuple[list[GpuReading], str]:
     """The readings of the running dcgm-exporter pods on `nodes` (all nodes when empty), only

@@ -54,6 +54,8 @@ class JobSnapshot:
     """Its GPUs' use as dcgm-exporter reads it (None when not read: no pod runs)."""
     gpus_note: str = ""
     """Why the GPU use could not be read, in part or at all ("" when it could)."""
+    gpus_source: str = ""
+    """Where the GPU use was read (`views.gpumetrics.GpuRead.source`)."""
 
     @property
     def summary(self) -> JobSummary:
@@ -62,8 +64,9 @@ class JobSnapshot:
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of `status JOB -o json`: `{job, pods, events, nodes,
-        cost}` with the API objects as they are, the nodes the pods are bound to and the cost
-        so far `{soFar, perHour, currency, metered}` (null when unknown)."""
+        gpus, gpusSource, cost}` with the API objects as they are, the nodes the pods are bound
+        to, the GPUs' use and where it was read, and the cost so far
+        `{soFar, perHour, currency, metered}` (null when unknown)."""
         cost = self.cost
         return {
             "job": self.job,
@@ -71,6 +74,7 @@ class JobSnapshot:
             "events": self.events,
             "nodes": list(self.nodes),
             "gpus": None if self.gpus is None else [u.as_dict() for u in self.gpus],
+            "gpusSource": self.gpus_source or None,
             "cost": None
             if cost is None
             else {
@@ -121,7 +125,8 @@ def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True
 
         pool = ThreadPoolExecutor(1, thread_name_prefix="gpu-read")
         nodes = {node for _, node in running.values()}
-        gpu_read = pool.submit(read_gpus, access, nodes, set(running))
+        url = state.prometheus_url()
+        gpu_read = pool.submit(read_gpus, access, nodes, set(running), url)
         pool.shutdown(wait=False)
     names = child_names(name)
     names |= {str((p.get("metadata") or {}).get("name")) for p in pods}
@@ -135,9 +140,10 @@ def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True
     cost = read_pricing(access, []).job_cost(job, state.now())
     snapshot = JobSnapshot(job, list(pods), since(ours, created), cost)
     if gpu_read is not None:
-        readings, snapshot.gpus_note = gpu_read.result()
+        read = gpu_read.result()
+        snapshot.gpus_note, snapshot.gpus_source = read.note, read.source
         replicas = {pod: replica for pod, (replica, _) in running.items()}
-        snapshot.gpus = job_gpu_use(readings, namespace, replicas)
+        snapshot.gpus = job_gpu_use(read.readings, namespace, replicas)
     return snapshot
 
 
@@ -216,7 +222,7 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
     else:
         emit("  <none yet>")
     if snapshot.gpus:
-        section("GPUs")
+        section(f"GPUs (from {snapshot.gpus_source})" if snapshot.gpus_source else "GPUs")
         render_table(
             ["replica", "pod", "node", "gpu", "activity %", "tensor %", "memory MiB", "power W"],
             [_gpu_row(u) for u in snapshot.gpus],

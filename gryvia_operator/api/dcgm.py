@@ -175,7 +175,7 @@ def parse(text: str, pods: Collection[str] = ()) -> list[GpuReading]:
             name = family.name if sample.name == f"{family.name}_total" else sample.name
             by_gpu.setdefault(key, {})[name] = float(sample.value)
             labels_of.setdefault(key, labels)
-    return [_reading(labels_of[key], values) for key, values in by_gpu.items()]
+    return [reading_of(labels_of[key], values) for key, values in by_gpu.items()]
 
 
 def render(readings: Iterable[GpuReading]) -> str:
@@ -196,7 +196,9 @@ def render(readings: Iterable[GpuReading]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _reading(labels: Mapping[str, str], values: dict[str, float]) -> GpuReading:
+def reading_of(labels: Mapping[str, str], values: dict[str, float]) -> GpuReading:
+    """A reading from one GPU's dcgm-exporter labels and its values by DCGM field name (a
+    `gpu` label that is not a number reads as GPU -1)."""
     try:
         gpu = int(labels["gpu"])
     except ValueError:

@@ -165,6 +165,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             gpu_metrics=s.enable_gpu_metrics,
             gpu_sample_seconds=s.gpu_sample_seconds,
             stalled_seconds=s.stalled_seconds,
+            prometheus_url=s.prometheus_url.rstrip("/"),
             gpu_sharing=s.enable_gpu_sharing,
             device_plugin_config=(s.device_plugin_config_namespace, s.device_plugin_config_name),
             simulate_device_plugin=s.simulate_device_plugin,

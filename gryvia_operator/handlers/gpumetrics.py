@@ -1,8 +1,10 @@
 """GPU sampling (`--enable-gpu-metrics`, docs/gpu-metrics.md): every `gpu_sample_seconds`,
-one pass reads every running dcgm-exporter pod's /metrics once (through the API server's pod
-proxy, as `gryvia status` does), maps each GPU's pod to its job with the pod index, and
-writes each running job's new summary to `status.metrics` (`reconcile.gpumetrics`), and each
-GPU node's `status.gpuStatus` when a GPU's health changed (an XID, ECC errors).
+one pass asks the Prometheus at `--prometheus-url` for every GPU's series (one PromQL query),
+or without one (or when it does not answer) reads every running dcgm-exporter pod's /metrics
+once (through the API server's pod proxy, as `gryvia status` does), maps each GPU's pod to
+its job with the pod index, and writes each running job's new summary to `status.metrics`
+(`reconcile.gpumetrics`), and each GPU node's `status.gpuStatus` when a GPU's health
+changed (an XID, ECC errors).
 
 One read per exporter per pass, never one per job. The summary a pass folds onto is the one
 this loop wrote last, or the job's own after a restart, whichever holds more samples (the
@@ -41,6 +43,32 @@ log = logging.getLogger(__name__)
 
 CONCURRENT_READS = 16
 """Exporters read at once in one pass."""
+
+
+PROMETHEUS_TIMEOUT = 10.0
+"""Seconds to wait for Prometheus' answer before reading the exporter pods instead."""
+
+
+async def query_prometheus(url: str) -> list[GpuReading]:
+    """dcgm-exporter's series of every GPU from the Prometheus at `url` (one instant query,
+    `api.promql`). Raises OSError when it cannot be reached or answers an HTTP error,
+    ValueError when the answer is not a query result."""
+    import httpx
+
+    from gryvia_operator.api.promql import QUERY_PATH, exporter_query, readings_from_response
+
+    try:
+        async with httpx.AsyncClient(timeout=PROMETHEUS_TIMEOUT) as client:
+            answer = await client.get(url + QUERY_PATH, params={"query": exporter_query()})
+    except httpx.HTTPError as exc:
+        raise OSError(f"{type(exc).__name__}: {exc}") from exc
+    if answer.status_code >= 400 and answer.status_code not in (400, 422):
+        raise OSError(f"HTTP {answer.status_code}")
+    try:
+        body = answer.json()
+    except ValueError as exc:
+        raise ValueError(f"not a JSON answer (HTTP {answer.status_code})") from exc
+    return readings_from_response(body)
 
 
 class GpuSampler:
@@ -96,6 +124,17 @@ class GpuSampler:
             self.rt.metrics.writes.labels(kind="GryviaGpuNode", verb="status").inc()
 
     async def read_exporters(self) -> list[GpuReading]:
+        """Every GPU's reading: from the Prometheus server when `--prometheus-url` is set and
+        it answers (one query), else from every running exporter pod."""
+        url = self.rt.config.prometheus_url
+        if url:
+            try:
+                return await query_prometheus(url)
+            except (OSError, ValueError) as exc:
+                log.warning("Prometheus %s: %s; reading the exporter pods instead", url, exc)
+        return await self.read_exporter_pods()
+
+    async def read_exporter_pods(self) -> list[GpuReading]:
         """The readings of every running exporter pod; one that fails is logged and skipped
         (its GPUs go unsampled this pass rather than reading as idle)."""
         pods = await self.rt.api.list("Pod", None, label_selector=EXPORTER_SELECTOR)

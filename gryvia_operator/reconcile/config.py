@@ -59,6 +59,8 @@ class ReconcileConfig:
     gpu_sample_seconds: float = 30.0
     stalled_seconds: float = 1800.0
     """Idle GPUs and a silent log this long make a running job `Stalled`."""
+    prometheus_url: str = ""
+    """Where the GPU sampler asks for dcgm-exporter's series ("" reads the exporter pods)."""
     gpu_sharing: bool = False
     """Serve GryviaGPUSharingPolicies (`--enable-gpu-sharing`)."""
     device_plugin_config: tuple[str, str] = ("gpu-operator", "gryvia-device-plugin-config")

@@ -1,10 +1,13 @@
 """`gryvia status JOB` shows how busy the job's GPUs are, read from the sandbox's
 dcgm-exporter pods through the API server's pod proxy: a busy loop reads busy on every GPU
-of both replicas, a `sleep` reads idle; the operator's sampler writes the same into the jobs'
-`status.metrics`; an XID injected on one of the busy job's GPUs shows in `health gpu`."""
+of both replicas, a `sleep` reads idle; a real Prometheus scraping the exporters gives the
+same, and once it is stopped the pods are read again; the operator's sampler writes the same
+into the jobs' `status.metrics`; an XID injected on one of the busy job's GPUs shows in
+`health gpu`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -70,6 +73,8 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
     assert "GPU use:     mean 0.0 % over 1 GPU(s)" in shown.stdout
     assert "ACTIVITY %" in shown.stdout
 
+    _same_numbers_from_prometheus(case, busy, idle)
+
     # an XID 79 on the GPU replica 1 holds: `health gpu` names the node, GPU and job, exit 1
     node, gpu = busy[1]["node"], busy[1]["gpu"]
     box = {"GRYVIA_SANDBOX_HOME": os.environ["GRYVIA_SANDBOX_HOME"]}
@@ -99,6 +104,50 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
         assert wait_for(recorded, timeout=30, what="the node's gpuStatus")["xid"] == 79
     finally:
         assert case.gryvia(*fault, "--xid", "0", env=box).returncode == 0
+
+
+def _same_numbers_from_prometheus(
+    case: CliCase, busy: list[dict[str, Any]], idle: list[dict[str, Any]]
+) -> None:
+    """A real Prometheus scraping the exporters gives `status` the same GPUs and the same
+    verdicts (and the operator's reader the same readings); stopped, `status` reads the
+    exporter pods again and says why."""
+    from gryvia_cli.sandbox import prometheus
+    from gryvia_cli.sandbox.sandboxes import Sandbox
+    from gryvia_operator.api.dcgm import activity
+    from gryvia_operator.handlers.gpumetrics import query_prometheus
+
+    box = Sandbox(case.sandbox.name)
+    url = prometheus.start(box, lambda _: None)
+    try:
+        env = {"GRYVIA_PROMETHEUS_URL": url}
+
+        def through(name: str, count: int) -> list[dict[str, Any]] | None:
+            done = case.gryvia("status", name, "-n", case.namespace, "-o", "json", env=env)
+            shown = json.loads(done.stdout) if done.returncode == 0 else {}
+            rows = [g for g in shown.get("gpus") or [] if g["activityPercent"] is not None]
+            from_prom = shown.get("gpusSource") == f"Prometheus {url}"
+            return rows if from_prom and len(rows) == count else None
+
+        spin = wait_for(lambda: through("spin", 2), timeout=60, what="spin's GPUs via Prometheus")
+        nap = wait_for(lambda: through("nap", 1), timeout=30, what="nap's GPUs via Prometheus")
+        where = {(g["replica"], g["node"], g["gpu"]) for g in busy}
+        assert {(g["replica"], g["node"], g["gpu"]) for g in spin} == where
+        assert all(g["activityPercent"] >= 80 for g in spin), spin
+        assert (nap[0]["node"], nap[0]["gpu"]) == (idle[0]["node"], idle[0]["gpu"])
+        assert nap[0]["activityPercent"] <= 5 and nap[0]["field"] == idle[0]["field"], nap
+        # the operator's sampler reads the same GPUs from it (one query for all)
+        found = asyncio.run(query_prometheus(url))
+        mine = {(r.pod, r.gpu): activity(r) for r in found if r.namespace == case.namespace}
+        assert len(mine) == 3 and all(a is not None for a in mine.values()), mine
+        assert sorted(round(a[0]) >= 80 for a in mine.values() if a) == [False, True, True]
+    finally:
+        prometheus.stop(box)
+    again = wait_for(lambda: _gpus(case, "spin", 2), timeout=30, what="spin's GPUs again")
+    assert all(g["activityPercent"] >= 80 for g in again), again
+    done = case.gryvia("status", "spin", "-n", case.namespace, "-o", "json", env=env)
+    source = json.loads(done.stdout)["gpusSource"]
+    assert source.startswith("the dcgm-exporter pods") and "did not answer" in source, source
 
 
 def test_gpu_training_names_the_idle_replica_and_gpu_nccl_reads_the_logs(case: CliCase) -> None:

@@ -241,6 +241,13 @@ def test_config_show_and_set_namespace(tmp_path: Path, monkeypatch: pytest.Monke
     assert "Namespace:  team-a (from gryvia config)" in human
     assert run(["config", "unset-namespace"]).exit_code == 0
     assert yaml.safe_load(config_file.read_text()) == {"namespaces": {}}
+    assert shown["prometheusUrl"] == ""
+    bad = run(["config", "set-prometheus", "prometheus:9090"])
+    assert bad.exit_code != 0 and "http://" in bad.output
+    assert run(["config", "set-prometheus", "http://prom:9090/"]).exit_code == 0
+    assert json.loads(run(["config", "-o", "json"]).output)["prometheusUrl"] == "http://prom:9090"
+    assert run(["config", "unset-prometheus"]).exit_code == 0
+    assert yaml.safe_load(config_file.read_text())["prometheus_urls"] == {}
 
 
 def test_saved_namespace_is_used_by_commands(monkeypatch: pytest.MonkeyPatch) -> None:

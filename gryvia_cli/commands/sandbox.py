@@ -68,6 +68,14 @@ def up(
             "(see docs/oidc.md); log in with 'gryvia login'.",
         ),
     ] = False,
+    bare: Annotated[
+        bool,
+        typer.Option(
+            "--bare",
+            help="Only the cluster: no Gryvia CRDs, chart objects or operator (install them "
+            "yourself, e.g. with helm).",
+        ),
+    ] = False,
     with_prometheus: Annotated[
         bool | None,
         typer.Option(
@@ -78,8 +86,13 @@ def up(
         ),
     ] = None,
 ) -> None:
-    """Start a sandbox cluster and add its context to your kubeconfig."""
-    from gryvia_cli.sandbox import cluster, nodespec, oidc, prometheus
+    """Start a sandbox cluster with Gryvia on it and add its context to your kubeconfig.
+
+    Installs the chart's CRDs and cluster objects and runs the operator with every feature
+    the sandbox can serve (as the demo does; `--bare` leaves them out), and with Debian's
+    prometheus installed a Prometheus scraping the GPU exporters.
+    """
+    from gryvia_cli.sandbox import cluster, nodespec, oidc, platform, prometheus
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
@@ -109,6 +122,14 @@ def up(
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
         info(f"  {note}")
+    if not bare:
+        try:
+            platform.install(box, lambda m: info(f"• {m}"), kueue=kueue)
+        except GryviaError as exc:
+            exc.hint = (exc.hint + "; " if exc.hint else "") + (
+                f"the cluster runs without Gryvia: 'gryvia sandbox down --name {name}' removes it"
+            )
+            raise
     if url := prometheus.url(box):
         from gryvia_cli.settings import save_prometheus
 

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,30 +22,13 @@ from typing import Any
 import yaml
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.sandbox import binaries, cluster, demokueue
+from gryvia_cli.sandbox import binaries, cluster, demokueue, platform
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
-from gryvia_cli.sandbox.ports import free_port
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_JOB
 
 DEMO_NAME = "demo"
-OPERATOR = "gryvia-operator"
-DEMO_FEATURES = (
-    "--enable-workflows",
-    "--enable-autotuners",
-    "--enable-inference",
-    "--enable-model-registry",
-    "--enable-reservations",
-    "--enable-priorities",
-    "--enable-job-hooks",
-    "--enable-checkpoint-guards",
-    "--enable-gpu-metrics",
-    "--billing-ledger",
-)
-"""The opt-in features the demo's operator runs with: every one that needs nothing the sandbox
-lacks (GPU sharing needs the NVIDIA device plugin; the admission gate changes what is admitted,
-so it stays a choice: docs/operator.md)."""
 NAMESPACES = (tenant_namespace("vision"), tenant_namespace("nlp"), "research")
 Progress = Callable[[str], None]
 
@@ -69,86 +49,6 @@ def examples_dir() -> Path:
     if root is None:
         raise GryviaError("the demo needs a source checkout (examples/demo/ not found)")
     return root / "examples" / "demo"
-
-
-def install_chart(box: cluster.Sandbox, chart: Path) -> None:
-    """Install the chart's CRDs and cluster objects (RBAC, tenant roles, peering); the operator
-    itself runs as a local process, so the Deployment has 0 replicas and the webhook
-    configuration is registered by the operator."""
-    helm = [str(binaries.path_of("helm")), "--kubeconfig", str(box.kubeconfig)]
-    args = [
-        "upgrade",
-        "--install",
-        "gryvia",
-        str(chart),
-        "-n",
-        "gryvia-system",
-        "--create-namespace",
-        "--set",
-        "replicaCount=0",
-        "--set",
-        "webhook.enabled=false",
-        "--wait",
-        "--timeout",
-        "120s",
-    ]
-    proc = subprocess.run([*helm, *args], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise GryviaError(f"helm install failed: {proc.stderr.strip()}")
-
-
-def start_operator(box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool = False) -> int:
-    """Start the operator with a self-registered webhook and DEMO_FEATURES (and
-    `--enable-kueue` with `kueue`) unless it runs; return its pid. Raises GryviaError when it
-    exits or is not ready."""
-    pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
-    pids = box.pids()
-    if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
-        return pids[OPERATOR]
-    health = free_port()
-    log = (box.workdir / "logs" / f"{OPERATOR}.log").open("ab")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gryvia_operator",
-            "--kubeconfig",
-            str(box.kubeconfig),
-            "--webhook-self-register",
-            "--webhook-port",
-            str(free_port()),
-            "--health-port",
-            str(health),
-            "--metrics-port",
-            str(free_port()),
-            "--probe-host",
-            "127.0.0.1",
-            "--log-format",
-            "text",
-            *DEMO_FEATURES,
-            *(["--enable-kueue"] if kueue else []),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    pid_file.write_text(str(proc.pid))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise GryviaError(
-                f"the operator exited with {proc.returncode}",
-                hint=f"see {box.workdir / 'logs' / f'{OPERATOR}.log'}",
-            )
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
-                if r.status == 200:
-                    return proc.pid
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise GryviaError(f"the operator was not ready after {timeout:.0f}s")
 
 
 def _documents(path: Path) -> list[dict[str, Any]]:
@@ -303,12 +203,7 @@ def up(
     box = cluster.Sandbox(name)
     if not (box.workdir.exists() and all(box.alive().values())):
         cluster.up(name, nodes, progress=progress, with_kueue=kueue)
-    root = binaries.repo_root()
-    assert root is not None
-    progress("installing the chart's CRDs and cluster objects (helm)")
-    install_chart(box, root / "charts" / "gryvia")
-    progress("starting the operator and its webhook")
-    start_operator(box, kueue=kueue)
+    platform.install(box, progress, kueue=kueue)
     seed(box, progress, kueue=kueue)
     return box
 

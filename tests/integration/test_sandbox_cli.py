@@ -56,7 +56,12 @@ def _has_link(name: str) -> bool:
 def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     name = f"cli-{uuid.uuid4().hex[:6]}"
     kubeconfig = tmp_path / "config"
-    env = os.environ | {"GRYVIA_SANDBOX_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    config_home = tmp_path / "gryvia-config"
+    env = os.environ | {
+        "GRYVIA_SANDBOX_HOME": str(tmp_path / "home"),
+        "GRYVIA_CONFIG_HOME": str(config_home),
+        "NO_COLOR": "1",
+    }
     up = _gryvia(
         env,
         "sandbox",
@@ -94,6 +99,8 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
             "kube-controller-manager",
             "kwok-controller",
             "gryvia-pod-runner",
+            "gryvia-operator",
+            "prometheus",
         }
         listed = json.loads(_gryvia(env, "sandbox", "list", "-o", "json").stdout)
         assert [r["name"] for r in listed["items"]] == [name]
@@ -101,7 +108,12 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
             int(p.read_text())
             for p in (tmp_path / "home" / "clusters" / name / "pids").glob("*.pid")
         ]
-        assert len(pids) == 6 and all(_alive(p) for p in pids)
+        assert len(pids) == 8 and all(_alive(p) for p in pids)
+        # Gryvia's CRDs are installed (without them: "GryviaAIJob is not available")
+        jobs = _gryvia(env | {"KUBECONFIG": str(kubeconfig)}, "list", "jobs", "-A", "-o", "json")
+        assert jobs.returncode == 0 and json.loads(jobs.stdout)["items"] == [], jobs.stderr
+        saved = yaml.safe_load((config_home / "config.yaml").read_text())["prometheus_urls"]
+        assert saved[f"gryvia-{name}"].startswith("http://127.0.0.1:"), saved
 
         again = _gryvia(env, "sandbox", "up", "--name", name, "--kubeconfig", str(kubeconfig))
         assert again.returncode == 1
@@ -119,6 +131,7 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     assert not (tmp_path / "home" / "clusters" / name).exists()
     assert not _has_link(bridge)
     assert yaml.safe_load(kubeconfig.read_text())["contexts"] == []
+    assert yaml.safe_load((config_home / "config.yaml").read_text())["prometheus_urls"] == {}
 
 
 def test_bad_node_spec_is_one_clear_line(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gryvia_cli.sandbox.demo import DEMO_FEATURES
+from gryvia_cli.sandbox.platform import DEMO_FEATURES
 from gryvia_operator.api.crd import generate as crdgen
 from tests.support import timing
 from tests.support.hookreceiver import ALLOWED

@@ -295,11 +295,20 @@ def marked_nodes(nodes: Iterable[Mapping[str, Any]]) -> list[MarkedNode]:
             MarkedNode(
                 str(meta.get("name") or ""),
                 marks,
-                str((meta.get("labels") or {}).get(LABEL_GPU) or "-"),
+                _gpu_type(meta.get("labels") or {}),
                 str((status.get("allocatable") or {}).get(GPU_RESOURCE) or "-"),
             )
         )
     return sorted(out, key=lambda n: n.name)
+
+
+def _gpu_type(labels: Mapping[str, Any]) -> str:
+    """The node's GPU type: registration's gryvia.io/gpu label, else GPU feature discovery's
+    product label normalized (`NVIDIA-H100-80GB-HBM3` -> `H100`), else `-`."""
+    from gryvia_operator.api.gputype import normalize_gpu_type
+
+    product = str(labels.get("nvidia.com/gpu.product") or "")
+    return str(labels.get(LABEL_GPU) or "") or (normalize_gpu_type(product) if product else "-")
 
 
 LIST_COLUMNS = ("node", "since", "age", "reason", "status")

@@ -28,11 +28,6 @@ class Maintenance:
     cordoned: bool
 
     @property
-    def active(self) -> bool:
-        """True when the Node is cordoned and marked: out of service on purpose."""
-        return self.cordoned
-
-    @property
     def problem(self) -> str:
         """How a node's problem reads: `in maintenance: <reason>`, or `in maintenance`."""
         return maintenance_text(self.reason)
@@ -48,7 +43,7 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def maintenance_of(node: Mapping[str, Any] | None) -> Maintenance | None:
     """The maintenance marks of a Node object (wire form), or None when it carries neither
-    annotation. Active only while cordoned (`Maintenance.active`)."""
+    annotation. In maintenance only while also cordoned (`active_reason`)."""
     annotations = _map(_map(_map(node).get("metadata")).get("annotations"))
     if ANNOTATION_MAINTENANCE not in annotations and ANNOTATION_MAINTENANCE_REASON not in (
         annotations
@@ -65,7 +60,7 @@ def active_reason(node: Mapping[str, Any] | None) -> str | None:
     """The reason of a Node in maintenance ("" when it has none), or None when the Node is
     not in maintenance (unmarked, or marked but uncordoned)."""
     found = maintenance_of(node)
-    return found.reason if found is not None and found.active else None
+    return found.reason if found is not None and found.cordoned else None
 
 
 def maintenance_text(reason: str) -> str:

@@ -7,6 +7,7 @@
 | 2 | usage error (bad flag or argument; Typer/Click) |
 | 3 | `submit`: a job would never run (fail fast; `--force` creates it anyway); `--explain` |
 | 4 | `submit --explain`/`--dry-run=server`: a job would wait (the estimate is printed) |
+| 5 | `maintenance start --drain`: the node is cordoned but pods could not be evicted |
 | 124 | a wait (`submit --wait/--logs`) passed its `--wait-timeout` before the job ended |
 | 130 | interrupted (Ctrl-C) |
 """
@@ -18,6 +19,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NEVER_RUNS = 3
 EXIT_WOULD_WAIT = 4
+EXIT_NOT_DRAINED = 5
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 
@@ -40,6 +42,12 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         EXIT_WOULD_WAIT,
         "would wait: `submit --explain`/`--dry-run=server` found a job that cannot start now "
         "(the reason and the start estimate are printed)",
+    ),
+    (
+        EXIT_NOT_DRAINED,
+        "not drained: `maintenance start --drain` cordoned the node (it stays in maintenance) "
+        "but a PodDisruptionBudget kept some pods from eviction until --timeout; the report "
+        "names each pod and budget",
     ),
     (
         EXIT_TIMEOUT,
@@ -160,6 +168,12 @@ class InvalidInputError(GryviaError):
 
 class JobEndedError(GryviaError):
     """A job followed with --wait ended Failed, Cancelled, Rejected or Preempted."""
+
+
+class NotDrainedError(GryviaError):
+    """`maintenance start --drain`: pods a disruption budget kept on the cordoned node."""
+
+    exit_code = EXIT_NOT_DRAINED
 
 
 class WaitTimeoutError(GryviaError):

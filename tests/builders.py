@@ -244,6 +244,14 @@ class NodeBuilder:
         self._obj["spec"]["unschedulable"] = True
         return self
 
+    def in_maintenance(self, reason: str, since: str = "2026-12-01T13:00:00Z") -> Self:
+        """Cordoned with the annotations `gryvia maintenance start` writes."""
+        from gryvia_operator.api.names import ANNOTATION_MAINTENANCE, ANNOTATION_MAINTENANCE_REASON
+
+        notes = self._obj["metadata"].setdefault("annotations", {})
+        notes.update({ANNOTATION_MAINTENANCE: since, ANNOTATION_MAINTENANCE_REASON: reason})
+        return self.cordoned()
+
     def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> Self:
         taint = {"key": key, "effect": effect, **({"value": value} if value else {})}
         self._obj["spec"].setdefault("taints", []).append(taint)

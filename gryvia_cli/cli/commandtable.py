@@ -98,6 +98,11 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         "GPU training and NCCL insights: per-rank GPU use, stragglers, NCCL transports.",
     ),
     _cmd(
+        "maintenance",
+        "Cluster",
+        "Node maintenance: cordon and drain a faulty node, list and end maintenance.",
+    ),
+    _cmd(
         "reservation",
         "Tenancy",
         "GPU reservations: create, list, show and delete them.",

@@ -47,7 +47,8 @@ def capacity(
     GryviaReservation holds; RESERVED is the unallocated GPUs of reserved nodes; PENDING is
     the GPUs of jobs not placed yet (and of placed jobs' unscheduled pods); SHORTFALL =
     max(PENDING - FREE, 0), HEADROOM = max(FREE - PENDING, 0) per type, and their sums in
-    the totals. A NOTE flags demand for a type no node has.
+    the totals. A NOTE flags demand for a type no node has and names each node in
+    maintenance with its reason (`gryvia maintenance start`): its GPUs are never free.
 
     Examples:
       gryvia capacity
@@ -57,8 +58,8 @@ def capacity(
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
     allocated, free, pending, shortfall, headroom, unavailable, suspended, reserved,
-    sharedNodes, notes}], totals, unspecifiedPending, nodes: [{name, gpuType, total,
-    allocated, free, phase, usable, reservedFor}], warnings}.
+    sharedNodes, maintenance, notes}], totals, unspecifiedPending, nodes: [{name, gpuType,
+    total, allocated, free, phase, usable, reservedFor, maintenance}], warnings}.
     """
     state = session(ctx)
     fmt = state.fmt(output)
@@ -123,6 +124,7 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
     emit(f"Shortfall: {plural(t.shortfall, 'GPU')}   Headroom: {plural(t.headroom, 'GPU')}")
     if fmt is OutputFormat.wide and report.nodes:
         from gryvia_cli.core.cells import Marked
+        from gryvia_operator.api.maintenance import maintenance_text
 
         section("Nodes")
         render_table(
@@ -134,7 +136,10 @@ def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
                     n.total,
                     n.allocated,
                     n.free,
-                    Marked(n.phase, "ok" if n.usable else "warn"),
+                    Marked(
+                        n.phase if n.maintenance is None else maintenance_text(n.maintenance),
+                        "ok" if n.usable else "warn",
+                    ),
                     n.reserved_for or "-",
                 ]
                 for n in report.nodes

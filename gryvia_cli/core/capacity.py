@@ -44,6 +44,9 @@ class TypeCapacity:
     reserved: int = 0
     """Unallocated GPUs on usable nodes a GryviaReservation holds (not part of free)."""
     notes: list[str] = field(default_factory=list)
+    maintenance: list[str] = field(default_factory=list)
+    """`node gpu-3 in maintenance: <reason>` for each node of this type in maintenance (their
+    GPUs count as unavailable, never free)."""
     shared_nodes: list[str] = field(default_factory=list)
     """Time-sliced nodes of this type as `<node> x<replicas>` (their GPUs count once)."""
     parts: list[TypeCapacity] | None = field(default=None, repr=False, compare=False)
@@ -81,6 +84,7 @@ class TypeCapacity:
             "suspended": self.suspended,
             "reserved": self.reserved,
             "sharedNodes": list(self.shared_nodes),
+            "maintenance": list(self.maintenance),
             "notes": list(self.notes),
         }
 
@@ -98,6 +102,8 @@ class NodeCapacity:
     usable: bool
     reserved_for: str = ""
     """The reservation holding the node ("" when none): its free GPUs count as reserved."""
+    maintenance: str | None = None
+    """Its maintenance reason when in maintenance ("" without one), else None."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of a node, camelCase like every other key of the report."""
@@ -110,6 +116,7 @@ class NodeCapacity:
             "phase": self.phase,
             "usable": self.usable,
             "reservedFor": self.reserved_for,
+            "maintenance": self.maintenance,
         }
 
 
@@ -225,6 +232,8 @@ def compute_capacity(
         row.free += free
         if not node.usable:
             row.unavailable += node.gpus
+        if node.maintenance is not None:
+            row.maintenance.append(node.in_maintenance_text)
         breakdown.append(
             NodeCapacity(
                 node.name,
@@ -235,6 +244,7 @@ def compute_capacity(
                 node.phase,
                 node.usable,
                 node.reserved_for,
+                node.maintenance,
             )
         )
     jobs = list(jobs)
@@ -258,6 +268,7 @@ def compute_capacity(
             row.notes.append(f"allocated exceeds total by {row.allocated - row.total}")
         if row.unavailable:
             row.notes.append(f"{plural(row.unavailable, 'GPU')} on unavailable nodes")
+        row.notes.extend(row.maintenance)
         if row.suspended:
             row.notes.append(f"{plural(row.suspended, 'GPU')} of suspended jobs not counted")
         if row.shared_nodes:
@@ -273,6 +284,7 @@ def compute_capacity(
         totals.unavailable += row.unavailable
         totals.suspended += row.suspended
         totals.reserved += row.reserved
+        totals.maintenance += row.maintenance
     totals.pending += unspecified
     return CapacityReport(types, totals, unspecified, breakdown)
 

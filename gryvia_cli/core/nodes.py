@@ -11,6 +11,7 @@ from typing import Any
 
 from gryvia_cli.core.cells import Marked
 from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.maintenance import active_reason, maintenance_text
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in, slot_key
 from gryvia_operator.api.names import LABEL_GPU
 from gryvia_operator.api.timeslicing import replicas_of as replicas_in
@@ -61,6 +62,16 @@ class GpuNode:
     gpu_faults: tuple[str, ...] = ()
     """Its failed GPUs as the operator's sampler recorded them (`status.gpuStatus`), e.g.
     `GPU 1: XID 79`."""
+    maintenance: str | None = None
+    """The reason of a node in maintenance ("" without one; `api.maintenance.active_reason`),
+    None when it is not in maintenance."""
+
+    @property
+    def in_maintenance_text(self) -> str:
+        """`node gpu-3 in maintenance: <reason>` ("" when it is not in maintenance)."""
+        if self.maintenance is None:
+            return ""
+        return f"node {self.name} {maintenance_text(self.maintenance)}"
 
     @property
     def slot(self) -> str:
@@ -200,6 +211,7 @@ def gpu_nodes(
             n,
             reserved_for=reserved_for(by_name.get(n.name)),
             reserved_by=reserved_for(by_name.get(n.name), by=True),
+            maintenance=active_reason(by_name.get(n.name)),
         )
         for n in out
     ]
@@ -289,10 +301,12 @@ def replicas_of(node: Mapping[str, Any] | None) -> int:
 
 
 def phase_cell(node: GpuNode) -> Marked:
-    """The node's phase, coloured: Ready green, Degraded/cordoned yellow, others red; a node
-    with a failed GPU says which, red."""
+    """The node's phase, coloured: Ready green, Degraded/cordoned yellow (in maintenance: with
+    its reason), others red; a node with a failed GPU says which, red."""
     if node.gpu_faults:
         return Marked(f"{node.phase} ({'; '.join(node.gpu_faults)})", "error")
+    if node.maintenance is not None and node.node_exists:
+        return Marked(f"{node.phase},{maintenance_text(node.maintenance)}", "warn")
     if not node.schedulable and node.node_exists:
         return Marked(f"{node.phase},SchedulingDisabled", "warn")
     if node.phase == "Ready":

@@ -126,7 +126,8 @@ def wait_reason(
 ) -> str:
     """Why `job` is not running, in one line. First match wins: suspended, quota hold,
     no node of the type, pods too big for any node, the operator's SchedulingFailed
-    condition, Kueue, the pods' FailedScheduling event, not enough free GPUs, not yet seen by
+    condition, Kueue, the pods' FailedScheduling event, not enough free GPUs (naming the nodes
+    of the type in maintenance, with their reasons), not yet seen by
     the operator, else the status message. The operator's structured blocker
     (`status.pending`), when there is one, wins: the same words `gryvia status` prints."""
     if job.pending is not None:
@@ -168,9 +169,13 @@ def wait_reason(
         fitting = sum(f // job.gpus_per_pod for f in free if job.gpus_per_pod)
         if fitting < job.pods:
             label = job.gpu_type or "GPUs of any type"
+            away = sorted(
+                {n.in_maintenance_text for n in fitting_type if n.maintenance is not None}
+            )
             return (
                 f"waiting for GPUs: needs {job.pods} x {job.gpus_per_pod} {label}, "
                 f"{sum(free)} free now (largest free on one node: {max(free, default=0)})"
+                + "".join(f"; {text}" for text in away)
             )
     if not job.conditions and not job.message:
         return "not picked up by the operator yet (is it running? see `gryvia status`)"

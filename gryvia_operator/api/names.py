@@ -125,6 +125,14 @@ LABEL_GPU_SHARING: Final = "gryvia.io/gpu-sharing"
 # Checkpoint guards: the scheduling gate on a guarded job's pods until their resume step is set.
 GATE_CHECKPOINT_RESTORE: Final = "gryvia.io/checkpoint-restore"
 
+# Node maintenance (`gryvia maintenance start|end|list`, docs/gpu-metrics.md): a cordoned Node
+# with ANNOTATION_MAINTENANCE is taken out of service on purpose; capacity and the reasons of
+# waiting jobs name it with its reason.
+ANNOTATION_MAINTENANCE: Final = "gryvia.io/maintenance"
+"""On a Node: when its maintenance started (RFC 3339, UTC); kept when started again."""
+ANNOTATION_MAINTENANCE_REASON: Final = "gryvia.io/maintenance-reason"
+"""On a Node: why it is in maintenance (free text from `--reason`)."""
+
 # The sandbox's simulated nodes.
 ANNOTATION_SANDBOX_NODE: Final = "gryvia.io/sandbox"
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.maintenance import maintenance_text
 from gryvia_operator.api.mig import parent_type, parse_profile, slot_key
 from gryvia_operator.api.names import (
     ANNOTATION_PLACEMENT_STRATEGY,
@@ -131,16 +132,21 @@ TAINT_PROBLEM = "has taint {taint} the job does not tolerate"
 """A node's problem for a taint the job's pods do not tolerate."""
 NOT_READY_PROBLEM = "is not Ready"
 CORDONED_PROBLEM = "is cordoned"
+MAINTENANCE_PROBLEM = maintenance_text("").split(":", 1)[0]
+"""How the problem of a node in maintenance starts (`in maintenance: <reason>`)."""
 
 
 def out_of_service(problems: Iterable[str]) -> bool:
     """True when every one of a node's `problems` is one that keeps it from every pod like
-    this job's for now (not Ready, cordoned, an untolerated taint), not a mismatch of the
-    node itself (type, labels, size)."""
+    this job's for now (not Ready, cordoned or in maintenance, an untolerated taint), not a
+    mismatch of the node itself (type, labels, size)."""
     prefix = TAINT_PROBLEM.split("{", 1)[0]
     found = list(problems)
     return bool(found) and all(
-        p in (NOT_READY_PROBLEM, CORDONED_PROBLEM) or p.startswith(prefix) for p in found
+        p in (NOT_READY_PROBLEM, CORDONED_PROBLEM)
+        or p.startswith(prefix)
+        or p.startswith(MAINTENANCE_PROBLEM)
+        for p in found
     )
 
 
@@ -163,8 +169,9 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
     labels = node.labels
     if not node.ready:
         problems.append(NOT_READY_PROBLEM)
-    if node.unschedulable:
-        problems.append(CORDONED_PROBLEM)
+    if node.unschedulable:  # cordoned; on purpose, with a reason, when in maintenance
+        maintenance = node.maintenance
+        problems.append(CORDONED_PROBLEM if maintenance is None else maintenance_text(maintenance))
     actual_type = labels.get(LABEL_GPU, "")
     type_ok = not req.gpu_type or actual_type == req.gpu_type
     if mig:

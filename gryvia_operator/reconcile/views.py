@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api.maintenance import active_reason
 from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slices_in
 from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
@@ -62,6 +63,9 @@ class NodeView:
     """Allocatable MIG slices per profile (`{"3g.40gb": 2}` from `nvidia.com/mig-3g.40gb`)."""
     taints: tuple[Taint, ...] = ()
     """The NoSchedule/NoExecute taints (`api.taints.hard_taints`)."""
+    maintenance: str | None = None
+    """The reason of a node in maintenance (cordoned with gryvia.io/maintenance; "" without a
+    reason: `api.maintenance.active_reason`), None when it is not in maintenance."""
 
     @classmethod
     def from_node(cls, obj: Mapping[str, Any]) -> NodeView:
@@ -84,6 +88,7 @@ class NodeView:
             uid=str(meta.get("uid", "")),
             mig_slices=slices_in(allocatable),
             taints=hard_taints(obj),
+            maintenance=active_reason(obj),
         )
 
     @property

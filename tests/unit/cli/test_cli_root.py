@@ -111,7 +111,7 @@ def test_verbose_shows_details_and_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPa
 
 
 def test_exit_code_table_is_complete() -> None:
-    assert [code for code, _ in EXIT_CODES] == [0, 1, 2, 3, 4, 124, 130]  # 3 never, 4 would wait
+    assert [code for code, _ in EXIT_CODES] == [0, 1, 2, 3, 4, 5, 124, 130]  # 3 never, 4 wait
 
 
 def test_version_flag_and_completion_scripts() -> None:

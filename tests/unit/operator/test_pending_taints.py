@@ -96,3 +96,25 @@ def test_cordoned_and_not_ready_nodes_are_named_in_the_reason() -> None:
         "needs 8 H100 on 1 node(s); the nodes that could take its pods are out of service: "
         "h1 is cordoned; h2 is not Ready"
     )
+
+
+def test_a_node_in_maintenance_is_named_with_its_reason() -> None:
+    nodes = [_node("h1").in_maintenance("XID 79 on GPU 3").view(), _node("h2").cordoned().view()]
+    job, ctx = _waiting()
+    out = wait_status(job, {"phase": "Pending"}, nodes, [], ctx, T0)
+    assert out["pending"]["message"] == (
+        "needs 8 H100 on 1 node(s); the nodes that could take its pods are out of service: "
+        "h1 in maintenance: XID 79 on GPU 3; h2 is cordoned"
+    )
+    miss = select_nodes(job, nodes, [])
+    assert not miss.ok and "in maintenance: XID 79 on GPU 3" in miss.message
+
+
+def test_an_uncordoned_node_with_leftover_marks_is_not_in_maintenance() -> None:
+    node = _node("h1").in_maintenance("done").obj()
+    node["spec"]["unschedulable"] = False
+    from gryvia_operator.reconcile.views import NodeView
+
+    assert NodeView.from_node(node).maintenance is None
+    job, _ = _waiting()
+    assert select_nodes(job, [NodeView.from_node(node)], []).nodes == ("h1",)

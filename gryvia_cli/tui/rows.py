@@ -18,6 +18,7 @@ from gryvia_cli.core.spend import JobCost
 from gryvia_cli.core.timefmt import age, format_seconds, human_duration
 from gryvia_cli.tui.store import JobItem
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_operator.api.maintenance import maintenance_text
 
 PHASE_GLYPHS = {
     "Running": "▶",
@@ -189,6 +190,8 @@ def node_cells(node: GpuNode, allocated: Mapping[str, int]) -> list[Cell]:
     driver = f"{node.driver} / CUDA {node.cuda}" if node.driver and node.cuda else node.driver
     if node.gpu_faults:
         phase: Cell = (f"✗ {node.gpu_faults[0]}", "error")
+    elif node.maintenance is not None and node.node_exists:
+        phase = (f"◐ {maintenance_text(node.maintenance)}", "warn")
     elif node.phase == "Ready" and node.usable:
         phase = ("● Ready", "ok")
     elif not node.schedulable and node.node_exists:

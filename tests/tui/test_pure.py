@@ -309,3 +309,18 @@ def test_the_nodes_of_a_job_without_gpus_come_from_its_pods() -> None:
     ]
     assert pod_nodes(pods) == ["cpu-0", "cpu-1"]
     assert pod_nodes([]) == []
+
+
+def test_a_node_row_names_faults_then_maintenance_then_cordons() -> None:
+    from gryvia_cli.core.nodes import GpuNode
+    from gryvia_cli.tui.rows import node_cells
+
+    base = dict(
+        name="gpu-3", gpu_type="H100", gpus=8, memory_gb=80, driver="", cuda="", rdma=False,
+        phase="Ready", message="", source="", node_ready=True, schedulable=False, node_exists=True,
+    )  # fmt: skip
+    assert node_cells(GpuNode(**base), {})[-1] == ("◐ Ready,cordoned", "warn")
+    held = GpuNode(**base, maintenance="XID 79 on GPU 2")
+    assert node_cells(held, {})[-1] == ("◐ in maintenance: XID 79 on GPU 2", "warn")
+    faulty = GpuNode(**base, maintenance="", gpu_faults=("GPU 2: XID 79",))
+    assert node_cells(faulty, {})[-1] == ("✗ GPU 2: XID 79", "error")

@@ -8,7 +8,8 @@ declares its model, what it observes and one pure `reconcile(obj, observed, now)
   any object asked for (at most the kind's `idle_seconds`), with back-off after a failed
   pass (`passes.run_passes`);
 - the writes: children created (one already there is fine), merge patches, deletes, events,
-  and the status, merge-patched only when it changed (`passes.StatusWriter`);
+  conditions put into other objects' status (`controller.conditions`, read fresh and written
+  guarded), and the status, merge-patched only when it changed (`passes.StatusWriter`);
 - the invalid spec: an object its model refuses gets `api.controlled.invalid_status`, and its
   children are left alone;
 - the metrics: pass latency per controller, failed reconciles per controller, and the objects

@@ -222,19 +222,17 @@ def test_idle_jobs_are_warned_once_then_suspended_or_cancelled_through_a_sigkill
         assert not other["spec"].get("suspend") and _reasons(sandbox, ns, name) == []
         assert not {"IdleGPUs", "IdleAction"} & set(_conditions(other)), other
 
-    wait_for(
-        lambda: _hook_status(sandbox, ns).get("deliveries", 0) >= 4,
-        timeout=60,
-        what="four hook deliveries",
-    )
-    accepted = receiver.accepted()  # each signature checked
-    first = {p["delivery"]: p for p in accepted}  # a repeat carries the same delivery id
+    def delivered() -> dict[str, dict[str, Any]] | None:
+        found = {p["delivery"]: p for p in receiver.accepted()}  # each signature checked
+        return found if len(found) >= 4 else None  # a repeat carries the same delivery id
+
+    first = wait_for(delivered, timeout=60, what="four hook deliveries")
     assert sorted((p["name"], p["event"]) for p in first.values()) == [
         ("idle", "IdleJobSuspended"),
         ("idle", "IdleWarning"),
         ("lazy", "IdleJobCancelled"),
         ("lazy", "IdleWarning"),
-    ], accepted
+    ], first
     by_condition = {"IdleWarning": "IdleGPUs"}
     for p in first.values():
         job = idle if p["name"] == "idle" else lazy

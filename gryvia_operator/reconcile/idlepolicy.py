@@ -255,8 +255,9 @@ def idle_conditions(
     times), or both False (reason `NotIdle`, since `now`) without one."""
     spec, name = policy.spec, policy.name
     measured = (
-        f"GPU activity at most {{:.1f}}% for the {spec.window_seconds} s window of idle policy "
-        f"{name} (threshold {spec.threshold_percent:g}%)"
+        f"GPU activity at most {record.activity_percent if record else 0.0:.1f}% for the "
+        f"{spec.window_seconds} s window of idle policy {name} (threshold "
+        f"{spec.threshold_percent:g}%)"
     )
     if record is None:
         busy = f"GPU activity not below the threshold {spec.threshold_percent:g}% for the "
@@ -265,12 +266,12 @@ def idle_conditions(
             _condition(kind, "False", "NotIdle", busy, now)
             for kind in (IDLE_CONDITION, ACTION_CONDITION)
         ]
-    text = f"{measured.format(record.activity_percent)}: warned"
+    text = f"{measured}: warned"
     if spec.action != "warn":
         text += f"; it will be {_done(spec.action)} {spec.grace_seconds} s after the warning"
     out = [_condition(IDLE_CONDITION, "True", "IdleWarning", text, record.warned_at)]
     if record.action is not None and record.acted_at is not None:
-        acted = f"{measured.format(record.activity_percent)} and {spec.grace_seconds} s after "
+        acted = f"{measured} and {spec.grace_seconds} s after "
         acted += f"the warning at {_stamp(record.warned_at)}: {_done(record.action)}"
         reason = ACTION_REASONS[record.action]
         out.append(_condition(ACTION_CONDITION, "True", reason, acted, record.acted_at))

@@ -45,7 +45,10 @@ def create(
         typer.Option(
             "--event",
             metavar="EVENT",
-            help="Running, Succeeded, Failed, Cancelled, Preempted, Rejected; repeatable.",
+            help=(
+                "Running, Succeeded, Failed, Cancelled, Preempted, Rejected, IdleWarning, "
+                "IdleJobSuspended, IdleJobCancelled, Stalled; repeatable."
+            ),
             show_default=False,
         ),
     ],

@@ -1,4 +1,5 @@
-"""GryviaJobHook: a signed HTTP POST when a job in the namespace reaches chosen phases."""
+"""GryviaJobHook: a signed HTTP POST when a job in the namespace reaches chosen phases, or
+gets an idle policy's warning or action, or becomes Stalled."""
 
 from __future__ import annotations
 
@@ -21,7 +22,18 @@ from gryvia_operator.api.base import (
 )
 from gryvia_operator.api.core import LabelSelector
 
-HookEvent = Literal["Running", "Succeeded", "Failed", "Cancelled", "Preempted", "Rejected"]
+HookEvent = Literal[
+    "Running",
+    "Succeeded",
+    "Failed",
+    "Cancelled",
+    "Preempted",
+    "Rejected",
+    "IdleWarning",
+    "IdleJobSuspended",
+    "IdleJobCancelled",
+    "Stalled",
+]
 HookFormat = Literal["gryvia", "slack"]
 HookKind = Literal["GryviaAIJob"]
 HOOK_EVENTS: tuple[str, ...] = (
@@ -31,7 +43,13 @@ HOOK_EVENTS: tuple[str, ...] = (
     "Cancelled",
     "Preempted",
     "Rejected",
+    "IdleWarning",
+    "IdleJobSuspended",
+    "IdleJobCancelled",
+    "Stalled",
 )
+"""Every event a hook can watch: the phases, an idle policy's warning and action (the job's
+`IdleGPUs` and `IdleAction` conditions) and the `Stalled` condition (docs/hooks.md)."""
 STATE_ANNOTATION = "gryvia.io/job-hooks"
 """Job annotation with the delivery state of every hook transition of that job (JSON)."""
 DEFAULT_TIMEOUT_SECONDS = 10
@@ -81,10 +99,12 @@ class GryviaJobHookSpec(GryviaModel):
 
     events: Annotated[
         list[HookEvent],
-        Field(min_length=1, max_length=6),
+        Field(min_length=1, max_length=10),
         SchemaExtra({"x-kubernetes-list-type": "set"}),
     ]
-    """Phases that trigger a delivery."""
+    """Transitions that trigger a delivery: phases (Running, Succeeded, Failed, Cancelled,
+    Preempted, Rejected), an idle policy's IdleWarning, IdleJobSuspended and
+    IdleJobCancelled, and Stalled."""
     kinds: Annotated[
         list[HookKind] | None,
         Field(max_length=1),
@@ -121,7 +141,8 @@ class GryviaJobHookStatus(GryviaModel):
 
 
 class GryviaJobHook(GryviaResource):
-    """A job hook: at-least-once delivery of job phase transitions, no backfill."""
+    """A job hook: at-least-once delivery of job transitions (phases, idle warnings and
+    actions, Stalled), no backfill."""
 
     kind: Literal["GryviaJobHook"] = "GryviaJobHook"
     spec: GryviaJobHookSpec

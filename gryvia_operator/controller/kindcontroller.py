@@ -8,7 +8,8 @@ declares its model, what it observes and one pure `reconcile(obj, observed, now)
   any object asked for (at most the kind's `idle_seconds`), with back-off after a failed
   pass (`passes.run_passes`);
 - the writes: children created (one already there is fine), merge patches, deletes, events,
-  and the status, merge-patched only when it changed (`passes.StatusWriter`);
+  conditions put into other objects' status (`controller.conditions`, read fresh and written
+  guarded), and the status, merge-patched only when it changed (`passes.StatusWriter`);
 - the invalid spec: an object its model refuses gets `api.controlled.invalid_status`, and its
   children are left alone;
 - the metrics: pass latency per controller, failed reconciles per controller, and the objects
@@ -27,6 +28,7 @@ import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 import kopf
@@ -34,6 +36,7 @@ from pydantic import ValidationError
 
 from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.controlled import MAX_MESSAGE, invalid_status, spec_problems
+from gryvia_operator.controller.conditions import update_conditions
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.passes import (
     ChildSource,
@@ -43,7 +46,7 @@ from gryvia_operator.controller.passes import (
     run_passes,
 )
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.reconcile.status import JobEvent
+from gryvia_operator.reconcile.status import JobEvent, put_conditions
 
 M = TypeVar("M", bound=GryviaResource)
 O = TypeVar("O")  # noqa: E741  (what a kind observes)
@@ -56,7 +59,8 @@ class Outcome:
     events about it, its whole status, and the seconds after which to look again (None: only
     when something changes or the kind's idle pass comes). A kind that acts on objects it does
     not own (an idle policy on the jobs of its tenant) adds `patch_in` as (kind, namespace,
-    name, patch) and `events_on` as (the object as its index holds it, event)."""
+    name, patch), `conditions_in` as (kind, namespace, name, conditions put into its status
+    by type, after the patches) and `events_on` as (the object as its index holds it, event)."""
 
     status: dict[str, Any]
     create: list[dict[str, Any]] = field(default_factory=list)
@@ -66,6 +70,7 @@ class Outcome:
     requeue_after: float | None = None
     patch_in: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
     events_on: list[tuple[dict[str, Any], JobEvent]] = field(default_factory=list)
+    conditions_in: list[tuple[str, str, str, list[dict[str, Any]]]] = field(default_factory=list)
 
 
 class KindSpec(ABC, Generic[M, O]):
@@ -183,6 +188,8 @@ class KindController(Generic[M, O]):
             with contextlib.suppress(NotFound):
                 await api.patch(kind, name, patch, where)
             writes.labels(kind=kind, verb="patch").inc()
+        for kind, where, name, wanted in outcome.conditions_in:
+            await update_conditions(self.rt, kind, name, where, partial(put_conditions, wanted))
         for child in outcome.create:
             try:
                 await api.create(child)

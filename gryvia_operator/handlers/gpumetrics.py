@@ -25,6 +25,7 @@ from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
 from gryvia_operator.api.names import CONTAINER_NAME
+from gryvia_operator.controller.conditions import update_conditions
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
@@ -185,7 +186,8 @@ class Stalls:
     """The `Stalled` condition of sampled jobs: set (with a Warning Event) when a job's GPUs
     have been idle and its pods' logs silent for `stalled_seconds`, cleared when its GPUs are
     active again. The condition in the job's status is the record: after a restart a job
-    already `Stalled` gets no second Event."""
+    already `Stalled` gets no second Event. The condition's lastTransitionTime is when it
+    became Stalled: job hooks deliver `Stalled` from it (docs/hooks.md)."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -200,7 +202,7 @@ class Stalls:
         if summary.idle_since is None:
             if current == "True":
                 active = f"GPU activity {summary.last_activity_percent:.1f} % ({summary.field})"
-                await self._set(key, conditions, "False", "Active", active, now)
+                await self._set(key, "False", "Active", active, now)
             self.posted.discard(key)
             return
         window = self.rt.config.stalled_seconds
@@ -210,7 +212,7 @@ class Stalls:
         stalled = stall_message(summary, last_log, started, now, window)
         if stalled is None:
             return
-        await self._set(key, conditions, "True", "IdleAndSilent", stalled, now)
+        await self._set(key, "True", "IdleAndSilent", stalled, now)
         if key not in self.posted:
             self.posted.add(key)
             self.rt.post_event(body, JobEvent("Warning", STALLED, stalled))
@@ -242,21 +244,12 @@ class Stalls:
     async def _set(
         self,
         key: JobKey,
-        conditions: list[dict[str, Any]],
         status: str,
         reason: str,
         message: str,
         now: datetime,
     ) -> None:
-        changed = set_condition(conditions, STALLED, status, reason, message, now)
-        try:
-            await self.rt.api.patch(
-                "GryviaAIJob",
-                key[1],
-                {"status": {"conditions": changed}},
-                key[0],
-                subresource="status",
-            )
-        except KubeError as exc:
-            if exc.status != 404:
-                raise
+        def change(current: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return set_condition(current, STALLED, status, reason, message, now)
+
+        await update_conditions(self.rt, "GryviaAIJob", key[1], key[0], change)

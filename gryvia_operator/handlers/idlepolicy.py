@@ -2,8 +2,8 @@
 its scope in the job index (with their `status.metrics` and `gryvia.io/idle` record) and
 passes when a policy changes, when a warning or an action falls due, and at least every
 PASS_SECONDS (the sampling interval); `reconcile.idlepolicy.reconcile_idle_policy` decides.
-Jobs are not its children (it owns none): it patches them in their own namespaces and posts
-its Events on them.
+Jobs are not its children (it owns none): it patches them in their own namespaces, puts its
+conditions (`IdleGPUs`, `IdleAction`) into their status and posts its Events on them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def _metrics(status: dict[str, Any]) -> JobGpuMetrics | None:
 
 
 def covered_jobs(rt: Runtime, policy: GryviaIdlePolicy) -> list[CoveredJob]:
-    """The running jobs of `policy`'s scope the job index holds: its namespace's, or with
+    """The running jobs of `policy`'s scope the job index holds (and those no longer running
+    that hold its record, for their conditions): its namespace's, or with
     scope Tenant those of every namespace of its namespace's tenant (the one attribution rule,
     `api.attribution.tenant_of`, by namespace: `tenant-<x>` of tenant x, else the namespace's
     `gryvia.io/tenant` label, else its name)."""
@@ -58,9 +59,13 @@ def covered_jobs(rt: Runtime, policy: GryviaIdlePolicy) -> list[CoveredJob]:
         if ns != policy.namespace and (tenant is None or tenant_of_namespace(ns) != tenant):
             continue
         status = body.get("status") or {}
-        if status.get("phase") != JobPhase.RUNNING or meta.get("deletionTimestamp"):
-            continue
         notes = meta.get("annotations") or {}
+        record = IdleRecord.parse(notes.get(ANNOTATION_IDLE))
+        running = status.get("phase") == JobPhase.RUNNING
+        if meta.get("deletionTimestamp") or not (
+            running or (record is not None and record.policy == policy.name)
+        ):
+            continue
         out.append(
             CoveredJob(
                 namespace=ns,
@@ -68,8 +73,9 @@ def covered_jobs(rt: Runtime, policy: GryviaIdlePolicy) -> list[CoveredJob]:
                 job_type=str((body.get("spec") or {}).get("type") or ""),
                 exempt=str(notes.get(ANNOTATION_IDLE_EXEMPT, "")).lower() == "true",
                 metrics=_metrics(status),
-                record=IdleRecord.parse(notes.get(ANNOTATION_IDLE)),
+                record=record,
                 body=body,
+                running=running,
             )
         )
     return out
@@ -91,12 +97,14 @@ class IdleSpec(KindSpec[GryviaIdlePolicy, list[CoveredJob]]):
     def reconcile(
         self, obj: GryviaIdlePolicy, observed: list[CoveredJob], now: datetime
     ) -> Outcome:
-        """The plan as an outcome: job patches in their namespaces, Events on them."""
+        """The plan as an outcome: job patches in their namespaces, then their conditions,
+        Events on them."""
         plan = reconcile_idle_policy(obj, observed, now)
         wake = None if plan.wake_at is None else (plan.wake_at - now).total_seconds()
         return Outcome(
             status=plan.status,
             patch_in=[("GryviaAIJob", ns, name, patch) for ns, name, patch in plan.patches],
+            conditions_in=[("GryviaAIJob", ns, name, c) for ns, name, c in plan.conditions],
             events_on=[(job.body, event) for job, event in plan.job_events],
             events=plan.events,
             requeue_after=None if wake is None else max(wake, 0.0) + 0.2,

@@ -8,6 +8,15 @@ idleness. Its idle period starts at the first idle sample the policy sees after 
 `graceSeconds` after the warning is suspended or cancelled. What was done is read back from the
 job's annotation `gryvia.io/idle` (`api.idlepolicy.ANNOTATION_IDLE`), written in the same patch
 as the action: that, not the policy's status, decides whether to warn or act again.
+
+The job's conditions say the same for people and for job hooks (`reconcile.jobhooks`):
+`IdleGPUs` (True, reason `IdleWarning`, since the warning) and `IdleAction` (True, reason
+`IdleJobSuspended` or `IdleJobCancelled`, since the action), each naming the policy, the
+measured activity and the window, with the record's times as lastTransitionTime; both go
+False (reason `NotIdle`) when the record is gone (the job was active again). They are
+derived from the record on every pass until the job shows them, so an operator stopped
+between the record's write and theirs writes them on its next pass, with the same times (a
+suspended or cancelled job is still looked at for that, `CoveredJob.running` False).
 """
 
 from __future__ import annotations
@@ -24,9 +33,16 @@ from gryvia_operator.api.idlepolicy import (
     MAX_LISTED_JOBS,
     GryviaIdlePolicy,
     IdleAction,
+    IdleJob,
 )
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
-from gryvia_operator.reconcile.status import JobEvent
+from gryvia_operator.reconcile.status import JobEvent, get_condition
+
+IDLE_CONDITION = "IdleGPUs"
+"""The job condition of an idle warning (reason `IdleWarning`)."""
+ACTION_CONDITION = "IdleAction"
+"""The job condition of the action after it (reason `IdleJobSuspended` / `IdleJobCancelled`)."""
+ACTION_REASONS = {"suspend": "IdleJobSuspended", "cancel": "IdleJobCancelled"}
 
 STALE_SECONDS = 300.0
 """A sample older than this (or than the window, if longer) is not judged."""
@@ -81,16 +97,22 @@ class CoveredJob:
     metrics: JobGpuMetrics | None
     record: IdleRecord | None
     body: dict[str, Any] = field(default_factory=dict, compare=False)
-    """The job's object, for the Events posted on it."""
+    """The job's object, for the Events posted on it (and its conditions)."""
+    running: bool = True
+    """False for a job no longer running that holds this policy's record: only its
+    conditions are brought in line with the record."""
 
 
 @dataclass
 class IdlePlan:
-    """Patches of jobs as (namespace, name, merge patch), Events on jobs as (job, event),
-    Events on the policy, its status, and when to look again (None: on the next change)."""
+    """Patches of jobs as (namespace, name, merge patch), conditions to put into their
+    status as (namespace, name, conditions; after the patches), Events on jobs as (job,
+    event), Events on the policy, its status, and when to look again (None: on the next
+    change)."""
 
     status: dict[str, Any]
     patches: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    conditions: list[tuple[str, str, list[dict[str, Any]]]] = field(default_factory=list)
     job_events: list[tuple[CoveredJob, JobEvent]] = field(default_factory=list)
     events: list[JobEvent] = field(default_factory=list)
     wake_at: datetime | None = None
@@ -139,8 +161,12 @@ def reconcile_idle_policy(
     for job in jobs:
         if job.exempt or (spec.job_types is not None and job.job_type not in spec.job_types):
             continue
-        covered += 1
         m, record = job.metrics, job.record
+        if not job.running:
+            if record is not None and record.policy == name:
+                _sync_conditions(plan, policy, job, record, now)
+            continue
+        covered += 1
         if record is not None and record.policy != name:
             continue
         if m is None or now - m.last_sample_time > fresh:
@@ -148,13 +174,10 @@ def reconcile_idle_policy(
         if m.last_activity_percent >= spec.threshold_percent:
             if record is not None:
                 plan.patches.append((job.namespace, job.name, _record_patch(None)))
+            _sync_conditions(plan, policy, job, None, now)
             continue
         seen = before.get((job.namespace, job.name))
-        if record is None and seen is not None and seen.warned_at is not None:
-            # the index has not caught up with the annotation this policy wrote
-            record = IdleRecord(
-                name, seen.warned_at, seen.activity_percent, seen.action, seen.acted_at
-            )
+        record = _caught_up(name, record, seen)
         since = seen.idle_since if seen is not None else m.last_sample_time
         peak = max(m.last_activity_percent, seen.activity_percent if seen is not None else 0.0)
         what = (
@@ -184,6 +207,7 @@ def reconcile_idle_policy(
                 record = done
             else:
                 plan.wake_at = _earliest(plan.wake_at, record.warned_at + grace)
+        _sync_conditions(plan, policy, job, record, now)
         listed.append(_listed(job, since, peak, record, what))
     listed.sort(key=lambda j: (j["idleSince"], j["namespace"], j["job"]))
     plan.status = {
@@ -210,3 +234,80 @@ def _listed(
         if record.action is not None and record.acted_at is not None:
             entry |= {"action": record.action, "actedAt": _stamp(record.acted_at)}
     return entry
+
+
+def _caught_up(name: str, record: IdleRecord | None, seen: IdleJob | None) -> IdleRecord | None:
+    """The job's record, completed from the policy's last status where the index has not
+    caught up with the annotation this policy wrote (the warning, or the action after it)."""
+    if seen is None or seen.warned_at is None:
+        return record
+    if record is None:
+        return IdleRecord(name, seen.warned_at, seen.activity_percent, seen.action, seen.acted_at)
+    if record.action is None and seen.action is not None and seen.warned_at == record.warned_at:
+        return IdleRecord(name, record.warned_at, seen.activity_percent, seen.action, seen.acted_at)
+    return record
+
+
+def idle_conditions(
+    policy: GryviaIdlePolicy, record: IdleRecord | None, now: datetime
+) -> list[dict[str, Any]]:
+    """The job's `IdleGPUs` and `IdleAction` conditions as `record` says (True since its
+    times), or both False (reason `NotIdle`, since `now`) without one."""
+    spec, name = policy.spec, policy.name
+    measured = (
+        f"GPU activity at most {record.activity_percent if record else 0.0:.1f}% for the "
+        f"{spec.window_seconds} s window of idle policy {name} (threshold "
+        f"{spec.threshold_percent:g}%)"
+    )
+    if record is None:
+        busy = f"GPU activity not below the threshold {spec.threshold_percent:g}% for the "
+        busy += f"{spec.window_seconds} s window of idle policy {name}"
+        return [
+            _condition(kind, "False", "NotIdle", busy, now)
+            for kind in (IDLE_CONDITION, ACTION_CONDITION)
+        ]
+    text = f"{measured}: warned"
+    if spec.action != "warn":
+        text += f"; it will be {_done(spec.action)} {spec.grace_seconds} s after the warning"
+    out = [_condition(IDLE_CONDITION, "True", "IdleWarning", text, record.warned_at)]
+    if record.action is not None and record.acted_at is not None:
+        acted = f"{measured} and {spec.grace_seconds} s after "
+        acted += f"the warning at {_stamp(record.warned_at)}: {_done(record.action)}"
+        reason = ACTION_REASONS[record.action]
+        out.append(_condition(ACTION_CONDITION, "True", reason, acted, record.acted_at))
+    return out
+
+
+def _done(action: IdleAction) -> str:
+    return "cancelled" if action == "cancel" else "suspended"
+
+
+def _condition(kind: str, status: str, reason: str, message: str, when: datetime) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": message[:1024],
+        "lastTransitionTime": _stamp(when),
+    }
+
+
+def _sync_conditions(
+    plan: IdlePlan,
+    policy: GryviaIdlePolicy,
+    job: CoveredJob,
+    record: IdleRecord | None,
+    now: datetime,
+) -> None:
+    """Put the job's idle conditions into the plan where its status does not show them yet.
+    Without a record only conditions now True are set False (a job never warned gets none)."""
+    have = (job.body.get("status") or {}).get("conditions") or []
+    changed = []
+    for cond in idle_conditions(policy, record, now):
+        old = get_condition(have, cond["type"]) or {}
+        if record is None and old.get("status") != "True":
+            continue
+        if any(old.get(k) != v for k, v in cond.items()):
+            changed.append(cond)
+    if changed:
+        plan.conditions.append((job.namespace, job.name, changed))

@@ -10,7 +10,13 @@ was down while a job moved still finds them:
 - `Succeeded`, `Failed`, `Cancelled`, `Rejected`: the phase is that phase;
 - `Preempted`: `status.preemptions` (an int, written by priorities: the quota gate's and the
   kube-scheduler's preemptions) is above 0, or the phase is Preempted (counted as 1 without
-  the counter); its sequence is that count, so each preemption is its own transition.
+  the counter); its sequence is that count, so each preemption is its own transition;
+- `IdleWarning`, `IdleJobSuspended`, `IdleJobCancelled`, `Stalled`: the job's condition
+  `IdleGPUs` (reason IdleWarning), `IdleAction` (reason IdleJobSuspended or IdleJobCancelled)
+  or `Stalled` is True (`reconcile.idlepolicy`, `reconcile.gpumetrics`); its time is the
+  condition's lastTransitionTime and its sequence that time in epoch seconds, so a job warned
+  again after it was active again is a new transition; the payload's message is the
+  condition's (the policy, the measured activity and the window).
 
 No backfill: a transition whose time is not after the hook's cutoff (`metadata.creationTimestamp`,
 or `status.activeSince` after a resume) is never delivered. Times are whole seconds, so a
@@ -46,16 +52,28 @@ FINAL_STATES = frozenset({"delivered", "failed", "refused"})
 MESSAGE_BYTES = 1000
 RAN_PHASES = frozenset({"Running", "Succeeded", "Failed", "Cancelled"})
 ENDED_EVENTS = ("Succeeded", "Failed", "Cancelled", "Rejected")
+CONDITION_EVENTS: dict[str, dict[str, str]] = {
+    "IdleGPUs": {"IdleWarning": "IdleWarning"},
+    "IdleAction": {"IdleJobSuspended": "IdleJobSuspended", "IdleJobCancelled": "IdleJobCancelled"},
+    "Stalled": {"": "Stalled"},
+}
+"""Condition type -> {reason: event} of the transitions read from True conditions (reason
+"": any reason)."""
 
 
 @dataclass(frozen=True)
 class Transition:
-    """One phase transition of a job: the event, its sequence (preemption count) and when it
-    happened (None: unknown, treated as after every hook)."""
+    """One transition of a job: the event, its sequence (preemption count, or the time of a
+    condition's transition) and when it happened (None: unknown, treated as after every
+    hook)."""
 
     event: str
     seq: int
     time: datetime | None
+    message: str | None = None
+    """The payload's message (a condition's); None: the job's `status.message`."""
+    preemptions: int | None = None
+    """The payload's `preemptions`; None: `seq`."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,17 @@ def transitions(job: Mapping[str, Any]) -> list[Transition]:
     if phase in ENDED_EVENTS:
         when = parse_time(status.get("completionTime")) or _condition_time(status, phase)
         out.append(Transition(phase, count, when or _condition_time(status, "Ready")))
+    for kind, reasons in CONDITION_EVENTS.items():
+        found = get_condition(status.get("conditions") or [], kind)
+        if not found or found.get("status") != "True":
+            continue
+        event = reasons.get(str(found.get("reason"))) or reasons.get("")
+        if event is None:
+            continue
+        when = parse_time(found.get("lastTransitionTime"))
+        seq = int(when.timestamp()) if when is not None else 0
+        text = str(found.get("message") or "")
+        out.append(Transition(event, seq, when, text, count))
     return out
 
 
@@ -252,19 +281,20 @@ def payload(
         "namespace": meta.get("namespace"),
         "name": meta.get("name"),
         "uid": meta.get("uid"),
-        "message": clip(str(status.get("message") or "")),
+        "message": clip(t.message if t.message is not None else str(status.get("message") or "")),
         "labels": dict(meta.get("labels") or {}),
         "time": timestamp(t.time or now),
         "delivery": key,
         "attempt": attempt,
-        "preemptions": t.seq,
+        "preemptions": t.seq if t.preemptions is None else t.preemptions,
     }
 
 
 def slack_text(job: Mapping[str, Any], t: Transition) -> str:
     """`<Kind> <ns>/<name> <Event>: <message>` (the message at most 1000 bytes)."""
     meta = job.get("metadata") or {}
-    message = clip(str((job.get("status") or {}).get("message") or ""))
+    message = t.message if t.message is not None else (job.get("status") or {}).get("message")
+    message = clip(str(message or ""))
     kind = job.get("kind", "GryviaAIJob")
     return f"{kind} {meta.get('namespace')}/{meta.get('name')} {t.event}: {message}"
 

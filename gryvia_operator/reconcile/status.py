@@ -192,6 +192,17 @@ def _make(
     return cond
 
 
+def put_conditions(
+    wanted: Iterable[Mapping[str, Any]], conditions: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return `conditions` with each condition of `wanted` in place of the one of its type
+    (appended when absent), as given: its lastTransitionTime is the caller's. Other
+    conditions are kept as they are, in order."""
+    todo = {str(c.get("type")): dict(c) for c in wanted}
+    out = [dict(todo.pop(str(c.get("type")), c)) for c in conditions]
+    return out + list(todo.values())
+
+
 def get_condition(conditions: Iterable[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
     """The condition of type `kind`, or None."""
     return next((c for c in conditions if c.get("type") == kind), None)

@@ -3,13 +3,17 @@ every POST, checks signatures, and can answer 503 or redirect."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gryvia_operator.api.signature import verify
+
+if TYPE_CHECKING:
+    from tests.conftest import SandboxHandle
 
 SECRET = b"hook-test-secret"
 """The signing key of the hooks' Secret in the tests."""
@@ -79,3 +83,31 @@ def serve(box: Receiver, host: str) -> ThreadingHTTPServer:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     box.url = f"http://{host}:{server.server_address[1]}/hooks"
     return server
+
+
+def signed_hook(name: str, url: str, events: list[str]) -> list[dict[str, Any]]:
+    """A Secret `hook-key` holding SECRET and a GryviaJobHook `name` signed with it, on
+    `events` of every job of the namespace (5 attempts 1 s apart), to apply together."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "hook-key"},
+        "data": {"secret": base64.b64encode(SECRET).decode()},
+    }
+    hook = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaJobHook",
+        "metadata": {"name": name},
+        "spec": {
+            "events": events,
+            "webhook": {"url": url, "secretRef": {"name": "hook-key"}, "timeoutSeconds": 5},
+            "retry": {"attempts": 5, "backoffSeconds": 1},
+        },
+    }
+    return [secret, hook]
+
+
+def hook_status(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:
+    """The GryviaJobHook `ns/name`'s status."""
+    found = sandbox.kubectl_json("get", "gryviajobhook", "-n", ns, name)
+    return dict(found.get("status") or {})

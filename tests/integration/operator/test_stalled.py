@@ -1,7 +1,8 @@
 """A running job whose GPUs sit idle and whose log is silent for the window becomes
-`Stalled` (condition and Warning Event), without any idle policy; a job that keeps logging
-on idle GPUs does not (docs/gpu-metrics.md). The window is 10 s here (`--stalled-seconds`),
-the samples come every 5 s (the session operator's `--gpu-sample-seconds`)."""
+`Stalled` (condition, Warning Event, and one signed POST of a GryviaJobHook on `Stalled`),
+without any idle policy; a job that keeps logging on idle GPUs does not (docs/gpu-metrics.md).
+The window is 10 s here (`--stalled-seconds`), the samples come every 5 s (the session
+operator's `--gpu-sample-seconds`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,20 @@ import pytest
 from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json, wait_phase
+from tests.support.hookreceiver import ALLOWED, Receiver, hook_status, serve, signed_hook
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    box = Receiver()
+    server = serve(box, ALLOWED)
+    yield box
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture
@@ -32,11 +43,12 @@ def _stalled(sandbox: SandboxHandle, ns: str, job: str) -> dict[str, Any] | None
 
 @pytest.mark.operator("--stalled-seconds=10")
 def test_an_idle_silent_job_is_stalled_and_a_logging_one_is_not(
-    sandbox: SandboxHandle, ns: str
+    sandbox: SandboxHandle, ns: str, receiver: Receiver
 ) -> None:
     create(
         sandbox,
         ns,
+        *signed_hook("stalls", receiver.url, ["Stalled"]),
         sh_job("quiet", gpus=1, script="echo loading; sleep 600"),
         sh_job("chatty", gpus=1, script="while :; do echo tick; sleep 1; done"),
     )
@@ -65,3 +77,12 @@ def test_an_idle_silent_job_is_stalled_and_a_logging_one_is_not(
     chatty = get_job(sandbox, ns, "chatty")
     assert (chatty["status"].get("metrics") or {}).get("idleSince"), chatty["status"]
     assert _stalled(sandbox, ns, "chatty") is None
+    wait_for(
+        lambda: hook_status(sandbox, ns, "stalls").get("deliveries") == 1,
+        timeout=60,
+        what="the Stalled hook delivery",
+    )
+    (payload,) = {p["delivery"]: p for p in receiver.accepted()}.values()  # signatures checked
+    assert (payload["event"], payload["name"]) == ("Stalled", "quiet"), payload
+    assert payload["time"] == condition["lastTransitionTime"], payload
+    assert "no log line since" in payload["message"], payload  # the condition's message

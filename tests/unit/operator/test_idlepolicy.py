@@ -19,6 +19,7 @@ from gryvia_operator.reconcile.idlepolicy import (
     IdleRecord,
     reconcile_idle_policy,
 )
+from gryvia_operator.reconcile.status import put_conditions
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 
@@ -65,17 +66,25 @@ class Cluster:
         self.record: IdleRecord | None = None
         self.writes: list[dict[str, Any]] = []
         self.reasons: list[str] = []
+        self.conditions: list[dict[str, Any]] = []
+        self.condition_writes = 0
 
     def tick(self, activity: float | None, at: datetime, **kw: Any) -> IdlePlan:
-        plan = reconcile_idle_policy(
-            policy(self.status, **self.spec), [job(activity, at, record=self.record, **kw)], at
-        )
+        body = {"status": {"conditions": self.conditions}}
+        one = job(activity, at, record=self.record, body=body, **kw)
+        plan = reconcile_idle_policy(policy(self.status, **self.spec), [one], at)
         self.status = plan.status
         for _, _, patch in plan.patches:
             self.writes.append(patch)
             self.record = IdleRecord.parse(patch["metadata"]["annotations"][ANNOTATION_IDLE])
+        for _, _, wanted in plan.conditions:
+            self.conditions = put_conditions(wanted, self.conditions)
+            self.condition_writes += 1
         self.reasons += [event.reason for _, event in plan.job_events]
         return plan
+
+    def condition(self, kind: str) -> dict[str, Any]:
+        return next(c for c in self.conditions if c["type"] == kind)
 
 
 def test_spec_defaults_and_bounds() -> None:
@@ -255,3 +264,63 @@ def test_a_tenant_policy_covers_the_running_jobs_of_its_tenants_namespaces() -> 
         {"metadata": {"name": "p", "namespace": "tenant-acme"}, "spec": {}}
     )
     assert [j.name for j in covered_jobs(rt, own)] == ["a"]
+
+
+def test_the_warning_and_the_action_set_conditions_naming_the_policy_activity_and_window() -> None:
+    c = Cluster(action="suspend")
+    c.tick(1.0, T0)
+    assert c.conditions == [], "a job never warned gets no idle condition"
+    c.tick(2.0, T0 + timedelta(seconds=60))
+    warned = c.condition("IdleGPUs")
+    assert (warned["status"], warned["reason"]) == ("True", "IdleWarning")
+    assert warned["lastTransitionTime"] == "2026-12-01T10:01:00Z"
+    for part in ("idle policy idle", "at most 2.0%", "60 s window", "threshold 5%", "30 s"):
+        assert part in warned["message"], warned["message"]
+    c.tick(1.0, T0 + timedelta(seconds=75))
+    assert c.condition_writes == 1, "the conditions are written once"
+    c.tick(1.0, T0 + timedelta(seconds=90))
+    acted = c.condition("IdleAction")
+    assert (acted["status"], acted["reason"]) == ("True", "IdleJobSuspended")
+    assert acted["lastTransitionTime"] == "2026-12-01T10:01:30Z"
+    assert "idle policy idle" in acted["message"] and "60 s window" in acted["message"]
+    assert acted["message"].endswith("suspended"), acted["message"]
+    assert c.condition("IdleGPUs")["lastTransitionTime"] == "2026-12-01T10:01:00Z"
+    c.tick(90.0, T0 + timedelta(seconds=100))  # resumed by someone and busy again
+    assert c.record is None
+    assert [(x["type"], x["status"], x["reason"]) for x in c.conditions] == [
+        ("IdleGPUs", "False", "NotIdle"),
+        ("IdleAction", "False", "NotIdle"),
+    ]
+    writes = c.condition_writes
+    c.tick(90.0, T0 + timedelta(seconds=110))
+    assert c.condition_writes == writes
+
+
+def test_a_restart_after_the_action_writes_its_conditions_with_the_records_times() -> None:
+    done = IdleRecord("idle", T0, 1.0, "cancel", T0 + timedelta(seconds=30))
+    stopped = job(None, T0, "stopped", record=done, running=False)
+    theirs = job(None, T0, "theirs", record=replace(done, policy="other"), running=False)
+    plan = reconcile_idle_policy(
+        policy(action="cancel"), [stopped, theirs], T0 + timedelta(hours=1)
+    )
+    assert plan.patches == [] and plan.job_events == [] and plan.status["coveredJobs"] == 0
+    ((ns, name, wanted),) = plan.conditions
+    assert (ns, name) == ("ml", "stopped")
+    assert [(x["type"], x["reason"], x["lastTransitionTime"]) for x in wanted] == [
+        ("IdleGPUs", "IdleWarning", "2026-12-01T10:00:00Z"),
+        ("IdleAction", "IdleJobCancelled", "2026-12-01T10:00:30Z"),
+    ]
+    shown = job(None, T0, "stopped", record=done, running=False)
+    shown.body["status"] = {"conditions": wanted}
+    assert reconcile_idle_policy(policy(action="cancel"), [shown], T0).conditions == []
+
+
+def test_an_index_behind_the_action_neither_acts_again_nor_moves_its_time() -> None:
+    c = Cluster(action="suspend", graceSeconds=0)
+    c.tick(0.0, T0)
+    c.tick(0.0, T0 + timedelta(seconds=60))
+    assert c.reasons == ["IdleGPUs", "IdleJobSuspended"] and len(c.writes) == 2
+    c.record = replace(c.record, action=None, acted_at=None) if c.record else None
+    c.tick(0.0, T0 + timedelta(seconds=75))  # the index still shows the warning only
+    assert c.reasons == ["IdleGPUs", "IdleJobSuspended"] and len(c.writes) == 2
+    assert c.condition("IdleAction")["lastTransitionTime"] == "2026-12-01T10:01:00Z"

@@ -197,3 +197,55 @@ def test_ready_reasons() -> None:
     )
     assert core.ready_condition(h, secret_missing=None, invalid=None)[:2] == ("True", "Valid")
     assert core.attempts_allowed(h) == 3 and core.backoff_seconds(h) == 10.0
+
+
+def _cond(kind: str, reason: str, when: str, status: str = "True") -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": f"{reason} by idle policy p: GPU activity at most 1.0% for the 60 s window",
+        "lastTransitionTime": when,
+    }
+
+
+IDLE_EVENTS = ["IdleWarning", "IdleJobSuspended", "IdleJobCancelled", "Stalled"]
+
+
+def test_idle_warning_action_and_stalled_come_from_true_conditions_at_their_times() -> None:
+    warned = _cond("IdleGPUs", "IdleWarning", "2026-12-01T11:10:00Z")
+    acted = _cond("IdleAction", "IdleJobSuspended", "2026-12-01T11:11:00Z")
+    stalled = _cond("Stalled", "IdleAndSilent", "2026-12-01T11:12:00Z")
+    running = job("Suspended", conditions=[warned, acted, stalled], preemptions=1)
+    due = core.due(hook(IDLE_EVENTS), running)
+    assert [(d.transition.event, d.transition.time) for d in due] == [
+        ("IdleWarning", core.parse_time("2026-12-01T11:10:00Z")),
+        ("IdleJobSuspended", core.parse_time("2026-12-01T11:11:00Z")),
+        ("Stalled", core.parse_time("2026-12-01T11:12:00Z")),
+    ]
+    assert len({d.delivery for d in due}) == 3
+    body = core.payload("h", running, due[1].transition, due[1].delivery, 1, NOW)
+    assert body["event"] == "IdleJobSuspended" and body["message"] == acted["message"]
+    assert body["time"] == "2026-12-01T11:11:00Z" and body["preemptions"] == 1
+    assert core.slack_text(running, due[0].transition).endswith(warned["message"])
+    assert events(core.due(hook(["IdleJobCancelled"]), running)) == []
+
+
+def test_false_conditions_old_ones_and_recorded_ones_are_not_due() -> None:
+    cleared = job(
+        "Running", conditions=[_cond("IdleGPUs", "NotIdle", "2026-12-01T11:10:00Z", "False")]
+    )
+    assert core.due(hook(IDLE_EVENTS), cleared) == []
+    before = job("Running", conditions=[_cond("Stalled", "IdleAndSilent", "2026-12-01T10:00:00Z")])
+    assert core.due(hook(IDLE_EVENTS), before) == []  # no backfill
+    first = job("Running", conditions=[_cond("IdleGPUs", "IdleWarning", "2026-12-01T11:10:00Z")])
+    (item,) = core.due(hook(IDLE_EVENTS), first)
+    state = core.record(
+        {}, item.delivery, hook="h", event="IdleWarning", phase="delivered", attempts=1, now=NOW
+    )
+    first["metadata"]["annotations"] = {STATE_ANNOTATION: core.dump_state(state)}
+    assert core.due(hook(IDLE_EVENTS), first) == []
+    again = _cond("IdleGPUs", "IdleWarning", "2026-12-01T11:40:00Z")  # warned again later
+    first["status"]["conditions"] = [again]
+    (second,) = core.due(hook(IDLE_EVENTS), first)
+    assert second.delivery != item.delivery

@@ -61,12 +61,13 @@ class GpuSampler:
     async def run_pass(self) -> None:
         """Read every exporter once; write each sampled running job's summary."""
         readings = await self.read_exporters()
-        pod_jobs = {
-            (view.namespace, view.name): view.job
-            for view in self.rt.indices.all_values(PODS_BY_JOB)
+        views = self.rt.indices.all_values(PODS_BY_JOB)
+        pod_jobs = {(view.namespace, view.name): view.job for view in views}
+        pod_replicas = {
+            (view.namespace, view.name): view.replica for view in views if view.replica is not None
         }
         now = self.rt.clock()
-        for key, sample in job_samples(readings, pod_jobs).items():
+        for key, sample in job_samples(readings, pod_jobs, pod_replicas).items():
             body = self.rt.indices.first(AIJOBS, key)
             if body is None or (body.get("status") or {}).get("phase") != JobPhase.RUNNING:
                 continue

@@ -10,8 +10,9 @@ replica a ring of its last 20 activities (`replicas`: the console's line over ti
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -52,7 +53,7 @@ class JobSample:
     tensor_percent: float | None
     peak_memory_bytes: int | None
     gpus: int
-    replicas: Mapping[int, float] = field(default_factory=dict)
+    replicas: Mapping[int, float] = dataclasses.field(default_factory=dict)
     """Mean activity of each replica's GPUs, by replica number (pods with one)."""
 
 

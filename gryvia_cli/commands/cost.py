@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 app = typer.Typer()
 
 COST_COLUMNS = ("team", "spent", "budget", "remaining", "% used", "projected")
+GPU_USE_COLUMNS = ("gpu hours", "active gpu hours", "idle cost")
+"""Added after PROJECTED when some team has runs the operator sampled (docs/gpu-metrics.md)."""
 
 
 class Period(StrEnum):
@@ -62,6 +64,15 @@ def cost_row(item: TeamCost) -> list[object]:
         Marked("-" if percent is None else f"{percent:.1f}%", percent_marker(percent)),
         Marked(money_text(item.projected, cur, hours, unpriced), "warn" if over else "ok"),
     ]
+
+
+def gpu_use_cells(item: TeamCost) -> list[object]:
+    """GPU HOURS (allocated), ACTIVE GPU HOURS and IDLE COST of a team; the last two `-` for
+    a team with no sampled run in the window."""
+    hours = f"{item.gpu_hours:.4f}"
+    if item.active_gpu_hours is None or item.idle_cost is None:
+        return [hours, "-", "-"]
+    return [hours, f"{item.active_gpu_hours:.4f}", f"{item.idle_cost:.4f} {item.currency}"]
 
 
 def warn_unpriced(items: list[TeamCost]) -> None:
@@ -110,13 +121,20 @@ def cost(
     (or `... + unpriced`) and a warning names its GPU-hours and types. Then one line per
     GryviaBudget of the team (all budgets without TEAM): its spend of limit, state, alert
     thresholds and forecast, as the operator last computed them (`gryvia budget get`).
+    Where the operator samples GPUs (docs/gpu-metrics.md), GPU HOURS (allocated), ACTIVE GPU
+    HOURS (GPU-hours x the job's mean GPU activity, of sealed runs) and IDLE COST (the rest of
+    those GPU-hours x the rate) follow, each run counted for its part in the period; `-` for
+    a team with no such run.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
     namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
-    gpuHours, jobs, unpricedGpuHours?}], budgets: [{name, scope, period, state, usage,
-    utilization, limit, thresholds, forecast}], total: {spent, budget, remaining}};
+    gpuHours, jobs, unpricedGpuHours?, activeGpuHours?, idleCost?}], budgets: [{name, scope,
+    period, state, usage, utilization, limit, thresholds, forecast}], total: {spent, budget,
+    remaining, activeGpuHours?, idleCost?}};
     `unpricedGpuHours` only with unpriced usage, `spent` and `projected` null when none of a
-    team's usage is priced (docs/billing.md, "Unpriced usage").
+    team's usage is priced (docs/billing.md, "Unpriced usage"); `activeGpuHours` and
+    `idleCost` only for a team with sampled runs, and `total.activeGpuHours` and
+    `total.idleCost` when some team has them.
 
     Examples:
       gryvia cost
@@ -175,6 +193,7 @@ def cost(
                     "spent": round(spent, 4),
                     "budget": None if total_budget is None else round(total_budget, 2),
                     "remaining": (None if total_budget is None else round(total_budget - spent, 2)),
+                    **_gpu_use_total(items),
                 },
             },
             fmt,
@@ -184,7 +203,10 @@ def cost(
         info("No quotas or tenants found.")
         return
     info(f"Period: {window}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
-    render_table(COST_COLUMNS, [cost_row(i) for i in items])
+    sampled = any(i.active_gpu_hours is not None for i in items)
+    columns = COST_COLUMNS + GPU_USE_COLUMNS if sampled else COST_COLUMNS
+    extra = gpu_use_cells if sampled else lambda _: []
+    render_table(columns, [cost_row(i) + extra(i) for i in items])
     currencies = {i.currency for i in items if i.spent}
     currency = currencies.pop() if len(currencies) == 1 else "MIXED" if currencies else "USD"
     unpriced = " + unpriced" if any(i.unpriced_gpu_hours > 0 for i in items) else ""
@@ -198,3 +220,17 @@ def cost(
     if window != "month":
         note(f"budgets are the monthly budgets prorated to the {window}")
     note("spend is an estimate from metered GPU time and catalog prices")
+
+
+def _gpu_use_total(items: list[TeamCost]) -> dict[str, float]:
+    """`activeGpuHours` and `idleCost` over the teams that have them ({} when none)."""
+    from decimal import Decimal
+
+    sampled = [i for i in items if i.active_gpu_hours is not None and i.idle_cost is not None]
+    if not sampled:
+        return {}
+    idle = sum((i.idle_cost or Decimal(0) for i in sampled), Decimal(0))
+    return {
+        "activeGpuHours": round(sum(i.active_gpu_hours or 0.0 for i in sampled), 4),
+        "idleCost": float(round(idle, 4)),
+    }

@@ -93,7 +93,8 @@ def usage(
     items: [{<group>, gpuHours, cost, currency, jobs, unpricedGpuHours?, activeGpuHours?,
     idleCost?}], total: {...}, note}; `unpricedGpuHours` only with unpriced usage, `cost` null
     when none is priced, `activeGpuHours` and `idleCost` only with sampled runs.
-    CSV: `<group>,gpu_hours,cost,currency,jobs` and a final `total` line; cells that a
+    CSV: `<group>,gpu_hours,cost,currency,jobs` (then `active_gpu_hours,idle_cost` with
+    sampled runs) and a final `total` line; cells that a
     spreadsheet would run as a formula get a leading apostrophe, cells holding a line break
     are quoted, numbers (negative ones too) stay numbers.
 

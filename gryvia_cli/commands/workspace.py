@@ -70,7 +70,18 @@ def create(
             "--idle-timeout",
             min=1,
             metavar="MINUTES",
-            help="Stop after this many idle minutes (no shell session, CPU under the threshold).",
+            help="Stop after this many idle minutes (no shell session; GPUs under "
+            "--idle-gpu-percent where the operator samples them, else CPU under 100m).",
+        ),
+    ] = None,
+    idle_gpu_percent: Annotated[
+        float | None,
+        typer.Option(
+            "--idle-gpu-percent",
+            min=0,
+            max=100,
+            metavar="PERCENT",
+            help="GPU activity at or under which a GPU workspace is idle [default: 5].",
         ),
     ] = None,
     max_lifetime: Annotated[
@@ -87,7 +98,9 @@ def create(
     The pod waits for shells (`sleep infinity` unless --command says otherwise); its home
     directory, /home/gryvia, is a PVC that stays while the workspace is stopped. The operator
     stops it (deletes the pod, keeps the PVC) after --idle-timeout minutes without a shell
-    session or CPU use, and after --max-lifetime hours of running.
+    session or CPU use, and after --max-lifetime hours of running. A workspace with GPUs that
+    the operator samples (--enable-gpu-metrics) is idle by its GPUs instead of its CPU: busy
+    only while their activity is above --idle-gpu-percent (docs/workspaces.md).
 
     Examples:
       gryvia workspace create dev --image pytorch/pytorch:2.3 --gpus 1 --gpu-type H100
@@ -113,6 +126,7 @@ def create(
             storage_class=storage_class,
             idle_timeout_minutes=idle_timeout,
             max_lifetime_hours=max_lifetime,
+            idle_gpu_percent=idle_gpu_percent,
         )
     except ValueError as exc:
         raise UsageError(str(exc), hint="see 'gryvia workspace create --help'") from None

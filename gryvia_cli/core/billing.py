@@ -335,13 +335,23 @@ def parse_when(text: str, *, option: str, end: bool = False) -> dt.datetime:
 
 
 def usage_csv(rows: Sequence[UsageRow], total: UsageRow, group_by: GroupBy) -> str:
-    """CSV of a usage report: header `<group>,gpu_hours,cost,currency,jobs`, one line per
-    row and a final `total` line; the cost of a row of only unpriced usage is `unpriced`;
-    cells guarded against formula injection."""
+    """CSV of a usage report: header `<group>,gpu_hours,cost,currency,jobs` (then
+    `active_gpu_hours,idle_cost` when some run was sampled, empty cells for a row without
+    one), one line per row and a final `total` line; the cost of a row of only unpriced usage
+    is `unpriced`; cells guarded against formula injection."""
+    use = ("active_gpu_hours", "idle_cost") if total.active_gpu_hours is not None else ()
     body = [
-        (r.key, round(r.gpu_hours, 4), _csv_cost(r), r.currency, r.jobs) for r in (*rows, total)
+        (r.key, round(r.gpu_hours, 4), _csv_cost(r), r.currency, r.jobs, *_csv_use(r, use))
+        for r in (*rows, total)
     ]
-    return to_csv((group_by, "gpu_hours", "cost", "currency", "jobs"), body)
+    return to_csv((group_by, "gpu_hours", "cost", "currency", "jobs", *use), body)
+
+
+def _csv_use(row: UsageRow, use: tuple[str, ...]) -> tuple[object, ...]:
+    if not use:
+        return ()
+    active, idle = row.active_gpu_hours, row.idle_cost
+    return ("" if active is None else round(active, 4), "" if idle is None else round(idle, 4))
 
 
 def _csv_cost(row: UsageRow) -> object:
@@ -349,18 +359,9 @@ def _csv_cost(row: UsageRow) -> object:
 
 
 INVOICE_CSV_HEADER = (
-    "invoice",
-    "tenant",
-    "period_from",
-    "period_to",
-    "sku",
-    "gpuType",
-    "jobs",
-    "gpuHours",
-    "rate",
-    "amount",
-    "currency",
-)
+    "invoice", "tenant", "period_from", "period_to", "sku", "gpuType", "jobs", "gpuHours",
+    "rate", "amount", "currency",
+)  # fmt: skip
 
 
 def invoices_csv(items: Sequence[dict[str, Any]]) -> str:

@@ -12,6 +12,9 @@ quota's `budget.monthlyBudget`, else the tenant's `quotas.costUSD.monthly`); for
 week the budget is the monthly one prorated to the period. Projections are linear to the end
 of the period, like the operator's `projectedSpend`. Unpriced usage (`core.unpriced`) is in
 no amount: a team's GPU-hours count it, and `unpriced_gpu_hours` says how much of them.
+Sealed runs the operator sampled (`spec.activeGPUHours`, docs/gpu-metrics.md) add their
+active GPU-hours and the cost of their idle part (`core.gpuuse.idle_cost`, Decimal), each for
+its share inside the window.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from gryvia_cli.core.gpuuse import idle_cost
 from gryvia_cli.core.unpriced import only_unpriced
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
 from gryvia_operator.api.attribution import tenant_namespace
@@ -95,6 +100,11 @@ class TeamCost:
     """The part of `gpu_hours` no SKU priced (in no amount: `spent` counts priced usage)."""
     unpriced_gpu_types: tuple[str, ...] = ()
     """The GPU types of that usage ("" when unknown), sorted."""
+    active_gpu_hours: float | None = None
+    """Active GPU-hours (GPU-hours x mean GPU activity) of its sealed, sampled runs in the
+    window; None: it has none."""
+    idle_cost: Decimal | None = None
+    """What the idle part of those runs cost in the window, in `currency`; None: none."""
 
     @property
     def remaining(self) -> float | None:
@@ -125,6 +135,9 @@ class TeamCost:
         }
         if self.unpriced_gpu_hours > 0:
             out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
+        if self.active_gpu_hours is not None and self.idle_cost is not None:
+            out["activeGpuHours"] = round(self.active_gpu_hours, 4)
+            out["idleCost"] = float(round(self.idle_cost, 4))
         return out
 
 
@@ -137,7 +150,8 @@ def team_costs(
     """Spend of each team in the `period` window holding `now`, in scope order. A record
     counts once for each team it belongs to: the tenant team named by its `spec.tenant`, and
     every team one of whose quotas covers its namespace. Unpriced records
-    (`api.usagerecord.is_unpriced`) add GPU-hours and `unpriced_gpu_hours`, never spend."""
+    (`api.usagerecord.is_unpriced`) add GPU-hours and `unpriced_gpu_hours`, never spend.
+    Sealed, sampled records add their share of active GPU-hours and of idle cost (Decimal)."""
     start, end = period_window(period, now)
     month_start, month_end = month_bounds(f"{now.astimezone(dt.UTC):%Y-%m}")
     scale = (end - start) / (month_end - month_start) if period != "month" else 1.0
@@ -147,6 +161,8 @@ def team_costs(
     unpriced: dict[str, float] = defaultdict(float)
     unpriced_types: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    active: dict[str, float] = {}
+    idle: dict[str, Decimal] = {}
     currencies: dict[str, set[str]] = defaultdict(set)
     tenant_scopes: dict[str, list[TeamScope]] = defaultdict(list)
     namespace_scopes: dict[str, list[TeamScope]] = defaultdict(list)
@@ -164,7 +180,11 @@ def team_costs(
             *namespace_scopes.get(rec.namespace, ()),
         )
         no_price = is_unpriced(rec.spec)  # its cost is 0: no price, so no spend
+        wasted = idle_cost(rec)
         for team in dict.fromkeys(s.team for s in candidates):
+            if wasted is not None:
+                active[team] = active.get(team, 0.0) + (rec.spec.active_gpu_hours or 0.0) * share
+                idle[team] = idle.get(team, Decimal(0)) + wasted * Decimal(repr(share))
             cost[team] += rec.spec.cost * share
             hours[team] += rec.spec.gpu_hours * share
             if no_price:
@@ -189,6 +209,8 @@ def team_costs(
                 projected=spent / elapsed,
                 unpriced_gpu_hours=unpriced[scope.team],
                 unpriced_gpu_types=tuple(sorted(unpriced_types[scope.team])),
+                active_gpu_hours=active.get(scope.team),
+                idle_cost=idle.get(scope.team),
             )
         )
     return out

@@ -119,6 +119,55 @@ def idle_cost(record: GryviaUsageRecord) -> Decimal | None:
     return max(Decimal(0), idle) * Decimal(amount(record.spec.rate))
 
 
+SPARK_MARKS = "▁▂▃▄▅▆▇█"
+"""A sparkline's marks, lowest (0 %) to highest (100 %)."""
+
+
+def sparkline(values: Sequence[float], width: int = 0) -> str:
+    """Percentages 0..100 as a line of block marks, one per value, oldest first (values out of
+    range are clamped), right-aligned in `width` characters when wider."""
+    top = len(SPARK_MARKS) - 1
+    line = "".join(SPARK_MARKS[min(top, max(0, round(v * top / 100)))] for v in values)
+    return line.rjust(width)
+
+
+@dataclass(frozen=True)
+class ReplicaLine:
+    """One replica's GPU activity in its recent samples (percent, oldest first)."""
+
+    replica: int
+    values: tuple[int, ...]
+
+    @property
+    def last(self) -> int:
+        """The newest sample's activity."""
+        return self.values[-1]
+
+    @property
+    def mean(self) -> float:
+        """Mean activity over the samples kept."""
+        return sum(self.values) / len(self.values)
+
+
+def replica_lines(metrics: Mapping[str, Any]) -> list[ReplicaLine]:
+    """Each replica's recent activity from `status.metrics` as stored (`replicas`: the ring
+    the operator keeps, docs/gpu-metrics.md), by replica; entries that are not what the
+    operator writes (another version, no values) are skipped."""
+    out = []
+    for entry in metrics.get("replicas") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        replica, values = entry.get("replica"), entry.get("recentActivityPercent")
+        if not isinstance(replica, int) or not isinstance(values, list):
+            continue
+        kept = tuple(
+            int(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)
+        )
+        if kept:
+            out.append(ReplicaLine(replica, kept))
+    return sorted(out, key=lambda line: line.replica)
+
+
 @dataclass(frozen=True)
 class GpuFault:
     """A GPU that reports an error: the last XID (`DCGM_FI_DEV_XID_ERRORS`, 0 is none) or

@@ -29,6 +29,7 @@ def build_workspace(
     idle_timeout_minutes: int | None = None,
     max_lifetime_hours: float | None = None,
     stopped: bool = False,
+    idle_gpu_percent: float | None = None,
 ) -> dict[str, Any]:
     """The GryviaWorkspace manifest, validated by the model. Raises ValueError naming the
     option and the fix (`--gpu-type` without `--gpus`, a bad quantity)."""
@@ -36,6 +37,8 @@ def build_workspace(
 
     if gpu_type and not gpus:
         raise ValueError("--gpu-type needs --gpus N (N >= 1); drop --gpu-type for a CPU workspace")
+    if idle_gpu_percent is not None and not gpus:
+        raise ValueError("--idle-gpu-percent needs --gpus N (N >= 1): a CPU workspace has no GPUs")
     spec: dict[str, Any] = {"image": image, "gpus": gpus}
     optional = {
         "command": command or None,
@@ -44,6 +47,7 @@ def build_workspace(
         "memory": memory,
         "idleTimeoutMinutes": idle_timeout_minutes,
         "maxLifetimeHours": max_lifetime_hours,
+        "idleGPUActivityPercent": idle_gpu_percent,
     }
     spec |= {k: v for k, v in optional.items() if v is not None}
     if storage_size or storage_class:
@@ -141,8 +145,8 @@ def workspace_details(ws: GryviaWorkspace, now: datetime) -> list[tuple[str, str
         ("Command", " ".join(spec.command) if spec.command else "sleep infinity"),
         ("Resources", resources),
         ("Home", f"{spec.home} on PVC {ws.name}-home ({size}, class {klass or 'default'})"),
-        ("Idle timeout", f"{_minutes(ws)} (no shell session, CPU at most "
-                         f"{spec.idle_cpu_millicores}m)" if spec.idle_timeout_minutes else "none"),
+        ("Idle timeout", f"{_minutes(ws)} ({idle_rule(ws)})" if spec.idle_timeout_minutes
+                         else "none"),
         ("Max lifetime", _hours(ws) if spec.max_lifetime_hours else "none"),
     ]  # fmt: skip
     if status is not None:
@@ -165,3 +169,14 @@ def heartbeat_patch(now: datetime) -> dict[str, Any]:
     `SESSION_HEARTBEAT_SECONDS`: the session annotation set to `now` (aware) in UTC."""
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"metadata": {"annotations": {ANNOTATION_SESSION_AT: stamp}}}
+
+
+def idle_rule(ws: GryviaWorkspace) -> str:
+    """What counts as idle for `ws`, in words: no shell session and, for a workspace with
+    GPUs, its GPU activity where the operator samples it, else its CPU (docs/workspaces.md)."""
+    spec = ws.spec
+    cpu = f"CPU at most {spec.idle_cpu_millicores}m"
+    if not spec.gpus:
+        return f"no shell session, {cpu}"
+    gpu = f"GPU activity at most {spec.idle_gpu_activity_percent:g} %"
+    return f"no shell session, {gpu} where GPUs are sampled, else {cpu}"

@@ -10,10 +10,36 @@ GPU's series with the `namespace`, `pod` and `container` that hold it).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, Strict
 
-from gryvia_operator.api.base import GryviaModel, NonNegativeInt64, Percent, Str63
+from gryvia_operator.api.base import (
+    GryviaModel,
+    NonNegativeInt32,
+    NonNegativeInt64,
+    Percent,
+    SchemaExtra,
+    Str63,
+)
+
+RECENT_SAMPLES = 20
+"""Samples of each replica's activity `status.metrics.replicas` keeps (a ring, oldest first)."""
+MAX_REPLICAS = 64
+"""Replicas `status.metrics.replicas` keeps the recent activity of (the lowest-numbered)."""
+
+WholePercent = Annotated[int, Strict(), Field(ge=0, le=100), SchemaExtra({"format": "int32"})]
+
+
+class ReplicaActivity(GryviaModel):
+    """One replica's GPU activity in its newest samples: the line over time the console's Job
+    view draws."""
+
+    replica: NonNegativeInt32
+    """The replica number (completion index or StatefulSet ordinal of its pod)."""
+    recent_activity_percent: list[WholePercent] = Field(max_length=RECENT_SAMPLES)
+    """Its activity in up to the last 20 samples that read it (mean over its GPUs, a whole
+    percent), oldest first."""
 
 
 class JobGpuMetrics(GryviaModel):
@@ -47,3 +73,6 @@ class JobGpuMetrics(GryviaModel):
     activity_histogram: list[NonNegativeInt64] | None = Field(default=None, max_length=20)
     """Samples per 5 % of activity (20 bins: 0-5 %, 5-10 %, ..., 95-100 %), which the p95 is
     read from (to within one bin)."""
+    replicas: list[ReplicaActivity] | None = Field(default=None, max_length=MAX_REPLICAS)
+    """Each replica's activity in its newest samples (at most 20 each, the first 64 replicas
+    by number), by replica; unset when its pods carry no replica number."""

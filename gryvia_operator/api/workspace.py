@@ -15,6 +15,7 @@ from gryvia_operator.api.base import (
     GryviaResource,
     KindInfo,
     NonNegativeInt32,
+    Percent,
     PositiveInt32,
     PrinterColumn,
     Str63,
@@ -35,6 +36,8 @@ LABEL_WORKSPACE = "gryvia.io/workspace"
 """Label on a workspace's pod and PVC: the workspace's name."""
 DEFAULT_HOME = "/home/gryvia"
 DEFAULT_COMMAND = ("sleep", "infinity")
+DEFAULT_IDLE_GPU_PERCENT = 5.0
+"""`idleGPUActivityPercent` when unset."""
 
 
 class WorkspaceStorage(GryviaModel):
@@ -70,10 +73,18 @@ class GryviaWorkspaceSpec(GryviaModel):
     """Desired state: true deletes the pod (the PVC stays); false (re)creates it. The operator
     sets it to true when the idle timeout or the maximum lifetime passes."""
     idle_timeout_minutes: PositiveInt32 | None = None
-    """Stop after this many minutes idle: no shell session heartbeat and no CPU use above
-    `idleCPUMillicores` (docs/workspaces.md). Unset: never for idleness."""
+    """Stop after this many minutes idle: no shell session heartbeat and, for a workspace with
+    GPUs that the operator samples, no GPU activity above `idleGPUActivityPercent`, else no
+    CPU use above `idleCPUMillicores` (docs/workspaces.md). Unset: never for idleness."""
     idle_cpu_millicores: NonNegativeInt32 = Field(default=100, alias="idleCPUMillicores")
-    """CPU use (millicores, from metrics.k8s.io) at or below which the pod counts as idle."""
+    """CPU use (millicores, from metrics.k8s.io) at or below which the pod counts as idle
+    (used when there are no GPU readings of it)."""
+    idle_gpu_activity_percent: Percent = Field(
+        default=DEFAULT_IDLE_GPU_PERCENT, alias="idleGPUActivityPercent"
+    )
+    """GPU activity (mean over its GPUs, percent, from dcgm-exporter as the operator samples it
+    with `--enable-gpu-metrics`) at or below which a workspace with GPUs counts as idle; while
+    there are such readings its CPU use does not count."""
     max_lifetime_hours: Annotated[float, Field(gt=0)] | None = None
     """Stop this many hours after the current run started, busy or not. Unset: no limit."""
 

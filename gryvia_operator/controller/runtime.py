@@ -20,6 +20,7 @@ from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.registration import GpuNodeView
 from gryvia_operator.reconcile.status import JobEvent
 from gryvia_operator.reconcile.views import ChildView, NodeView
+from gryvia_operator.reconcile.workspace_gpu import WorkspaceGpu, WorkspaceKey
 
 log = logging.getLogger("gryvia.operator")
 
@@ -80,6 +81,9 @@ class Runtime:
     """Jobs no node fits yet: retried on any node or GPU pod change."""
     node_views: dict[str, NodeView] = field(default_factory=dict)
     """Last seen view of every node, to tell real changes from heartbeats."""
+    workspace_gpus: dict[WorkspaceKey, WorkspaceGpu] = field(default_factory=dict)
+    """The GPU sampler's last reading of each GPU workspace (`--enable-gpu-metrics`), which
+    the workspace controller judges idleness by (`reconcile.workspace_gpu`)."""
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once every watched kind has been listed (the first gated kopf handler ran)."""
     webhook_ready: bool = True

@@ -4,7 +4,9 @@ or without one (or when it does not answer) reads every running dcgm-exporter po
 once (through the API server's pod proxy, as `gryvia status` does), maps each GPU's pod to
 its job with the pod index, and writes each running job's new summary to `status.metrics`
 (`reconcile.gpumetrics`), and each GPU node's `status.gpuStatus` when a GPU's health
-changed (an XID, ECC errors).
+changed (an XID, ECC errors). The same readings give each GPU workspace's activity (its pod
+`<name>-0`), kept in `Runtime.workspace_gpus` with the time its GPUs were last above its
+`idleGPUActivityPercent`, for the workspace controller's idle stop (`reconcile.workspace_gpu`).
 
 One read per exporter per pass, never one per job. The summary a pass folds onto is the one
 this loop wrote last, or the job's own after a restart, whichever holds more samples (the
@@ -29,7 +31,7 @@ from gryvia_operator.controller.conditions import update_conditions
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import AIJOBS, GPUNODES, PODS_BY_JOB
+from gryvia_operator.controller.store import AIJOBS, GPUNODES, PODS_BY_JOB, WORKSPACES
 from gryvia_operator.reconcile.gpumetrics import (
     STALLED,
     JobKey,
@@ -39,6 +41,7 @@ from gryvia_operator.reconcile.gpumetrics import (
     stall_message,
 )
 from gryvia_operator.reconcile.status import JobEvent, get_condition, set_condition
+from gryvia_operator.reconcile.workspace_gpu import record_pass
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +93,13 @@ class GpuSampler:
     async def run_pass(self) -> None:
         """Read every exporter once; write each sampled running job's summary."""
         readings = await self.read_exporters()
-        pod_jobs = {
-            (view.namespace, view.name): view.job
-            for view in self.rt.indices.all_values(PODS_BY_JOB)
+        views = self.rt.indices.all_values(PODS_BY_JOB)
+        pod_jobs = {(view.namespace, view.name): view.job for view in views}
+        pod_replicas = {
+            (view.namespace, view.name): view.replica for view in views if view.replica is not None
         }
         now = self.rt.clock()
-        for key, sample in job_samples(readings, pod_jobs).items():
+        for key, sample in job_samples(readings, pod_jobs, pod_replicas).items():
             body = self.rt.indices.first(AIJOBS, key)
             if body is None or (body.get("status") or {}).get("phase") != JobPhase.RUNNING:
                 continue
@@ -104,6 +108,8 @@ class GpuSampler:
             await self.stalls.check(key, body, summary, now)
         running = {k for k in self.written if self.rt.indices.first(AIJOBS, k) is not None}
         self.written = {k: v for k, v in self.written.items() if k in running}
+        workspaces = self.rt.indices.all_values(WORKSPACES)
+        self.rt.workspace_gpus = record_pass(self.rt.workspace_gpus, readings, workspaces, now)
         await self._write_nodes(readings)
 
     async def _write_nodes(self, readings: list[GpuReading]) -> None:

@@ -7,8 +7,11 @@ children's server-side selector) and its pod's CPU from metrics.k8s.io;
 `spec.stopped: true` when idle or past its lifetime (with an event), and the status; the run
 is then metered (`reconcile.workspace_usage`).
 
-A cluster without a metrics API (the sandbox) gives no CPU samples, and then only shell
-sessions count as activity.
+A workspace with GPUs that the GPU sampler reads (`--enable-gpu-metrics`) is judged by its
+GPU activity instead (`Runtime.workspace_gpus`, the sampler's last reading, used while it is
+at most three passes old; its CPU is then not read). A cluster without a metrics API (the
+sandbox) gives no CPU samples, and then, without GPU readings, only shell sessions count as
+activity.
 """
 
 from __future__ import annotations
@@ -89,8 +92,9 @@ class WorkspaceSpec(KindSpec[GryviaWorkspace, Observed]):
         self.metered: dict[Key, dict[str, Any]] = {}
 
     async def observe(self, rt: Runtime, obj: GryviaWorkspace) -> Observed:
-        """The pod (index), whether the PVC exists (one GET, only while there is no pod) and
-        the pod's CPU."""
+        """The pod (index), whether the PVC exists (one GET, only while there is no pod), and
+        the GPU sampler's recent reading of its GPUs (`Runtime.workspace_gpus`), else the pod's
+        CPU."""
         own = pod_name(obj.name)
         found = rt.indices.values(WORKSPACE_PODS, (obj.namespace, obj.name))
         pods = [p for p in found if _key(p)[1] == own]
@@ -100,8 +104,11 @@ class WorkspaceSpec(KindSpec[GryviaWorkspace, Observed]):
                 await rt.api.get("PersistentVolumeClaim", pvc_name(obj.name), obj.namespace)
             except NotFound:
                 pvc = False
-        cpu = await self.cpu(rt, obj.namespace, own) if pods else None
-        return Observed(pod=pods[0] if pods else None, pvc=pvc, cpu_millicores=cpu)
+        gpu = rt.workspace_gpus.get((obj.namespace, obj.name)) if pods and obj.spec.gpus else None
+        if gpu is not None and not gpu.fresh(rt.clock(), rt.config.gpu_sample_seconds):
+            gpu = None
+        cpu = await self.cpu(rt, obj.namespace, own) if pods and gpu is None else None
+        return Observed(pod=pods[0] if pods else None, pvc=pvc, cpu_millicores=cpu, gpu=gpu)
 
     async def cpu(self, rt: Runtime, namespace: str, name: str) -> float | None:
         """The pod's CPU in millicores from its PodMetrics; None while it has none, and for

@@ -4,11 +4,13 @@ sample, and from a job's summary and a new sample to its next summary (`status.m
 A job's sample is the mean activity over the GPUs its pods hold in that pass
 (`api.dcgm.activity`: the profiling field where served, else `DCGM_FI_DEV_GPU_UTIL`), the mean
 tensor activity where served, and the most memory one of its GPUs used. The summary keeps a
-running mean and a histogram of 20 bins of 5 %, which the p95 is read from.
+running mean and a histogram of 20 bins of 5 %, which the p95 is read from, and for each
+replica a ring of its last 20 activities (`replicas`: the console's line over time).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +26,12 @@ from gryvia_operator.api.dcgm import (
     memory_used_bytes,
     tensor_activity,
 )
-from gryvia_operator.api.jobmetrics import JobGpuMetrics
+from gryvia_operator.api.jobmetrics import (
+    MAX_REPLICAS,
+    RECENT_SAMPLES,
+    JobGpuMetrics,
+    ReplicaActivity,
+)
 
 BINS = 20
 """Histogram bins of `status.metrics.activityHistogram`, 5 % each."""
@@ -46,14 +53,20 @@ class JobSample:
     tensor_percent: float | None
     peak_memory_bytes: int | None
     gpus: int
+    replicas: Mapping[int, float] = dataclasses.field(default_factory=dict)
+    """Mean activity of each replica's GPUs, by replica number (pods with one)."""
 
 
 def job_samples(
-    readings: Iterable[GpuReading], pod_jobs: Mapping[tuple[str, str], str]
+    readings: Iterable[GpuReading],
+    pod_jobs: Mapping[tuple[str, str], str],
+    pod_replicas: Mapping[tuple[str, str], int] | None = None,
 ) -> dict[JobKey, JobSample]:
     """Each job's sample from the readings of GPUs held by its pods; `pod_jobs` maps
-    (namespace, pod) to the job's name. GPUs without an activity reading are skipped; a job's
-    field is the profiling field only when every GPU of it served it."""
+    (namespace, pod) to the job's name, `pod_replicas` to the pod's replica number. GPUs
+    without an activity reading are skipped; a job's field is the profiling field only when
+    every GPU of it served it."""
+    replica_of = pod_replicas or {}
     grouped: dict[JobKey, list[GpuReading]] = {}
     for reading in readings:
         job = pod_jobs.get((reading.namespace, reading.pod))
@@ -65,12 +78,18 @@ def job_samples(
         tensors = [t for t in (tensor_activity(g) for g in gpus) if t is not None]
         memory = [b for b in (memory_used_bytes(g) for g in gpus) if b is not None]
         fields = {f for _, f in measured}
+        by_replica: dict[int, list[float]] = {}
+        for gpu in gpus:
+            replica, value = replica_of.get((gpu.namespace, gpu.pod)), activity(gpu)
+            if replica is not None and value is not None:
+                by_replica.setdefault(replica, []).append(value[0])
         samples[key] = JobSample(
             activity_percent=sum(v for v, _ in measured) / len(measured),
             field=fields.pop() if len(fields) == 1 else min(fields),
             tensor_percent=sum(tensors) / len(tensors) if tensors else None,
             peak_memory_bytes=max(memory) if memory else None,
             gpus=len(measured),
+            replicas={r: sum(v) / len(v) for r, v in by_replica.items()},
         )
     return samples
 
@@ -112,7 +131,24 @@ def fold(previous: JobGpuMetrics | None, sample: JobSample, now: datetime) -> Jo
         peak_memory_used_bytes=peak,
         gpus=sample.gpus,
         activity_histogram=histogram,
+        replicas=recent_by_replica(previous.replicas if previous else None, sample.replicas),
     )
+
+
+def recent_by_replica(
+    previous: list[ReplicaActivity] | None, sample: Mapping[int, float]
+) -> list[ReplicaActivity] | None:
+    """Each replica's ring after `sample`: its activity (a whole percent) appended, the oldest
+    dropped past RECENT_SAMPLES; a replica this sample did not read keeps its ring. The first
+    MAX_REPLICAS replicas by number; None when no replica was ever read."""
+    rings = {r.replica: list(r.recent_activity_percent) for r in previous or []}
+    for replica, value in sample.items():
+        whole = min(100, max(0, round(value)))
+        rings[replica] = [*rings.get(replica, []), whole][-RECENT_SAMPLES:]
+    if not rings:
+        return None
+    kept = sorted(rings)[:MAX_REPLICAS]
+    return [ReplicaActivity(replica=r, recent_activity_percent=rings[r]) for r in kept]
 
 
 def p95(histogram: list[int]) -> float | None:

@@ -17,6 +17,7 @@ from gryvia_operator.api.mig import parent_type, parse_profile, slice_type, slic
 from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU, LABEL_GPU_COUNT, LABEL_JOB
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.taints import Taint, hard_taints
+from gryvia_operator.reconcile.savedlogs import pod_replica
 
 AIJOB_KIND = "GryviaAIJob"
 TERMINAL_POD_PHASES = frozenset({"Succeeded", "Failed"})
@@ -147,6 +148,8 @@ class PodView:
     preempted_at: str = ""
     """When the kube-scheduler preempted it (lastTransitionTime of condition DisruptionTarget
     with reason PreemptionByScheduler); "" when it did not."""
+    replica: int | None = None
+    """Its replica number (completion index or StatefulSet ordinal), None when it has none."""
 
     @classmethod
     def from_pod(cls, obj: Mapping[str, Any]) -> PodView:
@@ -198,6 +201,7 @@ class PodView:
                 ),
                 "",
             ),
+            replica=pod_replica(obj),
             **_container_times(status.get("containerStatuses")),
         )
 

@@ -9,8 +9,10 @@ Rules (docs/workspaces.md):
   counts the starts.
 - last activity = the latest of: the run's start, the session heartbeat (annotation
   `gryvia.io/workspace-session-at`, refreshed by `gryvia workspace shell` while a session is
-  open), and the last pass that saw the pod's CPU above `idleCPUMillicores` (metrics.k8s.io;
-  without a metrics API only sessions count).
+  open), and, for a workspace with GPUs that the GPU sampler reads (`Observed.gpu`), the last
+  reading of its GPUs above `idleGPUActivityPercent` (its CPU does not count then), else the
+  last pass that saw the pod's CPU above `idleCPUMillicores` (metrics.k8s.io; without a
+  metrics API only sessions count).
 - idle stop: `idleTimeoutMinutes` set and now - last activity >= it; lifetime stop:
   `maxLifetimeHours` set and now - run start >= it. Both only while Running; the operator then
   sets `spec.stopped: true` (stopped, not deleted) with `status.stopReason` Idle/MaxLifetime.
@@ -36,6 +38,7 @@ from gryvia_operator.api.workspace import (
     pvc_name,
 )
 from gryvia_operator.reconcile.placement import cpu_only_affinity
+from gryvia_operator.reconcile.workspace_gpu import WorkspaceGpu
 
 CONTAINER = "workspace"
 HOME_VOLUME = "home"
@@ -134,12 +137,14 @@ def rfc3339(value: dt.datetime) -> str:
 
 @dataclass(frozen=True)
 class Observed:
-    """What one pass sees: the pod (None: absent), whether the PVC exists, and the pod's CPU
-    use in millicores (None: no metrics API, or no sample yet)."""
+    """What one pass sees: the pod (None: absent), whether the PVC exists, the pod's CPU use
+    in millicores (None: no metrics API, or no sample yet), and the GPU sampler's recent
+    reading of its GPUs (None: none, or not a GPU workspace)."""
 
     pod: Mapping[str, Any] | None = None
     pvc: bool = False
     cpu_millicores: float | None = None
+    gpu: WorkspaceGpu | None = None
 
 
 @dataclass
@@ -232,8 +237,11 @@ def decide(ws: GryviaWorkspace, observed: Observed, now: dt.datetime) -> Decisio
         session = parse_time((ws.metadata.annotations or {}).get(ANNOTATION_SESSION_AT))
         if session is not None and session > last:
             last = min(session, now)
-        cpu = observed.cpu_millicores
-        if cpu is not None and cpu > ws.spec.idle_cpu_millicores:
+        gpu, cpu = observed.gpu, observed.cpu_millicores
+        if ws.spec.gpus and gpu is not None:  # GPU readings: only GPU activity counts
+            if gpu.active_at is not None and gpu.active_at > last:
+                last = min(gpu.active_at, now)
+        elif cpu is not None and cpu > ws.spec.idle_cpu_millicores:
             last = now
         status["lastActivityAt"] = rfc3339(last)
         reason = stop_due(ws, started, last, now)

@@ -102,8 +102,11 @@ class JobBuilder:
             status["nodesAllocated"] = list(nodes)
         return self
 
-    def gpu_activity(self, last: float, mean: float) -> JobBuilder:
-        """status.metrics as the operator's GPU sampler writes it (last and mean activity)."""
+    def gpu_activity(
+        self, last: float, mean: float, replicas: dict[int, list[int]] | None = None
+    ) -> JobBuilder:
+        """status.metrics as the operator's GPU sampler writes it (last and mean activity,
+        and `replicas`: each replica's recent activities, oldest first)."""
         self._obj["status"]["metrics"] = {
             "field": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
             "samples": 20,
@@ -111,6 +114,10 @@ class JobBuilder:
             "lastActivityPercent": last,
             "meanActivityPercent": mean,
         }
+        if replicas:
+            self._obj["status"]["metrics"]["replicas"] = [
+                {"replica": r, "recentActivityPercent": values} for r, values in replicas.items()
+            ]
         return self
 
     def condition(

@@ -7,6 +7,12 @@ from typing import Any
 from gryvia_operator.api.pricing import default_catalog
 from tests.tui.builders import D, H, M, gpu_node, make_job, node, pod, ts, usage
 
+LLAMA_REPLICAS = {
+    0: [96, 98, 97, 99, 98, 97, 96, 98, 99, 97, 98, 96, 97, 99, 98, 97, 98, 96, 99, 98],
+    1: [95, 97, 96, 12, 4, 3, 61, 94, 96, 97, 95, 96, 98, 97, 96, 95, 97, 96, 98, 97],
+}
+"""llama-pretrain's replicas' recent GPU activity (replica 1 stalled for a while, restarted)."""
+
 
 def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
     """The cluster every snapshot shows: kind -> raw objects."""
@@ -20,7 +26,7 @@ def fixed_cluster() -> dict[str, list[dict[str, Any]]]:
         .nodes(2)
         .spec(timeout="24h", command=["torchrun", "train.py"])
         .phase("Running", started=3 * H, nodes=("gpu-h100-0", "gpu-h100-1"))
-        .gpu_activity(97.4, 95.0)
+        .gpu_activity(97.4, 95.0, LLAMA_REPLICAS)
         .condition("Scheduled", "True", "Scheduled", "Job scheduled successfully", 3 * H)
         .condition("Ready", "True", "Ready", "All replicas are ready", 3 * H)
         .obj(),

@@ -1,4 +1,5 @@
-"""JobOverview: one job's spec, status, cost, waiting reason, conditions, pods and events.
+"""JobOverview: one job's spec, status, cost, waiting reason, GPU activity per replica over
+time, conditions, pods and events.
 
 Every value is user data: string cells go through `views.usertext.user_text` (Rich would
 read a `str` cell as markup and drop `[print(i) for i in x]` from a command)."""
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gryvia_cli.core.events import event_time, sort_events
+from gryvia_cli.core.gpuuse import replica_lines, sparkline
 from gryvia_cli.core.jobs import (
     JobSummary,
     durations,
@@ -30,6 +32,9 @@ from gryvia_cli.core.timefmt import age, format_seconds
 from gryvia_cli.tui.rows import money, phase_cell
 from gryvia_cli.tui.store import JobItem
 from gryvia_cli.usertext import user_text
+
+LOW_ACTIVITY = 10
+"""A replica's newest activity under this (percent) is marked, as the Jobs view's GPU% is."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,7 @@ class JobOverview(Static):
                 Text(""),
                 user_text(f"⏳ waiting: {f.reason}", self._style("overview--reason")),
             ]
+        parts += self._gpu_activity(job, f.now)
         parts += [Text(""), self._heading("Conditions"), self._conditions(job, f.now)]
         parts += [Text(""), self._heading(f"Pods ({len(f.pods)})"), self._pods(f)]
         parts += [Text(""), self._heading(f"Events ({len(f.events)})"), self._events(f)]
@@ -190,6 +196,28 @@ class JobOverview(Static):
     @staticmethod
     def _add(table: Table, *cells: RenderableType) -> None:
         table.add_row(*(plain(cell) for cell in cells))
+
+    def _gpu_activity(self, job: JobSummary, now: datetime) -> list[RenderableType]:
+        """Each replica's GPU activity over its recent samples as a sparkline (the ring the
+        operator keeps in `status.metrics.replicas`), with the newest and mean; nothing for a
+        job without one."""
+        lines = replica_lines(job.metrics)
+        if not lines:
+            return []
+        width = max(len(line.values) for line in lines)
+        newest = age(job.metrics.get("lastSampleTime"), now)
+        heading = f"GPU activity (last {width} samples per replica, newest {newest} ago)"
+        table = self._table("REPLICA", "ACTIVITY", "NOW", "MEAN")
+        for line in lines:
+            low = self._style("marker--warn") if line.last < LOW_ACTIVITY else ""
+            self._add(
+                table,
+                str(line.replica),
+                sparkline(line.values, width),
+                user_text(f"{line.last}%", low),
+                f"{line.mean:.0f}%",
+            )
+        return [Text(""), self._heading(heading), table]
 
     def _conditions(self, job: JobSummary, now: datetime) -> RenderableType:
         if not job.conditions:

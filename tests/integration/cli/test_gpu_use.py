@@ -2,8 +2,8 @@
 dcgm-exporter pods through the API server's pod proxy: a busy loop reads busy on every GPU
 of both replicas, a `sleep` reads idle; a real Prometheus scraping the exporters gives the
 same, and once it is stopped the pods are read again; the operator's sampler writes the same
-into the jobs' `status.metrics`; an XID injected on one of the busy job's GPUs shows in
-`health gpu`."""
+into the jobs' `status.metrics`, with each replica's recent activity; an XID injected on one
+of the busy job's GPUs shows in `health gpu`."""
 
 from __future__ import annotations
 
@@ -67,6 +67,11 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
     assert spin["field"] == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and spin["gpus"] == 2, spin
     assert spin["meanActivityPercent"] >= 80 and spin["p95ActivityPercent"] >= 80, spin
     assert nap["meanActivityPercent"] <= 5 and nap["peakMemoryUsedBytes"] > 0, nap
+    # and each replica's recent activity, the console's line over time
+    rings = {r["replica"]: r["recentActivityPercent"] for r in spin.get("replicas") or []}
+    assert sorted(rings) == [0, 1] and all(max(v) >= 80 for v in rings.values()), spin
+    assert [r["replica"] for r in nap.get("replicas") or []] == [0], nap
+    assert nap["replicas"][0]["recentActivityPercent"][-1] <= 5, nap
 
     shown = case.gryvia("status", "nap", "-n", case.namespace)
     assert shown.returncode == 0, shown.stderr

@@ -125,3 +125,32 @@ def test_workspace_shell_home_survives_stop_start_and_idle_timeout_stops_it(
 
     records = wait_for(sealed, timeout=30, interval=0.5, what="two sealed usage records")
     assert {r["spec"]["job"] for r in records} == {"dev"}
+
+
+def test_a_gpu_workspace_is_active_while_its_gpus_are_busy(
+    case: CliCase, home_class: tuple[str, Path]
+) -> None:
+    """A workspace whose command keeps its GPU busy (a simulated GPU is busy while its holder's
+    processes run): with no shell session and no CPU samples (no metrics API), only the
+    operator's GPU readings can move its last activity past the start of its run."""
+    klass, _ = home_class
+    spin = ["nice", "-n", "19", "sh", "-c", "while :; do :; done"]
+    created = case.gryvia(
+        "workspace", "create", "gpu", "--image", "busybox", "--gpus", "1", "--gpu-type", "L40",
+        "--storage", "1Gi", "--storage-class", klass, "--idle-timeout", "30",
+        "--idle-gpu-percent", "20", *(x for word in spin for x in ("--command", word)),
+        "-n", case.namespace,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    ws = wait_for(lambda: _phase(case, "gpu", "Running"), timeout=90, interval=0.5, what="Running")
+    assert ws["spec"]["idleGPUActivityPercent"] == 20
+    started = ws["status"]["startedAt"]
+
+    def active_after_start() -> dict[str, Any] | None:
+        found = _workspace(case, "gpu")
+        last = (found.get("status") or {}).get("lastActivityAt") or ""
+        return found if last > started else None  # RFC 3339 UTC stamps order as text
+
+    wait_for(active_after_start, timeout=90, interval=1, what="GPU activity after its start")
+    shown = case.gryvia("workspace", "get", "gpu", "-n", case.namespace)
+    assert shown.returncode == 0 and "GPU activity at most 20 %" in shown.stdout, shown.stdout

@@ -148,3 +148,18 @@ def test_cost_and_usage_commands_agree_on_the_tenant() -> None:
     assert [(i["tenant"], i["cost"]) for i in usage["items"]] == [("a", 48.0)]
     invoices = json.loads(run(["invoice", "-o", "json"], fake, now=NOW).output)
     assert [(i["tenant"], i["subtotal"]) for i in invoices["items"]] == [("a", 48.0)]
+
+
+def test_cost_shows_allocated_and_active_gpu_hours_and_the_idle_cost_of_sampled_runs() -> None:
+    record = metered(labelled_b_in_tenant_a(), TENANTS)
+    record["spec"]["activeGPUHours"] = 4.0  # a quarter of its 16 GPU-hours busy
+    fake = TenancyFake(tenant("a"), tenant("b"), record)
+    table = run(["cost"], fake, now=NOW).output
+    header, row_a = table.splitlines()[1], table.splitlines()[2]
+    assert header.split()[-7:] == ["GPU", "HOURS", "ACTIVE", "GPU", "HOURS", "IDLE", "COST"]
+    assert row_a.split()[-4:] == ["16.0000", "4.0000", "36.0000", "USD"]  # 12 h x 3.0
+    data = json.loads(run(["cost", "-o", "json"], fake, now=NOW).output)
+    item = {i["team"]: i for i in data["items"]}["a"]
+    assert (item["gpuHours"], item["activeGpuHours"], item["idleCost"]) == (16.0, 4.0, 36.0)
+    assert data["total"]["idleCost"] == 36.0 and "idleCost" not in {i["team"]: i for i in
+                                                                    data["items"]}["b"]  # fmt: skip

@@ -89,3 +89,29 @@ def test_a_gpu_node_with_a_failed_gpu_is_unhealthy_and_says_which() -> None:
     (row,) = gpu_nodes([registration], [node])
     assert not row.healthy and row.gpu_faults == ("GPU 3: XID 79, 2 double-bit ECC",)
     assert phase_cell(row).text == "Ready (GPU 3: XID 79, 2 double-bit ECC)"
+
+
+def test_a_sparkline_has_one_mark_per_sample_lowest_to_highest_right_aligned() -> None:
+    from gryvia_cli.core.gpuuse import sparkline
+
+    assert sparkline([0, 50, 100]) == "▁▅█"
+    assert sparkline([-5, 140]) == "▁█"  # clamped
+    assert sparkline([100], width=4) == "   █"
+
+
+def test_replica_lines_read_the_operators_ring_and_skip_what_it_does_not_write() -> None:
+    from gryvia_cli.core.gpuuse import replica_lines
+
+    metrics = {
+        "replicas": [
+            {"replica": 1, "recentActivityPercent": [10, 30]},
+            {"replica": 0, "recentActivityPercent": [90, 100, 95]},
+            {"replica": "x", "recentActivityPercent": [1]},
+            {"replica": 2, "recentActivityPercent": []},
+            "junk",
+        ]
+    }
+    lines = replica_lines(metrics)
+    assert [(line.replica, line.values) for line in lines] == [(0, (90, 100, 95)), (1, (10, 30))]
+    assert lines[1].last == 30 and lines[1].mean == 20.0
+    assert replica_lines({}) == []

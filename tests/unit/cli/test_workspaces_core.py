@@ -73,3 +73,23 @@ def test_heartbeat_is_utc() -> None:
     local = NOW.astimezone(dt.timezone(dt.timedelta(hours=2)))
     patch = heartbeat_patch(local)
     assert patch["metadata"]["annotations"][ANNOTATION_SESSION_AT] == "2026-12-02T12:00:00Z"
+
+
+def test_a_gpu_workspace_is_idle_by_its_gpus_where_they_are_sampled() -> None:
+    from gryvia_cli.core.workspaces import idle_rule
+
+    body = build_workspace("dev", "ml", image="x", gpus=1, idle_gpu_percent=12.5,
+                           idle_timeout_minutes=30)  # fmt: skip
+    assert body["spec"]["idleGPUActivityPercent"] == 12.5
+    gpu = GryviaWorkspace.model_validate(body)
+    assert idle_rule(gpu) == (
+        "no shell session, GPU activity at most 12.5 % where GPUs are sampled, else CPU at "
+        "most 100m"
+    )
+    assert dict(workspace_details(gpu, NOW))["Idle timeout"] == f"30m ({idle_rule(gpu)})"
+    cpu = GryviaWorkspace.model_validate(build_workspace("c", "ml", image="x"))
+    assert idle_rule(cpu) == "no shell session, CPU at most 100m"
+    default = GryviaWorkspace.model_validate(build_workspace("d", "ml", image="x", gpus=1))
+    assert default.spec.idle_gpu_activity_percent == 5.0
+    with pytest.raises(ValueError, match="--idle-gpu-percent needs --gpus"):
+        build_workspace("c", "ml", image="x", idle_gpu_percent=10)

@@ -110,3 +110,31 @@ def test_a_nodes_gpu_status_marks_the_gpu_with_an_xid_or_ecc_errors_failed() -> 
         ],
         "n2": [{"index": 0, "uuid": "v0", "health": "Failed", "eccDoubleBit": 3}],
     }
+
+
+def test_each_replicas_sample_is_the_mean_over_its_own_gpus() -> None:
+    readings = [
+        _gpu("train-0-a", 0, **{FIELD_ENGINE_ACTIVE: 1.0}),
+        _gpu("train-0-a", 1, **{FIELD_ENGINE_ACTIVE: 0.5}),
+        _gpu("train-1-b", 2, **{FIELD_ENGINE_ACTIVE: 0.1}),
+        _gpu("train-x", 3, **{FIELD_ENGINE_ACTIVE: 0.9}),  # no replica number: job mean only
+    ]
+    pods = {("team", p): "train" for p in ("train-0-a", "train-1-b", "train-x")}
+    replicas = {("team", "train-0-a"): 0, ("team", "train-1-b"): 1}
+    sample = job_samples(readings, pods, replicas)[("team", "train")]
+    assert sample.replicas == {0: 75.0, 1: 10.0} and sample.activity_percent == 62.5
+
+
+def test_each_replica_keeps_a_ring_of_its_last_twenty_activities_oldest_first() -> None:
+    summary = None
+    for step in range(25):
+        replicas = {0: float(step), 1: 100.0} if step % 2 == 0 else {0: float(step)}
+        summary = fold(summary, JobSample(step, FIELD_GPU_UTIL, None, None, 2, replicas), T0)
+    assert summary is not None and summary.replicas is not None
+    zero, one = summary.replicas
+    assert zero.replica == 0 and zero.recent_activity_percent == list(range(5, 25))
+    assert one.replica == 1 and one.recent_activity_percent == [100] * 13  # read 13 times
+    dumped = summary.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert dumped["replicas"][0] == {"replica": 0, "recentActivityPercent": list(range(5, 25))}
+    plain = fold(None, JobSample(50.0, FIELD_GPU_UTIL, None, None, 1), T0)
+    assert plain.replicas is None  # pods without replica numbers: no rings

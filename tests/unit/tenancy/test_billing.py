@@ -109,3 +109,39 @@ def test_sealed_sampled_runs_add_active_gpu_hours_and_idle_cost_in_decimal() -> 
     assert by_key["tenant-a/s2"].active_gpu_hours is None
     assert by_key["tenant-a/s2"].as_dict("job").keys().isdisjoint({"activeGpuHours"})
     assert total.as_dict("job")["idleCost"] == 24.6 and total.active_gpu_hours == 2.0
+
+
+def test_usage_csv_adds_active_gpu_hours_and_idle_cost_when_a_run_was_sampled() -> None:
+    from gryvia_cli.core.billing import usage_csv
+
+    sampled = _rec("a", "s1", "2026-11-05T00:00:00Z", 8.0, 4.1)
+    sampled.spec.active_gpu_hours = 2.0
+    other = _rec("b", "s2", "2026-11-05T01:00:00Z", 1.0, 3.0)
+    rows, total = aggregate([sampled, other], "tenant")
+    lines = usage_csv(rows, total, "tenant").splitlines()
+    assert lines[0] == "tenant,gpu_hours,cost,currency,jobs,active_gpu_hours,idle_cost"
+    assert lines[1:] == [
+        "a,8.0,32.8,USD,1,2.0,24.6000",
+        "b,1.0,3.0,USD,1,,",
+        "total,9.0,35.8,USD,2,2.0,24.6000",
+    ]
+    plain, plain_total = aggregate([other], "tenant")
+    assert usage_csv(plain, plain_total, "tenant").splitlines()[0].endswith(",currency,jobs")
+
+
+def test_cost_counts_each_teams_active_gpu_hours_and_idle_cost_for_its_share_of_the_window() -> (
+    None
+):
+    from gryvia_cli.core.cost import TeamScope, team_costs
+
+    # 8 GPUs for 2 h from 23:00 on Dec 1: half of the run is on Dec 2 (the day window)
+    sampled = _rec("a", "s1", "2026-12-01T23:00:00Z", 16.0, 4.0)
+    sampled.spec.active_gpu_hours = 4.0
+    other = _rec("b", "s2", "2026-12-02T01:00:00Z", 1.0, 3.0)
+    scopes = [TeamScope(t, (f"tenant-{t}",), None, tenant=True) for t in ("a", "b")]
+    now = dt.datetime(2026, 12, 2, 12, tzinfo=dt.UTC)
+    a, b = team_costs(scopes, [sampled, other], "day", now)
+    assert a.gpu_hours == 8.0 and a.active_gpu_hours == 2.0
+    assert a.idle_cost == Decimal("24.000000") and isinstance(a.idle_cost, Decimal)  # 6 h x 4
+    assert a.as_dict()["activeGpuHours"] == 2.0 and a.as_dict()["idleCost"] == 24.0
+    assert b.active_gpu_hours is None and "idleCost" not in b.as_dict()

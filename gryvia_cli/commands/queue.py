@@ -110,6 +110,14 @@ def queue(
             "waits for), soonest first, like squeue --start.",
         ),
     ] = False,
+    running: Annotated[
+        bool,
+        typer.Option(
+            "--running",
+            help="The running jobs instead, idlest first: their GPUs and GPU activity as the "
+            "operator sampled it (last and mean %, sample count).",
+        ),
+    ] = False,
     mine: MineOpt = False,
     user: UserOpt = None,
     watch: RedrawEveryOpt = None,
@@ -154,6 +162,14 @@ def queue(
     blocker, estimatedStart, start, kueueQueue, flavor, borrowedGPUs}]}; blocker and
     estimatedStart are the job's status.pending and status.estimatedStart as the operator
     wrote them (docs/pending.md).
+
+    --running lists the running jobs instead, idlest first: GPU% is the operator's last
+    sample of the job's GPUs (marked `idle` under 10 %), MEAN% the mean over its run,
+    SAMPLES how many (`-`: not sampled: the operator runs without --enable-gpu-metrics, or
+    the job has no GPUs); -o wide adds tensor activity, the DCGM field and the last sample's
+    age (docs/gpu-metrics.md). JSON/YAML: {kind: RunningJobs, items: [{namespace, name, user,
+    gpuType, gpus, runningSeconds, gpuActivityPercent, meanGpuActivityPercent,
+    tensorActivityPercent, samples, field, lastSampleTime, idle}]}.
     """
     state = session(ctx)
     fmt = state.fmt(output)
@@ -162,6 +178,11 @@ def queue(
     from gryvia_cli.views.submitters import wanted_users
 
     users = wanted_users(state, mine, user)
+    if running:
+        from gryvia_cli.views.runningjobs import show_running
+
+        show_running(state, fmt, show_ns, gpu_type, current, users, watch)
+        return
     if not watch:
         entries = read_queue(state, show_ns, gpu_type, current, users)
         _render(entries, fmt, show_ns is None, show_ns, start)

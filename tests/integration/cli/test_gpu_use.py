@@ -67,6 +67,10 @@ def test_status_shows_a_busy_job_busy_and_a_sleeping_job_idle(case: CliCase) -> 
     assert spin["field"] == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and spin["gpus"] == 2, spin
     assert spin["meanActivityPercent"] >= 80 and spin["p95ActivityPercent"] >= 80, spin
     assert nap["meanActivityPercent"] <= 5 and nap["peakMemoryUsedBytes"] > 0, nap
+    # `queue --running`: the idle one first, marked idle
+    running = case.gryvia("queue", "--running", "-n", case.namespace, "-o", "json")
+    items = json.loads(running.stdout)["items"]
+    assert [(i["name"], i["idle"]) for i in items] == [("nap", True), ("spin", False)], items
     # and each replica's recent activity, the console's line over time
     rings = {r["replica"]: r["recentActivityPercent"] for r in spin.get("replicas") or []}
     assert sorted(rings) == [0, 1] and all(max(v) >= 80 for v in rings.values()), spin

@@ -106,8 +106,10 @@ METRICS_FILE_ENV = "GRYVIA_METRICS_FILE"
 METRICS_FILE_WRAPPER = """# gryvia: copy the trial's metrics file to the log (docs/tuning.md)
 f="$1"; shift
 tail -n +1 -F "$f" 2>/dev/null & t=$!
+p=; stop=
+trap 'stop=1; [ -n "$p" ] && kill -TERM "$p" 2>/dev/null' TERM INT
 "$@" & p=$!
-trap 'kill -TERM "$p" 2>/dev/null' TERM INT
+[ -n "$stop" ] && kill -TERM "$p" 2>/dev/null
 while :; do rc=0; wait "$p" || rc=$?; kill -0 "$p" 2>/dev/null || break; done
 kill "$t" 2>/dev/null
 wait "$t" 2>/dev/null
@@ -115,7 +117,8 @@ cat "$f" 2>/dev/null
 exit "$rc"
 """
 """sh program run as `sh -c WRAPPER gryvia-metrics FILE COMMAND...`: follows FILE to stdout
-while COMMAND runs, forwards SIGTERM/SIGINT to it, prints FILE whole once more when it ends
+while COMMAND runs, forwards SIGTERM/SIGINT to it (one that came while it was starting too:
+the trap is set first), prints FILE whole once more when it ends
 (the last lines the follower may not have copied yet; repeats are harmless: the last line
 of a step wins) and exits with COMMAND's status."""
 

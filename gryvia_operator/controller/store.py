@@ -70,6 +70,9 @@ IDLE_POLICIES = "gryvia_idle_policies"
 """GryviaIdlePolicies by (namespace, name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
 SHARING_NODES = "gryvia_sharing_nodes"
+EXPORTER_PODS = "gryvia_exporter_pods"
+"""dcgm-exporter pods (label app=nvidia-dcgm-exporter) by (namespace, name), for the GPU
+sampler (`--enable-gpu-metrics`): a slim view, never a LIST per pass."""
 """GryviaGPUSharingPolicies by name, and nodes by name as GPU sharing reads them (indexed only
 with --enable-gpu-sharing)."""
 TENANCY_INDEX_IDS = (QUOTAS, TENANTS, SKUS, USAGE, NAMESPACE_LABELS)
@@ -98,6 +101,7 @@ INDEX_IDS = (
     IDLE_POLICIES,
     SHARING_POLICIES,
     SHARING_NODES,
+    EXPORTER_PODS,
 )
 
 

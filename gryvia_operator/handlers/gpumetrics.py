@@ -21,9 +21,10 @@ import logging
 from datetime import datetime
 from typing import Any
 
+import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, GpuReading, metrics_port, parse
+from gryvia_operator.api.dcgm import EXPORTER_LABELS, GpuReading, metrics_port, parse
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
 from gryvia_operator.api.names import CONTAINER_NAME
@@ -31,7 +32,13 @@ from gryvia_operator.controller.conditions import update_conditions
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import AIJOBS, GPUNODES, PODS_BY_JOB, WORKSPACES
+from gryvia_operator.controller.store import (
+    AIJOBS,
+    EXPORTER_PODS,
+    GPUNODES,
+    PODS_BY_JOB,
+    WORKSPACES,
+)
 from gryvia_operator.reconcile.gpumetrics import (
     STALLED,
     JobKey,
@@ -73,6 +80,25 @@ async def query_prometheus(url: str) -> list[GpuReading]:
     except ValueError as exc:
         raise ValueError(f"not a JSON answer (HTTP {answer.status_code})") from exc
     return readings_from_response(body)
+
+
+def register(registry: kopf.OperatorRegistry) -> None:
+    """Index the dcgm-exporter pods (EXPORTER_PODS), so a pass reads the index, not a LIST."""
+
+    @kopf.index("v1", "pods", id=EXPORTER_PODS, labels=dict(EXPORTER_LABELS), registry=registry)
+    async def exporter_pods(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
+        """A running exporter pod as the sampler needs it: name, namespace, ports, phase."""
+        ports = [
+            {"name": port.get("name"), "containerPort": port.get("containerPort")}
+            for c in (body.get("spec") or {}).get("containers") or []
+            for port in c.get("ports") or []
+        ]
+        slim = {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"containers": [{"ports": ports}]},
+            "status": {"phase": (body.get("status") or {}).get("phase")},
+        }
+        return {(namespace, name): slim}
 
 
 class GpuSampler:
@@ -144,7 +170,7 @@ class GpuSampler:
     async def read_exporter_pods(self) -> list[GpuReading]:
         """The readings of every running exporter pod; one that fails is logged and skipped
         (its GPUs go unsampled this pass rather than reading as idle)."""
-        pods = await self.rt.api.list("Pod", None, label_selector=EXPORTER_SELECTOR)
+        pods = self.rt.indices.all_values(EXPORTER_PODS)
         running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
         gate = asyncio.Semaphore(CONCURRENT_READS)
 

@@ -165,6 +165,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     if guards is not None:
         checkpoint.register(registry, rt, guards)
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
+    if sampler is not None:
+        gpumetrics.register(registry)
     sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
     if sharing is not None:
         gpusharing.register(registry, rt, sharing)

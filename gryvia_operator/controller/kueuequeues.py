@@ -4,10 +4,12 @@ step with the tenant."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gryvia_operator.api import GryviaQuota, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.names import LABEL_GPU, LABEL_TENANT
-from gryvia_operator.api.parse import parse_all
+from gryvia_operator.controller import policies
 from gryvia_operator.controller.kubeapi import KubeApi, create_or_patch
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
@@ -26,18 +28,17 @@ def _gpu_types(rt: Runtime) -> list[str]:
     )
 
 
-async def _quota_for(api: KubeApi, namespace: str) -> GryviaQuota | None:
-    """The first GryviaQuota (by name) whose namespaces include `namespace`."""
-    quotas, _ = parse_all(GryviaQuota, await api.list("GryviaQuota"))
-    covering = [q for q in quotas if namespace in q.spec.namespaces]
+def _quota_for(rt: Runtime, namespace: str) -> GryviaQuota | None:
+    """The first GryviaQuota (by name) whose namespaces include `namespace`, from the quota
+    index (never a LIST)."""
+    covering = [q for q in policies.quotas(rt) if namespace in q.spec.namespaces]
     return min(covering, key=lambda q: q.name, default=None)
 
 
-async def ensure_tenant_queues(rt: Runtime, tenant: GryviaTenant) -> None:
-    """Apply the tenant's flavors, ClusterQueue and LocalQueue (docs/kueue.md). Raises
-    KubeError (e.g. Kueue's CRDs are not installed: 404)."""
-    namespace = tenant_namespace(tenant.name)
-    quota = await _quota_for(rt.api, namespace)
+def tenant_queue_objects(rt: Runtime, tenant: GryviaTenant) -> list[dict[str, Any]]:
+    """The tenant's flavors, ClusterQueue and LocalQueue as they should be, from the indexes
+    (its quota, the nodes' GPU types)."""
+    quota = _quota_for(rt, tenant_namespace(tenant.name))
     gpu_quota = quota.spec.gpu_quota if quota else None
     limits = tenant.spec.quotas
     plan = plan_tenant_queue(
@@ -45,8 +46,24 @@ async def ensure_tenant_queues(rt: Runtime, tenant: GryviaTenant) -> None:
         gpu_quota.max_gpus if gpu_quota else None,
         gpu_quota.per_type if gpu_quota else None,
     )
-    for body in build_tenant_objects(tenant.name, plan, _gpu_types(rt)):
+    return build_tenant_objects(tenant.name, plan, _gpu_types(rt))
+
+
+async def ensure_tenant_queues(
+    rt: Runtime, tenant: GryviaTenant, applied: dict[str, list[dict[str, Any]]] | None = None
+) -> bool:
+    """Apply the tenant's flavors, ClusterQueue and LocalQueue (docs/kueue.md); return
+    whether anything was sent. With `applied` (what this process applied last, by tenant),
+    nothing is sent when the objects are the same as last time: a periodic refresh then costs
+    no API call. Raises KubeError (e.g. Kueue's CRDs are not installed: 404)."""
+    bodies = tenant_queue_objects(rt, tenant)
+    if applied is not None and applied.get(tenant.name) == bodies:
+        return False
+    for body in bodies:
         await create_or_patch(rt.api, body)
+    if applied is not None:
+        applied[tenant.name] = bodies
+    return True
 
 
 async def remove_tenant_queues(api: KubeApi, tenant: str) -> None:

@@ -103,6 +103,8 @@ def _failed(what: str, exc: KubeError) -> kopf.PermanentError | kopf.TemporaryEr
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     """Register the tenant lifecycle handlers."""
+    applied: dict[str, list[dict[str, Any]]] = {}
+    """The Kueue objects applied last per tenant: the refresh sends only what changed."""
 
     @kopf.on.resume(GROUP, VERSION, PLURAL, id="gryvia_tenant_resume", registry=registry)
     @kopf.on.create(GROUP, VERSION, PLURAL, id="gryvia_tenant_create", registry=registry)
@@ -121,6 +123,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
         if rt.config.kueue.enabled:
             try:
                 await kueuequeues.ensure_tenant_queues(rt, tenant)
+                applied[tenant.name] = kueuequeues.tenant_queue_objects(rt, tenant)
             except KubeError as exc:
                 raise _failed(f"tenant {tenant.name}: Kueue queues", exc) from exc
 
@@ -136,11 +139,13 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
             initial_delay=KUEUE_REFRESH_SECONDS,
         )
         async def tenant_kueue_refresh(body: kopf.Body, **_: Any) -> None:
-            """Re-apply the tenant's Kueue queues: quota and node changes do not trigger the
-            tenant handlers."""
+            """Re-apply the tenant's Kueue queues when a quota or the nodes' GPU types changed
+            them (those changes do not trigger the tenant handlers): planned from the indexes,
+            sent only when different from what was applied last, so an idle cluster costs no
+            request."""
             tenant = _tenant(body)
             try:
-                await kueuequeues.ensure_tenant_queues(rt, tenant)
+                await kueuequeues.ensure_tenant_queues(rt, tenant, applied)
             except KubeError as exc:
                 log.warning("tenant %s: Kueue queues not applied: %s", tenant.name, exc)
 

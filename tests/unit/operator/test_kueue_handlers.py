@@ -9,7 +9,7 @@ from typing import Any, cast
 from gryvia_operator.api import GryviaAIJob, GryviaTenant
 from gryvia_operator.controller import kueuequeues
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES
+from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, QUOTAS
 from gryvia_operator.handlers import kueue
 from gryvia_operator.reconcile.aijob import Observed
 from gryvia_operator.reconcile.config import ReconcileConfig
@@ -27,6 +27,7 @@ def _runtime(api: FakeApi, *, enabled: bool = True) -> Runtime:
     nodes = [NodeView("h1", {"gryvia.io/gpu": "H100"}), NodeView("l1", {"gryvia.io/gpu": "L4"})]
     full: dict[str, dict[Any, list[Any]]] = {AIJOBS: {}, NODES: {n.name: [n] for n in nodes}}
     full.update({v: {} for v in CHILDREN.values()})
+    full[QUOTAS] = {}  # the quota index: tests attach their quotas
     rt.indices.attach(full)
     return rt
 
@@ -64,9 +65,11 @@ def _nominal(api: FakeApi) -> dict[str, int]:
 
 async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() -> None:
     api = FakeApi()
-    api.put(_quota({"H100": 16, "A100-80G": 8}))
+    quotas = {"vision": [_quota({"H100": 16, "A100-80G": 8})]}
     rt = _runtime(api)
-    await kueuequeues.ensure_tenant_queues(rt, _tenant())
+    rt.indices.attach({QUOTAS: quotas})
+    applied: dict[str, Any] = {}
+    assert await kueuequeues.ensure_tenant_queues(rt, _tenant(), applied)
     assert _nominal(api) == {
         "gryvia-a100-80g": 8,
         "gryvia-h100": 16,
@@ -77,9 +80,13 @@ async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() 
     assert api.objects[("ResourceFlavor", "", "gryvia-a100-80g")]["spec"]["nodeLabels"] == {
         "gryvia.io/gpu": "A100-80G"
     }
-    api.put(_quota({"H100": 32, "A100-80G": 8}))  # the quota changed: re-applied
-    await kueuequeues.ensure_tenant_queues(rt, _tenant())
+    api.calls.clear()  # nothing changed: the refresh sends nothing, LISTs nothing
+    assert not await kueuequeues.ensure_tenant_queues(rt, _tenant(), applied)
+    assert api.calls == []
+    quotas["vision"] = [_quota({"H100": 32, "A100-80G": 8})]  # the quota changed: re-applied
+    assert await kueuequeues.ensure_tenant_queues(rt, _tenant(), applied)
     assert _nominal(api)["gryvia-h100"] == 32
+    assert not [c for c in api.calls if c[0] == "list"]
     await kueuequeues.remove_tenant_queues(api, "vision")
     assert ("ClusterQueue", "", "gryvia-vision") not in api.objects
     assert ("LocalQueue", "tenant-vision", "gryvia") not in api.objects

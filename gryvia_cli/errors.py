@@ -62,7 +62,8 @@ HINT_KUBECONFIG = "point KUBECONFIG at your cluster, or pass --context <name>"
 HINT_UNREACHABLE = "check that the cluster is reachable (kubectl get nodes)"
 HINT_FORBIDDEN = "your kubeconfig user lacks permission for this resource"
 HINT_INSTALL = (
-    "install the chart: helm install gryvia charts/gryvia -n gryvia-system --create-namespace"
+    "install the chart: helm install gryvia charts/gryvia -n gryvia-system --create-namespace "
+    "(a sandbox: 'gryvia sandbox up' installs it; helm is in ~/.cache/gryvia/k8s/*/bin)"
 )
 
 

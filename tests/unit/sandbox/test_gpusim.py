@@ -28,6 +28,7 @@ from gryvia_cli.sandbox.gpusim import (
 )
 from gryvia_cli.sandbox.nodespec import build_nodes, parse_node_spec
 from gryvia_operator.api.dcgm import EXPORTER_SELECTOR, FIELD_XID_ERRORS, activity
+from tests.support.wait import wait_for
 
 
 def _holder(pod: str, gpus: int, pgid: int) -> Holder:
@@ -64,9 +65,16 @@ def test_the_node_files_come_from_the_gfd_labels_of_gpu_nodes_only(tmp_path: Pat
 
 
 def test_a_busy_loop_is_running_and_a_sleep_is_not() -> None:
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    loop = "print('looping', flush=True)\nwhile True: pass"
+    busy = subprocess.Popen(
+        [sys.executable, "-c", loop], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     idle = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
+        # past the interpreter's start-up (reading files: not runnable), on a loaded machine too
+        assert busy.stdout is not None and busy.stdout.readline() == "looping\n"
+        # and `sleep` past its exec (briefly runnable while it loads)
+        wait_for(lambda: not running([idle.pid]), timeout=10, interval=0.02, what="sleep")
         groups = group_processes({busy.pid, idle.pid})
         assert set(groups) == {busy.pid, idle.pid}
         assert groups[busy.pid].memory_mib > 1

@@ -74,7 +74,8 @@ def invoice(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from gryvia_cli.core.billing import invoices, invoices_csv, unattributed_usage
+    from gryvia_cli.core.billing import invoices, unattributed_usage
+    from gryvia_cli.core.invoicecsv import invoices_csv
     from gryvia_cli.views.invoices import render_estimate, warn_unpriced
     from gryvia_operator.api.periods import month_bounds
 

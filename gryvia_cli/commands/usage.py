@@ -57,7 +57,7 @@ def usage(
         typer.Option(
             "--from",
             metavar="DATE",
-            help="Runs starting at or after DATE (YYYY-MM-DD, UTC, or RFC 3339).",
+            help="Usage at or after DATE (YYYY-MM-DD, UTC, or RFC 3339).",
             show_default=False,
         ),
     ] = None,
@@ -66,7 +66,7 @@ def usage(
         typer.Option(
             "--to",
             metavar="DATE",
-            help="Runs starting before DATE; a date alone includes that whole UTC day.",
+            help="Usage before DATE; a date alone includes that whole UTC day.",
             show_default=False,
         ),
     ] = None,
@@ -78,9 +78,12 @@ def usage(
 ) -> None:
     """Metered GPU-hours and estimated cost per tenant, SKU, day or job.
 
-    Reads the GryviaUsageRecords of all namespaces (one per job run) and totals those whose
-    run started in [--from, --to). Columns: the group, GPU HOURS, COST, JOBS (distinct jobs),
-    then a total line. Costs are estimates (GPU-hours x the catalog rate at metering time).
+    Reads the GryviaUsageRecords of all namespaces (one per job run) and totals the part of
+    each run inside [--from, --to), and with `--group-by day` inside each UTC day: a run
+    across a boundary is split at it in proportion to its running time, as invoices, `gryvia
+    cost`, quotas and budgets split it (docs/billing.md, "Periods"). Columns: the group, GPU
+    HOURS, COST, JOBS (distinct jobs with a part in the row), then a total line. Costs are
+    estimates (GPU-hours x the catalog rate at metering time).
     Usage of a tenant that does not exist (a job outside any tenant's namespace) is shown as
     `unattributed` and never invoiced; `--group-by job` gives each job's cost so far. Usage
     whose GPU type no enabled GryviaGpuSku priced is unpriced, in no cost: its COST reads

@@ -4,8 +4,9 @@ Rules: usage belongs to the record's `spec.tenant` (the operator writes it by th
 rule, `gryvia_operator.api.attribution`) when that GryviaTenant exists; usage naming a tenant
 that does not exist (a job in `default`, a deleted tenant) is `unattributed`: reports show it
 under that name and invoices never bill it (`unattributed_usage` says how much). Usage
-reports (`aggregate`) select records by `spec.start` in [from, to) (UTC), a run counted whole
-in the period it started in; amounts round to 2 places, hours to 4; jobs count distinct
+reports (`aggregate`) count each record for the part of its run in [from, to) (UTC), and by
+day for its part in each day, by the one period rule (`api.periods`, as invoices, `gryvia
+cost`, quotas and budgets); amounts round to 2 places, hours to 4; jobs count distinct
 (namespace, job) pairs. Invoices are estimates, never tax invoices, numbered
 `INV-<tenant>-<YYYYMM>`, one per existing tenant with usage in the UTC month, one line per SKU
 (`unpriced` without a price, `sku_key`) and catalog rate, with its GPU-hours, that rate (as
@@ -36,12 +37,20 @@ from gryvia_cli.core.unpriced import UNPRICED, only_unpriced
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.invoice import line_amount, line_amounts
 from gryvia_operator.api.ledger import amount
-from gryvia_operator.api.periods import MeteredRun, in_window, month_bounds, split_in_window
+from gryvia_operator.api.periods import (
+    MeteredRun,
+    in_window,
+    month_bounds,
+    run_windows,
+    split_in_window,
+)
 from gryvia_operator.api.usagerecord import is_unpriced
 
 GroupBy = Literal["tenant", "sku", "day", "job"]
 UNATTRIBUTED = "unattributed"
 """Where usage goes whose `spec.tenant` names no existing GryviaTenant."""
+_EVER = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
+"""The range of a report with no `--from` or `--to`."""
 
 
 @dataclass(frozen=True)
@@ -80,14 +89,6 @@ class UsageRow:
         return out
 
 
-def in_period(
-    record: GryviaUsageRecord, start: dt.datetime | None, end: dt.datetime | None
-) -> bool:
-    """True when the record's `spec.start` lies in [start, end)."""
-    when = record.spec.start
-    return (start is None or when >= start) and (end is None or when < end)
-
-
 def billed_tenant(record: GryviaUsageRecord, tenants: Collection[str] | None) -> str:
     """The tenant a record is billed to: its `spec.tenant` when that tenant exists (or when
     `tenants` is None: the tenants could not be read), else `unattributed`."""
@@ -105,13 +106,12 @@ def sku_key(record: GryviaUsageRecord) -> str:
 
 
 def _key(record: GryviaUsageRecord, group_by: GroupBy, tenants: Collection[str] | None) -> str:
+    """The row of a record grouped by tenant, SKU or job (days are its windows' dates)."""
     if group_by == "tenant":
         return billed_tenant(record, tenants)
     if group_by == "sku":
         return sku_key(record)
-    if group_by == "job":
-        return f"{record.namespace}/{record.spec.job}"
-    return record.spec.start.astimezone(dt.UTC).date().isoformat()
+    return f"{record.namespace}/{record.spec.job}"
 
 
 def aggregate(
@@ -122,34 +122,47 @@ def aggregate(
     tenant: str | None = None,
     tenants: Collection[str] | None = None,
 ) -> tuple[list[UsageRow], UsageRow]:
-    """Group records and return (rows, total). Tenant, SKU and job (`namespace/job`) rows are
-    sorted by cost, highest first; day rows by date. Jobs count distinct (namespace, job)
-    pairs. `tenants` are the existing tenants' names (None: unknown); usage of any other
-    tenant is `unattributed`, and `tenant` filters on that billed name. Unpriced records
-    count in the rows' `unpriced_gpu_hours`; sealed, sampled records in their active GPU-hours
-    and idle cost (`idle_cost`)."""
-    hours: dict[str, float] = defaultdict(float)
-    unpriced: dict[str, float] = defaultdict(float)
+    """Group records in [start, end) (UTC; None: unbounded) and return (rows, total). Each
+    record counts for the part of its run in the range, and grouped by day for its part in
+    each UTC day (`api.periods.run_windows`): its GPU-hours, cost, active GPU-hours and idle
+    cost split in Decimal by `api.periods.split_in_window`, as invoices split them. Tenant,
+    SKU and job (`namespace/job`) rows are sorted by cost, highest first; day rows by date.
+    Jobs count distinct (namespace, job) pairs with a part in the row. `tenants` are the
+    existing tenants' names (None: unknown); usage of any other tenant is `unattributed`, and
+    `tenant` filters on that billed name. Unpriced records count in `unpriced_gpu_hours`;
+    sealed, sampled records in their active GPU-hours and idle cost (`idle_cost`)."""
+    hours: dict[str, Decimal] = defaultdict(Decimal)
+    unpriced: dict[str, Decimal] = defaultdict(Decimal)
     types: dict[str, set[str]] = defaultdict(set)
-    cost: dict[str, float] = defaultdict(float)
+    cost: dict[str, Decimal] = defaultdict(Decimal)
     currencies: dict[str, set[str]] = defaultdict(set)
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    active: dict[str, float] = {}
+    active: dict[str, Decimal] = {}
     idle: dict[str, Decimal] = {}
+    lo, hi = start or _EVER[0], end or _EVER[1]
     for rec in records:
-        if not in_period(rec, start, end) or (tenant and billed_tenant(rec, tenants) != tenant):
+        run = MeteredRun.of_record(rec).interval()
+        whole = run_windows(*run, lo, hi)
+        if not whole or (tenant and billed_tenant(rec, tenants) != tenant):
             continue
+        if group_by == "day":
+            parts = [(w[0].date().isoformat(), w) for w in run_windows(*run, lo, hi, "day")]
+        else:
+            parts = [(_key(rec, group_by, tenants), whole[0])]
         no_price = is_unpriced(rec.spec)
         wasted = idle_cost(rec)
-        for key in (_key(rec, group_by, tenants), "\0total"):
+        metered = Decimal(amount(rec.spec.gpu_hours)), Decimal(amount(rec.spec.cost))
+        used = Decimal(amount(rec.spec.active_gpu_hours or 0))
+        for key, window in (*parts, ("\0total", whole[0])):
+            part_hours, part_cost = (split_in_window(q, *run, *window) for q in metered)
             if wasted is not None:
-                active[key] = active.get(key, 0.0) + (rec.spec.active_gpu_hours or 0.0)
-                idle[key] = idle.get(key, Decimal(0)) + wasted
-            hours[key] += rec.spec.gpu_hours
+                active[key] = active.get(key, Decimal(0)) + split_in_window(used, *run, *window)
+                idle[key] = idle.get(key, Decimal(0)) + split_in_window(wasted, *run, *window)
+            hours[key] += part_hours
             if no_price:
-                unpriced[key] += rec.spec.gpu_hours
+                unpriced[key] += part_hours
                 types[key].add(rec.spec.gpu_type or "")
-            cost[key] += rec.spec.cost
+            cost[key] += part_cost
             currencies[key].add(rec.spec.currency)
             jobs[key].add((rec.namespace, rec.spec.job))
 
@@ -157,13 +170,13 @@ def aggregate(
         cur = currencies[key]
         return UsageRow(
             key,
-            hours[key],
-            cost[key],
+            float(hours[key]),
+            float(cost[key]),
             next(iter(cur)) if len(cur) == 1 else ("MIXED" if cur else "USD"),
             len(jobs[key]),
-            unpriced[key],
+            float(unpriced[key]),
             tuple(sorted(types[key])),
-            active.get(key),
+            None if key not in active else float(active[key]),
             idle.get(key),
         )
 
@@ -213,13 +226,6 @@ def unattributed_usage(
         return None
     currency = currencies.pop() if len(currencies) == 1 else "MIXED"
     return UsageRow(UNATTRIBUTED, float(hours), float(cost), currency, len(jobs))
-
-
-def rate_text(rate: float) -> str:
-    """A catalog rate as written: at least 2 decimals, up to 4 (`8.00`, `2.50`, `0.355`)."""
-    text = f"{rate:.4f}".rstrip("0")
-    whole, _, frac = text.partition(".")
-    return f"{whole}.{frac.ljust(2, '0')}"
 
 
 def invoices(
@@ -356,41 +362,3 @@ def _csv_use(row: UsageRow, use: tuple[str, ...]) -> tuple[object, ...]:
 
 def _csv_cost(row: UsageRow) -> object:
     return UNPRICED if only_unpriced(row.gpu_hours, row.unpriced_gpu_hours) else round(row.cost, 4)
-
-
-INVOICE_CSV_HEADER = (
-    "invoice", "tenant", "period_from", "period_to", "sku", "gpuType", "jobs", "gpuHours",
-    "rate", "amount", "currency",
-)  # fmt: skip
-
-
-def invoices_csv(items: Sequence[dict[str, Any]]) -> str:
-    """CSV of invoices (as `invoices` returns them): one line per invoice line and a `TOTAL`
-    line per invoice; amounts with 2 decimals (`4.00`, as the table and the finalized
-    invoice's CSV), rates as `rate_text`; an unpriced line has no rate and the amount
-    `unpriced`, as a subtotal of only unpriced lines; cells guarded against formula
-    injection."""
-    body: list[tuple[object, ...]] = []
-    for inv in items:
-        head = (inv["number"], inv["tenant"], inv["period"]["from"], inv["period"]["to"])
-        for line in inv["lines"]:
-            body.append(
-                (
-                    *head,
-                    line["sku"],
-                    line["gpuType"],
-                    line["jobs"],
-                    line["gpuHours"],
-                    "" if line["rate"] is None else rate_text(line["rate"]),
-                    _csv_amount(line["amount"]),
-                    inv["currency"],
-                )
-            )
-        hours = round(sum(line["gpuHours"] for line in inv["lines"]), 4)
-        total = _csv_amount(inv["subtotal"])
-        body.append((*head, "TOTAL", "", inv["jobs"], hours, "", total, inv["currency"]))
-    return to_csv(INVOICE_CSV_HEADER, body)
-
-
-def _csv_amount(value: float | None) -> str:
-    return UNPRICED if value is None else f"{value:.2f}"

@@ -10,7 +10,7 @@ Every method returns API objects as dicts and raises GryviaError subclasses (see
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gryvia_cli.errors import GryviaError, KubeconfigError
@@ -24,7 +24,7 @@ from gryvia_cli.kube.errors import (
 )
 from gryvia_cli.kube.execcred import send_with_credentials
 from gryvia_cli.kube.podlog import pod_log_query
-from gryvia_cli.kube.replies import parse_reply, warning_texts
+from gryvia_cli.kube.replies import parse_reply, reply_headers, warning_texts
 
 CONNECT_TIMEOUT = 5.0
 FIELD_MANAGER = "gryvia-cli"
@@ -40,6 +40,7 @@ class KubeAccess:
         self.timeout = timeout
         self.connect_timeout = CONNECT_TIMEOUT  # a connection and its TLS handshake (tui: 15)
         self.server = str(api.configuration.host)
+        self.on_reply: Callable[[Any], None] | None = None  # each 2xx reply (the console: Date)
 
     def shorten_reads(self, seconds: float) -> None:
         """Wait at most `seconds` for answers from now on (long-running commands: `kube.retry`)."""
@@ -110,6 +111,8 @@ class KubeAccess:
                 namespace=namespace,
                 verb=verb,
             )
+        if self.on_reply is not None:
+            self.on_reply(response)
         return response
 
     def _read(self, response: Any) -> bytes:
@@ -193,12 +196,9 @@ class KubeAccess:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", timeout_seconds),
         ]
-        if resource_version:
-            query.append(("resourceVersion", resource_version))
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
+        query += [("resourceVersion", resource_version)] if resource_version else []
+        query += [("labelSelector", label_selector)] if label_selector else []
+        query += [("fieldSelector", field_selector)] if field_selector else []
         response = self._call(
             "GET",
             res.path(namespace),
@@ -279,8 +279,7 @@ class KubeAccess:
             verb="create",
         )
         response.read()
-        raw = getattr(response, "response", response)  # the urllib3 response
-        found_headers = getattr(raw, "headers", None)
+        found_headers = reply_headers(response)
         headers = list(found_headers.getlist("Warning")) if found_headers is not None else []
         data = parse_reply(response.data) if response.data else {}
         return (data if isinstance(data, dict) else {}), warning_texts(headers)

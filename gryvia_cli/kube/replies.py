@@ -39,3 +39,21 @@ def warning_texts(headers: list[str]) -> list[str]:
         for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
             found.append(match.group(1).replace('\\"', '"'))
     return found
+
+
+def reply_headers(response: Any) -> Any:
+    """The headers (urllib3 `HTTPHeaderDict`, case-insensitive) of a reply of either client
+    (`kube.transport.StaticResponse` or the official `RESTResponse`, both keeping the urllib3
+    response as `response`); None when it has none (a test's fake)."""
+    raw = getattr(response, "response", response)  # the urllib3 response
+    return getattr(raw, "headers", None)
+
+
+def reply_date(response: Any) -> str | None:
+    """A reply's `Date` header (RFC 9110, whole seconds: the API server's clock), or None."""
+    headers = reply_headers(response)
+    try:
+        value = headers.get("Date") if headers is not None else None
+    except AttributeError:
+        return None
+    return value if isinstance(value, str) else None

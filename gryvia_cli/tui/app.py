@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -71,7 +71,7 @@ class GryviaApp(UserCommands, Retargeting):
         source: ClusterSource,
         *,
         readonly: bool,
-        clock: Clock,
+        clock: Clock | None,
         view: str,
         user_config: LoadedConfig | None = None,
     ) -> None:
@@ -89,8 +89,9 @@ class GryviaApp(UserCommands, Retargeting):
         self.set_reactive(GryviaApp.target, source.target)
 
     def now(self) -> datetime:
-        """The clock every view uses."""
-        return self.clock()
+        """The clock every view uses: the test's frozen one, else the source's (the API
+        server's time, `ClusterSource.now`), so that ages read as kubectl shows them."""
+        return self.clock() if self.clock is not None else self.source.now()
 
     def notify(
         self,
@@ -205,12 +206,13 @@ def make_app(
     config_file: Path | None = None,
 ) -> GryviaApp:
     """The console over `source` (KubeSource for real use, a fake for rendering tests);
-    `clock` freezes time in tests; `view` is the first view shown; `config_file` the
-    console's config (None: defaults, nothing saved; a bad file is reported, never raised)."""
+    `clock` freezes time in tests (None: the source's, the API server's time); `view` is the
+    first view shown; `config_file` the console's config (None: defaults, nothing saved; a
+    bad file is reported, never raised)."""
     return GryviaApp(
         source,
         readonly=readonly,
-        clock=clock or (lambda: datetime.now(UTC)),
+        clock=clock,
         view=view,
         user_config=load_console_config(config_file, TABLE_COLUMNS),
     )

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from gryvia_cli.core.events import sort_events
 from gryvia_cli.core.health import DEAD_SECONDS, Health
+from gryvia_cli.core.serverclock import ServerClock
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
 from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.logfollow import LineFollower
+from gryvia_cli.kube.replies import reply_date
 from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.kindnames import CONSOLE_KINDS, KINDS
 from gryvia_cli.tui.source import (
@@ -65,6 +68,8 @@ class KubeSource:
         self.saved_namespaces = dict(saved_namespaces or {})
         self._target = Target(access.context.name, namespace, access.server)
         self._prefetched: dict[tuple[WatchKind, str | None], Future[Listed]] = {}
+        clock = self.server_clock = ServerClock()
+        access.on_reply = lambda reply: clock.note(reply_date(reply))  # no request of its own
 
     @classmethod
     def open(
@@ -94,6 +99,11 @@ class KubeSource:
     def target(self) -> Target:
         """Current context and namespace."""
         return self._target
+
+    def now(self) -> datetime:
+        """The API server's time (UTC): the local clock corrected by the `Date` header of the
+        replies this source already gets (probes, lists, watches; `core.serverclock`)."""
+        return self.server_clock.now()
 
     def contexts(self) -> list[str]:
         """Context names of the kubeconfig (empty inside a pod)."""

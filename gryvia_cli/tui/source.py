@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from gryvia_cli.core.health import Health
@@ -87,6 +88,11 @@ class ClusterSource(Protocol):
     @property
     def target(self) -> Target:
         """Current context and namespace."""
+        ...
+
+    def now(self) -> datetime:
+        """The cluster's time (UTC) for ages: the local clock, corrected by the API server's
+        where they differ (`core.serverclock`)."""
         ...
 
     def contexts(self) -> list[str]:

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gryvia_cli.cli.reports import ReportFormat, write_csv
-from gryvia_cli.core.billing import rate_text
 from gryvia_cli.core.cells import plural
+from gryvia_cli.core.invoicecsv import rate_text
 from gryvia_cli.core.unpriced import UNPRICED, unpriced_warning
 from gryvia_cli.output import OutputFormat, emit, render_data, render_table, section, warn
 from gryvia_cli.views.ledger import invoice_csv

@@ -8,8 +8,9 @@ midnight, week = from Monday 00:00 (ISO 8601 weeks), month = from the 1st. A run
 the windows' edges: it counts in a window for the part of its GPU-hours and cost inside it,
 in proportion to its running time there (it burned evenly: the FinOps "amortised" view of a
 usage line); a run of no length counts wholly in the window holding its start.
-`share_in_window` is the rule in floats (reports, quotas, budgets); `split_in_window` is the
-same rule in Decimal, to 6 places, for invoices, whose windows of one run add up exactly.
+`share_in_window` is the rule in floats (quotas, budgets, `gryvia cost`); `split_in_window` is
+the same rule in Decimal, to 6 places, for invoices and `gryvia usage` (over the windows of
+`run_windows`), whose windows of one run add up exactly.
 """
 
 from __future__ import annotations
@@ -161,6 +162,32 @@ def in_window(
     if last <= first:
         return lo <= first < hi
     return max(first, lo) < min(last, hi)
+
+
+def run_windows(
+    run_start: dt.datetime,
+    run_end: dt.datetime,
+    start: dt.datetime,
+    end: dt.datetime,
+    period: Period | None = None,
+) -> list[tuple[dt.datetime, dt.datetime]]:
+    """The windows, in order, in which the run [run_start, run_end) counts within the range
+    [start, end) (UTC): with `period`, the days, weeks or months it crosses (`period_window`),
+    each clipped to the range; without, the range itself. Only windows it has a part in
+    (`in_window`). A report of the range (`gryvia usage`, `--group-by day`) splits each of
+    the run's amounts over them with `split_in_window`, so they add up to the range's part."""
+    if period is None:
+        return [(start, end)] if in_window(run_start, run_end, start, end) else []
+    out: list[tuple[dt.datetime, dt.datetime]] = []
+    lo, hi = period_window(period, max(run_start, start))
+    while lo < end:
+        window = (max(lo, start), min(hi, end))
+        if in_window(run_start, run_end, *window):
+            out.append(window)
+        if hi >= run_end:
+            break
+        lo, hi = period_window(period, hi)
+    return out
 
 
 def split_in_window(

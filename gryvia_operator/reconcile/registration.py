@@ -12,6 +12,7 @@ from typing import Any
 
 from gryvia_operator.api import API_VERSION
 from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.maintenance import maintenance_text
 from gryvia_operator.api.names import (
     LABEL_AUTO_REGISTERED,
     LABEL_GPU,
@@ -54,6 +55,7 @@ OVERCOMMITTED_MESSAGE = (
     "check the NVIDIA device plugin and the GPUs (nvidia-smi) on the node"
 )
 NOT_READY_MESSAGE = "the node is not Ready (its Ready condition): its GPUs take no new pods"
+CORDONED_MESSAGE = "cordoned (SchedulingDisabled): its GPUs take no new pods"
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,9 @@ def gpu_node_status(spec: Mapping[str, Any], node: NodeView, held: int = 0) -> d
     MIG-partitioned is Ready when it advertises slices; one in MIG mixed mode (some whole
     GPUs, the rest as slices) is Ready with both counted, not Degraded. A node whose running
     pods hold more whole GPUs (`held`) than it now has allocatable is Degraded, over-committed
-    (its allocatable shrank under them: a GPU fell off the bus, the device plugin restarted)."""
+    (its allocatable shrank under them: a GPU fell off the bus, the device plugin restarted).
+    A cordoned node keeps its phase (its GPUs' state) and its message starts with
+    `scheduling_note`."""
     count = int(spec.get("gpuCount") or 0)
     allocatable = node.allocatable_gpus
     driver, cuda = versions(node.labels)
@@ -163,12 +167,22 @@ def gpu_node_status(spec: Mapping[str, Any], node: NodeView, held: int = 0) -> d
         message = DEGRADED_MESSAGE.format(allocatable=allocatable, count=count)
     else:
         phase, message = "WaitingForDrivers", WAITING_MESSAGE
-    status: dict[str, Any] = {"phase": phase, "message": message}
+    note = scheduling_note(node)
+    status: dict[str, Any] = {"phase": phase, "message": f"{note}; {message}" if note else message}
     if driver:
         status["driverVersion"] = driver
     if cuda:
         status["cudaVersion"] = cuda
     return status
+
+
+def scheduling_note(node: NodeView) -> str:
+    """Why a cordoned Node (`spec.unschedulable`, kubectl's SchedulingDisabled) takes no new
+    pods: `in maintenance: <reason> (cordoned, SchedulingDisabled)` in maintenance
+    (`api.maintenance.active_reason`), else `CORDONED_MESSAGE`; "" when it is schedulable."""
+    if node.maintenance is not None:
+        return f"{maintenance_text(node.maintenance)} (cordoned, SchedulingDisabled)"
+    return CORDONED_MESSAGE if node.unschedulable else ""
 
 
 def node_labels_for(spec: Mapping[str, Any]) -> dict[str, str]:

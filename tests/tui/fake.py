@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from gryvia_cli.core.events import sort_events
@@ -134,6 +135,10 @@ class FakeSource:
     def target(self) -> Target:
         """Where the fake pretends to point."""
         return self._target
+
+    def now(self) -> datetime:
+        """The local clock (the fake's server agrees with it)."""
+        return datetime.now(UTC)
 
     def contexts(self) -> list[str]:
         """Two contexts."""

@@ -9,8 +9,8 @@ import io
 from decimal import Decimal
 from typing import Any
 
-from gryvia_cli.core.billing import invoices_csv
 from gryvia_cli.core.csvexport import csv_safe, to_csv
+from gryvia_cli.core.invoicecsv import invoices_csv
 from gryvia_cli.views.ledger import invoice_csv
 
 

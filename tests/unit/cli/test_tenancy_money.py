@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gryvia_cli.core import billing, cost, estimate
+from gryvia_cli.core import billing, cost, estimate, invoicecsv
 from gryvia_cli.core.jobs import summarize_job
 from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord, periods
 from tests.builders import make_job
@@ -177,8 +177,8 @@ def test_invoice_csv_lines_and_total_rows() -> None:
         record("nlp", "c", "2026-11-05T10:00:00Z", 1.0, sku_name="+sku"),
     )
     items = billing.invoices(records, "2026-11", now=WEDNESDAY)
-    parsed = list(csv.reader(io.StringIO(billing.invoices_csv(items))))
-    assert parsed[0] == list(billing.INVOICE_CSV_HEADER)
+    parsed = list(csv.reader(io.StringIO(invoicecsv.invoices_csv(items))))
+    assert parsed[0] == list(invoicecsv.INVOICE_CSV_HEADER)
     assert ",".join(parsed[0]) == (
         "invoice,tenant,period_from,period_to,sku,gpuType,jobs,gpuHours,rate,amount,currency"
     )

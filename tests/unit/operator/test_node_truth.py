@@ -52,3 +52,25 @@ def test_a_node_whose_pods_hold_more_gpus_than_it_has_now_is_over_committed() ->
         "over-committed: its pods hold 8 GPUs, only 4 are allocatable now"
     )
     assert gpu_node_status({"gpuCount": 8}, node, held=4)["message"].startswith("only 4 of 8")
+
+
+def test_a_cordoned_node_keeps_its_phase_and_says_it_takes_no_new_pods() -> None:
+    node = make_node("gpu-1").product().gpus(8).cordoned().view()
+    status = gpu_node_status({"gpuCount": 8}, node)
+    assert status["phase"] == "Ready"  # its GPUs are fine; the node takes no new pods
+    assert status["message"].startswith(
+        "cordoned (SchedulingDisabled): its GPUs take no new pods; 8 GPU(s) allocatable"
+    )
+    uncordoned = make_node("gpu-1").product().gpus(8).view()
+    assert "cordoned" not in gpu_node_status({"gpuCount": 8}, uncordoned)["message"]
+
+
+def test_a_node_in_maintenance_gives_its_reason() -> None:
+    marked = make_node("gpu-1").product().gpus(8).in_maintenance("firmware upgrade")
+    status = gpu_node_status({"gpuCount": 8}, marked.view())
+    assert status["phase"] == "Ready"
+    assert status["message"].startswith(
+        "in maintenance: firmware upgrade (cordoned, SchedulingDisabled); 8 GPU(s) allocatable"
+    )
+    down = make_node("gpu-2").product().gpus(8).not_ready().cordoned().view()
+    assert gpu_node_status({"gpuCount": 8}, down)["phase"] == "NotReady"

@@ -1,6 +1,7 @@
-"""Money that adds up (issue 38, points 1 and 2): one period rule for invoices, cost, quotas
-and budgets (a run crossing a month's end is split at the boundary), and invoice lines rounded
-so that they sum to the rounded metered total (the finalized invoice equals the estimate)."""
+"""Money that adds up (issue 38, points 1 and 2): one period rule for invoices, cost, quotas,
+budgets and usage reports (a run crossing a month's end is split at the boundary), and invoice
+lines rounded so that they sum to the rounded metered total (the finalized invoice equals the
+estimate)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from gryvia_cli.core.billing import invoices
+from gryvia_cli.core.billing import aggregate, invoices
 from gryvia_cli.core.cost import TeamScope, team_costs
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.invoice import GryviaInvoice, line_amounts
@@ -66,6 +67,26 @@ def test_a_run_across_a_month_end_is_estimated_half_in_each_month_as_cost_counts
         assert (team.gpu_hours, team.spent) == (8.0, 32.0), month  # `gryvia cost`
         hours, spent = spend_in_window([MeteredRun.of_record(models[0])], *month_bounds(month))
         assert (hours, spent) == (8.0, 32.0), month  # quotas' spentThisMonth and budgets
+
+
+def test_usage_splits_a_run_across_a_month_end_by_month_and_by_day_as_invoices_do() -> None:
+    sampled = dict(ACROSS, spec=dict(ACROSS["spec"], activeGPUHours=4.0))  # 12 h idle x 4.00
+    models = _models([sampled])
+    for month in ("2026-11", "2026-12"):
+        (row,), total = aggregate(models, "tenant", *month_bounds(month))
+        assert (row.key, row.gpu_hours, row.cost, row.jobs) == ("vision", 8.0, 32.0, 1), month
+        assert (row.active_gpu_hours, row.idle_cost) == (2.0, Decimal("24.000000")), month
+        assert (total.gpu_hours, total.cost) == (8.0, 32.0), month
+    days, total = aggregate(models, "day")
+    assert [(r.key, r.gpu_hours, r.cost, r.jobs) for r in days] == [
+        ("2026-11-30", 8.0, 32.0, 1),
+        ("2026-12-01", 8.0, 32.0, 1),
+    ]
+    assert (total.gpu_hours, total.cost, total.idle_cost) == (16.0, 64.0, Decimal("48.000000"))
+    dec = month_bounds("2026-12")
+    (only,), _ = aggregate(models, "day", *dec)
+    assert (only.key, only.gpu_hours) == ("2026-12-01", 8.0)
+    assert aggregate(models, "tenant", *month_bounds("2027-01")) == ([], aggregate([], "tenant")[1])
 
 
 def test_a_run_across_a_month_end_is_finalized_half_in_each_month() -> None:

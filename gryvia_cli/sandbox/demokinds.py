@@ -109,9 +109,9 @@ def checks(box: cluster.Sandbox, check: Check, namespace: str) -> list[Any]:
             deliveries,
         ),
         ready(
-            "checkpoint guard tenant-nlp/guarded-training",
+            "checkpoint guard tenant-nlp/nlp-guard",
             "gryviacheckpointguard",
-            "guarded-training",
+            "nlp-guard",
             "tenant-nlp",
         ),
         phase(

@@ -70,8 +70,8 @@ def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> No
         "-",
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": namespaces}),
     )
-    files = ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml", "30-policies.yaml")
-    for name in (*files, demokinds.MANIFEST):
+    kinds = demokinds.MANIFEST  # before the jobs: the inference server is the slowest to be ready
+    for name in ("00-catalog.yaml", "10-tenants.yaml", kinds, "20-jobs.yaml", "30-policies.yaml"):
         if name == "20-jobs.yaml" and kueue:
             progress("waiting for the tenants' Kueue queues")
             demokueue.wait_for_queues(box)

@@ -1,4 +1,4 @@
-"""The demo's object of every other kind (examples/demo/40-kinds.yaml): seeding it and its
+"""The demo's object of every other kind (examples/demo/15-kinds.yaml): seeding it and its
 checks for `demo check`.
 
 `seed` starts the local job-hook receiver (`hookreceiver`) and writes its URL into the hook,
@@ -16,7 +16,7 @@ from typing import Any
 from gryvia_cli.sandbox import cluster, hookreceiver
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 
-MANIFEST = "40-kinds.yaml"
+MANIFEST = "15-kinds.yaml"
 HOME_CLASS = "demo-home"
 """The StorageClass name of the workspace's home volume (a static hostPath PV)."""
 Check = Callable[[str, str, str, bool], Any]
@@ -52,11 +52,34 @@ def prepared(box: cluster.Sandbox, docs: Iterable[dict[str, Any]]) -> list[dict[
     return out
 
 
-def _get(box: cluster.Sandbox, resource: str, name: str, namespace: str = "") -> dict[str, Any]:
-    where = ("-n", namespace) if namespace else ()
-    proc = kubectl(box, "get", resource, *where, name, "-o", "json", check=False)
-    found: dict[str, Any] = json.loads(proc.stdout) if proc.returncode == 0 else {}
-    return found.get("status") or {}
+KINDS = (
+    "GryviaReservation",
+    "GryviaPriority",
+    "GryviaJobHook",
+    "GryviaCheckpointGuard",
+    "GryviaWorkflow",
+    "GryviaAutoTuner",
+    "GryviaWorkspace",
+    "GryviaInferenceService",
+    "GryviaModelRegistry",
+)
+"""The kinds `checks` reads, all in one kubectl call per pass."""
+
+
+def statuses(box: cluster.Sandbox) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(kind, namespace or "", name) -> status of every object of KINDS (one LIST each, in
+    one kubectl call); empty when kubectl fails."""
+    kinds = ",".join(k.lower() for k in KINDS)
+    proc = kubectl(box, "get", kinds, "-A", "-o", "json", check=False)
+    items = json.loads(proc.stdout or "{}").get("items", []) if proc.returncode == 0 else []
+    return {
+        (
+            str(i.get("kind")),
+            str(i["metadata"].get("namespace") or ""),
+            str(i["metadata"]["name"]),
+        ): i.get("status") or {}
+        for i in items
+    }
 
 
 def _ready(status: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,21 +100,26 @@ def checks(box: cluster.Sandbox, check: Check, namespace: str) -> list[Any]:
     guard of 30-policies.yaml, made with `check(what, expected, observed, ok)`: each holds on
     the phase or Ready condition the operator writes."""
 
-    def ready(what: str, resource: str, name: str, ns: str = "", extra: str = "") -> Any:
-        cond = _ready(_get(box, resource, name, ns))
+    found = statuses(box)
+
+    def _get(kind: str, name: str, ns: str = "") -> dict[str, Any]:
+        return found.get((kind, ns, name), {})
+
+    def ready(what: str, kind: str, name: str, ns: str = "", extra: str = "") -> Any:
+        cond = _ready(_get(kind, name, ns))
         seen = f"{cond.get('status', '-')}/{cond.get('reason', '-')}{extra}"
         return check(what, "Ready=True", seen[:90], cond.get("status") == "True")
 
-    def phase(what: str, resource: str, name: str, want: str, show: str = "") -> Any:
-        status = _get(box, resource, name, namespace)
+    def phase(what: str, kind: str, name: str, want: str, show: str = "") -> Any:
+        status = _get(kind, name, namespace)
         got = status.get("phase") or "-"
         return check(what, want, _said(status, got, show), got == want)
 
-    reservation = _get(box, "gryviareservation", "vision-l40")
+    reservation = _get("GryviaReservation", "vision-l40")
     nodes = ", ".join(reservation.get("allocatedNodes") or [])
-    tuner = _get(box, "gryviaautotuner", "lr-grid", namespace)
+    tuner = _get("GryviaAutoTuner", "lr-grid", namespace)
     best = tuner.get("best") or {}
-    hook = _get(box, "gryviajobhook", "research-ends", namespace)
+    hook = _get("GryviaJobHook", "research-ends", namespace)
     deliveries = f", {hook.get('deliveries', 0)} delivered"
     return [
         check(
@@ -100,22 +128,22 @@ def checks(box: cluster.Sandbox, check: Check, namespace: str) -> list[Any]:
             _said(reservation, reservation.get("state", "-"), nodes),
             reservation.get("state") == "active" and reservation.get("allocatedGPUs") == 4,
         ),
-        ready("priority deadline", "gryviapriority", "deadline"),
+        ready("priority deadline", "GryviaPriority", "deadline"),
         ready(
             f"job hook {namespace}/research-ends",
-            "gryviajobhook",
+            "GryviaJobHook",
             "research-ends",
             namespace,
             deliveries,
         ),
         ready(
             "checkpoint guard tenant-nlp/nlp-guard",
-            "gryviacheckpointguard",
+            "GryviaCheckpointGuard",
             "nlp-guard",
             "tenant-nlp",
         ),
         phase(
-            f"workflow {namespace}/tiny-pipeline", "gryviaworkflow", "tiny-pipeline", "Succeeded"
+            f"workflow {namespace}/tiny-pipeline", "GryviaWorkflow", "tiny-pipeline", "Succeeded"
         ),
         check(
             f"tuner {namespace}/lr-grid",
@@ -123,11 +151,11 @@ def checks(box: cluster.Sandbox, check: Check, namespace: str) -> list[Any]:
             _said(tuner, tuner.get("phase", "-"), _best(best)),
             tuner.get("phase") == "Succeeded" and best.get("value") == 0.86,
         ),
-        phase(f"workspace {namespace}/notebook", "gryviaworkspace", "notebook", "Running"),
+        phase(f"workspace {namespace}/notebook", "GryviaWorkspace", "notebook", "Running"),
         phase(
-            f"inference service {namespace}/echo-llm", "gryviainferenceservice", "echo-llm", "Ready"
+            f"inference service {namespace}/echo-llm", "GryviaInferenceService", "echo-llm", "Ready"
         ),
-        phase(f"model registry {namespace}/mmlu-llm", "gryviamodelregistry", "mmlu-llm", "Ready"),
+        phase(f"model registry {namespace}/mmlu-llm", "GryviaModelRegistry", "mmlu-llm", "Ready"),
     ]
 
 

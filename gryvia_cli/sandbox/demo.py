@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.sandbox import binaries, cluster, demokueue, platform
+from gryvia_cli.sandbox import binaries, cluster, demokinds, demokueue, platform
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
 from gryvia_operator.api.attribution import tenant_namespace
@@ -56,8 +56,9 @@ def _documents(path: Path) -> list[dict[str, Any]]:
 
 
 def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> None:
-    """Apply the catalog, tenants, quotas, jobs and policies, then import the sbatch script. With
-    `kueue`, the jobs wait for the tenants' Kueue queues (raises GryviaError after 90 s)."""
+    """Apply the catalog, tenants, quotas, jobs, policies and an object of every other kind
+    (`demokinds`), then import the sbatch script. With `kueue`, the jobs wait for the tenants'
+    Kueue queues (raises GryviaError after 90 s)."""
     folder = examples_dir()
     namespaces = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in NAMESPACES
@@ -69,15 +70,27 @@ def seed(box: cluster.Sandbox, progress: Progress, *, kueue: bool = False) -> No
         "-",
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": namespaces}),
     )
-    for name in ("00-catalog.yaml", "10-tenants.yaml", "20-jobs.yaml", "30-policies.yaml"):
+    kinds = demokinds.MANIFEST  # before the jobs: the inference server is the slowest to be ready
+    for name in ("00-catalog.yaml", "10-tenants.yaml", kinds, "20-jobs.yaml", "30-policies.yaml"):
         if name == "20-jobs.yaml" and kueue:
             progress("waiting for the tenants' Kueue queues")
             demokueue.wait_for_queues(box)
         docs = _documents(folder / name)
+        if name == demokinds.MANIFEST:  # the hook's receiver and the workspace's volume
+            docs = demokinds.prepared(box, docs)
         progress(f"applying {name} ({len(docs)} objects)")
+        if name != "20-jobs.yaml":  # one kubectl call, in the file's order
+            kubectl(
+                box,
+                "apply",
+                "-f",
+                "-",
+                stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
+            )
+            continue
         for doc in docs:  # one by one: jobs are admitted in this order
             kubectl(box, "apply", "-f", "-", stdin=json.dumps(doc))
-            time.sleep(0.2 if doc["kind"] == "GryviaAIJob" else 0)
+            time.sleep(0.2)
     from gryvia_cli.sbatch import convert_file
 
     conversion = convert_file(
@@ -182,6 +195,7 @@ def expectations(box: cluster.Sandbox, *, kueue: bool = False) -> list[Check]:
             "loss" in logs,
         )
     )
+    checks.extend(demokinds.checks(box, Check, "research"))
     if kueue:
         checks.extend(demokueue.checks(box, Check))
     return checks

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.sandbox import binaries, cluster, prometheus
+from gryvia_cli.sandbox import binaries, cluster, hookreceiver, prometheus
 from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import Progress
 
@@ -69,9 +69,10 @@ def install_chart(box: cluster.Sandbox, chart: Path) -> None:
 def start_operator(
     box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool = False, prometheus_url: str = ""
 ) -> int:
-    """Start the operator with a self-registered webhook and DEMO_FEATURES (and
-    `--enable-kueue` with `kueue`, `--prometheus-url` with `prometheus_url`) unless it runs;
-    return its pid. Raises GryviaError when it exits or is not ready."""
+    """Start the operator with a self-registered webhook and DEMO_FEATURES, job hooks allowed
+    to the demo's local receiver (`hookreceiver.ALLOWED_CIDR`), and `--enable-kueue` with
+    `kueue`, `--prometheus-url` with `prometheus_url`, unless it runs; return its pid.
+    Raises GryviaError when it exits or is not ready."""
     pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
     pids = box.pids()
     if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
@@ -97,6 +98,7 @@ def start_operator(
             "--log-format",
             "text",
             *DEMO_FEATURES,
+            f"--job-hook-allowed-cidr={hookreceiver.ALLOWED_CIDR}",
             *(["--enable-kueue"] if kueue else []),
             *([f"--prometheus-url={prometheus_url}"] if prometheus_url else []),
         ],

@@ -33,7 +33,7 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
     try:
         check = gryvia("demo", "check", "--timeout", "300")
         assert check.returncode == 0, check.stdout + check.stderr
-        assert f"all {14 if with_kueue else 11} demo checks passed" in check.stderr
+        assert f"all {23 if with_kueue else 20} demo checks passed" in check.stderr
         if with_kueue:  # Kueue, not Gryvia's gate, holds the over-quota job: no borrowing
             assert "Kueue on:" in check.stderr
             assert "Kueue holds tenant-vision/resnet-sweep-b" in check.stdout

@@ -200,7 +200,7 @@ def port_forward(
     Forwards to a port of one replica's pod until Ctrl-C. Prints `Forwarding from
     ADDRESS:LOCAL -> REMOTE` on stdout once it listens; each connection to the local port
     opens its own stream to the pod (a failure is reported on stderr and ends only that
-    connection). A connection made before the pod's port listens waits up to 10 s for it.
+    connection). A connection made before the pod's port listens waits up to 30 s for it.
 
     Examples:
       gryvia port-forward serve-llm 8000:8000

@@ -150,6 +150,8 @@ class RemoteAccess:
                 time.sleep(delay)
                 attempt += 1
         finally:
+            with contextlib.suppress(OSError):  # wakes the upstream thread's recv, sends FIN
+                conn.shutdown(socket.SHUT_RDWR)
             conn.close()
 
     def _forward_once(

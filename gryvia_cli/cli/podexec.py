@@ -25,13 +25,16 @@ def remote_access(state: Session) -> RemoteAccess:
 
 @contextlib.contextmanager
 def _raw_terminal(fd: int) -> Iterator[None]:
-    """Put terminal `fd` in raw mode (keys go to the remote shell as typed) and restore it."""
+    """Put terminal `fd` in raw mode (keys go to the remote shell as typed) and restore it.
+
+    Raw mode starts at once (TCSANOW): what the user typed before the remote prompt appeared
+    is kept and sent (setraw's default TCSAFLUSH discarded it)."""
     import termios
     import tty
 
     saved = termios.tcgetattr(fd)
     try:
-        tty.setraw(fd)
+        tty.setraw(fd, termios.TCSANOW)
         yield
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -166,7 +166,8 @@ def finalize(
     """Finalize a tenant's month from the ledger: a GryviaInvoice, one line per entry.
 
     Refused, with the reason, while the month has not ended (UTC), while a usage record of
-    the month is still open, while sealed records are not in the ledger yet, when the
+    the month is still open, while sealed records are not in the ledger yet (no entry at
+    all: the ledger is off, turn on billing.ledger.enabled / --billing-ledger), when the
     tenant's chain does not verify, when the month mixes currencies, when the tenant does
     not exist, when the month has a Finalized or Paid invoice already (void it first; the
     new one gets the next revision), or when the month has unpriced usage (its GPU type had

@@ -200,13 +200,13 @@ def port_forward(
     Forwards to a port of one replica's pod until Ctrl-C. Prints `Forwarding from
     ADDRESS:LOCAL -> REMOTE` on stdout once it listens; each connection to the local port
     opens its own stream to the pod (a failure is reported on stderr and ends only that
-    connection).
+    connection). A connection made before the pod's port listens waits up to 30 s for it.
 
     Examples:
       gryvia port-forward serve-llm 8000:8000
       gryvia port-forward train-ddp :6006 --replica 0
     """
-    from gryvia_cli.core.podexec import parse_ports
+    from gryvia_cli.core.podexec import LISTEN_WAIT_S, parse_ports
 
     pair = parse_ports(ports)
     listener = _listen(address, pair.local)  # no cluster needed to report a bad local side
@@ -223,9 +223,16 @@ def port_forward(
     sys.stdout.flush()
     info(f"pod {ns}/{name}; Ctrl-C stops")
 
+    waiting = threading.Event()
+
+    def waited() -> None:
+        if not waiting.is_set():  # once: every connection may wait for the same listener
+            waiting.set()
+            info(f"waiting for pod port {pair.remote} to listen (up to {LISTEN_WAIT_S:.0f} s)")
+
     def carry(conn: socket.socket) -> None:
         try:
-            remote.forward(ns, name, pair.remote, conn)
+            remote.forward(ns, name, pair.remote, conn, on_wait=waited)
         except Exception as exc:  # one connection's failure ends only that connection
             warn(f"connection to {name}:{pair.remote}: {exc}")
             conn.close()

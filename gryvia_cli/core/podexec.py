@@ -183,3 +183,30 @@ def exit_code_of(status: Mapping[str, Any] | None) -> tuple[int, str]:
     if "executable file not found" in message or "no such file or directory" in message:
         return EXIT_NOT_FOUND, message
     return EXIT_CANNOT_RUN, message
+
+
+LISTEN_WAIT_S = 30.0
+"""How long one forwarded connection waits for the pod's port to listen (seconds): the
+sandbox lists a new listener for forwarding some 10 s after it starts, on a loaded machine."""
+_NOT_LISTENING = ("connection refused", "forward not found for port")
+"""Nothing listens on the pod's port yet: the kubelet's dial error, and kwok's (the sandbox
+lists a pod's port for forwarding once something listens on it)."""
+
+
+def forward_retry_delay(
+    error: str, *, answered: bool, waited_s: float, attempt: int
+) -> float | None:
+    """Seconds to wait before opening a forwarded connection's stream again, or None to
+    give up and report `error`.
+
+    Only the pod side's "connection refused" (nothing listens on the port yet, e.g. right
+    after the pod started; in the sandbox, kwok's "forward not found for port") is retried,
+    only while the pod has sent nothing on this connection (so what the client sent can be
+    replayed as is), and only until LISTEN_WAIT_S have passed: 0.1 s, doubling to at most
+    1 s between tries."""
+    if answered or waited_s >= LISTEN_WAIT_S:
+        return None
+    if not any(text in error.lower() for text in _NOT_LISTENING):
+        return None
+    delay = min(0.1 * 2.0 ** min(attempt, 10), 1.0)
+    return min(delay, LISTEN_WAIT_S - waited_s)

@@ -9,7 +9,8 @@ from typing import Any
 
 from gryvia_cli.core.timefmt import age
 from gryvia_operator.api import API_VERSION
-from gryvia_operator.api.autotuner import MAX_NAME, GryviaAutoTuner, TrialStatus
+from gryvia_operator.api.autotuner import GryviaAutoTuner, TrialStatus
+from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.names import name_problem
 
 TUNER_COLUMNS = ("NAME", "PHASE", "TRIALS", "RUNNING", "BEST-TRIAL", "BEST", "AGE")
@@ -34,11 +35,9 @@ def build_tuner(doc: Any, namespace: str, source: str) -> dict[str, Any]:
     problem = name_problem(name)
     if problem:
         raise ValueError(f"{source}: metadata.name: {problem}")
-    if len(name) > MAX_NAME:
-        raise ValueError(
-            f"{source}: metadata.name: use at most {MAX_NAME} characters "
-            "(trial jobs are named <tuner>-t<index>)"
-        )
+    too_long = name_length_problem("GryviaAutoTuner", body)
+    if too_long:
+        raise ValueError(f"{source}: {too_long}")
     meta["namespace"] = namespace
     body["metadata"] = meta
     try:

@@ -9,6 +9,7 @@ from typing import Any
 
 from gryvia_cli.core.timefmt import age
 from gryvia_operator.api import API_VERSION
+from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.workflow import GryviaWorkflow, WorkflowRun, name_problem
 
 WORKFLOW_COLUMNS = ("NAME", "PHASE", "RUN", "STEPS", "FAILED-STEP", "SCHEDULE", "AGE")
@@ -42,6 +43,7 @@ def build_workflow(doc: Any, namespace: str, params: dict[str, str], source: str
     meta["namespace"] = namespace
     steps = [s for s in (body.get("spec") or {}).get("steps") or [] if isinstance(s, dict)]
     problem = name_problem(str(meta["name"]), [str(s.get("name") or "") for s in steps])
+    problem = problem or name_length_problem("GryviaWorkflow", body)  # StatefulSet steps too
     if problem:
         raise ValueError(f"{source}: {problem}")
     body["metadata"] = meta

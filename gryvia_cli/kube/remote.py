@@ -12,6 +12,7 @@ import json
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -114,10 +115,50 @@ class RemoteAccess:
         raw = ws.read_channel(STATUS)
         return json.loads(raw) if raw else None
 
-    def forward(self, namespace: str, pod: str, port: int, conn: socket.socket) -> None:
+    def forward(
+        self,
+        namespace: str,
+        pod: str,
+        port: int,
+        conn: socket.socket,
+        *,
+        on_wait: Callable[[], None] | None = None,
+    ) -> None:
         """Carry one local connection `conn` to `port` of `namespace/pod` until either side
-        closes; closes `conn`. Raises GryviaError when the stream cannot be opened or the
-        server reported an error for it (the connection is closed then too)."""
+        closes; closes `conn`. While nothing listens on the pod's port yet (the pod side
+        refuses), the stream is opened again for up to LISTEN_WAIT_S (`on_wait` is called
+        before each retry) and what the client sent is replayed. Raises GryviaError when the
+        stream cannot be opened or the server reported an error for it (the connection is
+        closed then too)."""
+        from gryvia_cli.core.podexec import forward_retry_delay
+
+        upstream = _Upstream(conn)
+        threading.Thread(target=upstream.run, daemon=True).start()
+        started, attempt = time.monotonic(), 0
+        try:
+            while True:
+                error, answered = self._forward_once(namespace, pod, port, conn, upstream)
+                if not error:
+                    return
+                delay = forward_retry_delay(
+                    error, answered=answered, waited_s=time.monotonic() - started, attempt=attempt
+                )
+                if delay is None:
+                    raise GryviaError(error.strip())
+                if on_wait is not None:
+                    on_wait()
+                time.sleep(delay)
+                attempt += 1
+        finally:
+            with contextlib.suppress(OSError):  # wakes the upstream thread's recv, sends FIN
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+    def _forward_once(
+        self, namespace: str, pod: str, port: int, conn: socket.socket, upstream: _Upstream
+    ) -> tuple[str, bool]:
+        """One stream for `conn`: (the server's error for it or "", whether it cannot be
+        replayed: the pod sent something, or the client more than _Upstream keeps)."""
         from kubernetes.stream import portforward
 
         pf = self._open(
@@ -131,17 +172,86 @@ class RemoteAccess:
         )
         remote = pf.socket(port)
         remote.setblocking(True)
+        answered = False
         try:
-            done = threading.Event()
-            threading.Thread(target=_pipe, args=(conn, remote, done), daemon=True).start()
-            _pipe(remote, conn, done)
-            done.wait(1.0)
+            upstream.attach(remote)
+            try:
+                while data := remote.recv(CHUNK):
+                    if not answered:
+                        answered = True
+                        upstream.answered()
+                    conn.sendall(data)
+            except OSError:
+                pass
+            error = str(pf.error(port) or "")  # e.g. nothing listens on that port in the pod
+            if not error:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_WR)
+                upstream.done.wait(1.0)
         finally:
-            for sock in (conn, remote):
-                sock.close()
+            upstream.detach(remote)
+            remote.close()
             pf.close()
-        if error := pf.error(port):  # e.g. nothing listens on that port in the pod
-            raise GryviaError(str(error).strip())
+        return error, answered or not upstream.keep
+
+
+class _Upstream:
+    """Copies a local connection to the stream it is attached to (one thread for the
+    connection's whole life, across retried streams); keeps what it sent until the pod
+    answers, so a new stream can be given it again."""
+
+    KEEP_LIMIT = 1024 * 1024
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.remote: Any = None
+        self.sent = bytearray()
+        self.keep = True
+        self.ended = False
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        """Read the local connection until its end, sending to the attached stream."""
+        try:
+            while data := self.conn.recv(CHUNK):
+                with self.lock:
+                    if self.keep:
+                        self.sent += data
+                        self.keep = len(self.sent) <= self.KEEP_LIMIT
+                    if self.remote is not None:
+                        with contextlib.suppress(OSError):
+                            self.remote.sendall(data)
+        except OSError:
+            pass
+        with self.lock:
+            self.ended = True
+            if self.remote is not None:
+                with contextlib.suppress(OSError):
+                    self.remote.shutdown(socket.SHUT_WR)
+        self.done.set()
+
+    def attach(self, remote: Any) -> None:
+        """Send to `remote` from now on, after what was sent so far (a replay)."""
+        with self.lock:
+            self.remote = remote
+            with contextlib.suppress(OSError):
+                if self.sent:
+                    remote.sendall(bytes(self.sent))
+                if self.ended:
+                    remote.shutdown(socket.SHUT_WR)
+
+    def answered(self) -> None:
+        """The pod answered: nothing will be replayed, stop keeping."""
+        with self.lock:
+            self.keep = False
+            self.sent.clear()
+
+    def detach(self, remote: Any) -> None:
+        """Stop sending to `remote`."""
+        with self.lock:
+            if self.remote is remote:
+                self.remote = None
 
 
 def _read_input(read: Callable[[], bytes], typed: queue.Queue[bytes]) -> None:
@@ -175,19 +285,6 @@ def _send_input(ws: Any, typed: queue.Queue[bytes]) -> None:
             ws.write_stdin(data)
         else:
             ws.close_channel(STDIN)
-
-
-def _pipe(src: socket.socket, dst: socket.socket, done: threading.Event) -> None:
-    """Copy from `src` to `dst` until `src` ends; then end `dst`'s sending side."""
-    try:
-        while data := src.recv(CHUNK):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-        done.set()
 
 
 def _reason(exc: Any) -> str:

@@ -41,8 +41,6 @@ LABEL_TUNER = "gryvia.io/tuner"
 """On every trial job: the tuner's name."""
 LABEL_TRIAL = "gryvia.io/tuner-trial"
 """On every trial job: the trial's index (0, 1, ...)."""
-MAX_NAME = 50
-"""Longest tuner name: trial jobs are `<tuner>-t<index>` and stay DNS labels."""
 MAX_REPORTS = 50
 """Intermediate reports kept per trial in status (the newest)."""
 DEFAULT_GRID_POINTS = 3
@@ -252,6 +250,11 @@ AUTOTUNER_KIND = KindInfo(
     ),
 )
 GryviaAutoTuner.kind_info = AUTOTUNER_KIND
+
+
+def trial_name(tuner: str, index: int) -> str:
+    """`<tuner>-t<index>`: the GryviaAIJob of trial `index`."""
+    return f"{tuner}-t{index}"
 
 
 def env_name(parameter: str) -> str:

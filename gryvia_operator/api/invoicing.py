@@ -63,6 +63,17 @@ def _listed(names: Sequence[str], limit: int = 5) -> str:
     return ", ".join(names[:limit]) + more
 
 
+def ledger_off_text(sealed: int) -> str:
+    """The refusal when the cluster has no GryviaLedgerEntry at all though `sealed` usage
+    records are sealed: the operator runs without the billing ledger."""
+    return (
+        f"the billing ledger is off: no GryviaLedgerEntry exists although {sealed} usage "
+        "record(s) are sealed, so the operator runs without --billing-ledger; turn it on "
+        "(chart value billing.ledger.enabled: true, which needs the webhook), wait until the "
+        "sealed records are ledgered (gryvia ledger verify TENANT), then finalize again"
+    )
+
+
 def finalize_refusals(
     tenant: str,
     month: str,
@@ -81,7 +92,9 @@ def finalize_refusals(
     GryviaLedgerEntries (the whole chain is verified); `invoices`: raw GryviaInvoices.
     Reasons: records still open, sealed records not in the ledger yet, a broken chain, mixed
     currencies, no ledgered usage, an invoice already Finalized or Paid; with `now` (UTC), a
-    month that has not ended (runs may still start in it); with `tenants` (the existing
+    month that has not ended (runs may still start in it); the billing ledger off (no
+    GryviaLedgerEntry at all though records are sealed: `ledger_off_text`, naming the
+    flag and chart value); with `tenants` (the existing
     GryviaTenant names), a tenant that does not exist and has no entry in the month; unless
     `allow_unpriced`, unpriced runs in the month (`unpriced_types`: they would be billed 0.00
     though they have no price, docs/billing.md "Unpriced usage"). Raises ValueError for a
@@ -89,6 +102,9 @@ def finalize_refusals(
     """
     reasons: list[str] = []
     start, end = month_bounds(month)
+    records = list(records)
+    sealed = sum(1 for r in records if _spec(r).get("final") is True)
+    off = not entries and sealed > 0
     if now is not None and now < end:
         reasons.append(
             f"{month} has not ended yet (it ends {timestamp(end)}) and runs may still "
@@ -117,7 +133,9 @@ def finalize_refusals(
         if _spec(r).get("final") is True
         and str((r.get("metadata") or {}).get("uid")) not in ledgered
     )
-    if missing:
+    if missing and off:
+        reasons.append(ledger_off_text(sealed))
+    elif missing:
         reasons.append(
             f"{len(missing)} sealed usage record(s) not in the ledger yet: {_listed(missing)}; "
             "the operator writes them when billing.ledger.enabled is on (wait, then retry)"
@@ -139,7 +157,8 @@ def finalize_refusals(
         if tenants is not None and tenant not in tenants:
             reasons.append(f"tenant {tenant} does not exist (see: gryvia tenant list)")
         else:
-            reasons.append(f"tenant {tenant} has no ledgered usage in {month}")
+            text = f"tenant {tenant} has no ledgered usage in {month}"
+            reasons.append(f"{text}; {ledger_off_text(sealed)}" if off else text)
     for inv in invoices:
         spec = _spec(inv)
         same = spec.get("tenant") == tenant and spec.get("month") == month

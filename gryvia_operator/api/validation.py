@@ -39,6 +39,7 @@ from gryvia_operator.api.helpers import (
     pod_count,
 )
 from gryvia_operator.api.mig import type_serves
+from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.names import LABEL_GPU, job_name_limit, name_problem
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
@@ -149,7 +150,8 @@ def inventory_warnings(
 
 
 def validate_object(obj: Any) -> ValidationResult:
-    """Check any Gryvia object: GryviaAIJobs get every rule, other kinds their schema.
+    """Check any Gryvia object: GryviaAIJobs get every rule, other kinds their schema and a
+    name short enough for the children they derive (`api.namelimits`).
 
     Unknown or missing kinds are one error naming the known kinds. Never raises.
     """
@@ -165,6 +167,10 @@ def validate_object(obj: Any) -> ValidationResult:
         result.errors.append(FieldError("kind", text))
         return result
     _check_envelope(obj, kind, result)
+    name = get_path(obj, "metadata", "name")
+    bad = isinstance(name, str) and bool(name_problem(name))  # the envelope said so already
+    if not bad and (too_long := name_length_problem(kind, obj)):
+        result.errors.append(FieldError("metadata.name", too_long))
     _parse(kind_info(kind).model, obj, result)
     result.warnings.extend(FieldError(f, m) for f, m in unknown_fields(obj, kind))
     return result

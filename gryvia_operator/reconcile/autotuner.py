@@ -20,7 +20,6 @@ from typing import Any
 from gryvia_operator.api.autotuner import (
     LABEL_TRIAL,
     LABEL_TUNER,
-    MAX_NAME,
     MAX_REPORTS,
     EarlyStopping,
     Goal,
@@ -28,9 +27,11 @@ from gryvia_operator.api.autotuner import (
     TrialState,
     env_name,
     substitute,
+    trial_name,
 )
 from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.helpers import TERMINAL_PHASES, JobPhase
+from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.names import API_VERSION
 from gryvia_operator.reconcile.tunersearch import sample, total_trials
 from gryvia_operator.reconcile.tunerstop import Report, asha_stop, better, median_stop
@@ -40,11 +41,6 @@ METRIC_LINE = re.compile(r"^GRYVIA_METRIC[ \t]+(.+?)[ \t\r]*$", re.MULTILINE)
 ENDED_STATES: frozenset[TrialState] = frozenset(
     {"Succeeded", "Failed", "EarlyStopped", "MetricsUnavailable"}
 )
-
-
-def trial_name(tuner: str, index: int) -> str:
-    """`<tuner>-t<index>`: the GryviaAIJob of trial `index`."""
-    return f"{tuner}-t{index}"
 
 
 @dataclass(frozen=True)
@@ -195,11 +191,11 @@ def reconcile_tuner(
     stored = {t.index: t for t in (tuner.status.trials if tuner.status else None) or []}
     by_index = {j.index: j for j in jobs}
     plan = TunerPlan()
-    if len(name) > MAX_NAME:
-        plan.status = {
-            "phase": "Invalid",
-            "message": f"metadata.name: use at most {MAX_NAME} characters so trial job names fit",
-        }
+    raw_spec = {"maxTrials": spec.max_trials, "jobTemplate": spec.job_template}
+    raw = {"metadata": {"name": name}, "spec": raw_spec}
+    too_long = name_length_problem("GryviaAutoTuner", raw)
+    if too_long:
+        plan.status = {"phase": "Invalid", "message": too_long}
         return plan
     goal, es = spec.objective.goal, spec.early_stopping
     trials: list[dict[str, Any]] = []

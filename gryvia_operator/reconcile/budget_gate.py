@@ -6,9 +6,10 @@ jobs holding GPUs now:
 
 - block, state `blocked`: a Pending job is Rejected (reason BudgetExceeded) with a message
   naming the budget, its spend and limit; a job already Queued stays Queued with that message;
-- throttle: at most `limits.maxConcurrentJobs` jobs (and `maxConcurrentGPUs` GPUs) hold GPUs in
-  scope; the waiting jobs are released highest priority, then oldest first (reason
-  BudgetThrottled);
+- throttle: at most `limits.maxConcurrentJobs` jobs (and `maxConcurrentGPUs` GPUs) are in
+  flight (Scheduling or Running) in scope; the jobs the throttle holds are released highest
+  priority, then oldest first (reason BudgetThrottled). A job that cannot start (Pending, held
+  for another reason) takes no slot and does not queue ahead;
 - warn, state warning/exceeded/blocked: admitted, with reason BudgetWarning (condition
   Admitted=True carries the message; the handler posts one Warning event per job).
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from gryvia_operator.api.budget import GryviaBudget
 from gryvia_operator.api.budgetscope import Scope
-from gryvia_operator.api.helpers import JobPhase
+from gryvia_operator.api.helpers import ACTIVE_PHASES, JobPhase
 from gryvia_operator.api.messages import gpu_count, job_count
 from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.quotas import JobView, queue_order
@@ -65,6 +66,25 @@ def spend_text(budget: GryviaBudget) -> str:
     return f"{hours:.2f} of {limit_h:.2f} GPU-hours ({percent:.1f} %)"
 
 
+THROTTLED = "BudgetThrottled"
+
+
+def in_flight(job: JobView) -> bool:
+    """True while `job` takes one of a throttle's slots: it runs (phase Running) or its pods
+    are being placed (Scheduling). A job that cannot start (Pending: no node has its GPU type,
+    or held by a quota) takes none, however long it waits."""
+    return job.phase in ACTIVE_PHASES
+
+
+def _slots_text(running: Sequence[JobView], starting: int, ahead: int) -> str:
+    text = f"{job_count(len(running))}, {gpu_count(sum(j.gpus for j in running))} running"
+    if starting:
+        text += f", {job_count(starting)} starting"
+    if ahead:
+        text += f", {job_count(ahead)} ahead in the throttle's queue"
+    return text
+
+
 def _throttle(job: JobView, view: BudgetView, jobs: Sequence[JobView]) -> AdmissionDecision:
     limits = view.budget.spec.limits
     max_jobs = limits.max_concurrent_jobs if limits else None
@@ -72,25 +92,27 @@ def _throttle(job: JobView, view: BudgetView, jobs: Sequence[JobView]) -> Admiss
     if not max_jobs and not max_gpus:
         return ALLOW
     mine = [j for j in jobs if j.gpus and view.scope.covers_namespace(j.namespace)]
-    running = [j for j in mine if j.holds_gpus and j.key != job.key]
-    held = [j for j in mine if not j.holds_gpus and j.phase in ("", "Pending", "Queued")]
-    if job.key not in {j.key for j in held}:
-        held.append(job)
-    count, gpus = len(running), sum(j.gpus for j in running)
+    busy = [j for j in mine if in_flight(j) and j.key != job.key]
+    running = [j for j in busy if j.phase == JobPhase.RUNNING]
+    # Only jobs waiting for a throttle alone queue ahead: one held for another reason (no
+    # node has its GPU type, a quota) would otherwise keep a slot it cannot use.
+    held = [j for j in mine if j.held_by == THROTTLED and not in_flight(j) and j.key != job.key]
+    held.append(job)
+    count, gpus, ahead = len(busy), sum(j.gpus for j in busy), 0
     for candidate in queue_order(held):
         over_jobs = bool(max_jobs) and count + 1 > (max_jobs or 0)
         over_gpus = bool(max_gpus) and gpus + candidate.gpus > (max_gpus or 0)
         if over_jobs or over_gpus:
             limit = job_count(max_jobs or 0) if over_jobs else gpu_count(max_gpus or 0)
+            slots = _slots_text(running, len(busy) - len(running), ahead)
             return AdmissionDecision(
                 "queue",
-                "BudgetThrottled",
-                f"held: budget {view.name} allows {limit} at once in scope "
-                f"({job_count(count)}, {gpu_count(gpus)} running)",
+                THROTTLED,
+                f"held: budget {view.name} allows {limit} at once in scope ({slots})",
             )
         if candidate.key == job.key:
             return ALLOW
-        count, gpus = count + 1, gpus + candidate.gpus
+        count, gpus, ahead = count + 1, gpus + candidate.gpus, ahead + 1
     return ALLOW
 
 

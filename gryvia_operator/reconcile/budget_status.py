@@ -17,6 +17,7 @@ from typing import Any
 from gryvia_operator.api.budget import GryviaBudget
 from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.api.helpers import DurationError
+from gryvia_operator.reconcile.budget_gate import in_flight
 from gryvia_operator.reconcile.budgets import (
     Spend,
     UsageLine,
@@ -116,8 +117,8 @@ def kept_alerts(
 
 
 def concurrency(jobs: Iterable[JobView], scope: Scope) -> tuple[int, int]:
-    """(jobs, GPUs) with GPUs holding them now in scope."""
-    held = [j for j in jobs if j.gpus and j.holds_gpus and scope.covers_namespace(j.namespace)]
+    """(jobs, GPUs) with GPUs in flight now in scope (what a throttle counts, `in_flight`)."""
+    held = [j for j in jobs if j.gpus and in_flight(j) and scope.covers_namespace(j.namespace)]
     return len(held), sum(j.gpus for j in held)
 
 

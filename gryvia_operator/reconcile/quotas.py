@@ -50,6 +50,7 @@ class JobView:
     gpu_type: str | None
     admitted: bool = False  # passed the gate before (workload created)
     user: str = ""  # the submitter (annotation gryvia.io/submitted-by), "" when unknown
+    held_by: str = ""  # reason of condition Admitted=False (e.g. BudgetThrottled), else ""
 
     @property
     def key(self) -> str:
@@ -110,6 +111,14 @@ def job_view(body: Mapping[str, Any]) -> JobView:
         c.get("type") == "Admitted" and c.get("status") == "True"
         for c in status.get("conditions") or []
     )
+    held_by = next(
+        (
+            str(c.get("reason") or "")
+            for c in status.get("conditions") or []
+            if c.get("type") == "Admitted" and c.get("status") == "False"
+        ),
+        "",
+    )
     return JobView(
         str(meta.get("namespace", "")),
         str(meta.get("name", "")),
@@ -120,6 +129,7 @@ def job_view(body: Mapping[str, Any]) -> JobView:
         spec.get("gpuType") or None,
         admitted,
         submitter_of(body),
+        held_by,
     )
 
 

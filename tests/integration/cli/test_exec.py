@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -175,6 +176,48 @@ def test_port_forward_reaches_each_replicas_own_server(case: CliCase, cli_env: d
             "replica 1\n"
         )
         assert fetch(port0) == "replica 0\n"  # a second connection through the same forward
+
+
+def test_a_connection_made_before_the_pod_listens_waits_for_it(
+    case: CliCase, cli_env: dict[str, str]
+) -> None:
+    """Issue #37: right after the pod runs, a connection waits (up to 30 s) for the server that
+    starts 2 s later instead of failing."""
+    script = (
+        'sleep 2; echo "replica $JOB_COMPLETION_INDEX" > who.txt; exec python3 -m http.server 8000'
+    )
+    submit_two_replicas(case, "servers", script)
+    log = case.tmp_path / "forward.err"
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "gryvia_cli", "port-forward", "servers", ":8000"),
+                *("-n", case.namespace),
+            ],
+            env=cli_env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.fullmatch(r"Forwarding from 127\.0\.0\.1:(\d+) -> 8000\n", line)
+        assert match, line + log.read_text()
+        url = f"http://127.0.0.1:{match.group(1)}/who.txt"
+        try:
+            with urllib.request.urlopen(url, timeout=40) as resp:  # one try, no polling
+                assert resp.read().decode() == "replica 0\n"
+        except OSError as exc:
+            t0 = time.monotonic()
+            wait_for(lambda: fetch(int(match.group(1))), timeout=60, what="served")
+            took = time.monotonic() - t0
+            raise AssertionError(
+                f"{exc}; served {took:.1f} s later; port-forward said: {log.read_text()}"
+            ) from None
+    finally:
+        proc.kill()
+        proc.wait(timeout=20)
 
 
 def test_port_forward_refuses_a_bad_port_pair(case: CliCase) -> None:

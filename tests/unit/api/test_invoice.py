@@ -107,6 +107,19 @@ def test_finalize_is_refused_for_unledgered_sealed_records() -> None:
     assert "billing.ledger.enabled" in text
 
 
+def test_finalize_says_the_ledger_is_off_and_names_the_flag_and_chart_value() -> None:
+    """Issue #37: with the operator run without --billing-ledger there is no entry at all;
+    finalize said only "not in the ledger yet (wait, then retry)" or "no ledgered usage"."""
+    text = _refusals([record(1), record(2)], [])
+    assert text.startswith("the billing ledger is off: no GryviaLedgerEntry exists although 2")
+    assert "--billing-ledger" in text and "billing.ledger.enabled: true" in text
+    assert "not in the ledger yet" not in text
+    other = _refusals([record(1, tenant="acme")], [])  # vision has nothing, the ledger is off
+    assert other.startswith("tenant vision has no ledgered usage in 2026-11; the billing ledger")
+    assert "the billing ledger is off" not in _refusals([record(1)], ledger([record(1)]))
+    assert "ledger is off" not in _refusals([], [])  # nothing sealed: nothing to tell
+
+
 def test_finalize_is_refused_for_a_broken_chain() -> None:
     entries = ledger([record(1), record(2)])
     entries[0]["spec"]["cost"] = "0.000000"

@@ -110,10 +110,10 @@ def test_submit_refuses_an_invalid_tuner_and_creates_nothing(tmp_path: Path) -> 
     assert result.exit_code != 0
     assert "spec.parameterSpace[0].min: a logUniform range needs min > 0" in result.output
     long = manifest()
-    long["metadata"]["name"] = "t" * 51
+    long["metadata"]["name"] = "t" * 52  # trial jobs <tuner>-t2 (maxTrials 3) keep 54
     file.write_text(yaml.safe_dump(long))
     result = run(["tune", "submit", str(file)], fake)
-    assert result.exit_code != 0 and "at most 50 characters" in result.output
+    assert result.exit_code != 0 and "allows at most 51" in result.output
     assert not fake.objects
 
 

@@ -162,3 +162,15 @@ def test_submit_keeps_the_manifests_namespace_and_refuses_a_conflicting_n(tmp_pa
     result = run(["workflow", "submit", str(file)], fake)
     assert result.exit_code == 0, result.output
     assert fake.get(r.WORKFLOW, "pipe", "research")["metadata"]["namespace"] == "research"
+
+
+def test_submit_refuses_a_name_too_long_for_a_statefulset_steps_children(tmp_path: Path) -> None:
+    body = manifest()
+    body["spec"]["steps"][1]["template"]["workloadKind"] = "statefulset"
+    body["metadata"]["name"] = "w" * 33  # w...-9999-train: 44 > the 43 of a StatefulSet job
+    file = tmp_path / "w.yaml"
+    file.write_text(yaml.safe_dump(body))
+    fake = FakeAccess()
+    result = run(["workflow", "submit", str(file)], fake)
+    assert result.exit_code != 0 and "allows at most 32" in result.output
+    assert not fake.objects

@@ -64,16 +64,31 @@ def test_out_of_scope_cpu_only_and_unenforced_jobs_pass() -> None:
 def test_throttle_caps_running_jobs_and_releases_oldest_first() -> None:
     view = _view("throttle", maxConcurrentJobs=2)
     running = _job("r1", "Running")
-    first, second = _job("a", minutes=1), _job("b", minutes=2)
+    first = _job("a", "Queued", minutes=1, held_by="BudgetThrottled")
+    second = _job("b", minutes=2)
     jobs = [running, first, second]
     assert decide(first, [view], jobs) == ALLOW
     held = decide(second, [view], jobs)
     assert held.verdict == "queue" and held.reason == "BudgetThrottled"
-    assert "allows 2 jobs at once" in held.message
+    assert "allows 2 jobs at once in scope (1 job, 1 GPU running, 1 job ahead" in held.message
     alone = decide(first, [_view("throttle", maxConcurrentJobs=1)], jobs)
     assert "allows 1 job at once in scope (1 job, 1 GPU running)" in alone.message
     done = _job("r1", "Succeeded")
     assert decide(second, [view], [done, first, second]) == ALLOW
+
+
+def test_throttle_counts_only_jobs_in_flight_and_skips_jobs_that_cannot_start() -> None:
+    """Issue #37: an older Pending job no node can place (and an admitted one still Pending)
+    took the only slot forever and was reported as running."""
+    view = _view("throttle", maxConcurrentJobs=1)
+    stuck = _job("v100", minutes=0)  # Pending, no pods: no node has its GPU type
+    admitted_stuck = _job("v100b", minutes=1, admitted=True)
+    mine = _job("mine", minutes=5)
+    assert decide(mine, [view], [stuck, admitted_stuck, mine]) == ALLOW
+    starting = _job("s", "Scheduling", minutes=2)
+    held = decide(mine, [view], [stuck, starting, mine])
+    assert held.reason == "BudgetThrottled"
+    assert "(0 jobs, 0 GPUs running, 1 job starting)" in held.message
 
 
 def test_throttle_on_gpus() -> None:

@@ -55,11 +55,13 @@ def finalizer_state(
         f"{plural(len(namespaces), 'namespace')} ({', '.join(namespaces[:5])}"
         f"{', ...' if len(namespaces) > 5 else ''})"
     )
+    wait = "waits" if len(held) == 1 else "wait"
     if operator_running:
-        return "OK", f"{where} wait for the operator to save their logs", False
+        logs = "its log" if len(held) == 1 else "their logs"
+        return "OK", f"{where} {wait} for the operator to save {logs}", False
     return (
         "Error",
-        f"{where} wait for the {FINALIZER_SAVE_LOG} finalizer, and no operator runs to remove "
+        f"{where} {wait} for the {FINALIZER_SAVE_LOG} finalizer, and no operator runs to remove "
         "it (a namespace deletion waits on them): start the operator, or release them all with "
         f"`{RELEASE_COMMAND}` (their logs are not saved), or one by one: {patch_command(held[0])}",
         True,

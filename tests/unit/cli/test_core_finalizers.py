@@ -38,6 +38,12 @@ def test_only_deleting_pods_with_the_finalizer_are_held() -> None:
     assert [p["metadata"]["name"] for p in held_pods(PODS)] == ["a-0", "a-1", "b-0"]
     assert finalizer_state([PODS[3], PODS[4]], operator_running=False) is None
     assert finalizer_state(None, operator_running=False) is None
+    one = finalizer_state([PODS[2]], operator_running=True)
+    assert one == (
+        "OK",
+        "1 deleted job pod in 1 namespace (cv) waits for the operator to save its log",
+        False,
+    )
 
 
 def test_the_fix_removes_the_finalizer_at_its_position() -> None:

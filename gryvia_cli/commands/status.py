@@ -72,8 +72,9 @@ def status(
 ) -> None:
     """Platform health, or one job's state.
 
-    Platform: operator (Deployment, or a local operator's lease), webhook, CRDs, GPU nodes
-    and jobs by phase; exit 1 when a required part (operator, CRDs) is broken. Read failures
+    Platform: operator (Deployment, or a local operator's lease), webhook, CRDs, GPU nodes,
+    jobs by phase, and deleted job pods still held by the gryvia.io/save-log finalizer; exit 1
+    when a required part (operator, CRDs, held pods with no operator) is broken. Read failures
     are warnings. Job: spec summary, phase, message, the nodes its pods are bound to, the
     cost so far, conditions, pods, events and how long it waited and ran.
 
@@ -111,6 +112,7 @@ def platform_report(state: Session, platform_ns: str) -> Any:
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.platform import PlatformInputs, build_report, local_webhook_urls
     from gryvia_cli.views.reads import read_supply, try_read
+    from gryvia_operator.api.names import LABEL_JOB
 
     access = state.access()
     notes: list[str] = []
@@ -136,6 +138,7 @@ def platform_report(state: Session, platform_ns: str) -> Any:
         raw = try_read(lambda: access.items(r.AIJOB, None), "GryviaAIJobs", notes)
         jobs = [summarize_job(j) for j in raw] if raw is not None else None
     inputs.jobs = jobs
+    inputs.job_pods = _quiet(lambda: access.items(r.POD, None, label_selector=LABEL_JOB))
     inputs.gpu_nodes = read_supply(access, jobs, notes).nodes
     return build_report(inputs, state.now())
 

@@ -1,6 +1,8 @@
 """The platform report behind `gryvia status`: each part OK, Warning, Error or disabled.
 
 Parts: operator, webhook, CRDs, GPU nodes and jobs; the operator and the CRDs are required.
+A line about deleted job pods held by the save-log finalizer is added when some wait; it is a
+required Error when no operator runs to release them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 
 from gryvia_cli.core import timefmt
 from gryvia_cli.core.cells import plural
+from gryvia_cli.core.finalizers import COMPONENT as FINALIZERS
+from gryvia_cli.core.finalizers import finalizer_state
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.phases import count_phases
@@ -57,6 +61,8 @@ class PlatformInputs:
     """(url, answered) of self-registered Gryvia webhooks on this machine (a local operator)."""
     gpu_nodes: list[GpuNode] | None = None
     jobs: list[JobSummary] | None = None
+    job_pods: list[dict[str, Any]] | None = None
+    """Pods of every namespace labelled with a job (None: not readable)."""
     read_warnings: list[str] = field(default_factory=list)
 
 
@@ -331,11 +337,15 @@ def build_report(inputs: PlatformInputs, now: datetime) -> PlatformReport:
     else:
         shown = ", ".join(f"{n} {p.lower()}" for p, n in phases.items() if n) or "none"
         jobs_line = Component("Jobs", OK, f"{len(jobs)} jobs: {shown}")
+    operator = operator_component(inputs, now)
     components = [
-        operator_component(inputs, now),
+        operator,
         webhook_component(inputs.webhooks),
         crd_component(inputs.served, inputs.expected),
         nodes_component(inputs.gpu_nodes),
         jobs_line,
     ]
+    held = finalizer_state(inputs.job_pods, operator_running=operator.state != ERROR)
+    if held is not None:
+        components.append(Component(FINALIZERS, *held))
     return PlatformReport(components, list(inputs.read_warnings), pod_errors(inputs.pods), phases)

@@ -1,8 +1,8 @@
 """Pod handlers: GPU usage per node and the pods of each job.
 
-A GPU pod that ends or goes away retries the jobs waiting for nodes; a deleted job pod has
-its log tail saved before its save-log finalizer is removed (`handlers.savedlogs`); a job pod
-the kube-scheduler preempted marks its job (`handlers.scheduler_preemption`, priorities on).
+A GPU pod that ends or goes away retries the jobs waiting for nodes; a finished or deleted job
+pod has its log tail saved before its save-log finalizer is removed (`handlers.savedlogs`); a
+job pod the kube-scheduler preempted marks its job (`handlers.scheduler_preemption`, priorities on).
 """
 
 from __future__ import annotations
@@ -50,13 +50,14 @@ def register(
 
     @kopf.on.event("v1", "pods", id="gryvia_pod_events", registry=registry)
     async def pod_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """Retry waiting jobs when GPUs free up; queue StatefulSet jobs; save a deleted job
-        pod's log; mark the job of a pod the scheduler preempted."""
+        """Retry waiting jobs when GPUs free up; queue StatefulSet jobs; save a finished
+        or deleted job pod's log (and drop its finalizer); mark the job of a pod the scheduler
+        preempted."""
         rt.mark_synced()
         pod = PodView.from_pod(body)
         if pod.preempted_at and type != "DELETED":
             preempted.on_pod(pod)
-        if pod.deleting and type != "DELETED":
+        if (pod.deleting or pod.terminal) and type != "DELETED":
             saver.on_pod(dict(body))
         if pod.gpus > 0 and (type == "DELETED" or pod.terminal or pod.deleting):
             rt.kick_waiting()

@@ -1,10 +1,13 @@
-"""Save a deleted job pod's log tail, then let the pod go.
+"""Save a finished or deleted job pod's log tail, then let the pod go.
 
-A job's pods carry the `gryvia.io/save-log` finalizer (pod template). When one is deleted (the
-Job controller stopping the other replicas of a failed job, the operator deleting a cancelled
-job's workload, a pod deleted by hand), the pod event lands here: once its containers have
-stopped (or `SHUTDOWN_SLACK_SECONDS` after its deletion time), the operator reads the log, merges
-its tail into the job's saved-logs ConfigMap, and removes the finalizer. The decisions are in
+A job's pods carry the `gryvia.io/save-log` finalizer (pod template). When one finishes
+(`Succeeded`/`Failed`) its log is saved and the finalizer removed at once, so finished pods
+never hold it (nothing blocks a namespace deletion when the operator is gone). When one is
+deleted while it runs (the Job controller stopping the other replicas of a failed job, the
+operator deleting a cancelled job's workload, a pod deleted by hand), the pod event lands here:
+once its containers have stopped (or `SHUTDOWN_SLACK_SECONDS` after its deletion time), the
+operator reads the log, merges its tail into the job's saved-logs ConfigMap, and removes the
+finalizer. The decisions are in
 `gryvia_operator.reconcile.savedlogs`; this module only does the I/O.
 
 The finalizer is always removed: after a save, after a failed save (logged), when the job is

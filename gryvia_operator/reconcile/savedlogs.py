@@ -2,8 +2,10 @@
 
 Pure: the pod handler (`gryvia_operator.handlers.savedlogs`) reads the pod, the job and the
 log, calls these, and writes the result. A job's pods carry the finalizer
-`gryvia.io/save-log` (from the pod template), so a deleted pod stays until the operator has
-saved its log's tail in the job's saved-logs ConfigMap and removed the finalizer. The
+`gryvia.io/save-log` (from the pod template) while they run: a pod that finishes has its log's
+tail saved in the job's saved-logs ConfigMap and the finalizer removed at once (so finished pods
+never block a namespace deletion when no operator runs), and a running pod that is deleted stays
+until the operator has saved its log and removed the finalizer. The
 finalizer is removed in every case (job gone, nothing to save, read or write errors), so no
 pod is kept longer than its containers' shutdown plus one save.
 
@@ -44,6 +46,9 @@ MIN_REPLICA_BYTES = 4 * 1024
 SHUTDOWN_SLACK_SECONDS = 15.0
 """After the pod's deletionTimestamp (request time + grace period): stop waiting for its
 containers to stop and save what the log has."""
+
+FINISHED_PHASES = ("Succeeded", "Failed")
+"""Pod phases after which no container runs again."""
 
 Action = Literal["wait", "save", "release"]
 
@@ -100,6 +105,11 @@ def log_container(pod: Mapping[str, Any]) -> str:
     return CONTAINER_NAME if CONTAINER_NAME in names or not names else names[0]
 
 
+def pod_finished(pod: Mapping[str, Any]) -> bool:
+    """True once the pod has `Succeeded` or `Failed` (its containers ended, the log is whole)."""
+    return str(_map(pod, "status").get("phase") or "") in FINISHED_PHASES
+
+
 def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [s for s in _map(pod, "status").get("containerStatuses") or [] if isinstance(s, Mapping)]
 
@@ -108,9 +118,11 @@ def decide(
     pod: Mapping[str, Any], job: Mapping[str, Any] | None, now: datetime
 ) -> LogDecision | None:
     """The decision for `pod` (`job`: its GryviaAIJob's body, None when it is gone); None when
-    the pod is not being deleted or does not carry the finalizer (nothing to do)."""
+    the pod does not carry the finalizer, or is neither being deleted nor finished (nothing to
+    do). A finished pod (`Succeeded`/`Failed`: its log is complete) is saved and released at
+    once, so that finished pods never hold the finalizer while no operator may be running."""
     meta = _map(pod, "metadata")
-    if not has_finalizer(pod) or not meta.get("deletionTimestamp"):
+    if not has_finalizer(pod) or not (meta.get("deletionTimestamp") or pod_finished(pod)):
         return None
     if job is None or _map(job, "metadata").get("deletionTimestamp"):
         return LogDecision("release", why="its job is deleted")
@@ -127,8 +139,7 @@ def decide(
     running = any("running" in _map(s, "state") for s in statuses)
     deleted = parse_timestamp(str(meta.get("deletionTimestamp")))
     until = (deleted or now) + timedelta(seconds=SHUTDOWN_SLACK_SECONDS)
-    phase = str(_map(pod, "status").get("phase") or "")
-    if running and phase not in ("Succeeded", "Failed") and now < until:
+    if running and not pod_finished(pod) and now < until:
         return LogDecision("wait", why="its containers are stopping", until=until)
     return LogDecision("save", replica=replica, container=log_container(pod))
 

@@ -180,6 +180,7 @@ def test_default_render_has_every_part() -> None:
             "ClusterRoleBinding",
             "CustomResourceDefinition",
             "Deployment",
+            "Job",
             "Secret",
             "Service",
             "ServiceAccount",
@@ -193,7 +194,7 @@ def test_default_render_has_every_part() -> None:
         DIRECTORY,
     }
     for obj in objs:
-        scoped = obj["kind"] in {"Deployment", "Secret", "Service", "ServiceAccount"}
+        scoped = obj["kind"] in {"Deployment", "Job", "Secret", "Service", "ServiceAccount"}
         assert ("namespace" in obj["metadata"]) == scoped, obj["kind"]
         if scoped:
             assert obj["metadata"]["namespace"] == NAMESPACE

@@ -50,9 +50,23 @@ def test_the_pod_template_carries_the_save_log_finalizer() -> None:
     assert job["spec"]["template"]["metadata"]["finalizers"] == [FINALIZER_SAVE_LOG]
 
 
-def test_only_deleted_pods_with_the_finalizer_are_handled() -> None:
-    assert rules.decide(pod(deleted=None), JOB, NOW) is None
+def test_only_deleted_or_finished_pods_with_the_finalizer_are_handled() -> None:
+    assert rules.decide(pod(deleted=None, state="running", phase="Running"), JOB, NOW) is None
+    assert rules.decide(pod(deleted=None, state=None, phase="Pending"), JOB, NOW) is None
     assert rules.decide(pod(finalizers=("other/x",)), JOB, NOW) is None
+    assert rules.decide(pod(deleted=None, finalizers=("other/x",)), JOB, NOW) is None
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_a_finished_pod_is_saved_and_released_before_anyone_deletes_it(phase: str) -> None:
+    """Finished pods must not keep the finalizer: with no operator left to remove it, a
+    namespace deletion would wait on them forever (issue #38, failure 6)."""
+    decision = rules.decide(pod(deleted=None, phase=phase), JOB, NOW)
+    assert decision == rules.LogDecision("save", replica=1, container="trainer")
+    gone = rules.decide(pod(deleted=None, phase=phase), None, NOW)
+    assert gone == rules.LogDecision("release", why="its job is deleted")
+    never = rules.decide(pod(deleted=None, state=None, phase=phase), JOB, NOW)
+    assert never == rules.LogDecision("release", why="its containers never started")
 
 
 def test_a_stopped_pod_is_saved_as_its_replica_from_its_trainer_container() -> None:

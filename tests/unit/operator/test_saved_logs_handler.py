@@ -19,11 +19,14 @@ NOW = datetime(2026, 12, 1, 12, 0, 5, tzinfo=UTC)
 TRACKING = "batch.kubernetes.io/job-tracking"
 
 
-async def _run(api: FakeApi, jobs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Handle the deleted pod once; return the pod as the API has it afterwards."""
+async def _run(
+    api: FakeApi, jobs: list[dict[str, Any]], body: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Handle the pod (the deleted one by default) once; return the pod as the API has it
+    afterwards."""
     rt = Runtime(api=cast(Any, api), clock=lambda: NOW)
     rt.indices.attach({AIJOBS: {("ml", "train"): jobs}})
-    body = {"kind": "Pod", **pod()}
+    body = {"kind": "Pod", **(body or pod())}
     api.put(body)
     saver = LogSaver(rt)
     saver.on_pod(body)
@@ -40,6 +43,15 @@ async def test_a_saved_log_lands_in_the_jobs_configmap_then_the_finalizer_goes()
     saved = api.objects[("ConfigMap", "ml", "train-logs")]
     assert saved["data"]["replica-1.log"] == "one\ntwo"
     assert json.loads(saved["data"]["replica-1.json"])["savedAt"] == "2026-12-01T12:00:05Z"
+
+
+async def test_a_finished_pod_is_saved_and_released_without_being_deleted() -> None:
+    api = FakeApi()
+    api.logs[("ml", "train-1-abc")] = "done\n"
+    after = await _run(api, [JOB], pod(deleted=None, phase="Succeeded"))
+    assert after["metadata"]["finalizers"] == [TRACKING]
+    assert "deletionTimestamp" not in after["metadata"]
+    assert api.objects[("ConfigMap", "ml", "train-logs")]["data"]["replica-1.log"] == "done"
 
 
 async def test_a_log_that_cannot_be_read_still_releases_the_pod() -> None:

@@ -46,6 +46,24 @@ def exporter_query(pods: Collection[str] = (), hosts: Collection[str] = ()) -> s
     return "{" + ",".join(matchers) + "}"
 
 
+def readings_from_http(status: int, text: str) -> list[GpuReading]:
+    """The readings of one HTTP answer of `/api/v1/query`: its status code and body text.
+    Prometheus answers a bad query with 400 or 422 and an error body, which is read for its
+    message. Raises OSError for any other HTTP error, ValueError when the body is not JSON
+    or not a vector (`readings_from_response`)."""
+    import json
+
+    if status >= 400 and status not in (400, 422):
+        raise OSError(f"HTTP {status}")
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not a JSON answer (HTTP {status})") from exc
+    if not isinstance(body, dict):
+        raise ValueError(f"not a query result (HTTP {status})")
+    return readings_from_response(body)
+
+
 def readings_from_response(body: Mapping[str, Any]) -> list[GpuReading]:
     """The readings in a Prometheus instant-query response (the parsed JSON): series grouped
     by `Hostname`, `gpu` and `UUID` as `api.dcgm.parse` groups them; series without a `gpu`

@@ -66,20 +66,14 @@ async def query_prometheus(url: str) -> list[GpuReading]:
     ValueError when the answer is not a query result."""
     import httpx
 
-    from gryvia_operator.api.promql import QUERY_PATH, exporter_query, readings_from_response
+    from gryvia_operator.api.promql import QUERY_PATH, exporter_query, readings_from_http
 
     try:
         async with httpx.AsyncClient(timeout=PROMETHEUS_TIMEOUT) as client:
             answer = await client.get(url + QUERY_PATH, params={"query": exporter_query()})
     except httpx.HTTPError as exc:
         raise OSError(f"{type(exc).__name__}: {exc}") from exc
-    if answer.status_code >= 400 and answer.status_code not in (400, 422):
-        raise OSError(f"HTTP {answer.status_code}")
-    try:
-        body = answer.json()
-    except ValueError as exc:
-        raise ValueError(f"not a JSON answer (HTTP {answer.status_code})") from exc
-    return readings_from_response(body)
+    return readings_from_http(answer.status_code, answer.text)
 
 
 def register(registry: kopf.OperatorRegistry) -> None:

@@ -77,3 +77,18 @@ def test_the_query_names_every_field_and_filters_pods_before_hosts() -> None:
     by_pod = exporter_query(["b.x", "a"], ["node-1"])
     assert by_pod.endswith(r',pod=~"a|b\\.x"}'), by_pod
     assert exporter_query((), ["node-1"]).endswith(',Hostname=~"node\\\\-1"}')
+
+
+def test_an_http_answer_is_read_or_refused_by_its_status_and_body() -> None:
+    from gryvia_operator.api.promql import readings_from_http
+
+    ok = {"status": "success", "data": {"resultType": "vector", "result": _vector(READINGS)}}
+    import json
+
+    assert readings_from_http(200, json.dumps(ok)) == parse(render(READINGS))
+    with pytest.raises(OSError, match="HTTP 503"):
+        readings_from_http(503, "unavailable")
+    with pytest.raises(ValueError, match="bad_data"):
+        readings_from_http(400, json.dumps({"status": "error", "errorType": "bad_data"}))
+    with pytest.raises(ValueError, match="not a JSON answer"):
+        readings_from_http(200, "<html>")

@@ -27,6 +27,14 @@ from gryvia_operator.api.workflow import step_job_name
 from gryvia_operator.api.workspace import pod_name as workspace_pod_name
 
 DNS_LABEL = 63
+NAME_LIMITED_KINDS = (
+    "GryviaAutoTuner",
+    "GryviaWorkflow",
+    "GryviaWorkspace",
+    "GryviaInferenceService",
+)
+"""The kinds besides GryviaAIJob whose children set a name limit (`name_limit`): the
+admission webhook checks their names on CREATE."""
 WORKFLOW_MAX_RUN = 9999
 """Runs a workflow's step job names are sized for (`<workflow>-9999-<step>`)."""
 

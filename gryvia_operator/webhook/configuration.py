@@ -9,8 +9,11 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
+from gryvia_operator.api.registry import kind_info
+from gryvia_operator.api.namelimits import NAME_LIMITED_KINDS
 from gryvia_operator.api.names import GROUP, VERSION
 from gryvia_operator.webhook.billing import INVOICE_PATH, LEDGER_ENTRY_PATH
+from gryvia_operator.webhook.names import NAMES_PATH
 from gryvia_operator.webhook.review import AIJOB_MUTATE_PATH, AIJOB_PATH, USAGE_RECORD_PATH
 
 DEFAULT_NAME = "gryvia-validating"
@@ -19,13 +22,16 @@ AIJOB_MUTATING_WEBHOOK = "mgryviaaijob.gryvia.io"
 USAGE_RECORD_WEBHOOK = "vgryviausagerecord.gryvia.io"
 LEDGER_ENTRY_WEBHOOK = "vgryvialedgerentry.gryvia.io"
 INVOICE_WEBHOOK = "vgryviainvoice.gryvia.io"
+NAMES_WEBHOOK = "vgryvianames.gryvia.io"
+NAME_PLURALS = tuple(kind_info(kind).plural for kind in NAME_LIMITED_KINDS)
+"""The resources whose names the names webhook checks on CREATE."""
 
 
 def _webhook(
     name: str,
     url: str,
     ca_bundle: bytes,
-    plural: str,
+    plural: str | tuple[str, ...],
     operations: Sequence[str],
     failure_policy: str,
     timeout_seconds: int,
@@ -44,7 +50,7 @@ def _webhook(
             {
                 "apiGroups": [GROUP],
                 "apiVersions": [VERSION],
-                "resources": [plural],
+                "resources": [plural] if isinstance(plural, str) else list(plural),
                 "operations": list(operations),
                 "scope": scope,
             }
@@ -73,7 +79,7 @@ def build_webhook_configuration(
     exclude_namespaces: Sequence[str] = ("kube-system",),
 ) -> dict[str, Any]:
     """The webhooks (GryviaAIJob CREATE/UPDATE, GryviaUsageRecord UPDATE, GryviaLedgerEntry
-    and GryviaInvoice UPDATE/DELETE) at `base_url` (e.g. `https://127.0.0.1:9443`), trusting
+    and GryviaInvoice UPDATE/DELETE, the names of `NAME_PLURALS` on CREATE) at `base_url` (e.g. `https://127.0.0.1:9443`), trusting
     `ca_bundle` (PEM)."""
     base = base_url.rstrip("/")
     common = (failure_policy, timeout_seconds, exclude_namespaces)
@@ -115,6 +121,14 @@ def build_webhook_configuration(
                 ("UPDATE", "DELETE"),
                 *common,
                 scope="Cluster",
+            ),
+            _webhook(
+                NAMES_WEBHOOK,
+                base + NAMES_PATH,
+                ca_bundle,
+                NAME_PLURALS,
+                ("CREATE",),
+                *common,
             ),
         ],
     }

@@ -20,6 +20,7 @@ from gryvia_operator.webhook.billing import (
     review_invoice,
     review_ledger_entry,
 )
+from gryvia_operator.webhook.names import NAMES_PATH, review_name
 from gryvia_operator.webhook.review import (
     AIJOB_MUTATE_PATH,
     AIJOB_PATH,
@@ -85,6 +86,7 @@ class WebhookServer:
         app.router.add_post(USAGE_RECORD_PATH, self._usage_record)
         app.router.add_post(LEDGER_ENTRY_PATH, self._ledger_entry)
         app.router.add_post(INVOICE_PATH, self._invoice)
+        app.router.add_post(NAMES_PATH, self._names)
         app.router.add_get("/healthz", self._healthz)
         return app
 
@@ -138,6 +140,9 @@ class WebhookServer:
 
     async def _invoice(self, request: web.Request) -> web.Response:
         return await self._answer(request, review_invoice)
+
+    async def _names(self, request: web.Request) -> web.Response:
+        return await self._answer(request, review_name)
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")

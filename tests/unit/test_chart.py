@@ -18,6 +18,8 @@ import yaml
 from cryptography import x509
 
 from gryvia_operator.api.registry import ALL_KINDS
+from gryvia_operator.webhook.configuration import NAME_PLURALS
+from gryvia_operator.webhook.names import NAMES_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "gryvia"
@@ -755,7 +757,12 @@ def test_webhook_configuration() -> None:
     assert set(hooks) == {
         "/validate-gryvia-io-v1alpha1-gryviaaijob",
         "/validate-gryvia-io-v1alpha1-gryviausagerecord",
+        NAMES_PATH,
     }
+    # the names webhook covers the kinds the operator's own configuration names, on CREATE
+    names = hooks[NAMES_PATH]
+    assert names["rules"][0]["resources"] == list(NAME_PLURALS)
+    assert names["rules"][0]["operations"] == ["CREATE"]
     jobs = hooks["/validate-gryvia-io-v1alpha1-gryviaaijob"]
     records = hooks["/validate-gryvia-io-v1alpha1-gryviausagerecord"]
     assert jobs["rules"][0]["resources"] == ["gryviaaijobs"]

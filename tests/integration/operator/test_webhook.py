@@ -92,3 +92,21 @@ def test_with_the_operator_down_cel_still_refuses(
         assert "spec.priority must be between 0 and 100" in out.stderr
         # webhook-only rules are not enforced while it is down (failurePolicy Ignore)
         assert create(sandbox, namespace, _webhook_only_invalid(), check=False).returncode == 0
+
+
+def test_a_workspace_name_too_long_for_its_pod_is_refused(
+    sandbox: SandboxHandle, namespace: str
+) -> None:
+    # the pod <workspace>-0 is its hostname (a DNS label), so 61 characters is the most
+    workspace = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaWorkspace",
+        "metadata": {"name": "w" * 62},
+        "spec": {"image": "busybox", "gpus": 0, "stopped": True},
+    }
+    out = create(sandbox, namespace, workspace, check=False)
+    assert out.returncode != 0
+    assert 'admission webhook "vgryvianames.gryvia.io" denied the request' in out.stderr
+    assert "metadata.name is 62 characters; this GryviaWorkspace allows at most 61" in out.stderr
+    workspace["metadata"]["name"] = "w" * 61
+    create(sandbox, namespace, workspace)

@@ -119,7 +119,7 @@ def test_node_inventory_uses_the_larger_count() -> None:
 def test_webhook_configuration() -> None:
     body = build_webhook_configuration("https://127.0.0.1:9443/", b"PEM", name="g")
     assert body["metadata"]["name"] == "g"
-    aijob, usage, entries, invoices = body["webhooks"]
+    aijob, usage, entries, invoices, names = body["webhooks"]
     assert aijob["name"] == "vgryviaaijob.gryvia.io"
     assert aijob["clientConfig"] == {
         "url": "https://127.0.0.1:9443/validate-gryvia-io-v1alpha1-gryviaaijob",
@@ -137,6 +137,14 @@ def test_webhook_configuration() -> None:
         assert hook["rules"][0]["operations"] == ["UPDATE", "DELETE"]
         assert hook["rules"][0]["scope"] == "Cluster"
         assert "namespaceSelector" not in hook
+    assert names["clientConfig"]["url"].endswith("/validate-gryvia-io-v1alpha1-names")
+    assert names["rules"][0]["resources"] == [
+        "gryviaautotuners",
+        "gryviaworkflows",
+        "gryviaworkspaces",
+        "gryviainferenceservices",
+    ]
+    assert names["rules"][0]["operations"] == ["CREATE"]
 
 
 def _h100_only() -> PolicyContext:

@@ -143,6 +143,55 @@ def build_failed_status(message: str, stamp: str) -> dict[str, Any]:
     }
 
 
+CANNOT_RUN = "SandboxCannotRun"
+"""The waiting reason of a container the sandbox will not start (`cannot_run`)."""
+OPERATOR_POD_MESSAGE = (
+    "the sandbox cannot run Gryvia's operator as a pod: its pods are host processes, with no "
+    "image, no in-cluster service account token and none of the chart's volumes, so the "
+    "operator would crash-loop on 'Invalid kube-config file'. `gryvia sandbox up` installs the "
+    "chart with replicaCount=0 and runs the same operator beside the sandbox with the chart's "
+    "ServiceAccount token (`gryvia sandbox status` shows it); on a real cluster this pod runs"
+)
+
+
+def cannot_run(pod: Mapping[str, Any]) -> str:
+    """Why the sandbox will not start `pod`'s containers ("" when it will): the chart's
+    operator pod (labels app.kubernetes.io/part-of=gryvia, app.kubernetes.io/component=
+    operator), which needs what only a real kubelet gives (README, "what is real and what is
+    simulated")."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if (
+        labels.get("app.kubernetes.io/part-of") == "gryvia"
+        and labels.get("app.kubernetes.io/component") == "operator"
+    ):
+        return OPERATOR_POD_MESSAGE
+    return ""
+
+
+def build_cannot_run_status(pod: Mapping[str, Any], message: str, stamp: str) -> dict[str, Any]:
+    """The status of a pod the sandbox will not start: Pending, every container waiting with
+    reason `CANNOT_RUN` and `message` (what `kubectl get pods` and `describe` show)."""
+    waiting = {"waiting": {"reason": CANNOT_RUN, "message": message}}
+    return {
+        "phase": "Pending",
+        "message": message,
+        "reason": CANNOT_RUN,
+        "conditions": build_conditions("False", "ContainersNotReady", stamp),
+        "containerStatuses": [
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": waiting,
+            }
+            for c in pod["spec"]["containers"]
+        ],
+    }
+
+
 def container_names(pod: Mapping[str, Any]) -> list[str]:
     """Return the names of the pod's containers, then of its init containers."""
     spec = pod["spec"]

@@ -121,7 +121,10 @@ class PodRunner:
         if uid in self.runs:
             return
         phase = status.get("phase", "Pending")
-        if phase == "Pending":
+        if phase == "Pending" and (why := podstatus.cannot_run(pod)):  # said once, not started
+            if status.get("reason") != podstatus.CANNOT_RUN:
+                self.api.patch_status(pod, podstatus.build_cannot_run_status(pod, why, now()))
+        elif phase == "Pending":
             self._start(pod)
         elif phase == "Running":
             # Started by an earlier runner whose processes are gone: the node "rebooted".
@@ -289,13 +292,10 @@ class PodRunner:
     def _delete(self, pod: dict[str, Any]) -> None:
         """Stop a pod being deleted as a kubelet does: kill its containers (SIGTERM, SIGKILL
         after the grace period, at most 10 s), report its terminal phase, give its network back
-        and finish the deletion.
-
-        Since Kubernetes 1.27 a deleted pod that had not ended is reported Failed (Succeeded only
-        when every container exited 0) before it goes, so the batch Job controller counts it
-        (its job-tracking finalizer waits for that) and replaces the pod or fails the Job by its
-        backoffLimit. A pod with finalizers stays, with that status and its log files, until
-        they are removed; the files go when the pod is gone (`_forget`).
+        and finish the deletion. Since Kubernetes 1.27 a deleted pod that had not ended is
+        reported Failed (Succeeded when every container exited 0) before it goes, so the batch
+        Job controller counts it (its job-tracking finalizer waits for that). A pod with
+        finalizers stays, with that status and its logs, until they are removed (`_forget`).
         """
         meta = pod["metadata"]
         run = self.runs.get(meta["uid"])

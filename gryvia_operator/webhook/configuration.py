@@ -9,9 +9,9 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-from gryvia_operator.api.registry import kind_info
 from gryvia_operator.api.namelimits import NAME_LIMITED_KINDS
 from gryvia_operator.api.names import GROUP, VERSION
+from gryvia_operator.api.registry import kind_info
 from gryvia_operator.webhook.billing import INVOICE_PATH, LEDGER_ENTRY_PATH
 from gryvia_operator.webhook.names import NAMES_PATH
 from gryvia_operator.webhook.review import AIJOB_MUTATE_PATH, AIJOB_PATH, USAGE_RECORD_PATH
@@ -79,8 +79,8 @@ def build_webhook_configuration(
     exclude_namespaces: Sequence[str] = ("kube-system",),
 ) -> dict[str, Any]:
     """The webhooks (GryviaAIJob CREATE/UPDATE, GryviaUsageRecord UPDATE, GryviaLedgerEntry
-    and GryviaInvoice UPDATE/DELETE, the names of `NAME_PLURALS` on CREATE) at `base_url` (e.g. `https://127.0.0.1:9443`), trusting
-    `ca_bundle` (PEM)."""
+    and GryviaInvoice UPDATE/DELETE, the names of `NAME_PLURALS` on CREATE) at `base_url`
+    (e.g. `https://127.0.0.1:9443`), trusting `ca_bundle` (PEM)."""
     base = base_url.rstrip("/")
     common = (failure_policy, timeout_seconds, exclude_namespaces)
     return {

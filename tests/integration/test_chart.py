@@ -178,8 +178,8 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
         assert _exists(sandbox, "deployment/gryvia-operator", namespace=namespace)
         assert _exists(sandbox, "clusterkopfpeering/gryvia")
 
-        # The Deployment's pod exists and asks for `gryvia-operator` explicitly; whether the
-        # sandbox can run it is not the chart's business (see docs/chart.md).
+        # The Deployment's pod exists and asks for `gryvia-operator` explicitly; the sandbox
+        # does not start it and says why, where `kubectl get pods` shows it (no crash loop).
         def pod() -> dict[str, Any] | None:
             items = _get(
                 sandbox,
@@ -192,6 +192,17 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
 
         created = wait_for(pod, timeout=60, what="the operator pod")
         assert created["spec"]["containers"][0]["command"] == ["gryvia-operator"]
+
+        def waiting() -> dict[str, Any] | None:
+            found = pod() or {}
+            statuses = (found.get("status") or {}).get("containerStatuses") or [{}]
+            reason = ((statuses[0].get("state") or {}).get("waiting") or {}).get("reason")
+            return statuses[0] if reason not in (None, "ContainerCreating") else None
+
+        told = wait_for(waiting, timeout=60, what="the operator pod's waiting reason")
+        assert told["state"]["waiting"]["reason"] == "SandboxCannotRun"
+        assert "`gryvia sandbox up`" in told["state"]["waiting"]["message"]
+        assert told["restartCount"] == 0
 
         # The self-signed certificate and the caBundle survive an upgrade (lookup).
         cert, ca, bundles = _tls(sandbox, namespace)
@@ -210,7 +221,7 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
         )
         assert _tls(sandbox, namespace) == (cert, ca, bundles)
         vwc = _get(sandbox, "validatingwebhookconfiguration", "gryvia-webhook")
-        assert [h["timeoutSeconds"] for h in vwc["webhooks"]] == [7, 7]
+        assert [h["timeoutSeconds"] for h in vwc["webhooks"]] == [7, 7, 7]
     finally:
         _helm(kubeconfig, "uninstall", "gryvia", "-n", namespace, "--wait", "--timeout", "120s")
 

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from gryvia_cli.sandbox.podstatus import (
     ContainerRecord,
+    build_cannot_run_status,
     build_conditions,
     build_failed_status,
     build_logs_object,
     build_status,
+    cannot_run,
 )
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:05Z"
@@ -98,3 +100,19 @@ def test_logs_object_serves_every_container_file_and_is_owned_by_the_pod() -> No
         (["init"], "/s/pods/p/logs/init.log"),
     ]
     assert body["spec"]["logs"][0]["previousLogsFile"] == "/s/pods/p/logs/a.previous.log"
+
+
+def test_the_charts_operator_pod_is_not_started_and_says_why() -> None:
+    labels = {"app.kubernetes.io/part-of": "gryvia", "app.kubernetes.io/component": "operator"}
+    operator = {**POD, "metadata": {**POD["metadata"], "labels": labels}}
+    why = cannot_run(operator)
+    assert "cannot run Gryvia's operator as a pod" in why and "`gryvia sandbox up`" in why
+    assert cannot_run(POD) == ""
+    webhook = {**labels, "app.kubernetes.io/component": "webhook"}
+    assert cannot_run({**POD, "metadata": {"labels": webhook}}) == ""
+    status = build_cannot_run_status(operator, why, T1)
+    assert status["phase"] == "Pending" and status["reason"] == "SandboxCannotRun"
+    assert [c["name"] for c in status["containerStatuses"]] == ["a", "b"]
+    for ctr in status["containerStatuses"]:
+        assert ctr["state"] == {"waiting": {"reason": "SandboxCannotRun", "message": why}}
+        assert ctr["restartCount"] == 0 and not ctr["ready"]

@@ -48,8 +48,9 @@ def invoice(
     subtotal: the metered cost rounded once to the cent, which the lines sum to (largest
     remainder), as in the finalized invoice of the month. Status is
     always "estimate" (no payments); an invoice is open while any of its runs is still
-    metering. Only existing tenants are invoiced: usage of a tenant that does not exist is
-    `unattributed` (a note gives its amount; `gryvia usage` lists it). Usage whose GPU type
+    metering. Only existing GryviaTenants are invoiced: usage attributed to another name (a
+    job in a plain namespace) is not, and a note gives its amount (`gryvia usage` lists it
+    under that name). Usage whose GPU type
     no enabled GryviaGpuSku priced is unpriced: a line of SKU `unpriced` with no rate and the
     amount `unpriced`, left out of the subtotal, and a warning names its GPU-hours and types.
 
@@ -74,7 +75,7 @@ def invoice(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from gryvia_cli.core.billing import invoices, unattributed_usage
+    from gryvia_cli.core.billing import invoices, unbilled_usage
     from gryvia_cli.core.invoicecsv import invoices_csv
     from gryvia_cli.views.invoices import render_estimate, warn_unpriced
     from gryvia_operator.api.periods import month_bounds
@@ -93,7 +94,7 @@ def invoice(
     items = invoices(records, period, tenant=tenant, now=now, tenants=tenants)
     _link_finalized(items, try_read(lambda: read_invoices(access), "invoices") or [], period)
     start, end = month_bounds(period)
-    stray = None if tenant else unattributed_usage(records, tenants, start, end)
+    stray = [] if tenant else unbilled_usage(records, tenants, start, end)
     warn_unpriced(items)
     if fmt is ReportFormat.csv:
         write_csv(invoices_csv(items))
@@ -104,11 +105,11 @@ def invoice(
             OutputFormat(fmt.value),
         )
         return
-    if stray is not None:
+    for row in stray:
         note(
-            f"{stray.cost:.2f} {stray.currency} of usage ({stray.jobs} job(s)) in {period} "
-            "belongs to no existing tenant and is not invoiced; "
-            "see it as `unattributed` in: gryvia usage"
+            f"{row.cost:.2f} {row.currency} of usage ({row.jobs} job(s)) in {period} is "
+            f"attributed to {row.key}, which is not a GryviaTenant, and is not invoiced "
+            f"(gryvia tenant create {row.key} bills it; gryvia usage shows it)"
         )
     if not items:
         info(f"No usage in {period}" + (f" for tenant {tenant}" if tenant else "") + ".")

@@ -84,8 +84,10 @@ def usage(
     cost`, quotas and budgets split it (docs/billing.md, "Periods"). Columns: the group, GPU
     HOURS, COST, JOBS (distinct jobs with a part in the row), then a total line. Costs are
     estimates (GPU-hours x the catalog rate at metering time).
-    Usage of a tenant that does not exist (a job outside any tenant's namespace) is shown as
-    `unattributed` and never invoiced; `--group-by job` gives each job's cost so far. Usage
+    Usage is grouped under the tenant the tenant rule names (a job outside any tenant's
+    namespace: its team label, else its namespace); a name that is no GryviaTenant is marked
+    `(no tenant: not invoiced)` (JSON `billable: false`) and never invoiced; `--group-by
+    job` gives each job's cost so far. Usage
     whose GPU type no enabled GryviaGpuSku priced is unpriced, in no cost: its COST reads
     `unpriced` (or `... + unpriced`; SKU `unpriced`) and a warning names its GPU-hours.
     Where the operator samples GPUs (docs/gpu-metrics.md), ACTIVE GPU HOURS (GPU-hours x the
@@ -171,7 +173,7 @@ def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:
 
     return [
         [
-            row.key,
+            row.key if row.billable else f"{row.key} (no tenant: not invoiced)",
             f"{row.gpu_hours:.4f}",
             money_text(row.cost, row.currency, row.gpu_hours, row.unpriced_gpu_hours, places=4),
             row.jobs,

@@ -1,9 +1,10 @@
 """Usage reports and invoice estimates from GryviaUsageRecords (pure, shared by CLI and TUI).
 
 Rules: usage belongs to the record's `spec.tenant` (the operator writes it by the one tenant
-rule, `gryvia_operator.api.attribution`) when that GryviaTenant exists; usage naming a tenant
-that does not exist (a job in `default`, a deleted tenant) is `unattributed`: reports show it
-under that name and invoices never bill it (`unattributed_usage` says how much). Usage
+rule, `gryvia_operator.api.attribution`), and reports show it under that name; only an
+existing GryviaTenant is invoiced (`attribution.billable`): the usage of another name (a job
+in a plain namespace such as `research` or `default`, a deleted tenant) is reported under it
+with `billable: false` and never invoiced (`unbilled_usage` says how much). Usage
 reports (`aggregate`) count each record for the part of its run in [from, to) (UTC), and by
 day for its part in each day, by the one period rule (`api.periods`, as invoices, `gryvia
 cost`, quotas and budgets); amounts round to 2 places, hours to 4; jobs count distinct
@@ -35,6 +36,7 @@ from gryvia_cli.core.csvexport import to_csv
 from gryvia_cli.core.gpuuse import idle_cost
 from gryvia_cli.core.unpriced import UNPRICED, only_unpriced
 from gryvia_operator.api import GryviaUsageRecord
+from gryvia_operator.api.attribution import billable
 from gryvia_operator.api.invoice import line_amount, line_amounts
 from gryvia_operator.api.ledger import amount
 from gryvia_operator.api.periods import (
@@ -47,8 +49,6 @@ from gryvia_operator.api.periods import (
 from gryvia_operator.api.usagerecord import is_unpriced
 
 GroupBy = Literal["tenant", "sku", "day", "job"]
-UNATTRIBUTED = "unattributed"
-"""Where usage goes whose `spec.tenant` names no existing GryviaTenant."""
 _EVER = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
 """The range of a report with no `--from` or `--to`."""
 
@@ -69,6 +69,8 @@ class UsageRow:
     """Active GPU-hours of its sealed, sampled runs (`spec.activeGPUHours`); None: none."""
     idle_cost: Decimal | None = None
     """What the idle part of those runs cost: (GPU-hours - active) x rate, in `currency`."""
+    billable: bool = True
+    """False for a tenant row whose name is no existing GryviaTenant (never invoiced)."""
 
     def as_dict(self, group_by: str) -> dict[str, Any]:
         """Return the row as a JSON object (`group_by` names the key field); with unpriced
@@ -86,14 +88,9 @@ class UsageRow:
         if self.active_gpu_hours is not None and self.idle_cost is not None:
             out["activeGpuHours"] = round(self.active_gpu_hours, 4)
             out["idleCost"] = float(round(self.idle_cost, 4))
+        if not self.billable:
+            out["billable"] = False
         return out
-
-
-def billed_tenant(record: GryviaUsageRecord, tenants: Collection[str] | None) -> str:
-    """The tenant a record is billed to: its `spec.tenant` when that tenant exists (or when
-    `tenants` is None: the tenants could not be read), else `unattributed`."""
-    name = record.spec.tenant
-    return name if tenants is None or name in tenants else UNATTRIBUTED
 
 
 def sku_key(record: GryviaUsageRecord) -> str:
@@ -105,10 +102,10 @@ def sku_key(record: GryviaUsageRecord) -> str:
     return record.spec.sku or record.spec.gpu_type or "-"
 
 
-def _key(record: GryviaUsageRecord, group_by: GroupBy, tenants: Collection[str] | None) -> str:
+def _key(record: GryviaUsageRecord, group_by: GroupBy) -> str:
     """The row of a record grouped by tenant, SKU or job (days are its windows' dates)."""
     if group_by == "tenant":
-        return billed_tenant(record, tenants)
+        return record.spec.tenant
     if group_by == "sku":
         return sku_key(record)
     return f"{record.namespace}/{record.spec.job}"
@@ -128,8 +125,8 @@ def aggregate(
     cost split in Decimal by `api.periods.split_in_window`, as invoices split them. Tenant,
     SKU and job (`namespace/job`) rows are sorted by cost, highest first; day rows by date.
     Jobs count distinct (namespace, job) pairs with a part in the row. `tenants` are the
-    existing tenants' names (None: unknown); usage of any other tenant is `unattributed`, and
-    `tenant` filters on that billed name. Unpriced records count in `unpriced_gpu_hours`;
+    existing tenants' names (None: unknown); a tenant row of any other name has `billable`
+    False, and `tenant` filters on the record's tenant. Unpriced records count in `unpriced_gpu_hours`;
     sealed, sampled records in their active GPU-hours and idle cost (`idle_cost`)."""
     hours: dict[str, Decimal] = defaultdict(Decimal)
     unpriced: dict[str, Decimal] = defaultdict(Decimal)
@@ -143,12 +140,12 @@ def aggregate(
     for rec in records:
         run = MeteredRun.of_record(rec).interval()
         whole = run_windows(*run, lo, hi)
-        if not whole or (tenant and billed_tenant(rec, tenants) != tenant):
+        if not whole or (tenant and rec.spec.tenant != tenant):
             continue
         if group_by == "day":
             parts = [(w[0].date().isoformat(), w) for w in run_windows(*run, lo, hi, "day")]
         else:
-            parts = [(_key(rec, group_by, tenants), whole[0])]
+            parts = [(_key(rec, group_by), whole[0])]
         no_price = is_unpriced(rec.spec)
         wasted = idle_cost(rec)
         metered = Decimal(amount(rec.spec.gpu_hours)), Decimal(amount(rec.spec.cost))
@@ -178,6 +175,7 @@ def aggregate(
             tuple(sorted(types[key])),
             None if key not in active else float(active[key]),
             idle.get(key),
+            group_by != "tenant" or key == "\0total" or billable(key, tenants),
         )
 
     keys = [k for k in hours if k != "\0total"]
@@ -201,31 +199,21 @@ def window_part(
     return hours, split_in_window(Decimal(amount(record.spec.cost)), *run, start, end)
 
 
-def unattributed_usage(
+def unbilled_usage(
     records: Iterable[GryviaUsageRecord],
     tenants: Collection[str] | None,
     start: dt.datetime,
     end: dt.datetime,
-) -> UsageRow | None:
-    """The usage in [start, end) whose tenant does not exist (row key `unattributed`; each
-    record for its part in the window, as `invoices` would bill it), or None when there is
-    none or the tenants are unknown (`tenants` None)."""
+) -> list[UsageRow]:
+    """The usage in [start, end) of each name that is no existing GryviaTenant (one row per
+    name, `billable` False, highest cost first; each record for its part in the window, as
+    `invoices` would bill it), or [] when there is none or the tenants are unknown
+    (`tenants` None)."""
     if tenants is None:
-        return None
-    hours = cost = Decimal(0)
-    currencies: set[str] = set()
-    jobs: set[tuple[str, str]] = set()
-    for rec in records:
-        part = window_part(rec, start, end)
-        if part is None or billed_tenant(rec, tenants) != UNATTRIBUTED:
-            continue
-        hours, cost = hours + part[0], cost + part[1]
-        currencies.add(rec.spec.currency)
-        jobs.add((rec.namespace, rec.spec.job))
-    if not jobs:
-        return None
-    currency = currencies.pop() if len(currencies) == 1 else "MIXED"
-    return UsageRow(UNATTRIBUTED, float(hours), float(cost), currency, len(jobs))
+        return []
+    stray = [rec for rec in records if not billable(rec.spec.tenant, tenants)]
+    rows, _ = aggregate(stray, "tenant", start, end, tenants=tenants)
+    return rows
 
 
 def invoices(
@@ -239,8 +227,8 @@ def invoices(
     """Return the estimate invoices of `month` (`YYYY-MM`), one per tenant, sorted by tenant.
 
     `tenants` are the existing tenants' names (None: unknown, every record's tenant is
-    billed); usage of a tenant that does not exist is never invoiced (see
-    `unattributed_usage`). Each record counts for its part in the month (`window_part`).
+    billed); usage of a name that is no existing tenant is never invoiced (see
+    `unbilled_usage`). Each record counts for its part in the month (`window_part`).
     Each line is one SKU at one metered rate; line amounts and the subtotal are floats to the
     cent computed in Decimal: the subtotal is the month's metered cost rounded once, half-up,
     and the lines sum to it (`api.invoice.line_amounts`), as in a finalized invoice. Unpriced
@@ -250,8 +238,8 @@ def invoices(
     start, end = month_bounds(month)
     by_tenant: dict[str, list[tuple[GryviaUsageRecord, Decimal, Decimal]]] = defaultdict(list)
     for rec in records:
-        billed = billed_tenant(rec, tenants)
-        if billed == UNATTRIBUTED and tenants is not None:
+        billed = rec.spec.tenant
+        if not billable(billed, tenants):
             continue
         part = window_part(rec, start, end)
         if part is not None and (tenant is None or billed == tenant):

@@ -76,3 +76,19 @@ def tenant_of_object(
         namespace_labels,
         tenants,
     )
+
+
+def billable(tenant: str, tenants: Collection[str] | None) -> bool:
+    """Whether usage attributed to `tenant` (`tenant_of`) is invoiced: only an existing
+    GryviaTenant's is. `tenants` are the existing tenants' names; None (they could not be
+    read) bills every name."""
+    return tenants is None or tenant in tenants
+
+
+def not_a_tenant(tenant: str) -> str:
+    """Why usage attributed to `tenant` is not invoiced, and the fix."""
+    return (
+        f"{tenant} is not a GryviaTenant (its usage is attributed to it by the tenant rule: "
+        f"namespace, then the gryvia.io/team label) and is not invoiced; create it to bill "
+        f"it: gryvia tenant create {tenant}"
+    )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from gryvia_operator.api.attribution import billable, not_a_tenant
 from gryvia_operator.api.invoice import (
     ALLOWED_NEXT,
     FIXED,
@@ -95,7 +96,8 @@ def finalize_refusals(
     month that has not ended (runs may still start in it); the billing ledger off (no
     GryviaLedgerEntry at all though records are sealed: `ledger_off_text`, naming the
     flag and chart value); with `tenants` (the existing
-    GryviaTenant names), a tenant that does not exist and has no entry in the month; unless
+    GryviaTenant names), a name that is no GryviaTenant (`attribution.not_a_tenant`: estimates
+    never bill it either); unless
     `allow_unpriced`, unpriced runs in the month (`unpriced_types`: they would be billed 0.00
     though they have no price, docs/billing.md "Unpriced usage"). Raises ValueError for a
     month not written `YYYY-MM`.
@@ -153,12 +155,11 @@ def finalize_refusals(
             f"the entries of {month} use several currencies ({', '.join(currencies)}); "
             "one invoice has one currency"
         )
-    if not billed and not open_ and not missing:
-        if tenants is not None and tenant not in tenants:
-            reasons.append(f"tenant {tenant} does not exist (see: gryvia tenant list)")
-        else:
-            text = f"tenant {tenant} has no ledgered usage in {month}"
-            reasons.append(f"{text}; {ledger_off_text(sealed)}" if off else text)
+    if not billable(tenant, tenants):
+        reasons.append(not_a_tenant(tenant))
+    elif not billed and not open_ and not missing:
+        text = f"tenant {tenant} has no ledgered usage in {month}"
+        reasons.append(f"{text}; {ledger_off_text(sealed)}" if off else text)
     for inv in invoices:
         spec = _spec(inv)
         same = spec.get("tenant") == tenant and spec.get("month") == month

@@ -35,7 +35,7 @@ def _cluster(*extra: dict[str, Any]) -> FakeAccess:
     for rec in records:
         rec.update(kind="GryviaUsageRecord", apiVersion="gryvia.io/v1alpha1")
     entries = ledger(records)
-    return FakeAccess(*records, *entries, *extra)
+    return FakeAccess(*records, *entries, tenant("vision"), *extra)
 
 
 def test_finalize_then_pay_then_refuse_to_void() -> None:
@@ -80,7 +80,7 @@ def test_ledger_verify_exit_codes() -> None:
 
 
 def test_finalize_refuses_a_month_that_has_not_ended() -> None:
-    fake = _cluster(tenant("vision"))
+    fake = _cluster()
     mid = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
     early = run(["invoice", "finalize", "vision", "2026-11"], fake, now=mid)
     assert early.exit_code == 1
@@ -90,10 +90,11 @@ def test_finalize_refuses_a_month_that_has_not_ended() -> None:
 
 
 def test_finalize_and_verify_name_a_tenant_that_does_not_exist() -> None:
-    fake = _cluster(tenant("vision"))
+    fake = _cluster()
     missing = run(["invoice", "finalize", "nosuch", "2026-11"], fake)
     assert missing.exit_code == 1
-    assert "tenant nosuch does not exist (see: gryvia tenant list)" in missing.output
+    assert "nosuch is not a GryviaTenant" in missing.output
+    assert "gryvia tenant create nosuch" in missing.output
     assert "the estimate meanwhile" not in missing.output
     empty = run(["invoice", "finalize", "vision", "2026-10"], fake)
     assert "tenant vision has no ledgered usage in 2026-10" in empty.output

@@ -128,7 +128,7 @@ def test_invoice_rate_is_the_catalog_rate_not_a_quotient_of_rounded_totals() -> 
     assert data["items"][0]["lines"][0]["rate"] == 8.0
 
 
-def test_usage_of_a_missing_tenant_is_unattributed_and_never_invoiced() -> None:
+def test_usage_of_a_name_that_is_no_tenant_keeps_its_name_and_is_never_invoiced() -> None:
     fake = FakeAccess(
         VISION,
         NLP,
@@ -138,16 +138,20 @@ def test_usage_of_a_missing_tenant_is_unattributed_and_never_invoiced() -> None:
         record("default", "stray", "2026-11-18T09:00:00Z", 2.0, namespace="default"),
     )
     usage = json.loads(run_at(["usage", "-o", "json"], fake).stdout)
-    assert {i["tenant"]: i["cost"] for i in usage["items"]} == {
-        "unattributed": 8.0,
-        "vision": 4.0,
+    # the name the tenant rule gives, as the console and the ledger show it (issue 37, 8)
+    assert {i["tenant"]: (i["cost"], i.get("billable", True)) for i in usage["items"]} == {
+        "default": (8.0, False),
+        "vision": (4.0, True),
     }
+    assert "default (no tenant: not invoiced)" in run_at(["usage"], fake).stdout
     invoices = run_at(["invoice", "-o", "json"], fake)
     assert [i["tenant"] for i in json.loads(invoices.stdout)["items"]] == ["vision"]
     table = run_at(["invoice"], fake)
     assert "INV-default" not in table.output
-    assert "8.00 USD of usage (1 job(s)) in 2026-11 belongs to no existing tenant" in table.stderr
-    assert "unattributed" in table.stderr
+    assert (
+        "8.00 USD of usage (1 job(s)) in 2026-11 is attributed to default, which is not a "
+        "GryviaTenant, and is not invoiced" in " ".join(table.stderr.split())
+    )
 
 
 # -- a quota at its limit is Full -----------------------------------------------------------------

@@ -55,6 +55,7 @@ def prepared(box: cluster.Sandbox, docs: Iterable[dict[str, Any]]) -> list[dict[
 KINDS = (
     "GryviaReservation",
     "GryviaPriority",
+    "GryviaGPUSharingPolicy",
     "GryviaJobHook",
     "GryviaCheckpointGuard",
     "GryviaWorkflow",
@@ -129,6 +130,7 @@ def checks(box: cluster.Sandbox, check: Check, namespace: str) -> list[Any]:
             reservation.get("state") == "active" and reservation.get("allocatedGPUs") == 4,
         ),
         ready("priority deadline", "GryviaPriority", "deadline"),
+        ready("GPU sharing policy time-slicing-x4", "GryviaGPUSharingPolicy", "time-slicing-x4"),
         ready(
             f"job hook {namespace}/research-ends",
             "GryviaJobHook",

@@ -34,10 +34,13 @@ DEMO_FEATURES = (
     "--enable-checkpoint-guards",
     "--enable-gpu-metrics",
     "--billing-ledger",
+    "--enable-gpu-sharing",
+    "--simulate-device-plugin",
 )
-"""The opt-in features the sandbox's and the demo's operator run with: every one that needs
-nothing the sandbox lacks (GPU sharing needs the NVIDIA device plugin; the admission gate
-changes what is admitted, so it stays a choice: docs/operator.md)."""
+"""The opt-in features the sandbox's and the demo's operator run with: all but the admission
+gate, which changes what is admitted, so it stays a choice (docs/operator.md). GPU sharing
+needs the NVIDIA device plugin, which the sandbox has not: the operator plays its part
+(`--simulate-device-plugin`: node capacity as the plugin would report it)."""
 
 
 def install_chart(box: cluster.Sandbox, chart: Path) -> None:

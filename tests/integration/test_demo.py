@@ -4,6 +4,7 @@ without, saying why."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import yaml
 
 from gryvia_cli.sandbox import kueue
 from tests.support.cli import run_gryvia
+from tests.tui.demoviews import visit
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox, pytest.mark.slow]
 
@@ -33,7 +35,7 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
     try:
         check = gryvia("demo", "check", "--timeout", "300")
         assert check.returncode == 0, check.stdout + check.stderr
-        assert f"all {23 if with_kueue else 20} demo checks passed" in check.stderr
+        assert f"all {24 if with_kueue else 21} demo checks passed" in check.stderr
         if with_kueue:  # Kueue, not Gryvia's gate, holds the over-quota job: no borrowing
             assert "Kueue on:" in check.stderr
             assert "Kueue holds tenant-vision/resnet-sweep-b" in check.stdout
@@ -63,6 +65,13 @@ def test_demo_check_sets_up_every_state_and_down_cleans_up(tmp_path: Path) -> No
         )
         assert other_shell.returncode == 0, other_shell.stderr
         assert "resnet-sweep-b" in other_shell.stdout
+
+        # the console: every view has rows on the fresh demo (screenshots at 160x48 kept in
+        # the test's folder)
+        demo_kubeconfig = Path(export.split("=", 1)[1].strip().strip("'\""))
+        rows = asyncio.run(visit(demo_kubeconfig, tmp_path / "console"))
+        assert [view for view, count in rows.items() if count == 0] == [], rows
+        assert (tmp_path / "console" / "gpusharing.svg").exists()
 
         # `make demo` (demo up, no console without a terminal) merges gryvia-demo: then
         # `gryvia queue -A` in a fresh shell works with the user's kubeconfig as it is

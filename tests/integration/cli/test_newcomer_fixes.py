@@ -1,6 +1,6 @@
 """What a new user saw wrong (issue 13, point 5), checked on the sandbox with the operator
-running: where pods really run, what jobs cost, usage of a name that is no tenant, CPU-only jobs, a full
-quota, the not-found and failure hints and the operator line of `gryvia status`.
+running: where pods really run, what jobs cost, usage of a name that is no tenant, CPU-only
+jobs, a full quota, the not-found and failure hints and the operator line of `gryvia status`.
 
 The same items on fixed data: tests/unit/cli/test_newcomer_fixes.py.
 """

@@ -143,10 +143,12 @@ def register_pass_loop(
     controller: str,
     kick: asyncio.Event,
     status: StatusWriter,
+    woken: Callable[[], None] | None = None,
 ) -> None:
     """Register a pass-loop kind: its index (`index_entry` per object, keyed by (namespace,
     name)), the indexes of its `children` that have one, and a kick of the loop when an object
-    of the kind or a child changes; a deleted object's written status is forgotten.
+    of the kind or a child changes (and a call of `woken`, when given); a deleted object's
+    written status is forgotten.
     `controller` makes the handler ids unique (`gryvia_<controller>_events`,
     `gryvia_<controller>_<child name>_events`)."""
 
@@ -161,6 +163,8 @@ def register_pass_loop(
         if type == "DELETED":
             status.forget((namespace or "", name))
         kick.set()
+        if woken is not None:
+            woken()
 
     for child in children:
         _register_child(registry, child, controller, kick)

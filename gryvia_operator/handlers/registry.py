@@ -72,7 +72,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.TENANT: ControllerRow(tenant),
     api.QUOTA: ControllerRow(policy),
     api.USAGE_RECORD: ControllerRow(policy),
-    api.RESERVATION: ControllerRow(reservation),
+    api.RESERVATION: ControllerRow(reservation, reservation.controller, "reservations"),
     api.BUDGET: ControllerRow(budget),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
@@ -151,9 +151,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     hooks = jobhook.build(rt)
     if hooks is not None:
         jobhook_events.register(registry, rt, hooks)
-    reservations = reservation.Reservations(rt) if rt.config.reservations else None
-    if reservations is not None:
-        reservation.register(registry, rt, reservations)
     kinds = [
         row.controller(rt)
         for row in CONTROLLERS.values()
@@ -200,8 +197,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(writer.loop(), "writer")
         if hooks is not None:
             rt.spawn(hooks.loop(), "hooks")
-        if reservations is not None:
-            rt.spawn(reservations.loop(), "reservations")
         for kind in kinds:
             rt.spawn(kind.loop(), kind.spec.controller)
         if guards is not None:

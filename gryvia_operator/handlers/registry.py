@@ -77,7 +77,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
     api.CHECKPOINT_GUARD: ControllerRow(checkpoint),
-    api.GPU_SHARING_POLICY: ControllerRow(gpusharing),
+    api.GPU_SHARING_POLICY: ControllerRow(gpusharing, gpusharing.controller, "gpu_sharing"),
     api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
     api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),
     api.WORKSPACE: ControllerRow(workspace, workspace.controller),
@@ -164,9 +164,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     if sampler is not None:
         gpumetrics.register(registry)
-    sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
-    if sharing is not None:
-        gpusharing.register(registry, rt, sharing)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -201,8 +198,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(kind.loop(), kind.spec.controller)
         if guards is not None:
             rt.spawn(guards.loop(), "guards")
-        if sharing is not None:
-            rt.spawn(sharing.loop(), "sharing")
         if sampler is not None:
             rt.spawn(sampler.loop(), "gpumetrics")
 

@@ -46,13 +46,11 @@ async def run_passes(
     one_pass: Callable[[], Awaitable[float | None]],
     pass_seconds: float,
     log: logging.Logger,
-    retry_after: Callable[[KubeError | OSError], float] | None = None,
 ) -> None:
     """Run `one_pass` until cancelled: again when `kick` is set, else after the seconds the
     pass returned (at least 0.05; None: `pass_seconds`). An API or network error is logged
-    as a warning and the next pass comes after `retry_after(error)` (default
-    `pass_seconds`); any other exception is logged with its traceback, and the next pass
-    comes after `pass_seconds`. The pass time
+    as a warning, any other exception with its traceback, and the next pass comes after
+    `pass_seconds`. The pass time
     goes to the `latency` metric, and each failed pass to `errors`, under controller `name`."""
     while True:
         kick.clear()
@@ -64,7 +62,6 @@ async def run_passes(
         except (KubeError, OSError) as exc:
             log.warning("%s: %s", name, exc)
             rt.metrics.errors.labels(controller=name).inc()
-            delay = retry_after(exc) if retry_after is not None else pass_seconds
         except Exception:  # a bug in one pass must not end the controller for good
             log.exception("%s pass failed; retrying in %.0f s", name, pass_seconds)
             rt.metrics.errors.labels(controller=name).inc()

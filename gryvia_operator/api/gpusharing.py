@@ -17,6 +17,7 @@ from gryvia_operator.api.base import (
     PrinterColumn,
     SchemaExtra,
     Str253,
+    Str1024,
     cel_rules,
 )
 from gryvia_operator.api.core import LabelSelector
@@ -85,6 +86,10 @@ class GPUSharingStatus(GryviaModel):
     """Key of this policy's configuration in the device plugin ConfigMap (the node label)."""
     nodes: Annotated[list[Str253], Field(max_length=5000)] | None = None
     """Nodes labelled with it."""
+    phase: Literal["Invalid"] | None = None
+    """Invalid while the spec does not validate (the problems are in `message`)."""
+    message: Str1024 | None = None
+    """Why the spec is invalid."""
 
 
 class GryviaGPUSharingPolicy(GryviaResource):

@@ -136,7 +136,9 @@ class GryviaReservationStatus(GryviaModel):
     actual_end_time: datetime | None = None
     """When nodes were released."""
     message: str | None = None
-    """Detail of the state."""
+    """Detail of the state (or why the spec is invalid)."""
+    phase: Literal["Invalid"] | None = None
+    """Invalid while the spec does not validate (the problems are in `message`)."""
     conditions: Conditions | None = None
     """Standard conditions."""
 

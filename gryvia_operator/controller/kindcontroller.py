@@ -12,6 +12,10 @@ declares its model, what it observes and one pure `reconcile(obj, observed, now)
   guarded), and the status, merge-patched only when it changed (`passes.StatusWriter`);
 - the invalid spec: an object its model refuses gets `api.controlled.invalid_status`, and its
   children are left alone;
+- the finalizer, for a kind that names one: kept on every valid object; a deleted object is
+  reconciled once more (its writes, not its status) before it is removed;
+- the kind as a whole, for a kind that decides for all its objects at once (one ConfigMap
+  they share, nodes no live object holds any more): `before_pass` and `after_pass`;
 - the metrics: pass latency per controller, failed reconciles per controller, and the objects
   a pass still has to do as `gryvia_operator_workqueue_depth{queue=<controller>}`.
 
@@ -26,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -87,6 +92,10 @@ class KindSpec(ABC, Generic[M, O]):
     idle_seconds: float
     child_word: str = "child"
     not_created_reason: str = "ChildNotCreated"
+    finalizer: str | None = None
+    """A finalizer kept on every valid object: once the object is deleted, `reconcile` runs
+    once more (it sees `metadata.deletion_timestamp`), the outcome's writes are applied (not
+    its status) and the finalizer is removed. None: no finalizer."""
 
     @abstractmethod
     async def observe(self, rt: Runtime, obj: M) -> O:
@@ -99,6 +108,29 @@ class KindSpec(ABC, Generic[M, O]):
     async def after(self, rt: Runtime, obj: M, outcome: Outcome) -> None:
         """Work after the writes and the status (e.g. metering a workspace's run); default
         none. An API error here counts as a failed reconcile of the object."""
+
+    async def before_pass(self, rt: Runtime) -> None:
+        """Work for the kind as a whole before a pass reconciles its objects (e.g. one
+        ConfigMap all of them share); default none. An API error here counts as a failed
+        pass, and the objects are still reconciled."""
+
+    async def after_pass(self, rt: Runtime) -> None:
+        """Work for the kind as a whole after a pass reconciled its objects (e.g. releasing
+        what no live object holds any more); default none. An API error here counts as a
+        failed pass."""
+
+    def retry_after(self, exc: KubeError | OSError) -> float | None:
+        """The seconds before the next pass after a reconcile failed with `exc` (e.g. soon
+        after a 409 Conflict); None (default): the pass's usual delay."""
+        return None
+
+    def extra_handlers(self, registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+        """kopf handlers the kind needs besides its index and its kicks (e.g. a slim index
+        of objects it reads but is not woken by); default none."""
+
+    def woken(self, rt: Runtime) -> None:
+        """An object of the kind appeared, changed or went (its index shows it): work besides
+        the pass this kicks (e.g. waking jobs that wait for one); default none."""
 
     def not_created(self, outcome: Outcome, child: dict[str, Any], text: str) -> bool:
         """A child was refused (e.g. by the admission webhook; `text` says so): adjust
@@ -129,7 +161,9 @@ class KindController(Generic[M, O]):
             spec.controller,
             self.kick,
             self.status,
+            partial(spec.woken, self.rt),
         )
+        spec.extra_handlers(registry, self.rt)
 
     async def loop(self) -> None:
         """Pass over every object until cancelled."""
@@ -139,30 +173,42 @@ class KindController(Generic[M, O]):
         )
 
     async def one_pass(self) -> float:
-        """Reconcile every object not being deleted; the seconds until the next pass."""
+        """Reconcile every object (one being deleted only to let its finalizer go); the
+        seconds until the next pass."""
         now = self.rt.clock()
         delay = self.spec.idle_seconds
         live: set[Key] = set()
         bodies = list(self.rt.indices.all_values(self.spec.index_id))
         depth = self.rt.metrics.queue_depth.labels(queue=self.spec.controller)
+        delay = min(delay, await self._guarded("before pass", self.spec.before_pass(self.rt)))
         for left, body in enumerate(bodies):
             depth.set(len(bodies) - left)
             meta = body.get("metadata") or {}
             key = (str(meta.get("namespace") or ""), str(meta.get("name")))
             live.add(key)
+            work: Awaitable[float | None]
             if meta.get("deletionTimestamp"):
-                continue
-            try:
-                wake = await self.one(key, body, now)
-            except (KubeError, OSError) as exc:
-                self.rt.metrics.errors.labels(controller=self.spec.controller).inc()
-                self.log.warning("%s %s/%s: %s", self.spec.controller, *key, exc)
-                continue
-            if wake is not None:
-                delay = min(delay, max(wake, 0.0))
+                if self.spec.finalizer not in (meta.get("finalizers") or []):
+                    continue
+                work = self.finalize(key, body, now)
+            else:
+                work = self.one(key, body, now)
+            delay = min(delay, await self._guarded(f"{key[0]}/{key[1]}", work))
         depth.set(0)
         self.status.keep_only(live)
-        return delay
+        return min(delay, await self._guarded("after pass", self.spec.after_pass(self.rt)))
+
+    async def _guarded(self, what: str, work: Awaitable[float | None]) -> float:
+        """Await `work`; an API or network error is logged and counted as a failed reconcile.
+        The seconds it asks the next pass to come in (the idle delay when it asks none)."""
+        wake: float | None
+        try:
+            wake = await work
+        except (KubeError, OSError) as exc:
+            self.rt.metrics.errors.labels(controller=self.spec.controller).inc()
+            self.log.warning("%s %s: %s", self.spec.controller, what, exc)
+            wake = self.spec.retry_after(exc)
+        return self.spec.idle_seconds if wake is None else max(wake, 0.0)
 
     async def one(self, key: Key, body: dict[str, Any], now: datetime) -> float | None:
         """Reconcile one object (its last written status stands in for a lagging index);
@@ -175,11 +221,37 @@ class KindController(Generic[M, O]):
         except ValidationError as exc:
             await self.status.write(key, stored, invalid_status(before, spec_problems(exc)))
             return None
+        await self._set_finalizer(key, body, keep=True)
         outcome = self.spec.reconcile(obj, await self.spec.observe(self.rt, obj), now)
         await self._apply(key[0], body, outcome)
         await self.status.write(key, stored, outcome.status)
         await self.spec.after(self.rt, obj, outcome)
         return outcome.requeue_after
+
+    async def finalize(self, key: Key, body: dict[str, Any], now: datetime) -> None:
+        """A deleted object that holds the kind's finalizer: apply the writes of its last
+        reconcile (none when its spec is invalid), then remove the finalizer."""
+        try:
+            obj: M = self.spec.info.model.model_validate(body)  # type: ignore[assignment]
+        except ValidationError:
+            pass
+        else:
+            outcome = self.spec.reconcile(obj, await self.spec.observe(self.rt, obj), now)
+            await self._apply(key[0], body, outcome)
+        await self._set_finalizer(key, body, keep=False)
+
+    async def _set_finalizer(self, key: Key, body: dict[str, Any], *, keep: bool) -> None:
+        """Add (keep) or remove the kind's finalizer; a merge patch replaces the whole list,
+        so it is guarded by the resourceVersion the index shows (409 Conflict: next pass)."""
+        finalizer = self.spec.finalizer
+        meta = body.get("metadata") or {}
+        have = list(meta.get("finalizers") or [])
+        if finalizer is None or (finalizer in have) == keep:
+            return
+        wanted = [*have, finalizer] if keep else [f for f in have if f != finalizer]
+        patch = {"metadata": {"resourceVersion": meta.get("resourceVersion"), "finalizers": wanted}}
+        with contextlib.suppress(NotFound):
+            await self.rt.api.patch(self.spec.info.kind, key[1], patch, key[0])
 
     async def _apply(self, ns: str, body: dict[str, Any], outcome: Outcome) -> None:
         api, writes = self.rt.api, self.rt.metrics.writes

@@ -46,13 +46,11 @@ async def run_passes(
     one_pass: Callable[[], Awaitable[float | None]],
     pass_seconds: float,
     log: logging.Logger,
-    retry_after: Callable[[KubeError | OSError], float] | None = None,
 ) -> None:
     """Run `one_pass` until cancelled: again when `kick` is set, else after the seconds the
     pass returned (at least 0.05; None: `pass_seconds`). An API or network error is logged
-    as a warning and the next pass comes after `retry_after(error)` (default
-    `pass_seconds`); any other exception is logged with its traceback, and the next pass
-    comes after `pass_seconds`. The pass time
+    as a warning, any other exception with its traceback, and the next pass comes after
+    `pass_seconds`. The pass time
     goes to the `latency` metric, and each failed pass to `errors`, under controller `name`."""
     while True:
         kick.clear()
@@ -64,7 +62,6 @@ async def run_passes(
         except (KubeError, OSError) as exc:
             log.warning("%s: %s", name, exc)
             rt.metrics.errors.labels(controller=name).inc()
-            delay = retry_after(exc) if retry_after is not None else pass_seconds
         except Exception:  # a bug in one pass must not end the controller for good
             log.exception("%s pass failed; retrying in %.0f s", name, pass_seconds)
             rt.metrics.errors.labels(controller=name).inc()
@@ -143,10 +140,12 @@ def register_pass_loop(
     controller: str,
     kick: asyncio.Event,
     status: StatusWriter,
+    woken: Callable[[], None] | None = None,
 ) -> None:
     """Register a pass-loop kind: its index (`index_entry` per object, keyed by (namespace,
     name)), the indexes of its `children` that have one, and a kick of the loop when an object
-    of the kind or a child changes; a deleted object's written status is forgotten.
+    of the kind or a child changes (and a call of `woken`, when given); a deleted object's
+    written status is forgotten.
     `controller` makes the handler ids unique (`gryvia_<controller>_events`,
     `gryvia_<controller>_<child name>_events`)."""
 
@@ -161,6 +160,8 @@ def register_pass_loop(
         if type == "DELETED":
             status.forget((namespace or "", name))
         kick.set()
+        if woken is not None:
+            woken()
 
     for child in children:
         _register_child(registry, child, controller, kick)

@@ -72,12 +72,12 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.TENANT: ControllerRow(tenant),
     api.QUOTA: ControllerRow(policy),
     api.USAGE_RECORD: ControllerRow(policy),
-    api.RESERVATION: ControllerRow(reservation),
+    api.RESERVATION: ControllerRow(reservation, reservation.controller, "reservations"),
     api.BUDGET: ControllerRow(budget),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
     api.CHECKPOINT_GUARD: ControllerRow(checkpoint),
-    api.GPU_SHARING_POLICY: ControllerRow(gpusharing),
+    api.GPU_SHARING_POLICY: ControllerRow(gpusharing, gpusharing.controller, "gpu_sharing"),
     api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
     api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),
     api.WORKSPACE: ControllerRow(workspace, workspace.controller),
@@ -151,9 +151,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     hooks = jobhook.build(rt)
     if hooks is not None:
         jobhook_events.register(registry, rt, hooks)
-    reservations = reservation.Reservations(rt) if rt.config.reservations else None
-    if reservations is not None:
-        reservation.register(registry, rt, reservations)
     kinds = [
         row.controller(rt)
         for row in CONTROLLERS.values()
@@ -167,9 +164,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     if sampler is not None:
         gpumetrics.register(registry)
-    sharing = gpusharing.GpuSharing(rt) if rt.config.gpu_sharing else None
-    if sharing is not None:
-        gpusharing.register(registry, rt, sharing)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -200,14 +194,10 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(writer.loop(), "writer")
         if hooks is not None:
             rt.spawn(hooks.loop(), "hooks")
-        if reservations is not None:
-            rt.spawn(reservations.loop(), "reservations")
         for kind in kinds:
             rt.spawn(kind.loop(), kind.spec.controller)
         if guards is not None:
             rt.spawn(guards.loop(), "guards")
-        if sharing is not None:
-            rt.spawn(sharing.loop(), "sharing")
         if sampler is not None:
             rt.spawn(sampler.loop(), "gpumetrics")
 

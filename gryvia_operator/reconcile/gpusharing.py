@@ -14,6 +14,7 @@ manager's label `nvidia.com/mig.config=<layout>`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -176,11 +177,15 @@ def simulated_status_patch(
     return {"status": {"capacity": {GPU_RESOURCE: want}, "allocatable": {GPU_RESOURCE: want}}}
 
 
+def _stamp(now: datetime) -> str:
+    return now.isoformat().replace("+00:00", "Z")
+
+
 def policy_status(
     policy: GryviaGPUSharingPolicy, nodes: Sequence[str], error: str | None, now: datetime
 ) -> dict[str, Any]:
     """A policy's status: Ready (Applied, or ConfigMapFailed with the error), key, nodes."""
-    stamp = now.isoformat().replace("+00:00", "Z")
+    stamp = _stamp(now)
     ok = error is None
     message = f"{len(nodes)} node(s) use {config_key(policy)}" if ok else str(error)
     return {
@@ -196,3 +201,107 @@ def policy_status(
         "configName": config_key(policy),
         "nodes": sorted(nodes),
     }
+
+
+@dataclass(frozen=True)
+class SharingObserved:
+    """What one policy's reconcile reads: the valid policies not being deleted, the nodes as
+    the sharing node index holds them (`handlers.gpusharing.slim_node`), the error of this
+    pass's ConfigMap write (None: written, or unchanged), and whether the sandbox simulates
+    the device plugin."""
+
+    policies: tuple[GryviaGPUSharingPolicy, ...]
+    nodes: tuple[Mapping[str, Any], ...]
+    error: str | None = None
+    simulate: bool = False
+
+
+@dataclass(frozen=True)
+class PolicyPlan:
+    """What one policy's reconcile writes: node label merge patches and its status."""
+
+    status: dict[str, Any]
+    label_patches: list[tuple[str, dict[str, str | None]]]
+
+
+def covering(
+    policies: Sequence[GryviaGPUSharingPolicy],
+    nodes: Iterable[Mapping[str, Any]],
+    error: str | None,
+) -> dict[str, GryviaGPUSharingPolicy]:
+    """`assign`, or no node at all while the ConfigMap could not be written (every node
+    loses its sharing labels: the configuration they name may be missing)."""
+    return assign(policies, nodes) if error is None else {}
+
+
+def settled_status(policy: GryviaGPUSharingPolicy, fresh: dict[str, Any]) -> dict[str, Any]:
+    """`fresh`, with the time the policy's status already carries when it says the same
+    (key, nodes, message): the status is written only when one of those changes."""
+    had = policy.status
+    if had is None or had.phase is not None or not had.conditions:
+        return fresh
+    ready = had.conditions[0]
+    now = fresh["conditions"][0]
+    same = (had.config_name, list(had.nodes or []), ready.message) == (
+        fresh["configName"],
+        fresh["nodes"],
+        now["message"],
+    )
+    if not same or ready.last_transition_time is None:
+        return fresh
+    return {
+        **fresh,
+        "conditions": [{**now, "lastTransitionTime": _stamp(ready.last_transition_time)}],
+    }
+
+
+def _node_name(node: Mapping[str, Any]) -> str:
+    return str(_meta(node).get("name", ""))
+
+
+def reconcile_policy(
+    policy: GryviaGPUSharingPolicy, observed: SharingObserved, now: datetime
+) -> PolicyPlan:
+    """One policy's pass: label the GPU nodes it covers (the first policy by name whose
+    selector matches), unlabel those labelled for it that no policy covers any more, and its
+    status. `policy` stands for its own entry among the observed policies."""
+    others = [p for p in observed.policies if p.name != policy.name]
+    chosen = covering([*others, policy], observed.nodes, observed.error)
+    mine: list[str] = []
+    patches: list[tuple[str, dict[str, str | None]]] = []
+    for node in observed.nodes:
+        name = _node_name(node)
+        owner = chosen.get(name)
+        if owner is not None and owner.name == policy.name:
+            mine.append(name)
+        elif owner is not None or _labels(node).get(LABEL_GPU_SHARING) != policy.name:
+            continue
+        patch = label_patch(node, owner, simulate=observed.simulate)
+        if patch is not None:
+            patches.append((name, patch))
+    fresh = policy_status(policy, mine, observed.error, now)
+    return PolicyPlan(settled_status(policy, fresh), patches)
+
+
+def sweep(
+    observed: SharingObserved,
+) -> tuple[list[tuple[str, dict[str, str | None]]], list[tuple[str, dict[str, Any]]]]:
+    """After the policies' passes: the label patches of nodes labelled for a policy that is
+    gone (or invalid) and no policy covers, and (simulating the device plugin) the node
+    status patches that advertise what each node's policy, or none, makes of its GPUs."""
+    chosen = covering(observed.policies, observed.nodes, observed.error)
+    names = {p.name for p in observed.policies}
+    labels: list[tuple[str, dict[str, str | None]]] = []
+    statuses: list[tuple[str, dict[str, Any]]] = []
+    for node in observed.nodes:
+        name, owner = _node_name(node), chosen.get(_node_name(node))
+        had = _labels(node).get(LABEL_GPU_SHARING)
+        if owner is None and had is not None and had not in names:
+            patch = label_patch(node, None, simulate=observed.simulate)
+            if patch is not None:
+                labels.append((name, patch))
+        ours = owner is not None or had is not None
+        status = simulated_status_patch(node, owner) if observed.simulate and ours else None
+        if status is not None:
+            statuses.append((name, status))
+    return labels, statuses

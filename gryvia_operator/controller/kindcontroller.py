@@ -3,7 +3,8 @@ declares its model, what it observes and one pure `reconcile(obj, observed, now)
 (a `KindSpec`); `KindController` owns the rest, the same way for each kind:
 
 - the source: a kopf index of the kind and of the children it reads (never a periodic full
-  LIST), and a kick of the loop when an object of the kind or a child changes (`register`);
+  LIST), and a kick of the loop when an object of the kind or a child changes (`register`;
+  a kind that watches more, e.g. pods it tracks itself, adds handlers in `KindSpec.watch`);
 - the loop: a pass over every object when kicked, else after the shortest `requeue_after`
   any object asked for (at most the kind's `idle_seconds`), with back-off after a failed
   pass (`passes.run_passes`);
@@ -96,6 +97,15 @@ class KindSpec(ABC, Generic[M, O]):
     def reconcile(self, obj: M, observed: O, now: datetime) -> Outcome:
         """The pure decision: children, patches, deletes, events, status, requeue."""
 
+    def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
+        """Handlers besides the kind's index and its children's (e.g. a watch that keeps what
+        `before_pass` works on and sets `kick` when a pass is due); default none."""
+
+    async def before_pass(self, rt: Runtime) -> None:
+        """Work over the kind as a whole before its objects are reconciled (e.g. on objects
+        that no object of the kind owns any more); default none. An API error here fails the
+        pass, which is retried after the back-off."""
+
     async def after(self, rt: Runtime, obj: M, outcome: Outcome) -> None:
         """Work after the writes and the status (e.g. metering a workspace's run); default
         none. An API error here counts as a failed reconcile of the object."""
@@ -119,7 +129,8 @@ class KindController(Generic[M, O]):
         self.log = logging.getLogger(f"gryvia.operator.{spec.controller}")
 
     def register(self, registry: kopf.OperatorRegistry) -> None:
-        """The kind's index, and kicks from its objects and its child jobs."""
+        """The kind's index, kicks from its objects and its children, and the kind's own
+        further handlers (`KindSpec.watch`)."""
         spec = self.spec
         register_pass_loop(
             registry,
@@ -130,6 +141,7 @@ class KindController(Generic[M, O]):
             self.kick,
             self.status,
         )
+        spec.watch(registry, self.rt, self.kick)
 
     async def loop(self) -> None:
         """Pass over every object until cancelled."""
@@ -139,7 +151,9 @@ class KindController(Generic[M, O]):
         )
 
     async def one_pass(self) -> float:
-        """Reconcile every object not being deleted; the seconds until the next pass."""
+        """Work over the kind (`before_pass`), then reconcile every object not being deleted;
+        the seconds until the next pass."""
+        await self.spec.before_pass(self.rt)
         now = self.rt.clock()
         delay = self.spec.idle_seconds
         live: set[Key] = set()

@@ -76,7 +76,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.BUDGET: ControllerRow(budget),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
-    api.CHECKPOINT_GUARD: ControllerRow(checkpoint),
+    api.CHECKPOINT_GUARD: ControllerRow(checkpoint, checkpoint.controller, "checkpoint_guards"),
     api.GPU_SHARING_POLICY: ControllerRow(gpusharing),
     api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
     api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),
@@ -161,9 +161,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     ]
     for kind in kinds:
         kind.register(registry)
-    guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
-    if guards is not None:
-        checkpoint.register(registry, rt, guards)
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     if sampler is not None:
         gpumetrics.register(registry)
@@ -204,8 +201,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
             rt.spawn(reservations.loop(), "reservations")
         for kind in kinds:
             rt.spawn(kind.loop(), kind.spec.controller)
-        if guards is not None:
-            rt.spawn(guards.loop(), "guards")
         if sharing is not None:
             rt.spawn(sharing.loop(), "sharing")
         if sampler is not None:

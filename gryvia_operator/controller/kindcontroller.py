@@ -107,8 +107,10 @@ class KindSpec(ABC, Generic[M, O]):
         pass, which is retried after the back-off."""
 
     async def after(self, rt: Runtime, obj: M, outcome: Outcome) -> None:
-        """Work after the writes and the status (e.g. metering a workspace's run); default
-        none. An API error here counts as a failed reconcile of the object."""
+        """Work after the writes and the status (e.g. metering a workspace's run, sending the
+        alerts a budget's status records); default none. A new `outcome.status` set here (a
+        new dict: the written one must not be changed in place) is written when it differs.
+        An API error here counts as a failed reconcile of the object."""
 
     def not_created(self, outcome: Outcome, child: dict[str, Any], text: str) -> bool:
         """A child was refused (e.g. by the admission webhook; `text` says so): adjust
@@ -193,6 +195,7 @@ class KindController(Generic[M, O]):
         await self._apply(key[0], body, outcome)
         await self.status.write(key, stored, outcome.status)
         await self.spec.after(self.rt, obj, outcome)
+        await self.status.write(key, stored, outcome.status)  # when `after` changed it
         return outcome.requeue_after
 
     async def _apply(self, ns: str, body: dict[str, Any], outcome: Outcome) -> None:

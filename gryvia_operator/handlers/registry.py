@@ -73,7 +73,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.QUOTA: ControllerRow(policy),
     api.USAGE_RECORD: ControllerRow(policy),
     api.RESERVATION: ControllerRow(reservation),
-    api.BUDGET: ControllerRow(budget),
+    api.BUDGET: ControllerRow(budget, budget.controller),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
     api.CHECKPOINT_GUARD: ControllerRow(checkpoint, checkpoint.controller, "checkpoint_guards"),
@@ -143,8 +143,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
-    budgets = budget.Budgets(rt)
-    budget.register(registry, rt, budgets)
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
@@ -192,7 +190,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
         rt.spawn(acc.quota_loop(), "quota")
         rt.spawn(acc.metering_loop(), "metering")
-        rt.spawn(budgets.loop(), "budgets")
         if writer is not None:
             rt.spawn(writer.loop(), "writer")
         if hooks is not None:

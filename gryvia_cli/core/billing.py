@@ -126,8 +126,9 @@ def aggregate(
     SKU and job (`namespace/job`) rows are sorted by cost, highest first; day rows by date.
     Jobs count distinct (namespace, job) pairs with a part in the row. `tenants` are the
     existing tenants' names (None: unknown); a tenant row of any other name has `billable`
-    False, and `tenant` filters on the record's tenant. Unpriced records count in `unpriced_gpu_hours`;
-    sealed, sampled records in their active GPU-hours and idle cost (`idle_cost`)."""
+    False, and `tenant` filters on the record's tenant. Unpriced records count in
+    `unpriced_gpu_hours`; sealed, sampled records in their active GPU-hours and idle cost
+    (`idle_cost`)."""
     hours: dict[str, Decimal] = defaultdict(Decimal)
     unpriced: dict[str, Decimal] = defaultdict(Decimal)
     types: dict[str, set[str]] = defaultdict(set)

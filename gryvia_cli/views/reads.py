@@ -176,8 +176,8 @@ def read_tenant_names(access: Any) -> set[str]:
 
 def read_billable_tenants(access: Any) -> set[str] | None:
     """Names of the existing GryviaTenants for billing ({} when none exist or the kind is not
-    installed: no usage is then invoiced, `api.attribution.billable`); None, with a warning, when the user may not
-    list them (usage then stays with the tenant its records name)."""
+    installed: no usage is then invoiced, `api.attribution.billable`); None, with a warning,
+    when the user may not list them (usage then stays with the tenant its records name)."""
     try:
         items = read_optional(access, r.TENANT)
     except ForbiddenError:

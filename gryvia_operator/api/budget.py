@@ -277,7 +277,9 @@ class GryviaBudgetStatus(GryviaModel):
     observed_generation: int | None = None
     """metadata.generation of the spec this status was computed from."""
     message: str | None = None
-    """Detail, e.g. why the budget is not enforceable."""
+    """Detail, e.g. why the budget is not enforceable, or why its spec was refused."""
+    phase: Literal["Invalid"] | None = None
+    """Invalid when the operator refused the spec (the problems in `message`); else unset."""
     conditions: Conditions | None = None
     """Enforceable and other conditions."""
 

@@ -24,6 +24,7 @@ from gryvia_operator.api.base import (
     PrinterColumn,
     SchemaExtra,
     Str253,
+    Str1024,
 )
 from gryvia_operator.api.core import LabelSelector
 
@@ -113,6 +114,10 @@ class CheckpointGuardStatus(GryviaModel):
     """Guarded jobs with their committed steps."""
     last_restore: LastRestore | None = None
     """The newest resume."""
+    phase: Literal["Invalid"] | None = None
+    """Invalid when the operator refused the spec (the problems in `message`); else unset."""
+    message: Str1024 | None = None
+    """Why the spec was refused."""
 
 
 class GryviaCheckpointGuard(GryviaResource):

@@ -3,7 +3,8 @@ declares its model, what it observes and one pure `reconcile(obj, observed, now)
 (a `KindSpec`); `KindController` owns the rest, the same way for each kind:
 
 - the source: a kopf index of the kind and of the children it reads (never a periodic full
-  LIST), and a kick of the loop when an object of the kind or a child changes (`register`);
+  LIST), and a kick of the loop when an object of the kind or a child changes (`register`;
+  a kind that watches more, e.g. pods it tracks itself, adds handlers in `KindSpec.watch`);
 - the loop: a pass over every object when kicked, else after the shortest `requeue_after`
   any object asked for (at most the kind's `idle_seconds`), with back-off after a failed
   pass (`passes.run_passes`);
@@ -105,14 +106,22 @@ class KindSpec(ABC, Generic[M, O]):
     def reconcile(self, obj: M, observed: O, now: datetime) -> Outcome:
         """The pure decision: children, patches, deletes, events, status, requeue."""
 
+    def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
+        """kopf handlers besides the kind's index and its children's (e.g. a slim index of
+        objects it reads but is not woken by, a watch that keeps what `before_pass` works on
+        and sets `kick` when a pass is due); default none."""
+
     async def after(self, rt: Runtime, obj: M, outcome: Outcome) -> None:
-        """Work after the writes and the status (e.g. metering a workspace's run); default
-        none. An API error here counts as a failed reconcile of the object."""
+        """Work after the writes and the status (e.g. metering a workspace's run, sending the
+        alerts a budget's status records); default none. A new `outcome.status` set here (a
+        new dict: the written one must not be changed in place) is written when it differs.
+        An API error here counts as a failed reconcile of the object."""
 
     async def before_pass(self, rt: Runtime) -> None:
         """Work for the kind as a whole before a pass reconciles its objects (e.g. one
-        ConfigMap all of them share); default none. An API error here counts as a failed
-        pass, and the objects are still reconciled."""
+        ConfigMap all of them share, the guarded jobs of every checkpoint guard, the usage a
+        budget pass reads); default none. An API error here counts as a failed pass, and the
+        objects are still reconciled."""
 
     async def after_pass(self, rt: Runtime) -> None:
         """Work for the kind as a whole after a pass reconciled its objects (e.g. releasing
@@ -123,10 +132,6 @@ class KindSpec(ABC, Generic[M, O]):
         """The seconds before the next pass after a reconcile failed with `exc` (e.g. soon
         after a 409 Conflict); None (default): the pass's usual delay."""
         return None
-
-    def extra_handlers(self, registry: kopf.OperatorRegistry, rt: Runtime) -> None:
-        """kopf handlers the kind needs besides its index and its kicks (e.g. a slim index
-        of objects it reads but is not woken by); default none."""
 
     def woken(self, rt: Runtime) -> None:
         """An object of the kind appeared, changed or went (its index shows it): work besides
@@ -151,7 +156,8 @@ class KindController(Generic[M, O]):
         self.log = logging.getLogger(f"gryvia.operator.{spec.controller}")
 
     def register(self, registry: kopf.OperatorRegistry) -> None:
-        """The kind's index, and kicks from its objects and its child jobs."""
+        """The kind's index, kicks from its objects and its children, and the kind's own
+        further handlers (`KindSpec.watch`)."""
         spec = self.spec
         register_pass_loop(
             registry,
@@ -163,7 +169,7 @@ class KindController(Generic[M, O]):
             self.status,
             partial(spec.woken, self.rt),
         )
-        spec.extra_handlers(registry, self.rt)
+        spec.watch(registry, self.rt, self.kick)
 
     async def loop(self) -> None:
         """Pass over every object until cancelled."""
@@ -173,8 +179,9 @@ class KindController(Generic[M, O]):
         )
 
     async def one_pass(self) -> float:
-        """Reconcile every object (one being deleted only to let its finalizer go); the
-        seconds until the next pass."""
+        """Work over the kind (`before_pass`), then reconcile every object (one being
+        deleted only to let its finalizer go), then `after_pass`; the seconds until the next
+        pass."""
         now = self.rt.clock()
         delay = self.spec.idle_seconds
         live: set[Key] = set()
@@ -226,6 +233,7 @@ class KindController(Generic[M, O]):
         await self._apply(key[0], body, outcome)
         await self.status.write(key, stored, outcome.status)
         await self.spec.after(self.rt, obj, outcome)
+        await self.status.write(key, stored, outcome.status)  # when `after` changed it
         return outcome.requeue_after
 
     async def finalize(self, key: Key, body: dict[str, Any], now: datetime) -> None:

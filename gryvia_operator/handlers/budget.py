@@ -1,5 +1,9 @@
-"""GryviaBudget controller: status every BUDGET_SECONDS (written only when it changed), and
-each threshold crossing delivered once as a Kubernetes Event and a signed POST.
+"""GryviaBudget on the kind controller (always on): a budget observes the usage records, quotas,
+tenants and jobs in the indexes (read once per pass, `before_pass`) and its scope;
+`reconcile.budget_status.reconcile_budget` gives its status (passes every BUDGET_SECONDS, or at
+once when a budget changes; written only when it changed, the forecast alone at most every
+minute), and each threshold crossing is delivered once as a Kubernetes Event and a signed POST
+(`after`, once the status recording it was written).
 
 Exactly once across restarts: a crossing is first recorded in `status.alerts` (key
 `<budget uid>/<period start>/<threshold>`, `event: false`, `delivered: false`); only after that
@@ -17,35 +21,33 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import datetime as dt
+import copy
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION, GryviaBudget
-from gryvia_operator.api.budget import GryviaBudgetStatus
+from gryvia_operator.api.budget import BUDGET_KIND
 from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.controller import delivery, policies
+from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
-from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import BUDGETS, USAGE
-from gryvia_operator.reconcile.budget_status import alert_record, comparable, compute
+from gryvia_operator.reconcile.budget_status import reconcile_budget
 from gryvia_operator.reconcile.budgets import UsageLine
-from gryvia_operator.reconcile.quotas import job_view
+from gryvia_operator.reconcile.quotas import JobView, job_view
 
 log = logging.getLogger("gryvia.operator.budget")
 PLURAL = "gryviabudgets"
 BUDGET_SECONDS = 5.0
-FORECAST_REFRESH_SECONDS = 60.0
-"""A status whose only change is the forecast (it moves with the clock) is rewritten at most
-this often."""
 MAX_ATTEMPTS = 10
 EVENT_NAMESPACE = "default"
 """Events about cluster-scoped objects live in `default` (as kubectl describe looks)."""
@@ -108,71 +110,92 @@ def alert_payload(
     }
 
 
-class Budgets:
-    """The loop's state: what was last written per budget, and delivery back-off."""
+@dataclass(frozen=True)
+class Inputs:
+    """What every budget reads in one pass: usage lines, quota teams, tenants, jobs."""
 
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.kick = asyncio.Event()
-        self.written: dict[str, tuple[dict[str, Any], Any, float]] = {}
-        """name -> (status written, its comparable form, monotonic time)."""
+    lines: list[UsageLine]
+    teams: dict[str, list[str]]
+    tenants: list[str]
+    jobs: list[JobView]
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one budget's reconcile reads: the pass's inputs and its scope."""
+
+    inputs: Inputs
+    scope: Scope
+
+
+class BudgetSpec(KindSpec[GryviaBudget, Observed]):
+    """A budget observes the pass's usage, quotas, tenants and jobs; its reconcile is
+    `reconcile_budget`; `after` gives held jobs in scope another gate decision when its state
+    or concurrency moved, and sends the crossings its written status records."""
+
+    info = BUDGET_KIND
+    controller = "budget"
+    index_id = BUDGETS
+    children = ()
+    idle_seconds = BUDGET_SECONDS
+
+    def __init__(self) -> None:
+        self.inputs = Inputs([], {}, [], [])
         self.seen: dict[str, tuple[str, int, int]] = {}
         """name -> (state, concurrent jobs, GPUs) last acted on (requeue on change)."""
         self.next_try: dict[str, float] = {}
         """alert key -> monotonic time of the next POST attempt."""
 
-    async def loop(self) -> None:
-        """Recompute every budget every BUDGET_SECONDS, or at once when kicked."""
-        await run_passes(self.rt, "budget", self.kick, self.update, BUDGET_SECONDS, log)
+    def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
+        """A deleted budget releases its holds at once."""
 
-    def _current(self, body: Mapping[str, Any]) -> GryviaBudget | None:
-        """The budget with the newest status known: ours if the watch has not caught up."""
-        found = parse_valid(GryviaBudget, [body])
-        if not found:
-            return None
-        budget = found[0]
-        mine = self.written.get(budget.name)
-        if mine is not None:
-            status = GryviaBudgetStatus.model_validate(mine[0])
-            budget = budget.model_copy(update={"status": status})
-        return budget
+        @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_budget_deletions", registry=registry)
+        async def budget_deleted(type: str, body: kopf.Body, **_: Any) -> None:
+            """A budget went: the jobs it held get another gate decision now."""
+            if type == "DELETED":
+                self.forget(rt, body)
 
-    async def update(self) -> None:
-        """One pass over all budgets."""
-        rt = self.rt
-        now = rt.clock()
+    async def before_pass(self, rt: Runtime) -> None:
+        """Read the usage lines, quota teams, tenants and jobs once for the pass."""
         lines = [line for line in map(UsageLine.of_raw, rt.indices.all_values(USAGE)) if line]
-        teams, tenants = quota_teams(rt), list(policies.tenants(rt))
         jobs = [job_view(b) for b in policies.known_jobs(rt)]
-        bodies = rt.indices.all_values(BUDGETS)
-        names = set()
-        for body in bodies:
-            budget = self._current(body)
-            if budget is None:
-                continue
-            names.add(budget.name)
-            scope = resolve_scope(budget, teams, tenants)
-            status, crossings = compute(budget, scope, lines, jobs, now)
-            first = period_start(status)
-            status["alerts"].extend(alert_record(c, first, now) for c in crossings)
-            await self.write(budget, body, status)
-            self.requeue_on_change(budget.name, scope, status)
-            await self.send(budget, body, status)
-        for gone in set(self.written) - names:
-            self.written.pop(gone, None)
+        self.inputs = Inputs(lines, quota_teams(rt), list(policies.tenants(rt)), jobs)
+        live = {str((b.get("metadata") or {}).get("name")) for b in rt.indices.all_values(BUDGETS)}
+        for gone in set(self.seen) - live:
             self.seen.pop(gone, None)
 
-    def forget(self, body: Mapping[str, Any]) -> None:
-        """A budget was deleted: drop what was written for it, and give the jobs it held in its
-        scope another gate decision now (else they wait for an unrelated event)."""
-        name = str((body.get("metadata") or {}).get("name"))
-        self.written.pop(name, None)
-        self.seen.pop(name, None)
-        for budget in parse_valid(GryviaBudget, [body]):
-            scope = resolve_scope(budget, quota_teams(self.rt), list(policies.tenants(self.rt)))
-            policies.requeue_held(self.rt, scope.namespaces)
+    async def observe(self, rt: Runtime, obj: GryviaBudget) -> Observed:
+        """The pass's inputs and the budget's scope."""
+        inputs = self.inputs
+        return Observed(inputs, resolve_scope(obj, inputs.teams, inputs.tenants))
 
-    def requeue_on_change(self, name: str, scope: Scope, status: Mapping[str, Any]) -> None:
+    def reconcile(self, obj: GryviaBudget, observed: Observed, now: datetime) -> Outcome:
+        """The status, with the due crossings recorded in it."""
+        inputs = observed.inputs
+        status = reconcile_budget(obj, observed.scope, inputs.lines, inputs.jobs, now)
+        return Outcome(status=status)
+
+    async def after(self, rt: Runtime, obj: GryviaBudget, outcome: Outcome) -> None:
+        """Requeue held jobs on a change; then the Event and POST of every recorded crossing
+        still missing them, the records' new state going into `outcome.status` (written
+        again by the controller)."""
+        scope = resolve_scope(obj, self.inputs.teams, self.inputs.tenants)
+        self.requeue_on_change(rt, obj.name, scope, outcome.status)
+        status = copy.deepcopy(outcome.status)  # the written status stays as written
+        if await self.send(rt, obj, status):
+            outcome.status = {**status, "lastUpdated": status_time(rt)}
+
+    def forget(self, rt: Runtime, body: Mapping[str, Any]) -> None:
+        """A budget was deleted: give the jobs it held in its scope another gate decision now
+        (else they wait for an unrelated event)."""
+        self.seen.pop(str((body.get("metadata") or {}).get("name")), None)
+        for budget in parse_valid(GryviaBudget, [body]):
+            scope = resolve_scope(budget, quota_teams(rt), list(policies.tenants(rt)))
+            policies.requeue_held(rt, scope.namespaces)
+
+    def requeue_on_change(
+        self, rt: Runtime, name: str, scope: Scope, status: Mapping[str, Any]
+    ) -> None:
         """Held jobs in scope get another gate decision when the state or concurrency moved."""
         usage = status.get("usage") or {}
         now = (
@@ -182,57 +205,25 @@ class Budgets:
         )
         if self.seen.get(name) != now:
             self.seen[name] = now
-            policies.requeue_held(self.rt, scope.namespaces)
+            policies.requeue_held(rt, scope.namespaces)
 
-    async def write(
-        self,
-        budget: GryviaBudget,
-        body: Mapping[str, Any],
-        status: dict[str, Any],
-        *,
-        force: bool = False,
-    ) -> None:
-        """Write `status` when it differs from the last write (the forecast alone: at most
-        every FORECAST_REFRESH_SECONDS). Keys that were dropped are removed (merge patch)."""
-        key = _key({k: v for k, v in status.items() if k != "forecast"})
-        previous = self.written.get(budget.name)
-        stored = dict(body.get("status") or {}) if previous is None else previous[0]
-        if previous is not None and not force:
-            same = previous[1] == key
-            fresh = time.monotonic() - previous[2] < FORECAST_REFRESH_SECONDS
-            if same and (fresh or previous[0].get("forecast") == status.get("forecast")):
-                return
-        elif previous is None and _key(stored) == _key(status):
-            self.written[budget.name] = (status, key, time.monotonic())
-            return
-        stamped = {**status, "lastUpdated": status_time(self.rt)}
-        patch: dict[str, Any] = {k: None for k in stored if k not in stamped}
-        patch.update(stamped)
-        await self.rt.api.patch(
-            "GryviaBudget", budget.name, {"status": patch}, subresource="status"
-        )
-        self.rt.metrics.writes.labels(kind="GryviaBudget", verb="status").inc()
-        self.written[budget.name] = (status, key, time.monotonic())
-
-    async def send(
-        self, budget: GryviaBudget, body: Mapping[str, Any], status: dict[str, Any]
-    ) -> None:
-        """Create the Event and make the POST of every recorded crossing still missing them;
-        record the outcome."""
+    async def send(self, rt: Runtime, budget: GryviaBudget, status: dict[str, Any]) -> bool:
+        """Create the Event and make the POST of every crossing `status` records still missing
+        them, recording the outcome in `status`; True when a record changed."""
+        body = {"metadata": {"name": budget.name, "uid": budget.metadata.uid}}
         changed = False
-        for record in status["alerts"]:
+        for record in status.get("alerts") or []:
             if not record.get("event"):
                 with contextlib.suppress(AlreadyExists):  # AlreadyExists: posted before a restart
-                    await self.rt.api.create(event_body(body, record, status_time(self.rt)))
+                    await rt.api.create(event_body(body, record, status_time(rt)))
                 record["event"] = True
                 changed = True
-            if not record.get("delivered") and await self.post(budget, status, record):
+            if not record.get("delivered") and await self.post(rt, budget, status, record):
                 changed = True
-        if changed:
-            await self.write(budget, body, status, force=True)
+        return changed
 
     async def post(
-        self, budget: GryviaBudget, status: Mapping[str, Any], record: dict[str, Any]
+        self, rt: Runtime, budget: GryviaBudget, status: Mapping[str, Any], record: dict[str, Any]
     ) -> bool:
         """One POST attempt for `record` when due; True when the record changed."""
         receiver = budget.spec.receiver
@@ -244,7 +235,7 @@ class Budgets:
         if attempts >= MAX_ATTEMPTS or time.monotonic() < self.next_try.get(key, 0.0):
             return False
         try:
-            secret = await self.secret(budget)
+            secret = await self.secret(rt, budget)
         except (KubeError, ValueError) as exc:
             record["lastError"] = f"spec.receiver.secretRef: {exc}"[:1024]
             self.next_try[key] = time.monotonic() + delivery.MAX_BACKOFF_SECONDS
@@ -269,7 +260,7 @@ class Budgets:
             )
         return True
 
-    async def secret(self, budget: GryviaBudget) -> bytes | None:
+    async def secret(self, rt: Runtime, budget: GryviaBudget) -> bytes | None:
         """The receiver's HMAC key (None when no secretRef). Raises KubeError when the Secret
         cannot be read and ValueError when it lacks the key: the alert is then retried rather
         than sent unsigned."""
@@ -277,21 +268,11 @@ class Budgets:
         ref = receiver.secret_ref if receiver else None
         if ref is None:
             return None
-        found = await self.rt.api.get("Secret", ref.name, ref.namespace)
+        found = await rt.api.get("Secret", ref.name, ref.namespace)
         data = (found.get("data") or {}).get(ref.key)
         if not data:
             raise ValueError(f"Secret {ref.namespace}/{ref.name} has no key {ref.key!r}")
         return base64.b64decode(data)
-
-
-def period_start(status: Mapping[str, Any]) -> dt.date:
-    """The period start of a computed status."""
-    return dt.date.fromisoformat(status["currentPeriod"]["startDate"])
-
-
-def _key(status: Mapping[str, Any]) -> str:
-    """A frozen comparable form of a status (records are mutated after a write)."""
-    return json.dumps(comparable(status), sort_keys=True, default=str)
 
 
 def status_time(rt: Runtime) -> str:
@@ -299,29 +280,6 @@ def status_time(rt: Runtime) -> str:
     return rt.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime, budgets: Budgets) -> None:
-    """Register the budget index and recompute at once when a budget changes."""
-
-    @kopf.index(GROUP, VERSION, PLURAL, id=BUDGETS, registry=registry)
-    async def budget_index(body: kopf.Body, name: str, **_: Any) -> Any:
-        """Keep each budget's spec and status."""
-        meta = body.get("metadata") or {}
-        return {
-            name: {
-                "apiVersion": body.get("apiVersion"),
-                "kind": body.get("kind"),
-                "metadata": {
-                    k: meta.get(k) for k in ("name", "uid", "generation", "resourceVersion")
-                },
-                "spec": dict(body.get("spec") or {}),
-                "status": dict(body.get("status") or {}),
-            }
-        }
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_budget_events", registry=registry)
-    async def budget_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """A budget appeared or changed: recompute now; a deleted one releases its holds."""
-        if type == "DELETED":
-            budgets.forget(body)
-            return
-        budgets.kick.set()
+def controller(rt: Runtime) -> KindController[GryviaBudget, Observed]:
+    """The budget controller over `rt`."""
+    return KindController(rt, BudgetSpec())

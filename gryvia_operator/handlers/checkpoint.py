@@ -1,8 +1,11 @@
-"""GryviaCheckpointGuard handlers: index the guards, and one loop that records the steps the
-trainers of guarded jobs commit, restarts a non-elastic job as a whole after a pod loss, and
-releases the gated pods once the job's ConfigMap holds the step they resume from.
-
-Served only with `--enable-checkpoint-guards`; the pure rules are `reconcile.checkpoint`.
+"""GryviaCheckpointGuard on the kind controller (`--enable-checkpoint-guards`): each pass first
+goes over every guarded job with pods (`GuardedJobs`, as `KindSpec.before_pass`: it records
+the steps their trainers commit, restarts a non-elastic job as a whole after a pod loss, and
+releases the gated pods once the job's ConfigMap holds the step they resume from; a job whose
+guard is gone still has its pods released), then each guard's status is reconciled from its
+jobs' records (`reconcile.checkpoint_status.reconcile_guard`) and written only when it
+changed. Passes come at once after a guard changes or a guarded pod is gated or lost, else
+every `--checkpoint-poll-seconds`. The pure rules are `reconcile.checkpoint`.
 """
 
 from __future__ import annotations
@@ -11,15 +14,16 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaAIJob
-from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
+from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND, GryviaCheckpointGuard
+from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
-from gryvia_operator.controller.passes import run_passes
 from gryvia_operator.controller.podlogs import trainer_log
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
@@ -27,11 +31,9 @@ from gryvia_operator.reconcile.checkpoint import (
     SCHEDULING_GATE,
     CheckpointPlan,
     GuardedPod,
-    GuardView,
     JobCheckpoints,
     build_configmap,
     configmap_name,
-    guard_status,
     is_guarded_pod,
     lost_pods,
     merge_commits,
@@ -43,11 +45,11 @@ from gryvia_operator.reconcile.checkpoint import (
     siblings_to_evict,
     state_data,
 )
+from gryvia_operator.reconcile.checkpoint_status import GuardView, reconcile_guard
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.status import JobEvent
 
 log = logging.getLogger("gryvia.operator.checkpoint")
-PLURAL = "gryviacheckpointguards"
 _SEEN_LIMIT = 10_000
 
 
@@ -72,8 +74,9 @@ def _stamp(rt: Runtime) -> str:
     return rt.clock().isoformat().replace("+00:00", "Z")
 
 
-class CheckpointGuards:
-    """The guard loop's state: pods of guarded jobs, each job's record, handled losses."""
+class GuardedJobs:
+    """The guarded jobs' side of the pass: pods of guarded jobs, each job's record, handled
+    losses, and what each guard's status is made of (`views`, rebuilt every pass)."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -87,32 +90,27 @@ class CheckpointGuards:
         """UIDs of ended pods whose log was read once after they ended."""
         self.reasons: dict[JobKey, str] = {}
         self.restores: dict[tuple[str, str], dict[str, Any]] = {}
-        self.sent: dict[tuple[str, str], Any] = {}
+        self.views: dict[tuple[str, str], GuardView] = {}
+        """(namespace, guard) -> its jobs' records and newest restore, from the last pass."""
         self.pinned: dict[JobKey, int | None] = {}
         """Jobs restarting as a whole after a loss: no commits are merged until every pod
         was replaced and released."""
-        self.wake = asyncio.Event()
 
-    def on_pod(self, type: str, body: Any) -> None:
-        """Track a pod of a guarded job; wake the loop when it needs a release or was lost."""
+    def on_pod(self, type: str, body: Any) -> bool:
+        """Track a pod of a guarded job; True when it needs a pass now (a release or a loss)."""
         if not is_guarded_pod(body):
-            return
+            return False
         pod = pod_facts(body)
         key = (str(body["metadata"].get("namespace", "")), pod.job)
         if type == "DELETED":
             self.pods.get(key, {}).pop(pod.uid, None)
-            return
+            return False
         self.pods.setdefault(key, {})[pod.uid] = pod
-        if pod.gated or pod.loss_reason is not None:
-            self.wake.set()
-
-    async def loop(self) -> None:
-        """Run passes until cancelled: at once after a gated or lost pod, else every poll."""
-        poll = self.rt.config.checkpoint_poll_seconds
-        await run_passes(self.rt, "checkpoint", self.wake, self.run_pass, poll, log)
+        return pod.gated or pod.loss_reason is not None
 
     async def run_pass(self) -> None:
-        """One pass over every guarded job with pods, then the guards' status."""
+        """One pass over every guarded job with pods; then `views` holds each valid guard's
+        jobs' records and newest restore."""
         known = guards(self.rt)
         views: dict[tuple[str, str], GuardView] = {
             (g.namespace, g.name): GuardView() for g in known
@@ -133,7 +131,7 @@ class CheckpointGuards:
                 views[(key[0], plan.guard)].jobs[key[1]] = state
         for (ns, name), view in views.items():
             view.last_restore = self.restores.get((ns, name))
-            await self._write_guard_status(ns, name, view)
+        self.views = views
 
     async def _state(self, key: JobKey) -> JobCheckpoints:
         if key not in self.states:
@@ -256,20 +254,6 @@ class CheckpointGuards:
         log.info("job %s/%s: %s", *key, message)
         self.rt.post_event(body, JobEvent("Normal", "CheckpointRestored", message))
 
-    async def _write_guard_status(self, ns: str, name: str, view: GuardView) -> None:
-        status = guard_status(view, self.rt.clock())
-        compared = {k: v for k, v in status.items() if k != "conditions"}
-        compared["message"] = status["conditions"][0]["message"]
-        if self.sent.get((ns, name)) == compared:
-            return
-        try:
-            await self.rt.api.patch(
-                "GryviaCheckpointGuard", name, {"status": status}, ns, subresource="status"
-            )
-        except NotFound:
-            return
-        self.sent[(ns, name)] = compared
-
     @staticmethod
     def _remember(seen: set[str], uid: str) -> None:
         if len(seen) > _SEEN_LIMIT:
@@ -277,24 +261,48 @@ class CheckpointGuards:
         seen.add(uid)
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime, loop: CheckpointGuards) -> None:
-    """Register the guard index, the guard and pod event handlers (feature on only)."""
+class GuardSpec(KindSpec[GryviaCheckpointGuard, GuardView]):
+    """A guard observes its jobs' records, kept by the guarded jobs' pass (`before_pass`) over
+    the pods its pod handler tracks (`watch`); its reconcile is `reconcile_guard`."""
 
-    @kopf.index(GROUP, VERSION, PLURAL, id=CHECKPOINT_GUARDS, registry=registry)
-    async def guard_index(body: kopf.Body, namespace: str | None, **_: Any) -> Any:
-        """Keep the guard's metadata and spec by namespace."""
-        return {namespace or "": {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec")}}
+    info = CHECKPOINT_GUARD_KIND
+    controller = "checkpoint"
+    index_id = CHECKPOINT_GUARDS
+    children = ()
 
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_checkpoint_guard_events", registry=registry)
-    async def guard_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """A guard changed: its jobs' status is written again on the next pass."""
-        rt.mark_synced()
-        meta = body.get("metadata", {})
-        loop.sent.pop((meta.get("namespace", ""), meta.get("name", "")), None)
-        loop.wake.set()
+    def __init__(self, rt: Runtime) -> None:
+        self.idle_seconds = rt.config.checkpoint_poll_seconds
+        self.jobs = GuardedJobs(rt)
 
-    @kopf.on.event("v1", "pods", id="gryvia_checkpoint_pods", registry=registry)
-    async def checkpoint_pod_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """Track pods of guarded jobs."""
-        rt.mark_synced()
-        loop.on_pod(type, body)
+    def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
+        """Track the pods of guarded jobs; pass now when one is gated or lost."""
+
+        @kopf.on.event("v1", "pods", id="gryvia_checkpoint_pods", registry=registry)
+        async def checkpoint_pod_event(type: str, body: kopf.Body, **_: Any) -> None:
+            """Track pods of guarded jobs."""
+            rt.mark_synced()
+            if self.jobs.on_pod(type, body):
+                kick.set()
+
+    async def before_pass(self, rt: Runtime) -> None:
+        """Record commits, act on losses and release gated pods of every guarded job."""
+        await self.jobs.run_pass()
+
+    async def observe(self, rt: Runtime, obj: GryviaCheckpointGuard) -> GuardView:
+        """Its jobs' records and newest restore from this pass (none yet: empty)."""
+        return self.jobs.views.get((obj.namespace, obj.name)) or GuardView()
+
+    def reconcile(self, obj: GryviaCheckpointGuard, observed: GuardView, now: datetime) -> Outcome:
+        """The status: its jobs' committed steps and the newest restore."""
+        status = obj.status
+        previous = (
+            {}
+            if status is None
+            else status.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+        return Outcome(status=reconcile_guard(previous, observed, now))
+
+
+def controller(rt: Runtime) -> KindController[GryviaCheckpointGuard, GuardView]:
+    """The checkpoint guard controller over `rt`."""
+    return KindController(rt, GuardSpec(rt))

@@ -10,6 +10,7 @@ when a policy changes, else every PASS_SECONDS (node label changes are seen by t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -132,7 +133,7 @@ class SharingSpec(KindSpec[GryviaGPUSharingPolicy, SharingObserved]):
         for name, status in statuses:
             await rt.api.patch("Node", name, status, subresource="status")
 
-    def extra_handlers(self, registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
         """The slim node index (node events do not wake the loop)."""
 
         @kopf.index("v1", "nodes", id=SHARING_NODES, registry=registry)

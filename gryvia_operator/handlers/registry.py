@@ -73,10 +73,10 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.QUOTA: ControllerRow(policy),
     api.USAGE_RECORD: ControllerRow(policy),
     api.RESERVATION: ControllerRow(reservation, reservation.controller, "reservations"),
-    api.BUDGET: ControllerRow(budget),
+    api.BUDGET: ControllerRow(budget, budget.controller),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
-    api.CHECKPOINT_GUARD: ControllerRow(checkpoint),
+    api.CHECKPOINT_GUARD: ControllerRow(checkpoint, checkpoint.controller, "checkpoint_guards"),
     api.GPU_SHARING_POLICY: ControllerRow(gpusharing, gpusharing.controller, "gpu_sharing"),
     api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
     api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),
@@ -143,8 +143,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
-    budgets = budget.Budgets(rt)
-    budget.register(registry, rt, budgets)
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
@@ -158,9 +156,6 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     ]
     for kind in kinds:
         kind.register(registry)
-    guards = checkpoint.CheckpointGuards(rt) if rt.config.checkpoint_guards else None
-    if guards is not None:
-        checkpoint.register(registry, rt, guards)
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     if sampler is not None:
         gpumetrics.register(registry)
@@ -189,15 +184,12 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
         rt.spawn(acc.quota_loop(), "quota")
         rt.spawn(acc.metering_loop(), "metering")
-        rt.spawn(budgets.loop(), "budgets")
         if writer is not None:
             rt.spawn(writer.loop(), "writer")
         if hooks is not None:
             rt.spawn(hooks.loop(), "hooks")
         for kind in kinds:
             rt.spawn(kind.loop(), kind.spec.controller)
-        if guards is not None:
-            rt.spawn(guards.loop(), "guards")
         if sampler is not None:
             rt.spawn(sampler.loop(), "gpumetrics")
 

@@ -1,9 +1,11 @@
 """One GryviaBudget's status and its due alerts, from the usage and jobs in scope. Pure.
 
-`compute` returns the status dict to write (camelCase, as the CRD stores it) and the alert
-crossings not yet recorded in this period. Each threshold fires once per period: a crossing is
-known by its key `<budget uid>/<period start>/<threshold>` in `status.alerts`, and the handler
-records it there before it posts the Event or the POST (`handlers/budget.py`).
+`compute` returns the status dict (camelCase, as the CRD stores it) and the alert crossings
+not yet recorded in this period; `reconcile_budget` records them in it and says what to write
+(`settled`: the stored status itself while nothing but the clock moved). Each threshold fires
+once per period: a crossing is known by its key `<budget uid>/<period start>/<threshold>` in
+`status.alerts`, and the handler sends it only once that record was written
+(`handlers/budget.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from gryvia_operator.reconcile.quotas import JobView
 
 MAX_ALERT_RECORDS = 50
 """Alert records kept in status (this period's, plus undelivered older ones)."""
+FORECAST_REFRESH_SECONDS = 60.0
+"""A status whose only change is the forecast (it moves with the clock) is rewritten at most
+this often."""
 
 
 def _ts(when: dt.datetime) -> str:
@@ -296,3 +301,45 @@ def comparable(status: Mapping[str, Any]) -> Any:
         for c in status.get("conditions") or []
     ]
     return out
+
+
+def period_start(status: Mapping[str, Any]) -> dt.date:
+    """The period start of a computed status."""
+    return dt.date.fromisoformat(status["currentPeriod"]["startDate"])
+
+
+def settled(
+    previous: Mapping[str, Any], status: dict[str, Any], now: dt.datetime
+) -> dict[str, Any]:
+    """What to write: `previous` unchanged when `status` differs from it only in times (and
+    days left stay compared), or only in the forecast while `previous` was written less than
+    FORECAST_REFRESH_SECONDS ago (its `lastUpdated`); else `status` stamped `lastUpdated`."""
+    new, old = comparable(status), comparable(previous)
+    forecast_new, forecast_old = new.pop("forecast", None), old.pop("forecast", None)
+    if new == old:
+        written = _parse_ts(previous.get("lastUpdated"))
+        fresh = written is not None and (now - written).total_seconds() < FORECAST_REFRESH_SECONDS
+        if fresh or forecast_new == forecast_old:
+            return dict(previous)
+    return {**status, "lastUpdated": _ts(now)}
+
+
+def reconcile_budget(
+    budget: GryviaBudget,
+    scope: Scope,
+    lines: Sequence[UsageLine],
+    jobs: Iterable[JobView],
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """The budget's status to write at `now`: `compute`, with each due crossing recorded in
+    `alerts` (not yet sent: the handler sends only what this status records once it is
+    written), then `settled` against the stored status."""
+    status, crossings = compute(budget, scope, lines, jobs, now)
+    first = period_start(status)
+    status["alerts"].extend(alert_record(c, first, now) for c in crossings)
+    previous = (
+        budget.status.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if budget.status
+        else {}
+    )
+    return settled(previous, status, now)

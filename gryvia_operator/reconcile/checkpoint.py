@@ -1,5 +1,6 @@
 """Checkpoint guards, pure: which guard covers a job, what its pods get, the commits a trainer
-printed, the per-job checkpoint ConfigMap, which pods a loss restarts, and the guard's status.
+printed, the per-job checkpoint ConfigMap, and which pods a loss restarts (the guard's status
+is `reconcile.checkpoint_status`).
 
 The contract with the trainer is docs/checkpoints.md. Pods of a guarded job are created with
 the scheduling gate `gryvia.io/checkpoint-restore`: the operator lifts it only after the job's
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -340,40 +341,3 @@ def siblings_to_evict(
     if elastic or not plan.whole_job or not plan.restore:
         return []
     return sorted(p.name for p in pods if p.uid != lost.uid and p.live)
-
-
-@dataclass
-class GuardView:
-    """One guard's status inputs: its jobs' records and the newest restore."""
-
-    jobs: dict[str, JobCheckpoints] = field(default_factory=dict)
-    last_restore: dict[str, Any] | None = None
-
-
-def guard_status(view: GuardView, now: datetime) -> dict[str, Any]:
-    """The guard's status: Ready/Valid, each job's committed steps, the newest restore."""
-    stamp = now.isoformat().replace("+00:00", "Z")
-    jobs = [
-        {
-            "job": name,
-            "steps": list(state.steps),
-            **({"lastCommitTime": state.last_commit} if state.last_commit else {}),
-            "restores": state.restores,
-        }
-        for name, state in sorted(view.jobs.items())
-    ][:256]
-    status: dict[str, Any] = {
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "Valid",
-                "message": f"guarding {len(jobs)} job(s)",
-                "lastTransitionTime": stamp,
-            }
-        ],
-        "jobs": jobs,
-    }
-    if view.last_restore is not None:
-        status["lastRestore"] = view.last_restore
-    return status

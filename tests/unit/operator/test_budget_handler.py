@@ -1,6 +1,7 @@
 """The budget controller against a fake access layer and a real local receiver: status written
 only on change, each crossing recorded before its Event and POST, and nothing sent twice when
-the operator restarts (a new `Budgets` reading the stored status), whatever step it died in."""
+the operator restarts (a new kind controller reading the stored status), whatever step it died
+in (a failed reconcile is counted and retried by the next pass, never raised)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from typing import Any, cast
 
 import pytest
 
+from gryvia_operator.controller.kindcontroller import KindController
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, BUDGETS, QUOTAS, TENANTS, USAGE
-from gryvia_operator.handlers.budget import Budgets
+from gryvia_operator.handlers.budget import controller
 from tests.unit.operator.fakeapi import FakeApi
 
 NOW = datetime(2026, 12, 16, 12, tzinfo=UTC)
@@ -97,7 +99,7 @@ class Cluster:
     def spend(self, name: str, cost: float) -> None:
         self.usage[("tenant-acme", name)] = [_record(name, cost)]
 
-    def operator(self) -> Budgets:
+    def operator(self) -> KindController[Any, Any]:
         """A freshly started operator: indexes listed from the API now."""
         rt = Runtime(api=cast(Any, self.api), clock=lambda: NOW)
         budget = copy.deepcopy(self.api.objects[("GryviaBudget", "", "acme")])
@@ -110,7 +112,7 @@ class Cluster:
                 TENANTS: {},
             }
         )
-        return Budgets(rt)
+        return controller(rt)
 
     def status(self) -> dict[str, Any]:
         return dict(self.api.objects[("GryviaBudget", "", "acme")].get("status") or {})
@@ -124,11 +126,11 @@ async def test_each_crossing_once_with_an_event_and_a_signed_post(
 ) -> None:
     seen, url = posts
     cluster = Cluster(url)
-    await cluster.operator().update()
+    await cluster.operator().one_pass()
     assert cluster.status()["state"] == "active" and seen == []
     cluster.spend("a", 6.0)
     op = cluster.operator()
-    await op.update()
+    await op.one_pass()
     status = cluster.status()
     assert [(a["threshold"], a["delivered"], a["event"]) for a in status["alerts"]] == [
         (50, True, True)
@@ -136,11 +138,11 @@ async def test_each_crossing_once_with_an_event_and_a_signed_post(
     assert [h["x-gryvia-delivery"] for h in seen] == ["u1/2026-12-01/50"]
     assert seen[0]["x-gryvia-signature"].startswith("sha256=")
     writes = len([c for c in cluster.api.calls if c[0] == "patch/status"])
-    await op.update()  # nothing changed: no write, nothing sent
+    await op.one_pass()  # nothing changed: no write, nothing sent
     assert len([c for c in cluster.api.calls if c[0] == "patch/status"]) == writes
     cluster.spend("b", 4.0)
-    await cluster.operator().update()  # a restart in between
-    await cluster.operator().update()  # and another
+    await cluster.operator().one_pass()  # a restart in between
+    await cluster.operator().one_pass()  # and another
     assert [h["x-gryvia-delivery"] for h in seen] == ["u1/2026-12-01/50", "u1/2026-12-01/90"]
     assert len(cluster.events()) == 2
     assert cluster.status()["state"] == "exceeded"
@@ -159,13 +161,12 @@ async def test_a_crash_after_recording_sends_once_on_restart(
         raise KubeError(0, "killed", "the operator died here")
 
     cluster.api.create = crash  # type: ignore[method-assign]
-    with pytest.raises(KubeError):
-        await dying.update()
+    await dying.one_pass()  # the reconcile fails: counted, logged, retried next pass
     (record,) = cluster.status()["alerts"]  # recorded before anything was sent
     assert not record["event"] and not record["delivered"] and seen == []
     cluster.api.create = create  # type: ignore[method-assign]
-    await cluster.operator().update()
-    await cluster.operator().update()
+    await cluster.operator().one_pass()
+    await cluster.operator().one_pass()
     assert len(seen) == 1 and len(cluster.events()) == 1
     assert cluster.status()["alerts"][0]["delivered"] is True
 
@@ -187,10 +188,9 @@ async def test_an_event_created_before_the_crash_is_not_posted_again(
         return await patch(*args, **kwargs)
 
     cluster.api.patch = die_on_second_write  # type: ignore[method-assign]
-    with pytest.raises(KubeError):
-        await op.update()
+    await op.one_pass()
     cluster.api.patch = patch  # type: ignore[method-assign]
-    await cluster.operator().update()
+    await cluster.operator().one_pass()
     # the Event is created once (the second create finds its name taken); the POST is
     # repeated with the same key, the receiver's means to drop it
     events = cluster.events()
@@ -206,10 +206,10 @@ def test_a_deleted_budget_gives_the_jobs_it_held_another_decision_at_once() -> N
     held = {"metadata": {"name": "j", "namespace": "tenant-acme"}, "status": {"phase": "Queued"}}
     other = {"metadata": {"name": "k", "namespace": "elsewhere"}, "status": {"phase": "Queued"}}
     ops.rt.indices.attach({AIJOBS: {("tenant-acme", "j"): [held], ("elsewhere", "k"): [other]}})
-    ops.seen["acme"] = ("active", 1, 1)
-    ops.forget(cluster.api.objects[("GryviaBudget", "", "acme")])
+    ops.spec.seen["acme"] = ("active", 1, 1)
+    ops.spec.forget(ops.rt, cluster.api.objects[("GryviaBudget", "", "acme")])
     assert ("tenant-acme", "j") in ops.rt.jobs._dirty and (
         "elsewhere",
         "k",
     ) not in ops.rt.jobs._dirty
-    assert "acme" not in ops.seen
+    assert "acme" not in ops.spec.seen

@@ -16,10 +16,8 @@ from gryvia_operator.reconcile.checkpoint import (
     ENV_RESUME,
     SCHEDULING_GATE,
     CheckpointPlan,
-    GuardView,
     JobCheckpoints,
     build_configmap,
-    guard_status,
     is_guarded_pod,
     lost_pods,
     merge_commits,
@@ -31,6 +29,7 @@ from gryvia_operator.reconcile.checkpoint import (
     siblings_to_evict,
     state_data,
 )
+from gryvia_operator.reconcile.checkpoint_status import GuardView, guard_status, reconcile_guard
 from gryvia_operator.reconcile.children import build_batch_job
 from gryvia_operator.reconcile.config import ReconcileConfig
 from tests.builders import JobBuilder
@@ -208,3 +207,30 @@ def test_guard_status_lists_jobs_and_the_last_restore() -> None:
     assert status["lastRestore"]["step"] == 5
     assert status["conditions"][0]["reason"] == "Valid"
     GryviaCheckpointGuard.model_validate({**guard().model_dump(by_alias=True), "status": status})
+
+
+def test_a_guard_status_is_written_again_only_when_more_than_the_time_changed() -> None:
+    view = GuardView(jobs={"a": JobCheckpoints((5,), T, 0, True)})
+    first = reconcile_guard({}, view, NOW)
+    later = NOW.replace(minute=NOW.minute + 1)
+    assert reconcile_guard(first, view, later) == first  # same jobs: the old stamp stays
+    view.jobs["a"] = JobCheckpoints((5, 6), T, 0, True)
+    moved = reconcile_guard(first, view, later)
+    assert moved["jobs"][0]["steps"] == [5, 6]
+    assert (
+        moved["conditions"][0]["lastTransitionTime"] != first["conditions"][0]["lastTransitionTime"]
+    )
+    invalid = {"conditions": [{**first["conditions"][0], "status": "False", "reason": "Invalid"}]}
+    assert (
+        reconcile_guard(invalid, GuardView(jobs=dict(view.jobs)), later)["conditions"][0]["reason"]
+        == "Valid"
+    )
+
+
+def test_the_newest_restore_outlives_an_operator_restart() -> None:
+    restore = {"job": "a", "pod": "a-0-x", "step": 5, "reason": "PodDeleted", "time": T}
+    before = reconcile_guard({}, GuardView(jobs={}, last_restore=restore), NOW)
+    after_restart = reconcile_guard(before, GuardView(), NOW.replace(hour=13))
+    assert after_restart == before
+    newer = {**restore, "step": 7}
+    assert reconcile_guard(before, GuardView(last_restore=newer), NOW)["lastRestore"] == newer

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.handlers.checkpoint import CheckpointGuards
+from gryvia_operator.handlers.checkpoint import GuardedJobs
 from gryvia_operator.reconcile.checkpoint import (
     ENV_RESUME,
     KEY_RESUME,
@@ -94,7 +94,7 @@ def _runtime(api: FakeApi, events: list[JobEvent]) -> Runtime:
     )
 
 
-async def _pass(guards: CheckpointGuards, api: FakeApi, *pods: dict[str, Any]) -> None:
+async def _pass(guards: GuardedJobs, api: FakeApi, *pods: dict[str, Any]) -> None:
     for p in pods:
         api.put(p)
         guards.on_pod("MODIFIED", p)
@@ -105,7 +105,7 @@ async def _pass(guards: CheckpointGuards, api: FakeApi, *pods: dict[str, Any]) -
 
 async def test_a_lost_pod_alone_is_replaced_and_resumes_from_the_last_committed_step() -> None:
     api, events = FakeApi(), []
-    guards = CheckpointGuards(_runtime(api, events))
+    guards = GuardedJobs(_runtime(api, events))
     # both ranks released and running; rank 0 commits steps 1..4
     api.logs[("ml", "train-0-a")] = _commits(1, 2, 3, 4)
     api.logs[("ml", "train-1-b")] = "rank 1 starting fresh\n"
@@ -138,7 +138,7 @@ async def test_a_replacement_gated_after_the_lost_pod_went_resumes_from_its_last
     """The Job replaces a pod only once it failed (podFailurePolicy), after a back-off: the
     lost pod may be gone before its replacement appears."""
     api, events = FakeApi(), []
-    guards = CheckpointGuards(_runtime(api, events))
+    guards = GuardedJobs(_runtime(api, events))
     api.logs[("ml", "train-0-a")] = _commits(1, 2)
     await _pass(guards, api, _pod("train-0-a"), _pod("train-1-b"))
     api.logs[("ml", "train-0-a")] = _commits(1, 2, 3)
@@ -156,7 +156,7 @@ async def test_a_pod_that_failed_after_a_commit_is_read_once_before_its_retry_is
     """A trainer that crashed (phase Failed, not deleted) may have committed after the last
     poll: its log is read before the Job's retry is released, then no more."""
     api, events = FakeApi(), []
-    guards = CheckpointGuards(_runtime(api, events))
+    guards = GuardedJobs(_runtime(api, events))
     api.logs[("ml", "train-0-a")] = _commits(1, 2)
     await _pass(guards, api, _pod("train-0-a"), _pod("train-1-b"))
     api.logs[("ml", "train-0-a")] = _commits(1, 2, 3)
@@ -166,3 +166,49 @@ async def test_a_pod_that_failed_after_a_commit_is_read_once_before_its_retry_is
     reads = sum(1 for c in api.calls if c == ("log", "Pod", "train-0-a"))
     await _pass(guards, api)
     assert sum(1 for c in api.calls if c == ("log", "Pod", "train-0-a")) == reads
+
+
+def _guard(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaCheckpointGuard",
+        "metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+        "spec": spec,
+    }
+
+
+async def test_the_guard_controller_releases_pods_then_writes_each_guard_status_once() -> None:
+    """One pass of the kind controller: the guarded job's gated pod is released after its
+    ConfigMap is written, the guard's status lists the job (written once while nothing
+    changes), and a guard whose spec the model refuses gets the invalid status."""
+    from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
+    from gryvia_operator.handlers.checkpoint import controller
+
+    api, events = FakeApi(), []
+    good = _guard("g", {"jobSelector": {}, "checkpointPolicy": {"intervalSeconds": 60}})
+    bad = _guard("h", {"jobSelector": {}, "checkpointPolicy": {"intervalSeconds": -1}})
+    job = JobBuilder("train").gpus(8).distributed(nodes=2).storage("standard", "10Gi").obj()
+    for body in (good, bad, job):
+        api.put(body)
+    rt = _runtime(api, events)
+    rt.indices.attach(
+        {
+            CHECKPOINT_GUARDS: {("ml", "g"): [good], ("ml", "h"): [bad]},
+            AIJOBS: {("ml", "train"): [job]},
+        }
+    )
+    kind = controller(rt)
+    gated = _pod("train-0-a", gated=True)
+    api.put(gated)
+    assert kind.spec.jobs.on_pod("ADDED", gated)  # a gated pod asks for a pass now
+    await kind.one_pass()
+    order = [c[:2] for c in api.calls if c[0] in ("create", "json_patch")]
+    assert order == [("create", "ConfigMap"), ("json_patch", "Pod")]
+    status = api.objects[("GryviaCheckpointGuard", "ml", "g")]["status"]
+    assert status["jobs"] == [{"job": "train", "steps": [], "restores": 0}]
+    assert status["conditions"][0]["message"] == "guarding 1 job(s)"
+    invalid = api.objects[("GryviaCheckpointGuard", "ml", "h")]["status"]
+    assert invalid == {"phase": "Invalid", "message": "Input should be greater than or equal to 10"}
+    writes = [c for c in api.calls if c[0] == "patch/status"]
+    await kind.one_pass()
+    assert [c for c in api.calls if c[0] == "patch/status"] == writes

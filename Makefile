@@ -93,6 +93,7 @@ crds: install ## Regenerate the chart's CRDs and the CRD reference from the mode
 
 docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings)
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
+	$(BIN)/python -c "from gryvia_cli.tui import bindings; print(bindings.render_markdown())" > docs/keybindings.md
 	$(BIN)/python charts/gryvia/hack/values_doc.py
 
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)

@@ -63,7 +63,7 @@ def create(
       gryvia checkpoint create all-jobs --directory ckpt --lost-pods-only -n ml
     """
     check_new_name(name, "checkpoint guard name")
-    from gryvia_cli.core.checkpoints import build_guard, parse_selector
+    from gryvia_cli.core.checkpointguards import build_guard, parse_selector
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
@@ -95,7 +95,7 @@ def list_guards(
       gryvia checkpoint list
       gryvia checkpoint list -A -o wide
     """
-    from gryvia_cli.core.checkpoints import (
+    from gryvia_cli.core.checkpointguards import (
         GUARD_COLUMNS,
         GUARD_WIDE_COLUMNS,
         guard_row,
@@ -127,7 +127,7 @@ def get(
       gryvia checkpoint get guarded
       gryvia checkpoint get guarded -o yaml
     """
-    from gryvia_cli.core.checkpoints import guard_details
+    from gryvia_cli.core.checkpointguards import guard_details
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
     state = session(ctx)

@@ -98,7 +98,7 @@ def register(
       gryvia model register llm 4 --pvc checkpoints:/llm/4 --tuner sweep --trial sweep-t2
       gryvia model register llm 5 --uri s3://models/llm/5 --stage Staging
     """
-    from gryvia_cli.core.models import build_registry, build_version
+    from gryvia_cli.core.modelregistries import build_registry, build_version
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
@@ -163,7 +163,7 @@ def list_models(
       gryvia model list
       gryvia model list -A -o wide
     """
-    from gryvia_cli.core.models import (
+    from gryvia_cli.core.modelregistries import (
         MODEL_COLUMNS,
         MODEL_WIDE_COLUMNS,
         model_row,
@@ -188,7 +188,7 @@ def get(
       gryvia model get llm
       gryvia model get llm -o yaml
     """
-    from gryvia_cli.core.models import model_details
+    from gryvia_cli.core.modelregistries import model_details
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)

@@ -66,7 +66,7 @@ def submit(
     import yaml
 
     from gryvia_cli.cli.files import read_source
-    from gryvia_cli.core.tuners import build_tuner
+    from gryvia_cli.core.autotuners import build_tuner
 
     state = session(ctx)
     text, source = read_source(file)
@@ -103,7 +103,12 @@ def list_tuners(
       gryvia tune list
       gryvia tune list -A -o wide
     """
-    from gryvia_cli.core.tuners import TUNER_COLUMNS, TUNER_WIDE_COLUMNS, tuner_row, tuner_wide_row
+    from gryvia_cli.core.autotuners import (
+        TUNER_COLUMNS,
+        TUNER_WIDE_COLUMNS,
+        tuner_row,
+        tuner_wide_row,
+    )
     from gryvia_operator.api.autotuner import GryviaAutoTuner
 
     table = TableSpec(TUNER_COLUMNS, tuner_row, TUNER_WIDE_COLUMNS, tuner_wide_row)
@@ -124,7 +129,7 @@ def status(
       gryvia tune status lr-sweep
       gryvia tune status lr-sweep -o yaml
     """
-    from gryvia_cli.core.tuners import TRIAL_COLUMNS, trial_row, trials_of, tuner_details
+    from gryvia_cli.core.autotuners import TRIAL_COLUMNS, trial_row, trials_of, tuner_details
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)
@@ -159,7 +164,7 @@ def best(
       gryvia tune best lr-sweep
       gryvia tune best lr-sweep -o json
     """
-    from gryvia_cli.core.tuners import BEST_COLUMNS, best_data, format_params, format_value
+    from gryvia_cli.core.autotuners import BEST_COLUMNS, best_data, format_params, format_value
 
     state = session(ctx)
     ns = state.resolve_namespace(namespace)

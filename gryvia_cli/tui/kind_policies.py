@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from gryvia_cli.core.checkpoints import guard_details, guard_wide_row
+from gryvia_cli.core.checkpointguards import guard_details, guard_wide_row
 from gryvia_cli.core.gpusharing import selector_text, sharing_details, sharing_row
 from gryvia_cli.core.hooks import hook_details, hook_wide_row
 from gryvia_cli.core.priorities import priority_details, priority_row

@@ -1,8 +1,8 @@
 """The registry's specs of events (polled, newest first), pods and reservations (both
 watched), and where every spec is registered: tenants are in `kind_tenants.py`, budgets in
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
-`kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_tuners.py`,
-inference services in `kind_inference.py`, model registries in `kind_models.py`, idle
+`kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_autotuners.py`,
+inference services in `kind_inference.py`, model registries in `kind_modelregistries.py`, idle
 policies in `kind_idlepolicies.py`. Cells only
 format; the figures come from gryvia_cli/core."""
 
@@ -15,10 +15,11 @@ from gryvia_cli.core import timefmt
 from gryvia_cli.core.events import event_time, sort_events
 from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
+from gryvia_cli.tui.kind_autotuners import TUNERS
 from gryvia_cli.tui.kind_budgets import BUDGETS
 from gryvia_cli.tui.kind_idlepolicies import IDLE_POLICIES
 from gryvia_cli.tui.kind_inference import SERVICES
-from gryvia_cli.tui.kind_models import MODELS
+from gryvia_cli.tui.kind_modelregistries import MODELS
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
@@ -29,7 +30,6 @@ from gryvia_cli.tui.kind_tenants import (
     quotas_of,
     tenant_rows,
 )
-from gryvia_cli.tui.kind_tuners import TUNERS
 from gryvia_cli.tui.kind_workflows import WORKFLOWS
 from gryvia_cli.tui.kind_workspaces import WORKSPACES
 from gryvia_cli.tui.kindnames import CONSOLE_KINDS

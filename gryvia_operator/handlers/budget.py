@@ -41,8 +41,8 @@ from gryvia_operator.controller.kindcontroller import KindController, KindSpec, 
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import BUDGETS, USAGE
+from gryvia_operator.reconcile.budget import UsageLine
 from gryvia_operator.reconcile.budget_status import reconcile_budget
-from gryvia_operator.reconcile.budgets import UsageLine
 from gryvia_operator.reconcile.quotas import JobView, job_view
 
 log = logging.getLogger("gryvia.operator.budget")

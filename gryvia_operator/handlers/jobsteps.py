@@ -30,10 +30,10 @@ from gryvia_operator.controller.store import (
     TENANTS,
     USAGE,
 )
-from gryvia_operator.handlers import checkpoint, gate, kueue, pending, priority, reservation
+from gryvia_operator.handlers import checkpointguard, gate, kueue, pending, priority, reservation
 from gryvia_operator.reconcile.aijob import Observed, current_status
 from gryvia_operator.reconcile.config import ReconcileConfig
-from gryvia_operator.reconcile.reservations import JobReservation
+from gryvia_operator.reconcile.reservation import JobReservation
 from gryvia_operator.reconcile.status import JobEvent
 
 KUEUE_POLLED = frozenset({JobPhase.QUEUED.value, JobPhase.SCHEDULING.value})
@@ -140,7 +140,7 @@ async def _priority(rt: Runtime, p: JobPass) -> JobPass:
 
 
 async def _checkpoint(rt: Runtime, p: JobPass) -> JobPass:
-    return replace(p, config=checkpoint.config_for(rt, p.job))
+    return replace(p, config=checkpointguard.config_for(rt, p.job))
 
 
 def _pending_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str, Any]:

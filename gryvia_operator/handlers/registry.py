@@ -29,7 +29,7 @@ from gryvia_operator.handlers import (
     arrays,
     autotuner,
     budget,
-    checkpoint,
+    checkpointguard,
     children,
     gate,
     gpumetrics,
@@ -76,7 +76,9 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.BUDGET: ControllerRow(budget, budget.controller),
     api.JOBHOOK: ControllerRow(jobhook_events),
     api.PRIORITY: ControllerRow(priority),
-    api.CHECKPOINT_GUARD: ControllerRow(checkpoint, checkpoint.controller, "checkpoint_guards"),
+    api.CHECKPOINT_GUARD: ControllerRow(
+        checkpointguard, checkpointguard.controller, "checkpoint_guards"
+    ),
     api.GPU_SHARING_POLICY: ControllerRow(gpusharing, gpusharing.controller, "gpu_sharing"),
     api.WORKFLOW: ControllerRow(workflow, workflow.controller, "workflows"),
     api.AUTOTUNER: ControllerRow(autotuner, autotuner.controller, "autotuners"),

@@ -30,14 +30,14 @@ from gryvia_operator.controller.kubeapi import Conflict, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES, RESERVATIONS
 from gryvia_operator.reconcile.aijob import Observed
+from gryvia_operator.reconcile.reservation import CONDITION, JobReservation, decide, steered
+from gryvia_operator.reconcile.reservation import release_patch as release
 from gryvia_operator.reconcile.reservation_pass import (
     ReservationObserved,
     orphans,
     reconcile_reservation,
     touched,
 )
-from gryvia_operator.reconcile.reservations import CONDITION, JobReservation, decide, steered
-from gryvia_operator.reconcile.reservations import release_patch as release
 from gryvia_operator.reconcile.status import JobEvent, get_condition, set_condition
 
 PASS_SECONDS = 5.0

@@ -19,8 +19,7 @@ from typing import Any
 from gryvia_operator.api.budget import GryviaBudget
 from gryvia_operator.api.budgetscope import Scope
 from gryvia_operator.api.helpers import DurationError
-from gryvia_operator.reconcile.budget_gate import in_flight
-from gryvia_operator.reconcile.budgets import (
+from gryvia_operator.reconcile.budget import (
     Spend,
     UsageLine,
     block_threshold,
@@ -34,6 +33,7 @@ from gryvia_operator.reconcile.budgets import (
     spend,
     utilization,
 )
+from gryvia_operator.reconcile.budget_gate import in_flight
 from gryvia_operator.reconcile.quotas import JobView
 
 MAX_ALERT_RECORDS = 50

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gryvia_operator.reconcile.checkpoint import CheckpointPlan
+from gryvia_operator.reconcile.checkpointguard import CheckpointPlan
 from gryvia_operator.reconcile.kueue import KueueSettings
 
 

@@ -40,7 +40,7 @@ from gryvia_operator.reconcile.views import NodeView, PodView, node_inventory
 class WaitContext:
     """Inputs beyond `Observed`: every job, the job's quota states, the catalog's GPU types and
     the state (pending, active, expired) of the reservation the job waits for, by name (only
-    a reservation whose owner matches: `reconcile.reservations.decide`). `reservations` None
+    a reservation whose owner matches: `reconcile.reservation.decide`). `reservations` None
     means reservations are off (`--enable-reservations` not given): no Reservation blocker."""
 
     jobs: tuple[JobFacts, ...] = ()
@@ -203,7 +203,7 @@ def _reservation(
     other owners' reservations hold. Nothing while reservations are off."""
     if ctx.reservations is None:
         return None
-    from gryvia_operator.reconcile.reservations import reserved_elsewhere
+    from gryvia_operator.reconcile.reservation import reserved_elsewhere
 
     name = (job.metadata.annotations or {}).get(ANNOTATION_RESERVATION)
     state = ctx.reservations.get(name or "", "active")

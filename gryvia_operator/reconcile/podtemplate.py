@@ -31,7 +31,7 @@ from gryvia_operator.api.names import (
     pvc_name,
     service_name,
 )
-from gryvia_operator.reconcile.checkpoint import with_checkpoint
+from gryvia_operator.reconcile.checkpointguard import with_checkpoint
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind, build_env
 from gryvia_operator.reconcile.placement import cpu_only_affinity

@@ -4,7 +4,7 @@ status, and the nodes no live reservation holds (the orphan sweep).
 
 Each reservation's reconcile replays the turns of those older than it from the same node
 index, so the reservations of one pass agree on who holds which node whatever order they run
-in; the window, node choice and patches are `reconcile.reservations`.
+in; the window, node choice and patches are `reconcile.reservation`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from gryvia_operator.api import GryviaReservation
 from gryvia_operator.api.reservation import LABEL_RESERVED_FOR
-from gryvia_operator.reconcile.reservations import (
+from gryvia_operator.reconcile.reservation import (
     Claim,
     Window,
     choose_nodes,

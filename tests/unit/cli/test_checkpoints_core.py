@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gryvia_cli.core.checkpoints import (
+from gryvia_cli.core.checkpointguards import (
     build_guard,
     guard_details,
     guard_row,

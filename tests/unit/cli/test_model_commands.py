@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from gryvia_cli.cli.session import Session
-from gryvia_cli.core.models import build_version, parse_metrics
+from gryvia_cli.core.modelregistries import build_version, parse_metrics
 from gryvia_cli.kube import resources as r
 from tests.unit.cli.fakes import FakeAccess
 

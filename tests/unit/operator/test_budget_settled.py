@@ -8,12 +8,12 @@ from typing import Any
 
 from gryvia_operator.api import GryviaBudget
 from gryvia_operator.api.budgetscope import resolve_scope
+from gryvia_operator.reconcile.budget import UsageLine
 from gryvia_operator.reconcile.budget_status import (
     FORECAST_REFRESH_SECONDS,
     reconcile_budget,
     settled,
 )
-from gryvia_operator.reconcile.budgets import UsageLine
 
 NOW = datetime(2026, 12, 16, 12, tzinfo=UTC)
 

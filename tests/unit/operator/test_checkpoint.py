@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 from gryvia_operator.api.core import LabelSelector
-from gryvia_operator.reconcile.checkpoint import (
+from gryvia_operator.reconcile.checkpointguard import (
     ENV_DIR,
     ENV_INTERVAL,
     ENV_RESUME,
@@ -29,7 +29,11 @@ from gryvia_operator.reconcile.checkpoint import (
     siblings_to_evict,
     state_data,
 )
-from gryvia_operator.reconcile.checkpoint_status import GuardView, guard_status, reconcile_guard
+from gryvia_operator.reconcile.checkpointguard_status import (
+    GuardView,
+    guard_status,
+    reconcile_guard,
+)
 from gryvia_operator.reconcile.children import build_batch_job
 from gryvia_operator.reconcile.config import ReconcileConfig
 from tests.builders import JobBuilder

@@ -1,6 +1,6 @@
 """Checkpoint guards with `restore.wholeJob: false` (`gryvia checkpoint create
 --lost-pods-only`): only the lost pod is replaced, and it resumes from the last committed step
-(the pure rules, then one guard pass of handlers/checkpoint.py over an in-memory API)."""
+(the pure rules, then one guard pass of handlers/checkpointguard.py over an in-memory API)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.handlers.checkpoint import GuardedJobs
-from gryvia_operator.reconcile.checkpoint import (
+from gryvia_operator.handlers.checkpointguard import GuardedJobs
+from gryvia_operator.reconcile.checkpointguard import (
     ENV_RESUME,
     KEY_RESUME,
     SCHEDULING_GATE,
@@ -182,7 +182,7 @@ async def test_the_guard_controller_releases_pods_then_writes_each_guard_status_
     ConfigMap is written, the guard's status lists the job (written once while nothing
     changes), and a guard whose spec the model refuses gets the invalid status."""
     from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
-    from gryvia_operator.handlers.checkpoint import controller
+    from gryvia_operator.handlers.checkpointguard import controller
 
     api, events = FakeApi(), []
     good = _guard("g", {"jobSelector": {}, "checkpointPolicy": {"intervalSeconds": 60}})

@@ -1,4 +1,4 @@
-"""Reservation decisions (reconcile/reservations.py): windows, node choice, Node patches, the
+"""Reservation decisions (reconcile/reservation.py): windows, node choice, Node patches, the
 job's outcome, and the Reservation blocker of a waiting job."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from gryvia_operator.api import GryviaAIJob, GryviaReservation
 from gryvia_operator.api.reservation import cron_problem
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.placement import select_nodes
-from gryvia_operator.reconcile.reservations import (
+from gryvia_operator.reconcile.reservation import (
     choose_nodes,
     claim_patch,
     decide,

@@ -13,8 +13,7 @@ from gryvia_operator.api import GryviaBudget
 from gryvia_operator.api.budget import BudgetPeriod
 from gryvia_operator.api.budgetscope import Scope, resolve_scope
 from gryvia_operator.api.periods import MeteredRun
-from gryvia_operator.reconcile.budget_status import alert_record, compute, due_crossings
-from gryvia_operator.reconcile.budgets import (
+from gryvia_operator.reconcile.budget import (
     UsageLine,
     budget_state,
     exceeded_since,
@@ -25,6 +24,7 @@ from gryvia_operator.reconcile.budgets import (
     spend,
     utilization,
 )
+from gryvia_operator.reconcile.budget_status import alert_record, compute, due_crossings
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 12, 16, 12, 0, tzinfo=UTC)  # a Wednesday

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gryvia_cli.core.describe import Section
-from gryvia_cli.core.tuners import (
+from gryvia_cli.core.autotuners import (
     format_params,
     format_value,
     trials_of,
     tuner_details,
     tuner_wide_row,
 )
+from gryvia_cli.core.describe import Section
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from gryvia_operator.reconcile.checkpoint import JobCheckpoints
+from gryvia_operator.reconcile.checkpointguard import JobCheckpoints
 
 MAX_LISTED_JOBS = 256
 

@@ -1,10 +1,10 @@
 """The registry's spec of model registries (GryviaModelRegistry): polled while the view is
 shown; rows and details are those of `gryvia model list -o wide` and `model get`
-(gryvia_cli/core/models.py)."""
+(gryvia_cli/core/modelregistries.py)."""
 
 from __future__ import annotations
 
-from gryvia_cli.core.models import model_details, model_wide_row
+from gryvia_cli.core.modelregistries import model_details, model_wide_row
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,

@@ -27,7 +27,7 @@ from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError
 from gryvia_operator.controller.podlogs import trainer_log
 from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
-from gryvia_operator.reconcile.checkpoint import (
+from gryvia_operator.reconcile.checkpointguard import (
     SCHEDULING_GATE,
     CheckpointPlan,
     GuardedPod,
@@ -45,7 +45,7 @@ from gryvia_operator.reconcile.checkpoint import (
     siblings_to_evict,
     state_data,
 )
-from gryvia_operator.reconcile.checkpoint_status import GuardView, reconcile_guard
+from gryvia_operator.reconcile.checkpointguard_status import GuardView, reconcile_guard
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.status import JobEvent
 
@@ -266,7 +266,7 @@ class GuardSpec(KindSpec[GryviaCheckpointGuard, GuardView]):
     the pods its pod handler tracks (`watch`); its reconcile is `reconcile_guard`."""
 
     info = CHECKPOINT_GUARD_KIND
-    controller = "checkpoint"
+    controller = "checkpointguard"
     index_id = CHECKPOINT_GUARDS
     children = ()
 

@@ -34,13 +34,16 @@ DEMO_FEATURES = (
     "--enable-checkpoint-guards",
     "--enable-gpu-metrics",
     "--billing-ledger",
-    "--enable-gpu-sharing",
-    "--simulate-device-plugin",
 )
-"""The opt-in features the sandbox's and the demo's operator run with: all but the admission
-gate, which changes what is admitted, so it stays a choice (docs/operator.md). GPU sharing
-needs the NVIDIA device plugin, which the sandbox has not: the operator plays its part
-(`--simulate-device-plugin`: node capacity as the plugin would report it)."""
+"""The opt-in features the sandbox's and the demo's operator run with, and the test session's:
+all that leave shared state alone while none of their objects exist, but the admission gate,
+which changes what is admitted, so it stays a choice (docs/operator.md)."""
+SANDBOX_FEATURES = (*DEMO_FEATURES, "--enable-gpu-sharing", "--simulate-device-plugin")
+"""What `gryvia sandbox up` and the demo run: DEMO_FEATURES and GPU sharing, which needs the
+NVIDIA device plugin the sandbox has not, so the operator plays its part
+(`--simulate-device-plugin`: node capacity as the plugin would report it; it patches
+nodes/status, which the sandbox's admin credentials allow and the chart's ClusterRole rightly
+does not grant). The tests run GPU sharing only where they say so (`@pytest.mark.operator`)."""
 
 
 def install_chart(box: cluster.Sandbox, chart: Path) -> None:
@@ -72,7 +75,7 @@ def install_chart(box: cluster.Sandbox, chart: Path) -> None:
 def start_operator(
     box: cluster.Sandbox, timeout: float = 60.0, *, kueue: bool = False, prometheus_url: str = ""
 ) -> int:
-    """Start the operator with a self-registered webhook and DEMO_FEATURES, job hooks allowed
+    """Start the operator with a self-registered webhook and SANDBOX_FEATURES, job hooks allowed
     to the demo's local receiver (`hookreceiver.ALLOWED_CIDR`), and `--enable-kueue` with
     `kueue`, `--prometheus-url` with `prometheus_url`, unless it runs; return its pid.
     Raises GryviaError when it exits or is not ready."""
@@ -100,7 +103,7 @@ def start_operator(
             "127.0.0.1",
             "--log-format",
             "text",
-            *DEMO_FEATURES,
+            *SANDBOX_FEATURES,
             f"--job-hook-allowed-cidr={hookreceiver.ALLOWED_CIDR}",
             *(["--enable-kueue"] if kueue else []),
             *([f"--prometheus-url={prometheus_url}"] if prometheus_url else []),

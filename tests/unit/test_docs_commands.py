@@ -32,6 +32,8 @@ DOCS = sorted(
     for p in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/**/*.md")]
     if p not in GENERATED
 )
+YAML_FILES = sorted([*ROOT.glob("docs/**/*.yaml"), *ROOT.glob("examples/**/*.yaml")])
+"""The example files (docs/examples, examples/ and the demo's manifests)."""
 FAQ_COMMANDS = (
     # The command lines of the public FAQ Gryvia follows, as it writes them ("every command the
     # FAQ shows must work as written"), copied here: the suite reads nothing outside the clone.
@@ -189,6 +191,10 @@ def _manifests() -> list[tuple[str, dict[str, Any]]]:
             for doc in docs:
                 if isinstance(doc, dict) and doc.get("apiVersion") == "gryvia.io/v1alpha1":
                     out.append((f"{path.relative_to(ROOT)}#{i}:{doc.get('kind')}", doc))
+    for path in YAML_FILES:  # every YAML example file, as `gryvia validate FILE` reads it
+        for i, doc in enumerate(yaml.safe_load_all(path.read_text(encoding="utf-8"))):
+            if isinstance(doc, dict) and doc.get("apiVersion") == "gryvia.io/v1alpha1":
+                out.append((f"{path.relative_to(ROOT)}#{i}:{doc.get('kind')}", doc))
     return out
 
 

@@ -206,7 +206,7 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
 
         # The self-signed certificate and the caBundle survive an upgrade (lookup).
         cert, ca, bundles = _tls(sandbox, namespace)
-        assert bundles == [ca, ca]
+        assert bundles == [ca, ca, ca]  # the jobs, usage records and names webhooks
         assert base64.b64decode(ca).startswith(b"-----BEGIN CERTIFICATE-----")
         _helm(
             kubeconfig,

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gryvia_cli.cli.session import Session
 from gryvia_cli.errors import ConflictError, InvalidInputError, NotFoundError
@@ -22,6 +22,8 @@ from gryvia_cli.kube import resources as r
 from gryvia_cli.output import failure, info, success, warn
 from gryvia_cli.sbatch.convert import Conversion, convert_file
 from gryvia_cli.sbatch.model import ImportSettings, Severity
+
+T = TypeVar("T")
 
 ATTEMPTS = 6
 
@@ -65,18 +67,24 @@ def import_sbatch(
 
     conversion = run(settings)
     if state is not None and any(i.code == "exclusive-needs-gpus" for i in conversion.issues):
+        supply = _from_cluster(
+            script, "--exclusive", lambda: read_supply(state.access(), warnings=[]).nodes
+        )
         shapes: dict[str, int] = {}
-        for node in read_supply(state.access(), warnings=[]).nodes:
+        for node in supply or []:
             shapes[node.gpu_type] = max(shapes.get(node.gpu_type, 0), node.gpus)
-        settings = ImportSettings(settings.max_array_size, {k: v for k, v in shapes.items() if v})
-        conversion = run(settings)
+        if shapes:
+            settings = ImportSettings(settings.max_array_size, shapes)
+            conversion = run(settings)
     if state is not None and conversion.parsed.given("account"):
         from dataclasses import replace
 
         from gryvia_cli.views.reads import read_tenant_names
 
-        settings = replace(settings, tenants=frozenset(read_tenant_names(state.access())))
-        conversion = run(settings)
+        names = _from_cluster(script, "--account", lambda: read_tenant_names(state.access()))
+        if names is not None:
+            settings = replace(settings, tenants=frozenset(names))
+            conversion = run(settings)
     if state is not None and conversion.parsed.given("partition"):
         from dataclasses import replace
 
@@ -90,6 +98,19 @@ def import_sbatch(
     if not conversion.ok:
         raise InvalidInputError(f"{script} cannot be imported; nothing was submitted")
     return SbatchImport(script, conversion, lambda suffix: run(settings, suffix), name is not None)
+
+
+def _from_cluster(script: str, option: str, read: Callable[[], T]) -> T | None:
+    """`read()`, or None with a warning naming `option` when the cluster cannot be read (no
+    kubeconfig, unreachable, forbidden): a client dry-run or a convert never needs a cluster,
+    it says what it skipped (issue 39, point 2)."""
+    from gryvia_cli.errors import GryviaError
+
+    try:
+        return read()
+    except GryviaError as exc:
+        warn(f"{script}: {option}: the cluster could not be read ({exc}); converted without it")
+        return None
 
 
 def target_namespace_or_none(conversion: Conversion) -> str | None:

@@ -1,0 +1,38 @@
+"""`gryvia submit --sbatch ... --dry-run` never needs a cluster (issue 39, point 2): a script
+with `--account` (or an `--exclusive` that wants the nodes' GPUs) converts without one and
+says what it skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from gryvia_cli.cli.session import Session
+from gryvia_cli.errors import GryviaError
+
+SCRIPT = """#!/bin/bash
+#SBATCH --account=vision
+#SBATCH --gres=gpu:1
+#SBATCH --time=00:10:00
+python train.py
+"""
+
+
+def _no_cluster(_state: Any) -> Any:
+    raise GryviaError("no kubeconfig found (KUBECONFIG is unset and ~/.kube/config is missing)")
+
+
+def test_a_client_dry_run_with_account_needs_no_cluster(tmp_path: Path) -> None:
+    from gryvia_cli.main import app
+
+    script = tmp_path / "t.sh"
+    script.write_text(SCRIPT)
+    args = ["submit", "--sbatch", str(script), "--image", "img", "--dry-run", "-o", "yaml"]
+    result = CliRunner().invoke(app, args, obj=Session(access_factory=_no_cluster))
+    assert result.exit_code == 0, result.output
+    assert "--account: the cluster could not be read (no kubeconfig found" in result.stderr
+    jobs = [d for d in yaml.safe_load_all(result.stdout) if d and d.get("kind") == "GryviaAIJob"]
+    assert len(jobs) == 1 and jobs[0]["spec"]["gpus"] == 1

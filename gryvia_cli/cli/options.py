@@ -138,3 +138,29 @@ RedrawEveryOpt = Annotated[
     ),
 ]
 """`-w N` of the redrawn views (queue, capacity): seconds between redraws at the latest."""
+
+
+NodeGpusOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--node-gpus",
+        metavar="TYPE=N",
+        help="GPUs per node of a type (repeatable), for --exclusive (whole nodes).",
+    ),
+]
+"""`--node-gpus TYPE=N` of `gryvia sbatch convert|check` and `gryvia submit --sbatch`."""
+
+
+def node_gpu_shapes(items: list[str] | None) -> dict[str, int]:
+    """GPUs per node by GPU type from `--node-gpus TYPE=N` values ({} when none).
+
+    Raises typer.BadParameter naming the option for an item not written TYPE=N with N > 0."""
+    shapes: dict[str, int] = {}
+    for item in items or []:
+        name, _, count = item.partition("=")
+        if not name or not count.isdigit() or int(count) <= 0:
+            raise typer.BadParameter(
+                f"{item!r} is not TYPE=N (e.g. H100=8)", param_hint="--node-gpus"
+            )
+        shapes[name] = int(count)
+    return shapes

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.options import NamespaceOpt, OutputOpt, names_of
+from gryvia_cli.cli.options import (
+    NamespaceOpt,
+    NodeGpusOpt,
+    OutputOpt,
+    names_of,
+    node_gpu_shapes,
+)
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
@@ -219,26 +225,8 @@ def find_scripts(
 
 def import_settings(ctx: typer.Context, node_gpus: list[str] | None) -> ImportSettings:
     """The importer's site settings: MaxArraySize from the CLI settings, `--node-gpus`."""
-    shapes: dict[str, int] = {}
-    for item in node_gpus or []:
-        name, _, count = item.partition("=")
-        if not name or not count.isdigit() or int(count) <= 0:
-            raise typer.BadParameter(
-                f"{item!r} is not TYPE=N (e.g. H100=8)", param_hint="--node-gpus"
-            )
-        shapes[name] = int(count)
     limit = session(ctx).settings().sbatch_max_array_size
-    return ImportSettings(max_array_size=limit, node_gpus=shapes)
-
-
-NodeGpusOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--node-gpus",
-        metavar="TYPE=N",
-        help="GPUs per node of a type (repeatable), for --exclusive (whole nodes).",
-    ),
-]
+    return ImportSettings(max_array_size=limit, node_gpus=node_gpu_shapes(node_gpus))
 
 
 @app.command()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gryvia_cli.cli.optional import optional_value
-from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
+from gryvia_cli.cli.options import NamespaceOpt, NodeGpusOpt, OutputOpt, node_gpu_shapes
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import (
     InvalidInputError,
@@ -212,6 +212,7 @@ def submit(
             "with a generated suffix when taken).",
         ),
     ] = None,
+    node_gpus: NodeGpusOpt = None,
     namespace: NamespaceOpt = None,
     output: OutputOpt = None,
 ) -> None:
@@ -249,8 +250,8 @@ def submit(
         raise UsageError(
             "pass exactly one of -f/--file and --sbatch", hint="gryvia submit -f job.yaml"
         )
-    if (image or name) and not sbatch:
-        raise UsageError("--image and --name are only used with --sbatch")
+    if (image or name or node_gpus) and not sbatch:
+        raise UsageError("--image, --name and --node-gpus are only used with --sbatch")
     try:
         timeout = parse_duration(wait_timeout, field="--wait-timeout")
     except ValueError as exc:
@@ -260,7 +261,8 @@ def submit(
     if sbatch:
         from gryvia_cli.views.sbatchjobs import import_sbatch
 
-        imported = import_sbatch(sbatch, image, explicit_ns, state, name)
+        shapes = node_gpu_shapes(node_gpus)
+        imported = import_sbatch(sbatch, image, explicit_ns, state, name, node_gpus=shapes)
         jobs = [dict(job) for job in imported.conversion.jobs]
     else:
         jobs = load_jobs(file or [])

@@ -44,19 +44,23 @@ def import_sbatch(
     namespace: str | None,
     state: Session | None = None,
     name: str | None = None,
+    *,
+    node_gpus: dict[str, int] | None = None,
 ) -> SbatchImport:
     """Convert `script`; print its findings to stderr once. With `state`, MaxArraySize comes
     from the settings, a script whose `--exclusive` needs the GPUs per node is converted
-    again with the cluster's GPU nodes, and one with `--account` with the tenants' names.
+    again with the cluster's GPU nodes (unless `node_gpus`, GPUs per node by type, says them),
+    and one with `--account` with the tenants' names.
     Raises InvalidInputError when it does not convert."""
     from gryvia_cli.views.reads import read_supply
 
     path = Path(script)
     if not path.is_file():
         raise InvalidInputError(f"batch script {script} does not exist")
-    settings = ImportSettings()
+    settings = ImportSettings(node_gpus=dict(node_gpus or {}))
     if state is not None:
-        settings = ImportSettings(max_array_size=state.settings().sbatch_max_array_size)
+        limit = state.settings().sbatch_max_array_size
+        settings = ImportSettings(max_array_size=limit, node_gpus=dict(node_gpus or {}))
     submission = secrets.token_hex(4)
 
     def run(settings: ImportSettings, suffix: str = "") -> Conversion:
@@ -66,7 +70,8 @@ def import_sbatch(
         )  # fmt: skip
 
     conversion = run(settings)
-    if state is not None and any(i.code == "exclusive-needs-gpus" for i in conversion.issues):
+    needs_nodes = any(i.code == "exclusive-needs-gpus" for i in conversion.issues)
+    if state is not None and needs_nodes and not node_gpus:
         supply = _from_cluster(
             script, "--exclusive", lambda: read_supply(state.access(), warnings=[]).nodes
         )

@@ -36,3 +36,21 @@ def test_a_client_dry_run_with_account_needs_no_cluster(tmp_path: Path) -> None:
     assert "--account: the cluster could not be read (no kubeconfig found" in result.stderr
     jobs = [d for d in yaml.safe_load_all(result.stdout) if d and d.get("kind") == "GryviaAIJob"]
     assert len(jobs) == 1 and jobs[0]["spec"]["gpus"] == 1
+
+
+def test_submit_takes_whole_nodes_with_node_gpus_as_convert_does(tmp_path: Path) -> None:
+    from gryvia_cli.main import app
+    from tests.unit.sbatch.helpers import sbatch
+
+    script = tmp_path / "x.sh"
+    script.write_bytes(sbatch("-N 2", "--exclusive"))
+    base = ["submit", "--sbatch", str(script), "--image", "img", "--dry-run", "-o", "yaml"]
+    state = Session(access_factory=_no_cluster)
+    refused = CliRunner().invoke(app, base, obj=state)
+    assert refused.exit_code != 0 and "--node-gpus" in refused.stderr
+    result = CliRunner().invoke(app, [*base, "--node-gpus", "H100=8"], obj=state)
+    assert result.exit_code == 0, result.output
+    (job,) = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "GryviaAIJob"]
+    assert (job["spec"]["gpus"], job["spec"]["gpuType"]) == (8, "H100")
+    bad = CliRunner().invoke(app, [*base, "--node-gpus", "H100"], obj=state)
+    assert bad.exit_code == 2 and "is not TYPE=N" in bad.output

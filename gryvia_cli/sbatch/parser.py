@@ -293,19 +293,13 @@ def scan_lines(lines: Iterable[str]) -> tuple[list[list[Word]], int | None, list
     issues: list[Issue] = []
     first_command: int | None = None
     legacy_warned = False
+    late: list[tuple[int, str]] = []  # directive lines after the first command
     for number, line in enumerate(lines, start=1):
         is_magic = line.startswith(MAGIC)
         is_legacy = not is_magic and line.startswith(LEGACY_MAGIC)
         if first_command is not None:
             if is_magic or is_legacy:
-                issues.append(
-                    warning(
-                        "directives-after-first-command",
-                        f"{line.strip()!r} comes after the first command (line "
-                        f"{first_command}); Slurm ignores it and so does this import",
-                        number,
-                    )
-                )
+                late.append((number, line.strip()))
             continue
         if is_magic or is_legacy:
             rest = line[len(MAGIC) if is_magic else len(LEGACY_MAGIC) :]
@@ -333,7 +327,18 @@ def scan_lines(lines: Iterable[str]) -> tuple[list[list[Word]], int | None, list
                 issues.append(lookalike)
         else:
             first_command = number
+    if late:
+        issues.append(_late_directives(late, first_command or 0))
     return components, first_command, issues
+
+
+def _late_directives(late: list[tuple[int, str]], first_command: int) -> Issue:
+    """One warning for all directive lines after the first command (a heredoc has many)."""
+    (number, text), more = late[0], len(late) - 1
+    others = f" and {more} more #SBATCH line(s) after it" if more else ""
+    why = f"{text!r}{others} come after the first command (line {first_command})"
+    why += "; Slurm ignores them and so does this import"
+    return warning("directives-after-first-command", why, number)
 
 
 def _het_issue(rest: str, number: int) -> Issue:

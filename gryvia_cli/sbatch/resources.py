@@ -159,7 +159,8 @@ def resolve(
             )
     elif ntasks is not None and per_node is not None:
         nodes = -(-ntasks // per_node)
-    elif (ntasks or 1) > 1 or (gpus_total is not None and (gpus_total.count or 0) > 1):
+    elif ntasks != 1 and ((ntasks or 1) > 1 or (gpus_total and (gpus_total.count or 0) > 1)):
+        # one task runs on one node whatever its GPUs (issue 39, 6: --ntasks=1 warned)
         read.warn(
             "node-count-unspecified",
             "no --nodes: Slurm may spread the tasks or GPUs over several nodes depending on the "

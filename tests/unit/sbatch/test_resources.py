@@ -132,6 +132,13 @@ def test_a_gpu_total_without_nodes_warns() -> None:
     assert codes(issues) == ["node-count-unspecified"]
 
 
+def test_one_task_is_on_one_node_without_a_warning() -> None:
+    # one task never spans nodes, so its GPUs are on its node (issue 39, finding 6)
+    res, issues = resolve(parse("--ntasks=1", "--gpus=4"))
+    assert res is not None and (res.nodes, res.gpus_per_node) == (1, 4)
+    assert codes(issues) == []
+
+
 @pytest.mark.parametrize(
     "directives",
     [

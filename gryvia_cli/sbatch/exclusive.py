@@ -35,9 +35,20 @@ def take_whole_nodes(
 ) -> tuple[GpuChoice, list[Issue]]:
     """Apply `--exclusive` to the GPU choice; returns the new choice and findings."""
     directive = parsed.last("exclusive")
-    if directive is None or (directive.value or "exclusive").lower() not in WHOLE_NODE_MODES:
+    if directive is None:
         return choice, []
     at = (directive.line, directive.directive)
+    mode = (directive.value or "exclusive").lower()
+    if mode not in WHOLE_NODE_MODES:  # user, mcs: said, not dropped silently (issue 39, 6)
+        return choice, [
+            warning(
+                "exclusive-shared-node",
+                f"--exclusive={mode}: Slurm shares the job's nodes only with jobs of the same "
+                f"{'user' if mode == 'user' else 'MCS label'}; Kubernetes has no such rule, so "
+                "each pod may share its node with any other pod",
+                *at,
+            )
+        ]
     shapes = {normalise_gpu_type(name): count for name, count in node_gpus.items() if count > 0}
     wanted = normalise_gpu_type(choice.gpu_type) if choice.gpu_type else None
     if choice.gpus > 0:

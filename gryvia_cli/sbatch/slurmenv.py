@@ -66,6 +66,8 @@ def slurm_env(
         directive = parsed.last(key)
         if directive is not None and directive.value is not None:
             env[variable] = directive.value
+    if "," in env.get("SLURM_JOB_PARTITION", ""):  # the one it runs in, as Slurm sets it
+        env["SLURM_JOB_PARTITION"] = env["SLURM_JOB_PARTITION"].split(",")[0]
     if res.gpus_per_node:
         env["SLURM_GPUS_ON_NODE"] = str(res.gpus_per_node)
     for key, variable in (("mem", "SLURM_MEM_PER_NODE"), ("mem-per-cpu", "SLURM_MEM_PER_CPU"),

@@ -237,3 +237,13 @@ def test_report_shape() -> None:
     assert set(item) == {"code", "line", "directive", "message"}
     assert item["directive"] == "--mail-type" and item["line"] == 8
     assert report["errors"] == []
+
+
+def test_finding_6_partition_list_and_exclusive_user() -> None:
+    # issue 39, finding 6: Slurm sets SLURM_JOB_PARTITION to the one partition the job runs
+    # in, never the list; --exclusive=user|mcs is said, not dropped silently
+    conversion = convert(sbatch("-p gpu,debug", "--exclusive=user"))
+    assert env_of(conversion.jobs[0])["SLURM_JOB_PARTITION"] == "gpu"
+    (said,) = [i for i in conversion.issues if i.code == "exclusive-shared-node"]
+    assert "--exclusive=user" in said.message and "any other pod" in said.message
+    assert "exclusive-shared-node" in codes(convert(sbatch("--exclusive=mcs")).issues)

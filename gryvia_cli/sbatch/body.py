@@ -51,6 +51,8 @@ _GUARD: Final = re.compile(
 _ECHO: Final = re.compile(r"(?<![\w./-])(echo|printf)[ \t][^;&|)`]*")
 _PRINTED: Final = re.compile(r"(?<![\w./-])(echo|printf)([ \t]+-\w+)*[ \t]*$")
 _STARTS_WITH_COMMAND: Final = re.compile(r"[ \t]*(" + "|".join(SLURM_COMMANDS) + r")(?![\w.-])")
+_ERREXIT: Final = re.compile(r"^(#!.*\s-\w*e|[ \t]*set[ \t]+(-\w*e\w*|-o[ \t]+errexit))", re.M)
+"""errexit on: `set -e` (alone or in a group of flags), `set -o errexit` or `#!/bin/bash -e`."""
 _MODULE: Final = re.compile(r"^[ \t]*(module|ml)[ \t]+(load|add|swap|switch|use|purge|restore)\b")
 
 
@@ -117,12 +119,18 @@ def scan_body(text: str, first_command_line: int | None) -> tuple[list[CommandUs
         line = _GUARD.sub(" ", line)
         if _MODULE.match(line) and "module" not in reported:
             reported.add("module")
+            effect = (
+                "the pod fails with `module: command not found` (errexit is on)"
+                if _ERREXIT.search(text)
+                else "the line prints `module: command not found` and the script goes on "
+                "without what it loads"
+            )
             issues.append(
                 warning(
                     "module-command",
                     "`module` needs Environment Modules or Lmod, which container images rarely "
-                    "have: the pod fails with `module: command not found`; install the software "
-                    "in the image (or guard the line with `command -v module`)",
+                    f"have: {effect}; install the software in the image (or guard the line "
+                    "with `command -v module`)",
                     number,
                     "module",
                 )

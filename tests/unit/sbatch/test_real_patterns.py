@@ -192,6 +192,12 @@ def test_module_load_is_warned_at_import() -> None:
     assert conversion.ok
     found = [i for i in conversion.issues if i.code == "module-command"]
     assert len(found) == 1 and "module: command not found" in found[0].message
+    # without errexit the script goes on; only with it does the pod fail (issue 39, 6)
+    assert "the script goes on" in found[0].message and "pod fails" not in found[0].message
+    for errexit in ("set -e", "set -euo pipefail", "set -o errexit"):
+        strict = convert(sbatch("-N 1", body=f"{errexit}\nmodule load cuda/12.1\npython x.py"))
+        (said,) = [i for i in strict.issues if i.code == "module-command"]
+        assert "the pod fails" in said.message, errexit
 
 
 def test_module_in_printed_text_is_no_command() -> None:

@@ -330,14 +330,16 @@ def _print_dry_run(
 ) -> None:
     import yaml
 
+    objects = [*jobs, *([runtime] if runtime is not None else [])]  # what submit would create
     if runtime is not None:
         name = runtime["metadata"]["name"]
-        info(f"dry run: the jobs read the script and runtime from ConfigMap {name}")
+        info(f"dry run: the jobs read the script and runtime from ConfigMap {name} (printed last)")
     if fmt is OutputFormat.json:
+        one = len(objects) == 1
         render_data(
-            jobs[0] if len(jobs) == 1 else {"apiVersion": "v1", "kind": "List", "items": jobs}, fmt
+            objects[0] if one else {"apiVersion": "v1", "kind": "List", "items": objects}, fmt
         )
         return
-    for job in jobs:
-        sys.stdout.write("---\n" + yaml.safe_dump(job, sort_keys=False))
+    for obj in objects:
+        sys.stdout.write("---\n" + yaml.safe_dump(obj, sort_keys=False))
     info(f"dry run: {len(jobs)} job(s) valid, nothing created")

@@ -34,8 +34,15 @@ def test_a_client_dry_run_with_account_needs_no_cluster(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args, obj=Session(access_factory=_no_cluster))
     assert result.exit_code == 0, result.output
     assert "--account: the cluster could not be read (no kubeconfig found" in result.stderr
-    jobs = [d for d in yaml.safe_load_all(result.stdout) if d and d.get("kind") == "GryviaAIJob"]
-    assert len(jobs) == 1 and jobs[0]["spec"]["gpus"] == 1
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert [d["kind"] for d in docs] == ["GryviaAIJob", "ConfigMap"]
+    assert docs[0]["spec"]["gpus"] == 1
+    # the runtime ConfigMap the job reads is printed too (issue 39, finding 6)
+    refs = {
+        (e.get("valueFrom") or {}).get("configMapKeyRef", {}).get("name")
+        for e in docs[0]["spec"].get("env") or []
+    }
+    assert docs[1]["metadata"]["name"] in refs
 
 
 def test_submit_takes_whole_nodes_with_node_gpus_as_convert_does(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import typer
 from gryvia_cli.cli.options import confirm, render_raw
 from gryvia_cli.cli.session import Session
 from gryvia_cli.core.cells import plural_of
-from gryvia_cli.errors import NotFoundError
+from gryvia_cli.errors import InvalidInputError, NotFoundError
 from gryvia_cli.kube.resources import Resource
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -82,6 +82,35 @@ class ObjectGroup:
             render_data(obj, fmt)
         else:
             render_names([self.qualified(str((obj.get("metadata") or {}).get("name") or ""))])
+
+    def submit(
+        self,
+        state: Session,
+        file: str,
+        namespace: str | None,
+        output: Any,
+        build: Callable[[Any, str, str], dict[str, Any]],
+        follow: str,
+    ) -> None:
+        """Create one object from a manifest file (`-` for stdin) that holds exactly one
+        document of the kind: `build(document, namespace, source)` returns the body to
+        create (a ValueError is an InvalidInputError and nothing is created). Says `<noun>
+        NS/NAME submitted; follow it with `gryvia GROUP FOLLOW NAME`` and prints what
+        `print_written` prints. Raises InvalidInputError when the file cannot be read, is not
+        YAML or holds another number of documents."""
+        from gryvia_cli.cli.files import read_one_document
+
+        doc, source = read_one_document(file, self.resource.kind)
+        ns = state.manifest_namespace(doc, namespace)
+        try:
+            body = build(doc, ns, source)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
+        obj = state.access().create(self.resource, body, ns)
+        name = body["metadata"]["name"]
+        follow_cmd = f"gryvia {self.group} {follow} {name}"
+        success(f"{self.noun} {ns}/{name} submitted; follow it with `{follow_cmd}`")
+        self.print_written(state, obj, output)
 
     def listed(
         self,

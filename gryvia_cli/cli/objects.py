@@ -6,7 +6,7 @@ a confirmation. Each group keeps its own options, columns and wording.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -24,6 +24,7 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -111,6 +112,22 @@ class ObjectGroup:
         follow_cmd = f"gryvia {self.group} {follow} {name}"
         success(f"{self.noun} {ns}/{name} submitted; follow it with `{follow_cmd}`")
         self.print_written(state, obj, output)
+
+    def show(
+        self,
+        state: Session,
+        name: str,
+        namespace: str | None,
+        output: OutputFormat | None,
+        model: type[M],
+        details: Callable[[M], Sequence[tuple[str, str]]],
+    ) -> None:
+        """`get` of one object (NotFoundError as `read` raises it): `-o json|yaml` as stored,
+        `-o name` its line, else the label/value lines `details` builds from the object
+        validated against `model` (`output.render_one`)."""
+        fmt = state.fmt(output)
+        obj = self.read(state, name, namespace)
+        render_one(obj, fmt, self.qualified(name), lambda: details(model.model_validate(obj)))
 
     def listed(
         self,

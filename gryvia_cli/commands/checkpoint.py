@@ -11,7 +11,7 @@ from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, Ye
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import render_one, success
+from gryvia_cli.output import success
 
 app = typer.Typer(
     help="Checkpoint guards: save and resume selected jobs.",
@@ -129,15 +129,8 @@ def get(
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
     state = session(ctx)
-    fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
-    obj = GUARDS.read(state, name, ns)
-    render_one(
-        obj,
-        fmt,
-        f"{r.CHECKPOINT_GUARD.qualified}/{name}",
-        lambda: guard_details(GryviaCheckpointGuard.model_validate(obj)),
-    )
+    GUARDS.show(state, name, ns, output, GryviaCheckpointGuard, guard_details)
 
 
 @app.command("delete")

@@ -272,6 +272,15 @@ def build_job_manifest(form: JobForm) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": AIJOB_KIND_NAME, "metadata": meta, "spec": spec}
 
 
+def new_object(
+    kind: str, name: str, spec: dict[str, Any], namespace: str | None = None
+) -> dict[str, Any]:
+    """The body of a new Gryvia object of `kind`: apiVersion, kind, metadata (name, and
+    namespace when given) and `spec` (the same dict, not a copy). Not validated."""
+    metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
+
+
 def manifest_body(doc: Any, kind: str, source: str) -> dict[str, Any]:
     """A copy of the manifest `doc` (one YAML document) with apiVersion defaulted to Gryvia's.
     Raises ValueError `<source>: expected a <kind> manifest, found '<other>'` when it is not a

@@ -103,7 +103,7 @@ def list_guards(
     )
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
-    table = TableSpec(
+    table: TableSpec[GryviaCheckpointGuard] = TableSpec(
         GUARD_COLUMNS,
         lambda g, _now: guard_row(g),
         GUARD_WIDE_COLUMNS,

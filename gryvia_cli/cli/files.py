@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.errors import InvalidInputError
 
@@ -24,6 +24,25 @@ def read_source(path: str) -> tuple[str, str]:
         return file.read_text(encoding="utf-8"), path
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.__class__.__name__}: {exc}") from None
+
+
+def read_one_document(path: str, kind: str) -> tuple[Any, str]:
+    """Return (document, display name) of a YAML file or `-` (stdin) that must hold exactly
+    one document (empty documents do not count); `kind` names it in the error.
+
+    Raises InvalidInputError when the file cannot be read, is not valid YAML or holds no
+    document or more than one.
+    """
+    import yaml
+
+    text, source = read_source(path)
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"{source}: not valid YAML: {exc}") from None
+    if len(docs) != 1:
+        raise InvalidInputError(f"{source}: expected one {kind}, found {len(docs)}")
+    return docs[0], source
 
 
 def check_sources(paths: list[str]) -> list[DocumentReport]:

@@ -6,7 +6,7 @@ a confirmation. Each group keeps its own options, columns and wording.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -16,7 +16,7 @@ import typer
 from gryvia_cli.cli.options import confirm, render_raw
 from gryvia_cli.cli.session import Session
 from gryvia_cli.core.cells import plural_of
-from gryvia_cli.errors import NotFoundError
+from gryvia_cli.errors import InvalidInputError, NotFoundError
 from gryvia_cli.kube.resources import Resource
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -24,6 +24,7 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_names,
+    render_one,
     render_table,
     success,
     warn,
@@ -82,6 +83,51 @@ class ObjectGroup:
             render_data(obj, fmt)
         else:
             render_names([self.qualified(str((obj.get("metadata") or {}).get("name") or ""))])
+
+    def submit(
+        self,
+        state: Session,
+        file: str,
+        namespace: str | None,
+        output: Any,
+        build: Callable[[Any, str, str], dict[str, Any]],
+        follow: str,
+    ) -> None:
+        """Create one object from a manifest file (`-` for stdin) that holds exactly one
+        document of the kind: `build(document, namespace, source)` returns the body to
+        create (a ValueError is an InvalidInputError and nothing is created). Says `<noun>
+        NS/NAME submitted; follow it with `gryvia GROUP FOLLOW NAME`` and prints what
+        `print_written` prints. Raises InvalidInputError when the file cannot be read, is not
+        YAML or holds another number of documents."""
+        from gryvia_cli.cli.files import read_one_document
+
+        doc, source = read_one_document(file, self.resource.kind)
+        ns = state.manifest_namespace(doc, namespace)
+        try:
+            body = build(doc, ns, source)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
+        obj = state.access().create(self.resource, body, ns)
+        name = body["metadata"]["name"]
+        follow_cmd = f"gryvia {self.group} {follow} {name}"
+        success(f"{self.noun} {ns}/{name} submitted; follow it with `{follow_cmd}`")
+        self.print_written(state, obj, output)
+
+    def show(
+        self,
+        state: Session,
+        name: str,
+        namespace: str | None,
+        output: OutputFormat | None,
+        model: type[M],
+        details: Callable[[M], Sequence[tuple[str, str]]],
+    ) -> None:
+        """`get` of one object (NotFoundError as `read` raises it): `-o json|yaml` as stored,
+        `-o name` its line, else the label/value lines `details` builds from the object
+        validated against `model` (`output.render_one`)."""
+        fmt = state.fmt(output)
+        obj = self.read(state, name, namespace)
+        render_one(obj, fmt, self.qualified(name), lambda: details(model.model_validate(obj)))
 
     def listed(
         self,

@@ -125,6 +125,28 @@ def render_raw(data: dict[str, Any], res: Resource, fmt: OutputFormat) -> bool:
     return False
 
 
+def render_entries(
+    fmt: OutputFormat, kind: str, items: list[dict[str, Any]], names: list[str], empty: str
+) -> bool:
+    """Print a report's entries as machines want them and return True: `-o json|yaml` as
+    {apiVersion: gryvia.io/cli, kind: `kind`, items: `items`}, `-o name` as the `names`
+    lines; likewise True after saying `empty` (stderr) when there are no entries. False for
+    the people formats (table, wide) with entries: the command prints its table."""
+    from gryvia_cli.output import MACHINE_FORMATS, info, render_data, render_names
+    from gryvia_operator.api.names import CLI_API_VERSION
+
+    if fmt in MACHINE_FORMATS:
+        render_data({"apiVersion": CLI_API_VERSION, "kind": kind, "items": items}, fmt)
+        return True
+    if fmt is OutputFormat.name:
+        render_names(names)
+        return True
+    if not items:
+        info(empty)
+        return True
+    return False
+
+
 RedrawEveryOpt = Annotated[
     int | None,
     typer.Option(

@@ -13,7 +13,7 @@ from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, info, render_one, render_table, success
+from gryvia_cli.output import OutputFormat, info, render_table, success
 
 app = typer.Typer(help="Budgets: create, list, show and delete them.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Budget name.", show_default=False)]
@@ -279,13 +279,8 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     from gryvia_operator.api import GryviaBudget
 
     state = session(ctx)
-    fmt = state.fmt(output)
-    obj = BUDGETS.read(state, name)
-    render_one(
-        obj,
-        fmt,
-        f"{r.BUDGET.qualified}/{name}",
-        lambda: budget_details(GryviaBudget.model_validate(obj), state.now().date()),
+    BUDGETS.show(
+        state, name, None, output, GryviaBudget, lambda b: budget_details(b, state.now().date())
     )
 
 

@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, render_one, render_table, success
+from gryvia_cli.output import success
 
 app = typer.Typer(
     help="Checkpoint guards: save and resume selected jobs.",
@@ -103,17 +103,15 @@ def list_guards(
     )
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    guards = GUARDS.listed(state, GryviaCheckpointGuard, fmt, ns)
-    if guards is None:
-        return
-    guards.sort(key=lambda g: (g.namespace, g.name))
-    wide = fmt is OutputFormat.wide
-    columns = GUARD_WIDE_COLUMNS if wide else GUARD_COLUMNS
-    rows = rows_for(guards, guard_wide_row if wide else guard_row, ns is None)
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
+    table: TableSpec[GryviaCheckpointGuard] = TableSpec(
+        GUARD_COLUMNS,
+        lambda g, _now: guard_row(g),
+        GUARD_WIDE_COLUMNS,
+        lambda g, _now: guard_wide_row(g),
+    )
+    GUARDS.print_table(
+        session(ctx), GryviaCheckpointGuard, output, namespace, all_namespaces, table
+    )
 
 
 @app.command("get")
@@ -131,15 +129,8 @@ def get(
     from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
     state = session(ctx)
-    fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
-    obj = GUARDS.read(state, name, ns)
-    render_one(
-        obj,
-        fmt,
-        f"{r.CHECKPOINT_GUARD.qualified}/{name}",
-        lambda: guard_details(GryviaCheckpointGuard.model_validate(obj)),
-    )
+    GUARDS.show(state, name, ns, output, GryviaCheckpointGuard, guard_details)
 
 
 @app.command("delete")

@@ -34,6 +34,14 @@ def effective(state: Session) -> dict[str, Any]:
     }
 
 
+def _context_name(ctx: typer.Context) -> str:
+    """The name of the current (or --context) context, whose saved settings change."""
+    from gryvia_cli.kube.config import describe_context
+
+    state = session(ctx)
+    return describe_context(state.kubeconfig, state.context).name
+
+
 @app.callback(invoke_without_command=True)
 def config(ctx: typer.Context, output: OutputOpt = None) -> None:
     """Show the effective context, namespace, server and user (no cluster request).
@@ -75,25 +83,21 @@ def set_namespace(
       gryvia config set-namespace team-a
       gryvia --context prod config set-namespace ml
     """
-    from gryvia_cli.kube.config import describe_context
     from gryvia_cli.settings import save_namespace
 
-    state = session(ctx)
-    info = describe_context(state.kubeconfig, state.context)
-    path = save_namespace(info.name, namespace)
-    success(f"default namespace for context {info.name} is now {namespace} (saved in {path})")
+    name = _context_name(ctx)
+    path = save_namespace(name, namespace)
+    success(f"default namespace for context {name} is now {namespace} (saved in {path})")
 
 
 @app.command("unset-namespace")
 def unset_namespace(ctx: typer.Context) -> None:
     """Forget the saved default namespace of the current (or --context) context."""
-    from gryvia_cli.kube.config import describe_context
     from gryvia_cli.settings import save_namespace
 
-    state = session(ctx)
-    info = describe_context(state.kubeconfig, state.context)
-    path = save_namespace(info.name, None)
-    success(f"no saved namespace for context {info.name} any more ({path})")
+    name = _context_name(ctx)
+    path = save_namespace(name, None)
+    success(f"no saved namespace for context {name} any more ({path})")
 
 
 @app.command("set-prometheus")
@@ -116,25 +120,21 @@ def set_prometheus(
       gryvia config set-prometheus http://prometheus.monitoring:9090
     """
     from gryvia_cli.errors import InvalidInputError
-    from gryvia_cli.kube.config import describe_context
     from gryvia_cli.settings import save_prometheus
 
-    state = session(ctx)
-    info = describe_context(state.kubeconfig, state.context)
+    name = _context_name(ctx)
     try:
-        path = save_prometheus(info.name, url)
+        path = save_prometheus(name, url)
     except ValueError as exc:
         raise InvalidInputError(f"URL: {exc}", hint="give the server's http(s):// address") from exc
-    success(f"GPU use for context {info.name} now comes from {url} (saved in {path})")
+    success(f"GPU use for context {name} now comes from {url} (saved in {path})")
 
 
 @app.command("unset-prometheus")
 def unset_prometheus(ctx: typer.Context) -> None:
     """Read GPU use of the current (or --context) context through the API server again."""
-    from gryvia_cli.kube.config import describe_context
     from gryvia_cli.settings import save_prometheus
 
-    state = session(ctx)
-    info = describe_context(state.kubeconfig, state.context)
-    path = save_prometheus(info.name, None)
-    success(f"no Prometheus for context {info.name} any more ({path})")
+    name = _context_name(ctx)
+    path = save_prometheus(name, None)
+    success(f"no Prometheus for context {name} any more ({path})")

@@ -17,7 +17,6 @@ from gryvia_cli.output import (
     OutputFormat,
     emit,
     render_data,
-    render_one,
     render_table,
     success,
 )
@@ -174,14 +173,8 @@ def get(
     from gryvia_operator.api.jobhook import GryviaJobHook
 
     state = session(ctx)
-    fmt = state.fmt(output)
-    obj = HOOKS.read(state, name, state.resolve_namespace(namespace))
-    render_one(
-        obj,
-        fmt,
-        f"{r.JOBHOOK.qualified}/{name}",
-        lambda: hook_details(GryviaJobHook.model_validate(obj), state.now()),
-    )
+    ns = state.resolve_namespace(namespace)
+    HOOKS.show(state, name, ns, output, GryviaJobHook, lambda h: hook_details(h, state.now()))
 
 
 @app.command("delete")

@@ -12,7 +12,7 @@ from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, Ye
 from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import render_one, success
+from gryvia_cli.output import success
 
 app = typer.Typer(
     help="Idle policies: warn about, suspend or cancel jobs whose GPUs sit idle.",
@@ -142,14 +142,9 @@ def get(
     from gryvia_operator.api.idlepolicy import GryviaIdlePolicy
 
     state = session(ctx)
-    fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
-    obj = POLICIES.read(state, name, ns)
-    render_one(
-        obj,
-        fmt,
-        f"{r.IDLE_POLICY.qualified}/{name}",
-        lambda: idle_policy_details(GryviaIdlePolicy.model_validate(obj), state.now()),
+    POLICIES.show(
+        state, name, ns, output, GryviaIdlePolicy, lambda p: idle_policy_details(p, state.now())
     )
 
 

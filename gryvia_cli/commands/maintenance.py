@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
+from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm, render_entries
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import GryviaError, UsageError
 from gryvia_cli.kube import resources as r
@@ -19,7 +19,6 @@ from gryvia_cli.output import (
     info,
     note,
     render_data,
-    render_names,
     render_table,
     success,
     warn,
@@ -227,21 +226,14 @@ def list_nodes(ctx: typer.Context, output: OutputOpt = None) -> None:
     ageSeconds, reason, cordoned, gpuType, gpus}]}.
     """
     from gryvia_cli.core.maintenance import LIST_COLUMNS, LIST_WIDE_COLUMNS, list_row, marked_nodes
-    from gryvia_operator.api.names import CLI_API_VERSION
 
     state = session(ctx)
     fmt = state.fmt(output)
     now = state.now()
     nodes = marked_nodes(state.access().items(r.NODE))
-    if fmt in MACHINE_FORMATS:
-        items = [n.as_dict(now) for n in nodes]
-        render_data({"apiVersion": CLI_API_VERSION, "kind": "MaintenanceList", "items": items}, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.NODE.qualified}/{n.name}" for n in nodes])
-        return
-    if not nodes:
-        info("No nodes in maintenance.")
+    items = [n.as_dict(now) for n in nodes]
+    names = [f"{r.NODE.qualified}/{n.name}" for n in nodes]
+    if render_entries(fmt, "MaintenanceList", items, names, "No nodes in maintenance."):
         return
     wide = fmt is OutputFormat.wide
     render_table(

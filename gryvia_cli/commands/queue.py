@@ -13,18 +13,11 @@ from gryvia_cli.cli.options import (
     OutputOpt,
     RedrawEveryOpt,
     UserOpt,
+    render_entries,
 )
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_table,
-)
-from gryvia_operator.api.names import CLI_API_VERSION
+from gryvia_cli.output import OutputFormat, render_table
 
 if TYPE_CHECKING:
     from gryvia_cli.core.queue import QueueEntry
@@ -212,21 +205,10 @@ def _render(
         start_row,
     )
 
-    if fmt in MACHINE_FORMATS:
-        render_data(
-            {
-                "apiVersion": CLI_API_VERSION,
-                "kind": "Queue",
-                "items": [e.as_dict() for e in entries],
-            },
-            fmt,
-        )
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.AIJOB.qualified}/{e.job.name}" for e in entries])
-        return
-    if not entries:
-        info("No jobs waiting" + ("" if all_ns else f" in namespace {ns}") + ".")
+    items = [e.as_dict() for e in entries]
+    names = [f"{r.AIJOB.qualified}/{e.job.name}" for e in entries]
+    empty = "No jobs waiting" + ("" if all_ns else f" in namespace {ns}") + "."
+    if render_entries(fmt, "Queue", items, names, empty):
         return
     if start:
         columns = list(START_COLUMNS)

@@ -15,7 +15,7 @@ from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import GryviaError, UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import info, render_one, render_table, success
+from gryvia_cli.output import info, render_table, success
 
 app = typer.Typer(
     help="GPU reservations: create, list, show and delete them.", no_args_is_help=True
@@ -178,15 +178,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     from gryvia_cli.core.reservations import reservation_details
     from gryvia_operator.api import GryviaReservation
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    obj = RESERVATIONS.read(state, name)
-    render_one(
-        obj,
-        fmt,
-        f"{r.RESERVATION.qualified}/{name}",
-        lambda: reservation_details(GryviaReservation.model_validate(obj)),
-    )
+    RESERVATIONS.show(session(ctx), name, None, output, GryviaReservation, reservation_details)
 
 
 @app.command("delete")

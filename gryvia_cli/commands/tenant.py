@@ -19,7 +19,6 @@ from gryvia_cli.output import (
     info,
     note,
     render_names,
-    render_one,
     render_table,
     success,
     warn,
@@ -203,15 +202,7 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     from gryvia_cli.core.tenancy import tenant_details
     from gryvia_operator.api import GryviaTenant
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    obj = TENANTS.read(state, name)
-    render_one(
-        obj,
-        fmt,
-        f"{r.TENANT.qualified}/{name}",
-        lambda: tenant_details(GryviaTenant.model_validate(obj)),
-    )
+    TENANTS.show(session(ctx), name, None, output, GryviaTenant, tenant_details)
 
 
 @app.command("delete")

@@ -14,7 +14,7 @@ import typer
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import InvalidInputError, NotFoundError
+from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -25,7 +25,6 @@ from gryvia_cli.output import (
     render_one,
     render_table,
     section,
-    success,
 )
 
 app = typer.Typer(
@@ -63,28 +62,9 @@ def submit(
       gryvia tune submit sweep.yaml
       gryvia tune submit sweep.yaml -n ml -o yaml
     """
-    import yaml
-
-    from gryvia_cli.cli.files import read_source
     from gryvia_cli.core.autotuners import build_tuner
 
-    state = session(ctx)
-    text, source = read_source(file)
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"{source}: not valid YAML: {exc}") from None
-    if len(docs) != 1:
-        raise InvalidInputError(f"{source}: expected one GryviaAutoTuner, found {len(docs)}")
-    ns = state.manifest_namespace(docs[0], namespace)
-    try:
-        body = build_tuner(docs[0], ns, source)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from None
-    obj = state.access().create(r.AUTOTUNER, body, ns)
-    name = body["metadata"]["name"]
-    success(f"tuner {ns}/{name} submitted; follow it with `gryvia tune status {name}`")
-    TUNERS.print_written(state, obj, output)
+    TUNERS.submit(session(ctx), file, namespace, output, build_tuner, "status")
 
 
 @app.command("list")

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gryvia_cli.cli.objects import ObjectGroup, rows_for
+from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import InvalidInputError, UsageError
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import OutputFormat, render_one, render_table, section, success
+from gryvia_cli.output import render_one, section, success
 
 app = typer.Typer(
     help="Workflows: DAGs of job steps, run once or on a schedule.", no_args_is_help=True
@@ -61,28 +61,12 @@ def submit(
       gryvia workflow submit pipeline.yaml
       gryvia workflow submit pipeline.yaml -p lr=0.001 -n ml
     """
-    import yaml
-
-    from gryvia_cli.cli.files import read_source
     from gryvia_cli.core.workflows import build_workflow, parse_params
 
-    state = session(ctx)
-    text, source = read_source(file)
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"{source}: not valid YAML: {exc}") from None
-    if len(docs) != 1:
-        raise InvalidInputError(f"{source}: expected one GryviaWorkflow, found {len(docs)}")
-    ns = state.manifest_namespace(docs[0], namespace)
-    try:
-        body = build_workflow(docs[0], ns, parse_params(param or []), source)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from None
-    obj = state.access().create(r.WORKFLOW, body, ns)
-    name = body["metadata"]["name"]
-    success(f"workflow {ns}/{name} submitted; follow it with `gryvia workflow get {name}`")
-    WORKFLOWS.print_written(state, obj, output)
+    def build(doc: Any, ns: str, source: str) -> dict[str, Any]:
+        return build_workflow(doc, ns, parse_params(param or []), source)
+
+    WORKFLOWS.submit(session(ctx), file, namespace, output, build, "get")
 
 
 @app.command("list")
@@ -109,20 +93,8 @@ def list_workflows(
     )
     from gryvia_operator.api.workflow import GryviaWorkflow
 
-    state = session(ctx)
-    fmt = state.fmt(output)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
-    found = WORKFLOWS.listed(state, GryviaWorkflow, fmt, ns)
-    if found is None:
-        return
-    found.sort(key=lambda w: (w.namespace, w.name))
-    wide = fmt is OutputFormat.wide
-    now = state.now()
-    columns = WORKFLOW_WIDE_COLUMNS if wide else WORKFLOW_COLUMNS
-    rows = rows_for(
-        found, lambda w: (workflow_wide_row if wide else workflow_row)(w, now), ns is None
-    )
-    render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
+    table = TableSpec(WORKFLOW_COLUMNS, workflow_row, WORKFLOW_WIDE_COLUMNS, workflow_wide_row)
+    WORKFLOWS.print_table(session(ctx), GryviaWorkflow, output, namespace, all_namespaces, table)
 
 
 @app.command("get")

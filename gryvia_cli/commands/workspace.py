@@ -20,7 +20,7 @@ from gryvia_cli.cli.options import (
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import info, render_one, success
+from gryvia_cli.output import info, success
 
 app = typer.Typer(
     help="Workspaces: development pods with a persistent home; create, start, stop, shell.",
@@ -236,15 +236,9 @@ def get(
     from gryvia_operator.api.workspace import GryviaWorkspace
 
     state = session(ctx)
-    fmt = state.fmt(output)
     ns = state.resolve_namespace(namespace)
-    obj = WORKSPACES.read(state, name, ns)
-    now = state.now()
-    render_one(
-        obj,
-        fmt,
-        WORKSPACES.qualified(name),
-        lambda: workspace_details(GryviaWorkspace.model_validate(obj), now),
+    WORKSPACES.show(
+        state, name, ns, output, GryviaWorkspace, lambda w: workspace_details(w, state.now())
     )
 
 

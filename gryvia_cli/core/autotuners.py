@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from gryvia_cli.core.manifests import manifest_body, validated_body
 from gryvia_cli.core.timefmt import age
-from gryvia_operator.api import API_VERSION
 from gryvia_operator.api.autotuner import GryviaAutoTuner, TrialStatus
 from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.names import name_problem
@@ -22,12 +22,7 @@ BEST_COLUMNS = ("TRIAL", "INDEX", "VALUE", "PARAMETERS")
 def build_tuner(doc: Any, namespace: str, source: str) -> dict[str, Any]:
     """The GryviaAutoTuner to create from a manifest `doc` (one YAML document): namespace
     set, validated by the model. Raises ValueError naming the source, the field and the fix."""
-    from pydantic import ValidationError
-
-    if not isinstance(doc, dict) or doc.get("kind") != "GryviaAutoTuner":
-        kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
-        raise ValueError(f"{source}: expected a GryviaAutoTuner manifest, found {kind!r}")
-    body = {**doc, "apiVersion": doc.get("apiVersion") or API_VERSION}
+    body = manifest_body(doc, "GryviaAutoTuner", source)
     meta = dict(body.get("metadata") or {})
     name = str(meta.get("name") or "")
     if not name:
@@ -40,14 +35,7 @@ def build_tuner(doc: Any, namespace: str, source: str) -> dict[str, Any]:
         raise ValueError(f"{source}: {too_long}")
     meta["namespace"] = namespace
     body["metadata"] = meta
-    try:
-        GryviaAutoTuner.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        text = str(first["msg"]).removeprefix("Value error, ")
-        raise ValueError(f"{source}: {where + ': ' if where else ''}{text}") from None
-    return body
+    return validated_body(GryviaAutoTuner, body, source)
 
 
 def format_params(params: Mapping[str, str] | None) -> str:

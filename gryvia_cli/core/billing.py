@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from gryvia_cli.core.csvexport import to_csv
-from gryvia_cli.core.gpuuse import idle_cost
+from gryvia_cli.core.gpuuse import idle_cost, usage_fields
 from gryvia_cli.core.unpriced import UNPRICED, only_unpriced
 from gryvia_operator.api import GryviaUsageRecord
 from gryvia_operator.api.attribution import billable
@@ -83,11 +83,7 @@ class UsageRow:
             "currency": self.currency,
             "jobs": self.jobs,
         }
-        if self.unpriced_gpu_hours > 0:
-            out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
-        if self.active_gpu_hours is not None and self.idle_cost is not None:
-            out["activeGpuHours"] = round(self.active_gpu_hours, 4)
-            out["idleCost"] = float(round(self.idle_cost, 4))
+        out.update(usage_fields(self.unpriced_gpu_hours, self.active_gpu_hours, self.idle_cost))
         if not self.billable:
             out["billable"] = False
         return out

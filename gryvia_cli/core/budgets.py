@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from gryvia_cli.core.cells import Marked
-from gryvia_operator.api import API_VERSION, GryviaBudget
+from gryvia_cli.core.manifests import new_object
+from gryvia_operator.api import GryviaBudget
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.messages import gpu_count, job_count
 
@@ -74,12 +75,7 @@ def parse_secret(text: str) -> dict[str, str]:
 def build_budget(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The GryviaBudget body, validated. Raises ValueError listing each bad field as
     `spec.<path>: <problem>`."""
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaBudget",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    body = new_object("GryviaBudget", name, spec)
     spec = _json_safe(spec)
     body["spec"] = spec
     found = spec.get("period")

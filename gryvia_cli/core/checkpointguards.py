@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gryvia_operator.api import API_VERSION
+from gryvia_cli.core.manifests import new_object
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 
 GUARD_COLUMNS = ("NAME", "SELECTOR", "INTERVAL", "JOBS", "LAST-RESTORE")
@@ -37,16 +37,16 @@ def build_guard(
     model's message (field and limit) when a value is out of range."""
     from pydantic import ValidationError
 
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaCheckpointGuard",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
+    body = new_object(
+        "GryviaCheckpointGuard",
+        name,
+        {
             "jobSelector": {"matchLabels": selector},
             "checkpointPolicy": {"intervalSeconds": interval_seconds, "directory": directory},
             "restore": {"enabled": restore, "wholeJob": whole_job},
         },
-    }
+        namespace,
+    )
     try:
         GryviaCheckpointGuard.model_validate(body)
     except ValidationError as exc:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gryvia_cli.core.gpuuse import idle_cost
+from gryvia_cli.core.gpuuse import idle_cost, usage_fields
 from gryvia_cli.core.unpriced import only_unpriced
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
 from gryvia_operator.api.attribution import tenant_namespace
@@ -133,11 +133,7 @@ class TeamCost:
             "gpuHours": round(self.gpu_hours, 4),
             "jobs": self.jobs,
         }
-        if self.unpriced_gpu_hours > 0:
-            out["unpricedGpuHours"] = round(self.unpriced_gpu_hours, 4)
-        if self.active_gpu_hours is not None and self.idle_cost is not None:
-            out["activeGpuHours"] = round(self.active_gpu_hours, 4)
-            out["idleCost"] = float(round(self.idle_cost, 4))
+        out.update(usage_fields(self.unpriced_gpu_hours, self.active_gpu_hours, self.idle_cost))
         return out
 
 

@@ -217,23 +217,13 @@ def estimate_cost(
     gate = gate_warnings(impact)
     if estimate.unpriced:
         gate.insert(0, unpriced_warning(job.name, job.gpu_type, allowed))
-    if rate is None or rate.currency != BUDGET_CURRENCY:
-        return CostEstimate(
-            job.name,
-            job.total_gpus,
-            job.gpu_type,
-            rate,
-            job.timeout,
-            seconds,
-            tuple(gate),
-            impact,
-            tuple(hard),
-        )
-    if estimate.for_timeout is not None:
-        amount, basis = estimate.for_timeout, f"for its timeout {job.timeout}"
-    else:
-        amount, basis = estimate.per_hour or 0.0, "for one hour, no timeout set"
-    warnings = budget_warnings(namespace, amount, basis, quotas) + gate
+    warnings = gate
+    if rate is not None and rate.currency == BUDGET_CURRENCY:
+        if estimate.for_timeout is not None:
+            amount, basis = estimate.for_timeout, f"for its timeout {job.timeout}"
+        else:
+            amount, basis = estimate.per_hour or 0.0, "for one hour, no timeout set"
+        warnings = budget_warnings(namespace, amount, basis, quotas) + gate
     return CostEstimate(
         job.name,
         job.total_gpus,

@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core.cells import Marked
+from gryvia_cli.core.manifests import new_object
 from gryvia_cli.core.timefmt import age
 from gryvia_operator.api.controlled import checked_body
 from gryvia_operator.api.core import LabelSelector
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
-from gryvia_operator.api.names import API_VERSION
 
 SHARING_COLUMNS = ("NAME", "STRATEGY", "SHARING", "NODE SELECTOR", "CONFIG", "NODES", "READY")
 SHARING_WIDE_COLUMNS = (*SHARING_COLUMNS, "AGE")
@@ -141,6 +141,5 @@ def build_sharing_policy(
         spec["mig"] = {k: v for k, v in mig.items() if v is not None}
     else:
         raise ValueError(f"--strategy {strategy}: use time-slicing or mig")
-    body = {"apiVersion": API_VERSION, "kind": "GryviaGPUSharingPolicy", "metadata": {"name": name}}
-    body["spec"] = spec
+    body = new_object("GryviaGPUSharingPolicy", name, spec)
     return checked_body(GryviaGPUSharingPolicy, body)

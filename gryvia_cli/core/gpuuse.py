@@ -119,6 +119,21 @@ def idle_cost(record: GryviaUsageRecord) -> Decimal | None:
     return max(Decimal(0), idle) * Decimal(amount(record.spec.rate))
 
 
+def usage_fields(
+    unpriced_gpu_hours: float, active_gpu_hours: float | None, idle: Decimal | None
+) -> dict[str, Any]:
+    """The optional JSON fields of a usage or cost row, in this order: `unpricedGpuHours` when
+    some GPU-hours are unpriced, `activeGpuHours` and `idleCost` when its runs were sampled
+    (both known); 4-place numbers."""
+    out: dict[str, Any] = {}
+    if unpriced_gpu_hours > 0:
+        out["unpricedGpuHours"] = round(unpriced_gpu_hours, 4)
+    if active_gpu_hours is not None and idle is not None:
+        out["activeGpuHours"] = round(active_gpu_hours, 4)
+        out["idleCost"] = float(round(idle, 4))
+    return out
+
+
 SPARK_MARKS = "▁▂▃▄▅▆▇█"
 """A sparkline's marks, lowest (0 %) to highest (100 %)."""
 

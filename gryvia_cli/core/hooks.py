@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gryvia_cli.core.manifests import new_object
 from gryvia_cli.core.timefmt import age
-from gryvia_operator.api import API_VERSION
 from gryvia_operator.api.jobhook import HOOK_EVENTS, GryviaJobHook
 from gryvia_operator.api.signature import HOOK_USER_AGENT, headers, render
 
@@ -75,12 +75,7 @@ def build_hook(
         spec["retry"] = retry
     if suspend:
         spec["suspend"] = True
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaJobHook",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    body = new_object("GryviaJobHook", name, spec)
     try:
         GryviaJobHook.model_validate(body)
     except ValidationError as exc:

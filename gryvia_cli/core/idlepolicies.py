@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_cli.core import timefmt
-from gryvia_operator.api import API_VERSION
+from gryvia_cli.core.manifests import new_object
 from gryvia_operator.api.idlepolicy import GryviaIdlePolicy
 
 IDLE_POLICY_COLUMNS = ("NAME", "ACTION", "THRESHOLD", "WINDOW", "GRACE", "COVERED", "IDLE", "AGE")
@@ -38,12 +38,7 @@ def build_idle_policy(
     }
     if job_types:
         spec["jobTypes"] = job_types
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaIdlePolicy",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
+    body = new_object("GryviaIdlePolicy", name, spec, namespace)
     return checked_body(GryviaIdlePolicy, body)
 
 

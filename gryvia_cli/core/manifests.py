@@ -11,7 +11,7 @@ import copy
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.errors import InvalidInputError
 from gryvia_operator.api.names import (
@@ -21,6 +21,9 @@ from gryvia_operator.api.names import (
     API_VERSION,
     GROUP,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -267,3 +270,37 @@ def build_job_manifest(form: JobForm) -> dict[str, Any]:
     if form.namespace.strip():
         meta["namespace"] = form.namespace.strip()
     return {"apiVersion": API_VERSION, "kind": AIJOB_KIND_NAME, "metadata": meta, "spec": spec}
+
+
+def new_object(
+    kind: str, name: str, spec: dict[str, Any], namespace: str | None = None
+) -> dict[str, Any]:
+    """The body of a new Gryvia object of `kind`: apiVersion, kind, metadata (name, and
+    namespace when given) and `spec` (the same dict, not a copy). Not validated."""
+    metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
+
+
+def manifest_body(doc: Any, kind: str, source: str) -> dict[str, Any]:
+    """A copy of the manifest `doc` (one YAML document) with apiVersion defaulted to Gryvia's.
+    Raises ValueError `<source>: expected a <kind> manifest, found '<other>'` when it is not a
+    mapping of that kind."""
+    if not isinstance(doc, dict) or doc.get("kind") != kind:
+        found = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"{source}: expected a {kind} manifest, found {found!r}")
+    return {**doc, "apiVersion": doc.get("apiVersion") or API_VERSION}
+
+
+def validated_body(model: type[BaseModel], body: dict[str, Any], source: str) -> dict[str, Any]:
+    """`body` when `model` accepts it; else ValueError `<source>: <field>: <message>` naming
+    the first problem (`<source>: <message>` when it concerns no one field)."""
+    from pydantic import ValidationError
+
+    from gryvia_operator.api.controlled import first_problem
+
+    try:
+        model.model_validate(body)
+    except ValidationError as exc:
+        where, text = first_problem(exc)
+        raise ValueError(f"{source}: {where + ': ' if where else ''}{text}") from None
+    return body

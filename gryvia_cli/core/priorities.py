@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gryvia_operator.api.names import API_VERSION
+from gryvia_cli.core.manifests import new_object
 from gryvia_operator.api.priority import MAX_USER_VALUE, PRIORITY_TABLE, GryviaPriority
 
 PRIORITY_COLUMNS = ("name", "value", "preemption", "ready", "used-by-spec.priority")
@@ -44,8 +44,7 @@ def build_priority(
     spec: dict[str, Any] = {"value": value, "preemptionPolicy": preemption_policy}
     if description:
         spec["description"] = description
-    body = {"apiVersion": API_VERSION, "kind": "GryviaPriority", "metadata": {"name": name}}
-    return {**body, "spec": spec}
+    return new_object("GryviaPriority", name, spec)
 
 
 def table_range(name: str) -> str:

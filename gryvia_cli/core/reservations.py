@@ -10,7 +10,8 @@ from typing import Any
 
 from gryvia_cli.core.billing import parse_when
 from gryvia_cli.core.cells import Marked
-from gryvia_operator.api import API_VERSION, GryviaReservation
+from gryvia_cli.core.manifests import new_object
+from gryvia_operator.api import GryviaReservation
 from gryvia_operator.api.helpers import DurationError, parse_duration
 from gryvia_operator.api.reservation import cron_problem
 
@@ -125,12 +126,7 @@ def build_reservation(
     }
     if exclusive:
         spec["guarantees"] = {"exclusive": True}
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaReservation",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return new_object("GryviaReservation", name, spec)
 
 
 def window_text(res: GryviaReservation) -> str:

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from gryvia_cli.core.cells import Marked
-from gryvia_operator.api import API_VERSION, GryviaTenant
+from gryvia_cli.core.manifests import new_object
+from gryvia_operator.api import GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace
 
 MAX_NAME = 56
@@ -89,12 +90,7 @@ def build_tenant_apply(
         spec["members"] = [dict(m) for m in members]
     if deletion_policy is not None:
         spec["deletionPolicy"] = deletion_policy
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaTenant",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return new_object("GryviaTenant", name, spec)
 
 
 TENANT_COLUMNS = ("name", "display name", "health", "max gpus", "skus", "namespace")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from gryvia_cli.core.manifests import manifest_body, validated_body
 from gryvia_cli.core.timefmt import age
-from gryvia_operator.api import API_VERSION
 from gryvia_operator.api.namelimits import name_length_problem
 from gryvia_operator.api.workflow import GryviaWorkflow, WorkflowRun, name_problem
 
@@ -31,12 +31,7 @@ def build_workflow(doc: Any, namespace: str, params: dict[str, str], source: str
     """The GryviaWorkflow to create from a manifest `doc` (one YAML document): namespace set,
     `params` merged over spec.parameters, validated by the model. Raises ValueError naming
     the source, the field and the fix."""
-    from pydantic import ValidationError
-
-    if not isinstance(doc, dict) or doc.get("kind") != "GryviaWorkflow":
-        kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
-        raise ValueError(f"{source}: expected a GryviaWorkflow manifest, found {kind!r}")
-    body = {**doc, "apiVersion": doc.get("apiVersion") or API_VERSION}
+    body = manifest_body(doc, "GryviaWorkflow", source)
     meta = dict(body.get("metadata") or {})
     if not meta.get("name"):
         raise ValueError(f"{source}: metadata.name is required; name the workflow")
@@ -51,14 +46,7 @@ def build_workflow(doc: Any, namespace: str, params: dict[str, str], source: str
         spec = dict(body.get("spec") or {})
         spec["parameters"] = {**(spec.get("parameters") or {}), **params}
         body["spec"] = spec
-    try:
-        GryviaWorkflow.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        text = str(first["msg"]).removeprefix("Value error, ")
-        raise ValueError(f"{source}: {where + ': ' if where else ''}{text}") from None
-    return body
+    return validated_body(GryviaWorkflow, body, source)
 
 
 def runs_of(wf: GryviaWorkflow) -> list[WorkflowRun]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from gryvia_cli.core.manifests import new_object
 from gryvia_cli.core.timefmt import age
-from gryvia_operator.api.names import API_VERSION
 from gryvia_operator.api.workspace import ANNOTATION_SESSION_AT, GryviaWorkspace
 
 WORKSPACE_COLUMNS = ("NAME", "PHASE", "GPUS", "IDLE-TIMEOUT", "MAX-LIFETIME", "REASON", "AGE")
@@ -57,12 +57,7 @@ def build_workspace(
         spec["storage"] = storage
     if stopped:
         spec["stopped"] = True
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "GryviaWorkspace",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
+    body = new_object("GryviaWorkspace", name, spec, namespace)
     try:
         GryviaWorkspace.model_validate(body)
     except ValidationError as exc:

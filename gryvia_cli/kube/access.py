@@ -133,6 +133,21 @@ class KubeAccess:
         except ValueError as exc:
             raise GryviaError(f"the API server sent a reply that is not JSON: {exc}") from None
 
+    def _object(
+        self,
+        method: str,
+        res: r.Resource,
+        name: str | None,
+        namespace: str | None,
+        path: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """The one object a call on `res` answers with, at `path` (default: the object `name`
+        in `namespace`): {} when the reply is empty or not an object. Raises as `_call` does."""
+        where = path or res.path(namespace, name)
+        data = self._json(method, where, resource=res, name=name, namespace=namespace, **kwargs)
+        return data if isinstance(data, dict) else {}
+
     # -- objects -----------------------------------------------------------------------------
 
     def list_objects(
@@ -233,10 +248,7 @@ class KubeAccess:
 
     def get(self, res: r.Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Read one object; NotFoundError when it does not exist."""
-        data = self._json(
-            "GET", res.path(namespace, name), resource=res, name=name, namespace=namespace
-        )
-        return data if isinstance(data, dict) else {}
+        return self._object("GET", res, name, namespace)
 
     def create(
         self,
@@ -249,17 +261,16 @@ class KubeAccess:
         """Create an object; with `dry_run` the server checks it (webhooks too), keeps nothing."""
         query = [("dryRun", "All")] if dry_run else []
         name = (body.get("metadata") or {}).get("name")
-        data = self._json(
+        return self._object(
             "POST",
+            res,
+            name,
+            namespace,
             res.path(namespace),
             query=query,
             body=dict(body),
-            resource=res,
-            name=name,
-            namespace=namespace,
             verb="create",
         )
-        return data if isinstance(data, dict) else {}
 
     def dry_run_create(
         self, res: r.Resource, body: Mapping[str, Any], namespace: str | None
@@ -288,17 +299,10 @@ class KubeAccess:
         self, res: r.Resource, name: str, namespace: str | None, patch: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Apply a JSON merge patch to an object and return it."""
-        data = self._json(
-            "PATCH",
-            res.path(namespace, name),
-            body=dict(patch),
-            content_type="application/merge-patch+json",
-            resource=res,
-            name=name,
-            namespace=namespace,
-            verb="patch",
+        kind = "application/merge-patch+json"
+        return self._object(
+            "PATCH", res, name, namespace, body=dict(patch), content_type=kind, verb="patch"
         )
-        return data if isinstance(data, dict) else {}
 
     def apply(
         self,
@@ -315,31 +319,22 @@ class KubeAccess:
         query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
         query += [("force", "true")] if force else []  # take over others' fields
         query += [("dryRun", "All")] if dry_run else []  # store nothing
-        data = self._json(
+        kind = "application/apply-patch+yaml"
+        return self._object(
             "PATCH",
-            res.path(namespace, name),
+            res,
+            name,
+            namespace,
             query=query,
             body=dict(body),
-            content_type="application/apply-patch+yaml",
-            resource=res,
-            name=name,
-            namespace=namespace,
+            content_type=kind,
             verb="apply",
         )
-        return data if isinstance(data, dict) else {}
 
     def delete(self, res: r.Resource, name: str, namespace: str | None) -> dict[str, Any]:
         """Delete an object (children are garbage-collected in the background)."""
-        data = self._json(
-            "DELETE",
-            res.path(namespace, name),
-            body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
-            resource=res,
-            name=name,
-            namespace=namespace,
-            verb="delete",
-        )
-        return data if isinstance(data, dict) else {}
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        return self._object("DELETE", res, name, namespace, body=options, verb="delete")
 
     def pod_log(
         self,

@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -226,23 +225,9 @@ def _create_network(box: Sandbox, progress: Progress) -> None:
 
 
 def _start_runner(box: Sandbox) -> None:
-    log = (box.workdir / "logs" / f"{RUNNER}.log").open("ab")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gryvia_cli.sandbox.runner",
-            "--kubeconfig",
-            str(box.kubeconfig),
-            "--state",
-            str(box.state),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    (box.workdir / "pids" / f"{RUNNER}.pid").write_text(str(proc.pid))
+    module = "gryvia_cli.sandbox.runner"
+    argv = [sys.executable, "-m", module, "--kubeconfig", str(box.kubeconfig)]
+    box.start(RUNNER, [*argv, "--state", str(box.state)])
 
 
 def down(name: str) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -62,17 +61,9 @@ def start(box: cluster.Sandbox) -> str:
         return running
     sock = socket.create_server((HOST, 0))
     port = sock.getsockname()[1]
-    with (box.workdir / "logs" / f"{RECEIVER}.log").open("ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gryvia_cli.sandbox.hookreceiver", str(sock.fileno())],
-            pass_fds=(sock.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    argv = [sys.executable, "-m", "gryvia_cli.sandbox.hookreceiver", str(sock.fileno())]
+    box.start(RECEIVER, argv, pass_fds=(sock.fileno(),))
     sock.close()
-    (box.workdir / "pids" / f"{RECEIVER}.pid").write_text(str(proc.pid))
     address = f"http://{HOST}:{port}/gryvia"
     (box.workdir / f"{RECEIVER}.url").write_text(address)
     return address

@@ -217,11 +217,7 @@ def start(box: Sandbox, progress: Progress, timeout: float = 120.0) -> int:
         str(binaries.bin_dir() / KUEUE), "--config", str(folder / "config.yaml"),
         "--kubeconfig", str(box.kubeconfig), "--zap-log-level", "info",
     ]  # fmt: skip
-    log = (box.workdir / "logs" / f"{KUEUE}.log").open("ab")
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    (box.workdir / "pids" / f"{KUEUE}.pid").write_text(str(proc.pid))
+    proc = box.start(KUEUE, argv)
     _wait_ready(proc, health_port, timeout, box.workdir / "logs" / f"{KUEUE}.log")
     progress("registering Kueue's webhooks")
     hooks = build_webhook_configurations(

@@ -31,7 +31,7 @@ import yaml
 from gryvia_cli.sandbox import binaries
 from gryvia_cli.sandbox.certs import loopback_certificates
 from gryvia_cli.sandbox.ports import free_port
-from gryvia_cli.sandbox.sandboxes import SandboxError, home, pid_alive
+from gryvia_cli.sandbox.sandboxes import SandboxError, home, pid_alive, start_logged
 
 CLIENT_ID = "gryvia"
 """Dex's one static client: public (no secret), as for a CLI."""
@@ -211,15 +211,8 @@ def start(name: str, *, timeout: float = 30.0) -> tuple[OidcIssuer, dict[str, An
     (where / "dex.json").write_text(json.dumps(dex_config(issuer, port, cert, key), indent=2))
     auth = where / "authentication-config.yaml"
     auth.write_text(yaml.safe_dump(authentication_config(issuer, ca.read_text()), sort_keys=False))
-    with (where / "dex.log").open("ab") as log:
-        proc = subprocess.Popen(
-            [str(dex), "serve", str(where / "dex.json")],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    (where / "dex.pid").write_text(str(proc.pid))
+    argv = [str(dex), "serve", str(where / "dex.json")]
+    proc = start_logged(argv, where / "dex.log", where / "dex.pid")
     found = OidcIssuer(name, issuer, CLIENT_ID, ca)
     _wait_served(found, proc, where / "dex.log", timeout)
     (where / "issuer.json").write_text(

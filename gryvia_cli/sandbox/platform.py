@@ -79,13 +79,12 @@ def start_operator(
     to the demo's local receiver (`hookreceiver.ALLOWED_CIDR`), and `--enable-kueue` with
     `kueue`, `--prometheus-url` with `prometheus_url`, unless it runs; return its pid.
     Raises GryviaError when it exits or is not ready."""
-    pid_file = box.workdir / "pids" / f"{OPERATOR}.pid"
     pids = box.pids()
     if OPERATOR in pids and cluster.pid_alive(pids[OPERATOR]):
         return pids[OPERATOR]
     health = free_port()
-    log = (box.workdir / "logs" / f"{OPERATOR}.log").open("ab")
-    proc = subprocess.Popen(
+    proc = box.start(
+        OPERATOR,
         [
             sys.executable,
             "-m",
@@ -108,12 +107,7 @@ def start_operator(
             *(["--enable-kueue"] if kueue else []),
             *([f"--prometheus-url={prometheus_url}"] if prometheus_url else []),
         ],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
     )
-    pid_file.write_text(str(proc.pid))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -174,17 +173,7 @@ def start(box: Sandbox, progress: Progress, timeout: float = 60.0) -> str:
         "--log.level=warn",
     ]  # fmt: skip
     log_path = box.workdir / "logs" / f"{PROMETHEUS}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    (box.workdir / "pids").mkdir(parents=True, exist_ok=True)
-    (box.workdir / "pids" / f"{PROMETHEUS}.pid").write_text(str(proc.pid))
+    proc = box.start(PROMETHEUS, argv)
     url_file(box).write_text(address + "\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gryvia_cli.errors import GryviaError
 
@@ -77,6 +79,34 @@ class Sandbox:
     def alive(self) -> dict[str, bool]:
         """Component name -> whether its process is running."""
         return {name: pid_alive(pid) for name, pid in self.pids().items()}
+
+    def start(self, component: str, argv: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
+        """`start_logged` as the sandbox's `component`: logging to `logs/<component>.log`,
+        its pid in `pids/<component>.pid` (which `pids` and `down` read)."""
+        log = self.workdir / "logs" / f"{component}.log"
+        return start_logged(argv, log, self.workdir / "pids" / f"{component}.pid", **popen)
+
+
+def start_logged(
+    argv: Sequence[str], log: Path, pid_file: Path, **popen: Any
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in a session of its own (a terminal's Ctrl-C does not reach it) with no
+    stdin, stdout and stderr appended to `log`, and write its pid to `pid_file` (folders
+    created as needed); `popen`: more `subprocess.Popen` arguments. Raises OSError when it
+    cannot be started."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            **popen,
+        )
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    pid_file.write_text(str(proc.pid))
+    return proc
 
 
 def pid_alive(pid: int) -> bool:

@@ -163,13 +163,17 @@ def getopt(words: Sequence[Word]) -> tuple[list[Directive], list[Issue]]:
 
 
 def _stray(word: Word) -> Issue:
-    return error(
-        "invalid-directive",
+    return _invalid(
         f"Invalid directive found in batch script: {word.text} "
         "(a value with spaces needs quotes; directives are --option=value words)",
-        word.line,
+        word,
         word.text,
     )
+
+
+def _invalid(message: str, word: Word, directive: str) -> Issue:
+    """An `invalid-directive` error about `directive` in `word`, as sbatch words it."""
+    return error("invalid-directive", message, word.line, directive)
 
 
 def _long_option(
@@ -184,18 +188,13 @@ def _long_option(
             message = f"option '--{name}' is ambiguous; possibilities: {listed}"
         else:
             message = f"unrecognized option '--{name}'"
-        issues.append(error("invalid-directive", message, word.line, f"--{name}"))
+        issues.append(_invalid(message, word, f"--{name}"))
         return index + 1
     arg: str | None = None
     if spec.arg is ArgKind.NONE:
         if has_value:
             issues.append(
-                error(
-                    "invalid-directive",
-                    f"option '--{spec.name}' doesn't allow an argument",
-                    word.line,
-                    spec.directive,
-                )
+                _invalid(f"option '--{spec.name}' doesn't allow an argument", word, spec.directive)
             )
             return index + 1
     elif spec.arg is ArgKind.OPTIONAL:
@@ -207,12 +206,7 @@ def _long_option(
         arg = words[index].text
     else:
         issues.append(
-            error(
-                "invalid-directive",
-                f"option '--{spec.name}' requires an argument",
-                word.line,
-                spec.directive,
-            )
+            _invalid(f"option '--{spec.name}' requires an argument", word, spec.directive)
         )
         return index + 1
     out.append(Directive(spec.key, spec.directive, arg, word.line, word.text))
@@ -229,9 +223,7 @@ def _short_options(
         letter = text[pos]
         spec = SHORT.get(letter)
         if spec is None:
-            issues.append(
-                error("invalid-directive", f"invalid option -- '{letter}'", word.line, f"-{letter}")
-            )
+            issues.append(_invalid(f"invalid option -- '{letter}'", word, f"-{letter}"))
             pos += 1
             continue
         if spec.arg is ArgKind.NONE:
@@ -246,12 +238,7 @@ def _short_options(
             arg = words[index].text
         else:
             issues.append(
-                error(
-                    "invalid-directive",
-                    f"option requires an argument -- '{letter}'",
-                    word.line,
-                    spec.directive,
-                )
+                _invalid(f"option requires an argument -- '{letter}'", word, spec.directive)
             )
             return index + 1
         out.append(Directive(spec.key, spec.directive, arg, word.line, f"-{letter}"))

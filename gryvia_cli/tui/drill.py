@@ -28,14 +28,22 @@ POD_COLUMNS = (
     Column("phase", "PHASE", 10, 0),
     Column("gpus", "GPUS", 5, 2, "right"),
 )
-COST_JOB_COLUMNS = (
-    Column("job", "JOB", 16, 0, flex=True),
-    Column("namespace", "NAMESPACE", 14, 3),
-    Column("tenant", "TENANT", 12, 4),
-    Column("gpu", "GPU", 9, 2),
-    Column("hours", "GPU-H", 9, 1, "right"),
-    Column("cost", "COST", 11, 0, "right"),
-)
+
+
+def job_spend_columns(namespace_priority: int, tenant_priority: int) -> tuple[Column, ...]:
+    """The columns of a table of jobs' spend (`cost_job_cells` fills them): JOB, NAMESPACE,
+    TENANT, GPU, GPU-H, COST, NAMESPACE and TENANT dropped at the given priorities."""
+    return (
+        Column("job", "JOB", 16, 0, flex=True),
+        Column("namespace", "NAMESPACE", 14, namespace_priority),
+        Column("tenant", "TENANT", 12, tenant_priority),
+        Column("gpu", "GPU", 9, 2),
+        Column("hours", "GPU-H", 9, 1, "right"),
+        Column("cost", "COST", 11, 0, "right"),
+    )
+
+
+COST_JOB_COLUMNS = job_spend_columns(3, 4)
 
 
 @dataclass(frozen=True)

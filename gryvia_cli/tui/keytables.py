@@ -124,6 +124,13 @@ APP = (
     ),
 )
 
+
+def filter_key(scope: str, tooltip: str) -> Key:
+    """The `/` key of a view that filters its rows (a priority key: typed text is never
+    lost); `tooltip` says what the filter matches."""
+    return Key(scope, "slash", "filter", "Filter", tooltip, key_display="/", priority=True)
+
+
 TABLE = (
     Key("table", "up,k", "cursor_up", "Up", "Move up", show=False),
     Key("table", "down,j", "cursor_down", "Down", "Move down", show=False),
@@ -135,14 +142,8 @@ TABLE = (
 )
 
 JOBS: tuple[Key, ...] = (
-    Key(
-        "jobs",
-        "slash",
-        "filter",
-        "Filter",
-        "Filter by text and terms such as phase:running type:training gpu:H100 ns:team-a",
-        key_display="/",
-        priority=True,
+    filter_key(
+        "jobs", "Filter by text and terms such as phase:running type:training gpu:H100 ns:team-a"
     ),
     Key("jobs", "d", "describe", "Describe", "Open the job: spec, conditions, pods, events, cost"),
     Key("jobs", "l", "logs", "Logs", "Follow the logs of the job under the cursor"),
@@ -293,28 +294,12 @@ LOGS = (
 
 QUEUE: tuple[Key, ...] = (
     Key("queue", "d", "describe", "Describe", "Open the job under the cursor"),
-    Key(
-        "queue",
-        "slash",
-        "filter",
-        "Filter",
-        "Filter by text and terms such as gpu:H100",
-        key_display="/",
-        priority=True,
-    ),
+    filter_key("queue", "Filter by text and terms such as gpu:H100"),
     Key("queue", "c", "cancel", "Cancel", "Cancel the job under the cursor", write=True),
 )
 
 NODES: tuple[Key, ...] = (
-    Key(
-        "nodes",
-        "slash",
-        "filter",
-        "Filter",
-        "Filter by text and terms such as gpu:H100",
-        key_display="/",
-        priority=True,
-    ),
+    filter_key("nodes", "Filter by text and terms such as gpu:H100"),
     Key("nodes", "o", "sort", "Sort", "Sort by the next column"),
     Key(
         "nodes",
@@ -344,15 +329,7 @@ SUBMIT = (
 )
 
 LIST = (
-    Key(
-        "list",
-        "slash",
-        "filter",
-        "Filter",
-        "Filter the rows by words (all must match)",
-        key_display="/",
-        priority=True,
-    ),
+    filter_key("list", "Filter the rows by words (all must match)"),
     Key("list", "d", "describe", "Describe", "Describe the object of the row (also enter)"),
     Key("list", "e", "events", "Events", "Events of the object of the row, newest first"),
     Key("list", "escape", "back", "Back", "Close this view (or clear the filter)", show=False),

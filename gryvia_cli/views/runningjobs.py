@@ -5,16 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gryvia_cli.cli.options import render_entries
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import (
-    MACHINE_FORMATS,
-    OutputFormat,
-    info,
-    render_data,
-    render_names,
-    render_table,
-)
-from gryvia_operator.api.names import CLI_API_VERSION
+from gryvia_cli.output import OutputFormat, render_table
 
 if TYPE_CHECKING:
     from gryvia_cli.cli.session import Session
@@ -49,15 +42,10 @@ def render_running(
     """Print `entries` in `fmt` (a table unless json, yaml or name)."""
     from gryvia_cli.core.running import RUNNING_COLUMNS, RUNNING_WIDE_COLUMNS, running_row
 
-    if fmt in MACHINE_FORMATS:
-        items = [e.as_dict() for e in entries]
-        render_data({"apiVersion": CLI_API_VERSION, "kind": "RunningJobs", "items": items}, fmt)
-        return
-    if fmt is OutputFormat.name:
-        render_names([f"{r.AIJOB.qualified}/{e.job.name}" for e in entries])
-        return
-    if not entries:
-        info("No jobs running" + ("" if ns is None else f" in namespace {ns}") + ".")
+    items = [e.as_dict() for e in entries]
+    names = [f"{r.AIJOB.qualified}/{e.job.name}" for e in entries]
+    empty = "No jobs running" + ("" if ns is None else f" in namespace {ns}") + "."
+    if render_entries(fmt, "RunningJobs", items, names, empty):
         return
     wide = fmt is OutputFormat.wide
     columns = list(RUNNING_WIDE_COLUMNS if wide else RUNNING_COLUMNS)

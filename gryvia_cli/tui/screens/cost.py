@@ -35,6 +35,7 @@ from gryvia_cli.core.workloadcost import (
 )
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.tui.bindings import COST, bindings
+from gryvia_cli.tui.drill import cost_job_cells, cost_job_sort_value, job_spend_columns
 from gryvia_cli.tui.rows import money
 from gryvia_cli.tui.screens.drill import CostJobsScreen
 from gryvia_cli.tui.screens.tables import TableView
@@ -77,14 +78,7 @@ TENANT_COLUMNS = (
     Column("hours", "GPU-H", 9, 5, "right"),
     Column("jobs", "JOBS", 5, 6, "right"),
 )
-TOP_COLUMNS = (
-    Column("job", "JOB", 16, 0, flex=True),
-    Column("namespace", "NAMESPACE", 14, 4),
-    Column("tenant", "TENANT", 12, 3),
-    Column("gpu", "GPU", 9, 2),
-    Column("hours", "GPU-H", 9, 1, "right"),
-    Column("cost", "COST", 11, 0, "right"),
-)
+TOP_COLUMNS = job_spend_columns(4, 3)
 
 
 def used_cell(cost: TeamCost) -> Cell:
@@ -143,17 +137,6 @@ class ServicesPolled(Message):
         super().__init__()
         self.rows = rows
         self.error = error
-
-
-def top_sort_value(column: str, spend: JobSpend) -> Any:
-    """Sort value of a top-jobs row for `column` (TOP_COLUMNS keys)."""
-    return {
-        "namespace": spend.namespace,
-        "tenant": spend.tenant,
-        "gpu": spend.gpu_type,
-        "hours": spend.gpu_hours,
-        "cost": spend.cost,
-    }.get(column, spend.job)
 
 
 class CostScreen(TableView):
@@ -265,15 +248,7 @@ class CostScreen(TableView):
         ]
 
     def _top_cells(self, key: str) -> list[Cell]:
-        j = self.top[key]
-        return [
-            (j.job + (" (running)" if j.open else ""), ""),
-            (j.namespace, "dim"),
-            (j.tenant, ""),
-            (j.gpu_type, ""),
-            (f"{j.gpu_hours:,.1f}", ""),
-            (money(j.cost, j.currency), ""),
-        ]
+        return cost_job_cells(self.top[key])
 
     def _workload_cells(self, key: str) -> list[Cell]:
         w = self.workloads[key]
@@ -362,7 +337,7 @@ class CostScreen(TableView):
         table.invalidate(None)
         table.set_order(
             self.ordered_keys(
-                "cost-top", list(self.top), lambda c, k: top_sort_value(c, self.top[k])
+                "cost-top", list(self.top), lambda c, k: cost_job_sort_value(c, self.top[k])
             )
         )
         self.set_class(any(over_budget(s) for s in spend), "-over-budget")

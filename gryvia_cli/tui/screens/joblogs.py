@@ -323,25 +323,25 @@ class JobLogsBase(ViewScreen):
             return
         index = names.index(self.log_pod) if self.log_pod in names else -step
         self.log_pod = names[(index + step) % len(names)]
-        self._stop_logs()
-        self.log_state = "idle"
-        self.query_one(LogView).clear()
-        if self.log_previous:
-            self._read_previous()
-        else:
-            self._check_logs()
+        self._reopen_log()
 
     def action_previous(self) -> None:
         """Show the log of the container before its last restart, or go back to the
         current container's log."""
         self.log_previous = not self.log_previous
+        if not self.log_previous:
+            self.query_one(LogView).empty_text = "No log lines yet."
+        self._reopen_log()
+
+    def _reopen_log(self) -> None:
+        """Stop the shown stream, clear the view and read the log again: the previous
+        container's with `log_previous`, else the current one's."""
         self._stop_logs()
         self.log_state = "idle"
         self.query_one(LogView).clear()
         if self.log_previous:
             self._read_previous()
         else:
-            self.query_one(LogView).empty_text = "No log lines yet."
             self._check_logs()
 
     def _next_saved(self, step: int) -> None:

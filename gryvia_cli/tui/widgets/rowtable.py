@@ -93,31 +93,31 @@ class RowTable(ScrollView, can_focus=True):
         *(f"marker--{m}" for m in MARKERS),
     }
 
-    class Activated(Message):
+    class TableMessage(Message):
+        """What the table posts about one of its rows: `table` is the sender (its `control`)."""
+
+        def __init__(self, table: RowTable) -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> RowTable:
+            """The table."""
+            return self.table
+
+    class Activated(TableMessage):
         """A row was opened (enter or double click)."""
 
         def __init__(self, table: RowTable, key: str) -> None:
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.key = key
 
-        @property
-        def control(self) -> RowTable:
-            """The table."""
-            return self.table
-
-    class Highlighted(Message):
+    class Highlighted(TableMessage):
         """The cursor moved to another row."""
 
         def __init__(self, table: RowTable, key: str | None) -> None:
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.key = key
-
-        @property
-        def control(self) -> RowTable:
-            """The table."""
-            return self.table
 
     def __init__(
         self,

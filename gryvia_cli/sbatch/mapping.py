@@ -19,6 +19,7 @@ from typing import Any
 
 from gryvia_cli.sbatch import arrays
 from gryvia_cli.sbatch.directives import Extra, map_directives
+from gryvia_cli.sbatch.export import export_spec
 from gryvia_cli.sbatch.launcher import (
     MAX_SCRIPT_BYTES,
     build_launch,
@@ -37,12 +38,10 @@ from gryvia_cli.sbatch.partition import partition_queue
 from gryvia_cli.sbatch.resources import Resources
 from gryvia_cli.sbatch.slurmenv import array_job_id, slurm_env
 from gryvia_cli.sbatch.values import (
-    BadValue,
     ExportSpec,
     constraint_gpu_type,
     format_timeout,
     kubernetes_name,
-    parse_export,
     render_memory,
 )
 from gryvia_operator.api.names import (
@@ -180,7 +179,7 @@ def plan_import(
     queue, found = partition_queue(parsed, settings or ImportSettings(), note)
     issues += found
 
-    export, found = _export(parsed)
+    export, found = export_spec(parsed, (settings or ImportSettings()).submit_env)
     issues += found
     if export is not None:
         note("export", "spec.env", ",".join(export.values) or None)
@@ -218,29 +217,6 @@ def plan_import(
         extra=extra,
     )
     return plan, issues
-
-
-def _export(parsed: ParsedScript) -> tuple[ExportSpec | None, list[Issue]]:
-    directive = parsed.last("export")
-    if directive is None or directive.value is None:
-        return None, []
-    try:
-        spec = parse_export(directive.value)
-    except BadValue as exc:
-        return None, [
-            error("invalid-export", f"{directive.show()}: {exc}", directive.line, "--export")
-        ]
-    issues = [
-        warning(
-            "export-from-submit-shell",
-            f"--export names {name} without a value: Slurm copies it from the submitting shell, "
-            f"which a pod does not have; write {name}=value",
-            directive.line,
-            "--export",
-        )
-        for name in spec.inherited
-    ]
-    return spec, issues
 
 
 def _constraint(parsed: ParsedScript, resources: Resources, note: Any) -> list[Issue]:

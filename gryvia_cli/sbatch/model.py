@@ -128,3 +128,6 @@ class ImportSettings:
     read, or Kueue is not installed; then the partition is kept as spec.queueName)."""
     queue_namespace: str = ""
     """The namespace `local_queues` were read in (for the message)."""
+    submit_env: Mapping[str, str] | None = None
+    """The submitting shell's environment, for `--export` (`sbatch/export.py`); None: not
+    known (`gryvia sbatch convert`), nothing is passed."""

@@ -10,9 +10,10 @@ one script never share or overwrite a runtime.
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,17 +51,19 @@ def import_sbatch(
     """Convert `script`; print its findings to stderr once. With `state`, MaxArraySize comes
     from the settings, a script whose `--exclusive` needs the GPUs per node is converted
     again with the cluster's GPU nodes (unless `node_gpus`, GPUs per node by type, says them),
-    and one with `--account` with the tenants' names.
+    and one with `--account` with the tenants' names. The submitting shell's environment goes
+    to `--export` (`sbatch/export.py`: what the script reads, minus a deny list, said).
     Raises InvalidInputError when it does not convert."""
     from gryvia_cli.views.reads import read_supply
 
     path = Path(script)
     if not path.is_file():
         raise InvalidInputError(f"batch script {script} does not exist")
-    settings = ImportSettings(node_gpus=dict(node_gpus or {}))
+    shell = dict(os.environ)  # what --export=ALL passes from (sbatch/export.py)
+    settings = ImportSettings(node_gpus=dict(node_gpus or {}), submit_env=shell)
     if state is not None:
         limit = state.settings().sbatch_max_array_size
-        settings = ImportSettings(max_array_size=limit, node_gpus=dict(node_gpus or {}))
+        settings = replace(settings, max_array_size=limit)
     submission = secrets.token_hex(4)
 
     def run(settings: ImportSettings, suffix: str = "") -> Conversion:
@@ -79,11 +82,9 @@ def import_sbatch(
         for node in supply or []:
             shapes[node.gpu_type] = max(shapes.get(node.gpu_type, 0), node.gpus)
         if shapes:
-            settings = ImportSettings(settings.max_array_size, shapes)
+            settings = replace(settings, node_gpus=shapes)
             conversion = run(settings)
     if state is not None and conversion.parsed.given("account"):
-        from dataclasses import replace
-
         from gryvia_cli.views.reads import read_tenant_names
 
         names = _from_cluster(script, "--account", lambda: read_tenant_names(state.access()))
@@ -91,8 +92,6 @@ def import_sbatch(
             settings = replace(settings, tenants=frozenset(names))
             conversion = run(settings)
     if state is not None and conversion.parsed.given("partition"):
-        from dataclasses import replace
-
         namespace_of_jobs = target_namespace_or_none(conversion) or namespace
         queues = _local_queues(state, namespace_of_jobs)
         if queues is not None:

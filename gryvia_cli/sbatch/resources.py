@@ -178,7 +178,9 @@ def resolve(
     tasks = 1
     if per_node is not None:
         tasks = per_node
-        if ntasks is not None and ntasks != nodes * per_node:
+        if ntasks is not None and ntasks < nodes * per_node and ntasks % nodes == 0:
+            tasks = ntasks // nodes  # with --ntasks it is a maximum per node (sbatch(1))
+        elif ntasks is not None and ntasks != nodes * per_node:
             read.fail(
                 "uneven-tasks",
                 f"--ntasks={ntasks} with --ntasks-per-node={per_node} on {nodes} node(s) is an "

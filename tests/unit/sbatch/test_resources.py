@@ -73,7 +73,18 @@ def test_tasks_without_nodes_stay_in_one_pod_with_a_warning() -> None:
 
 def test_uneven_task_layouts_are_refused() -> None:
     assert refused("-N 2", "-n 5") == ["uneven-tasks"]
-    assert refused("-N 2", "-n 6", "--ntasks-per-node=4") == ["uneven-tasks"]
+    assert refused("-N 2", "-n 10", "--ntasks-per-node=4") == ["uneven-tasks"]  # over the max
+
+
+def test_ntasks_per_node_with_ntasks_is_a_maximum() -> None:
+    # sbatch(1): with --ntasks, --ntasks-per-node is a maximum per node (issue 39, finding 4)
+    for extra, per_pod in (
+        (("-n 4", "--ntasks-per-node=4"), 2),
+        (("-n 6", "--ntasks-per-node=4"), 3),
+    ):
+        res, issues = resolve(parse("-N 2", *extra))
+        assert res is not None and (res.nodes, res.tasks_per_node) == (2, per_pod), extra
+        assert codes(issues) == []
 
 
 def test_ntasks_per_gpu_conflicts() -> None:

@@ -9,9 +9,10 @@ every cluster and in the sandbox's pod runner alike, which runs no volumes.
 Every pod runs `/bin/sh -c ENTRYPOINT`. It finds a scratch directory that allows executables,
 then, when the image has python3 >= 3.7, unpacks the runtime (env GRYVIA_SLURM_RUNTIME) and
 execs `shim.py run`: pod 0 runs the batch script once and
-srun fans out to agents on the other pods. Without python3 it warns and falls back to running
-the script on every pod, with an `srun` that runs its command once per pod and an `scontrol`
-that only expands host names.
+srun fans out to agents on the other pods. Without python3 a job of one pod and one task runs
+its script with an `srun` that runs its command once (and refuses to start more tasks or
+nodes) and an `scontrol` that only expands host names; any other job fails at once with the
+reason (exit 127), never runs differently (issue 39, finding 3).
 """
 
 from __future__ import annotations
@@ -87,13 +88,23 @@ shim = os.path.join(run, "shim.py")
 os.execve(sys.executable, [sys.executable, shim, "run"], dict(os.environ))
 '
 fi
-echo "gryvia-slurm: warning: no python3 >= 3.7 in the image: the batch script runs on every" \
-  "pod and srun runs its command once per pod" >&2
+if [ "${SLURM_NNODES:-1}" != 1 ] || [ "${GRYVIA_SLURM_TASKS_PER_NODE:-1}" != 1 ]; then
+  echo "gryvia-slurm: error: the image has no python3 >= 3.7, which this job needs to run its" \
+    "batch script once and start ${GRYVIA_SLURM_TASKS_PER_NODE:-1} task(s) on each of" \
+    "${SLURM_NNODES:-1} pod(s) as Slurm does; use an image with python3 (the job fails" \
+    "rather than run differently)" >&2
+  exit 127
+fi
+echo "gryvia-slurm: warning: no python3 >= 3.7 in the image: srun runs its command once" >&2
 cat > "$run/bin/srun" <<'GRYVIA_EOF'
 #!/bin/sh
+want=
 while [ $# -gt 0 ]; do
   case "$1" in
     --) shift; break ;;
+    -n|-N|--ntasks|--nodes|--ntasks-per-node) want="${2:-}"; shift; [ $# -gt 0 ] && shift ;;
+    --ntasks=*|--nodes=*|--ntasks-per-node=*) want="${1#*=}"; shift ;;
+    -n?*|-N?*) want="${1#-?}"; shift ;;
     --*=*) shift ;;
     @LONG@) shift; [ $# -gt 0 ] && shift ;;
     --*) shift ;;
@@ -103,6 +114,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || { echo "srun: error: no command given to execute" >&2; exit 1; }
+case "$want" in ""|1) ;; *)
+  echo "srun: error: starting $want tasks or nodes needs python3 >= 3.7 in the image" >&2
+  exit 1 ;;
+esac
 exec "$@"
 GRYVIA_EOF
 cat > "$run/bin/scontrol" <<'GRYVIA_EOF'

@@ -183,12 +183,23 @@ def test_labelled_output(tmp_path: Path) -> None:
     assert lines == [f"{p}: {x}" for p in range(4) for x in "ab"]
 
 
-def test_without_python_the_script_runs_on_every_pod(tmp_path: Path) -> None:
+def test_without_python_a_job_of_several_pods_fails_at_once_with_the_reason(
+    tmp_path: Path,
+) -> None:
     script = '#!/bin/sh\n#SBATCH -N 2\necho "pod $SLURM_PROCID"\nsrun -n 4 --mpi=pmix echo ran\n'
     pods = run_pods(script, tmp_path, GRYVIA_SLURM_PYTHON="/nonexistent/python3")
-    assert [pod.code for pod in pods] == [0, 0]
-    assert [pod.out for pod in pods] == ["pod 0\nran\n", "pod 1\nran\n"]
-    assert "no python3" in pods[0].err
+    assert [pod.code for pod in pods] == [127, 127]
+    assert [pod.out for pod in pods] == ["", ""]  # never run differently (issue 39, 3)
+    assert "no python3 >= 3.7, which this job needs" in pods[0].err
+    assert "1 task(s) on each of 2 pod(s)" in pods[0].err
+
+
+def test_without_python_one_pod_runs_and_srun_refuses_more_tasks(tmp_path: Path) -> None:
+    script = "#!/bin/sh\n#SBATCH -N 1\necho script\nsrun echo ran\nsrun -n 4 echo never\n"
+    (pod,) = run_pods(script, tmp_path, GRYVIA_SLURM_PYTHON="/nonexistent/python3")
+    assert pod.out == "script\nran\n"
+    assert "srun: error: starting 4 tasks or nodes needs python3" in pod.err
+    assert pod.code == 1
 
 
 def test_an_agent_ignores_requests_without_the_job_secret(tmp_path: Path) -> None:

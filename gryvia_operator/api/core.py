@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 from pydantic import StrictBool, StringConstraints
@@ -80,3 +81,26 @@ class LabelSelector(GryviaModel):
     """Labels that must all be present with these values."""
     match_expressions: list[LabelSelectorRequirement] | None = None
     """Set-based requirements, all of which must hold."""
+
+
+def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """True when `labels` satisfy a Kubernetes label selector (None or empty: everything).
+
+    Unknown operators match nothing (the API server refuses them on real selectors)."""
+    if selector is None:
+        return True
+    for key, value in (selector.match_labels or {}).items():
+        if labels.get(key) != value:
+            return False
+    for req in selector.match_expressions or []:
+        values = set(req.values or [])
+        present = req.key in labels
+        ok = {
+            "In": present and labels.get(req.key) in values,
+            "NotIn": not present or labels.get(req.key) not in values,
+            "Exists": present,
+            "DoesNotExist": not present,
+        }.get(req.operator, False)
+        if not ok:
+            return False
+    return True

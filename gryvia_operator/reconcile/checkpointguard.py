@@ -23,7 +23,7 @@ from gryvia_operator.api.checkpointguard import (
     GryviaCheckpointGuard,
     RestoreReason,
 )
-from gryvia_operator.api.core import LabelSelector
+from gryvia_operator.api.core import selector_matches
 from gryvia_operator.api.names import (
     API_VERSION,
     CONTAINER_NAME,
@@ -71,29 +71,6 @@ class CheckpointPlan:
     """Release replacement pods with the resume step (off: they start afresh)."""
     whole_job: bool = True
     """Evict the other pods of a non-elastic job after a loss."""
-
-
-def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """True when `labels` satisfy a Kubernetes label selector (None or empty: everything).
-
-    Unknown operators match nothing (the API server refuses them on real selectors)."""
-    if selector is None:
-        return True
-    for key, value in (selector.match_labels or {}).items():
-        if labels.get(key) != value:
-            return False
-    for req in selector.match_expressions or []:
-        values = set(req.values or [])
-        present = req.key in labels
-        ok = {
-            "In": present and labels.get(req.key) in values,
-            "NotIn": not present or labels.get(req.key) not in values,
-            "Exists": present,
-            "DoesNotExist": not present,
-        }.get(req.operator, False)
-        if not ok:
-            return False
-    return True
 
 
 def guard_for(

@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
+from gryvia_operator.api.core import selector_matches
 from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
 from gryvia_operator.api.names import GPU_RESOURCE, LABEL_GPU_SHARING
 from gryvia_operator.api.timeslicing import LABEL_REPLICAS
-from gryvia_operator.reconcile.checkpointguard import selector_matches
 
 LABEL_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 LABEL_MIG_CONFIG = "nvidia.com/mig.config"

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gryvia_operator.api.core import LabelSelector
+from gryvia_operator.api.core import LabelSelector, selector_matches
 from gryvia_operator.api.jobhook import (
     DEFAULT_ATTEMPTS,
     DEFAULT_BACKOFF_SECONDS,
@@ -142,23 +142,8 @@ def transitions(job: Mapping[str, Any]) -> list[Transition]:
 
 
 def selects(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """True when the label selector matches `labels` (unset or empty matches everything)."""
-    if selector is None:
-        return True
-    if any(labels.get(k) != v for k, v in (selector.match_labels or {}).items()):
-        return False
-    for req in selector.match_expressions or []:
-        values = set(req.values or [])
-        present = req.key in labels
-        ok = {
-            "In": present and labels.get(req.key) in values,
-            "NotIn": not present or labels.get(req.key) not in values,
-            "Exists": present,
-            "DoesNotExist": not present,
-        }.get(req.operator, False)
-        if not ok:
-            return False
-    return True
+    """True when the label selector matches `labels` (`api.core.selector_matches`)."""
+    return selector_matches(selector, labels)
 
 
 def watches(hook: GryviaJobHook, job: Mapping[str, Any]) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
-from gryvia_operator.api.core import LabelSelector
+from gryvia_operator.api.core import LabelSelector, selector_matches
 from gryvia_operator.reconcile.checkpointguard import (
     ENV_DIR,
     ENV_INTERVAL,
@@ -25,7 +25,6 @@ from gryvia_operator.reconcile.checkpointguard import (
     plan_for,
     pod_facts,
     read_state,
-    selector_matches,
     siblings_to_evict,
     state_data,
 )

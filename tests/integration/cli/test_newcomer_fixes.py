@@ -104,7 +104,7 @@ def test_where_pods_run_what_jobs_cost_and_usage_outside_tenants(case: CliCase) 
     invoices = gryvia("invoice", "--month", month)
     assert invoices.returncode == 0, invoices.stderr
     assert f"INV-{namespace}" not in invoices.stdout
-    assert "belongs to no existing tenant and is not invoiced" in invoices.stderr
+    assert f"is attributed to {namespace}, which is not a GryviaTenant" in invoices.stderr
     listed = parsed(gryvia("invoice", "--month", month, "-o", "json"))
     assert namespace not in {i["tenant"] for i in listed["items"]}
 

@@ -204,7 +204,15 @@ def test_finalize_waits_for_open_records_and_a_paid_invoice_never_changes(
     tenant = f"inv-{uuid.uuid4().hex[:6]}"
     ns = f"tenant-{tenant}"
     sandbox.kubectl_run("create", "namespace", ns)
+    # only an existing GryviaTenant is invoiced (api.attribution.billable)
+    owner = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaTenant",
+        "metadata": {"name": tenant},
+        "spec": {"displayName": tenant},
+    }
     try:
+        sandbox.apply(owner, verb="create")
         sealed = [_record(tenant, ns, n, final=True) for n in range(80)]
         running = _record(tenant, ns, 80, final=False)
         sandbox.apply(*sealed, running, verb="create")
@@ -263,4 +271,5 @@ def test_finalize_waits_for_open_records_and_a_paid_invoice_never_changes(
         assert deleted.returncode != 0 and "only Draft" in deleted.stderr, deleted.stderr
         assert sandbox.kubectl_json("get", "gryviainvoice", name)["spec"] == stored
     finally:
+        sandbox.kubectl_run("delete", "gryviatenant", tenant, "--wait=false", check=False)
         sandbox.kubectl_run("delete", "namespace", ns, "--wait=false", check=False)

@@ -1,7 +1,8 @@
 """How an imported job starts: the POSIX sh entrypoint, the shipped runtime and their env vars.
 
-The runtime (`runtime/*.py` as one JSON object) and the batch script live once per job or
-array in a ConfigMap `<name>-slurm-runtime` (keys `runtime` and `script`), owned by the jobs
+The runtime (`runtime/*.py` as one JSON object), the fallback for images without python3 and
+the batch script live once per job or array in a ConfigMap `<name>-slurm-runtime` (keys
+`runtime`, `fallback` and `script`), owned by the jobs
 that use it (`runtime_owners`), so an array element's manifest stays a few KB. Each container
 reads both keys as env vars (`valueFrom.configMapKeyRef`): env vars from a ConfigMap work in
 every cluster and in the sandbox's pod runner alike, which runs no volumes.
@@ -31,6 +32,8 @@ RUNTIME_FILES: Final = (
     "shim.py", "slurm_common.py", "slurm_step.py", "slurm_commands.py", "slurm_output.py",
 )  # fmt: skip
 RUNTIME_KEY: Final = "runtime"
+FALLBACK_KEY: Final = "fallback"
+FALLBACK_ENV: Final = "GRYVIA_SLURM_FALLBACK"
 SCRIPT_KEY: Final = "script"
 RUNTIME_SUFFIX: Final = "-slurm-runtime"
 # One env string may hold at most 128 KiB (Linux MAX_ARG_STRLEN); keep the script well below.
@@ -81,6 +84,7 @@ if command -v "$py" >/dev/null 2>&1 &&
   exec "$py" -c '
 import json, os, sys
 run = os.environ["GRYVIA_SLURM_RUNDIR"]
+os.environ.pop("@FALLBACK@", None)
 for name, text in json.loads(os.environ.pop("@RUNTIME@")).items():
     with open(os.path.join(run, name), "w") as handle:
         handle.write(text)
@@ -88,6 +92,19 @@ shim = os.path.join(run, "shim.py")
 os.execve(sys.executable, [sys.executable, shim, "run"], dict(os.environ))
 '
 fi
+printf '%s' "${@FALLBACK@:-}" > "$run/fallback.sh" && [ -s "$run/fallback.sh" ] || {
+  echo "gryvia-slurm: no python3 >= 3.7 in the image and no fallback in the job's runtime" >&2
+  exit 127
+}
+unset @FALLBACK@
+exec /bin/sh "$run/fallback.sh"
+"""
+
+
+_FALLBACK: Final = r"""# gryvia: an imported Slurm batch script in an image without python3 >= 3.7
+set -u
+idx="${JOB_COMPLETION_INDEX:-${NODE_RANK:-0}}"
+run="$GRYVIA_SLURM_RUNDIR"
 if [ "${SLURM_NNODES:-1}" != 1 ] || [ "${GRYVIA_SLURM_TASKS_PER_NODE:-1}" != 1 ]; then
   echo "gryvia-slurm: error: the image has no python3 >= 3.7, which this job needs to run its" \
     "batch script once and start ${GRYVIA_SLURM_TASKS_PER_NODE:-1} task(s) on each of" \
@@ -144,17 +161,30 @@ exec "$run/slurm_script"
 """
 
 
-@cache
-def entrypoint() -> str:
-    """The POSIX sh program every pod of an imported job runs."""
+def _fill(template: str) -> str:
     long_options = "|".join(f"--{name}" for name in sorted(SRUN_REQUIRED))
     short = "".join(sorted(k for k, v in SRUN_SHORT.items() if v in SRUN_REQUIRED))
     return (
-        _ENTRYPOINT.replace("@LONG@", long_options)
+        template.replace("@LONG@", long_options)
         .replace("@SHORT@", short)
         .replace("@RUNTIME@", RUNTIME_ENV)
         .replace("@SCRIPT@", SCRIPT_ENV)
+        .replace("@FALLBACK@", FALLBACK_ENV)
     )
+
+
+@cache
+def entrypoint() -> str:
+    """The POSIX sh program every pod of an imported job runs (in the job's manifest: it
+    stays small, as every array element carries it)."""
+    return _fill(_ENTRYPOINT)
+
+
+@cache
+def fallback() -> str:
+    """The POSIX sh program a pod runs when its image has no python3 >= 3.7 (in the runtime
+    ConfigMap, key `fallback`, env GRYVIA_SLURM_FALLBACK)."""
+    return _fill(_FALLBACK)
 
 
 @cache
@@ -177,8 +207,11 @@ def _field(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def _from_config(name: str, config: str, key: str) -> dict[str, Any]:
-    return {"name": name, "valueFrom": {"configMapKeyRef": {"name": config, "key": key}}}
+def _from_config(name: str, config: str, key: str, optional: bool = False) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": config, "key": key}
+    if optional:
+        ref["optional"] = True
+    return {"name": name, "valueFrom": {"configMapKeyRef": ref}}
 
 
 def runtime_config_name(base: str) -> str:
@@ -189,8 +222,8 @@ def runtime_config_name(base: str) -> str:
 def build_runtime_config(
     name: str, script: str, labels: dict[str, str], namespace: str | None = None
 ) -> dict[str, Any]:
-    """The ConfigMap holding the runtime bundle and the batch script (keys `runtime`,
-    `script`); its owners are set once the jobs exist (`runtime_owners`)."""
+    """The ConfigMap holding the runtime bundle, the fallback and the batch script (keys
+    `runtime`, `fallback`, `script`); its owners are set once the jobs exist (`runtime_owners`)."""
     metadata: dict[str, Any] = {"name": name, "labels": dict(labels)}
     if namespace:
         metadata["namespace"] = namespace
@@ -198,7 +231,7 @@ def build_runtime_config(
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata,
-        "data": {RUNTIME_KEY: runtime_bundle(), SCRIPT_KEY: script},
+        "data": {RUNTIME_KEY: runtime_bundle(), FALLBACK_KEY: fallback(), SCRIPT_KEY: script},
     }
 
 
@@ -252,4 +285,5 @@ def build_launch(
     env += [{"name": name, "value": value} for name, value in (outputs or {}).items()]
     env.append(_from_config(SCRIPT_ENV, config, SCRIPT_KEY))
     env.append(_from_config(RUNTIME_ENV, config, RUNTIME_KEY))
+    env.append(_from_config(FALLBACK_ENV, config, FALLBACK_KEY, optional=True))
     return Launch(command=["/bin/sh", "-c", entrypoint(), "gryvia-sbatch"], env=env)

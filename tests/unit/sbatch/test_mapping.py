@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, entrypoint
+from gryvia_cli.sbatch.launcher import MAX_SCRIPT_BYTES, entrypoint, fallback
 from gryvia_cli.sbatch.mapping import pyxis_image
 from gryvia_operator.api.names import LABEL_ARRAY_INDEX, LABEL_ARRAY_NAME
 from tests.unit.sbatch.helpers import codes, convert, env_of, make_script, sbatch
@@ -207,10 +207,11 @@ def test_too_large_scripts_are_refused() -> None:
     ]
 
 
-def test_the_entrypoint_mentions_every_srun_option_with_an_argument() -> None:
-    text = entrypoint()
+def test_the_fallback_srun_knows_every_srun_option_with_an_argument() -> None:
+    text = fallback()
     assert "--ntasks|" in text and "--cpus-per-task|" in text
-    assert "GRYVIA_SLURM_RUNTIME" in text and "@" not in text.split("GRYVIA_EOF")[0][-50:]
+    assert "@" not in text.split("GRYVIA_EOF")[0][-50:]
+    assert "GRYVIA_SLURM_RUNTIME" in entrypoint() and "GRYVIA_SLURM_FALLBACK" in entrypoint()
 
 
 def test_report_shape() -> None:

@@ -39,8 +39,23 @@ def test_every_element_reads_script_and_runtime_from_the_config_map() -> None:
         assert refs == {
             "GRYVIA_SBATCH_SCRIPT": {"name": "job-sh-slurm-runtime", "key": "script"},
             "GRYVIA_SLURM_RUNTIME": {"name": "job-sh-slurm-runtime", "key": "runtime"},
+            "GRYVIA_SLURM_FALLBACK": {
+                "name": "job-sh-slurm-runtime",
+                "key": "fallback",
+                "optional": True,
+            },
         }
         assert env_of(job, conversion.runtime)["GRYVIA_SBATCH_SCRIPT"].startswith("#!/bin/bash")
+
+
+def test_an_array_element_stays_small_whatever_the_runtime_carries() -> None:
+    # 500 elements, each stored by the API server with status and managed fields: the
+    # no-python3 fallback and the runtime live once in the ConfigMap, not in every element.
+    conversion = convert(sbatch("--array=0-499%4", "-t 10"))
+    sizes = {len(json.dumps(job)) for job in conversion.jobs}
+    assert max(sizes) <= 5 * 1024, sizes  # was 7.4 KiB with the fallback inline
+    assert conversion.runtime is not None
+    assert "srun: error: starting" in conversion.runtime["data"]["fallback"]
 
 
 def test_a_refused_script_has_no_runtime() -> None:

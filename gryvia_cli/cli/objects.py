@@ -127,7 +127,23 @@ class ObjectGroup:
         validated against `model` (`output.render_one`)."""
         fmt = state.fmt(output)
         obj = self.read(state, name, namespace)
-        render_one(obj, fmt, self.qualified(name), lambda: details(model.model_validate(obj)))
+        render_one(obj, fmt, self.qualified(name), lambda: details(self.validated(model, obj)))
+
+    def validated(self, model: type[M], obj: dict[str, Any]) -> M:
+        """`obj` validated as `model`; InvalidInputError naming the object, the first field
+        that fails and the fix (`gryvia apply`) when it does not validate."""
+        from pydantic import ValidationError
+
+        try:
+            return model.model_validate(obj)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            name = (obj.get("metadata") or {}).get("name")
+            raise InvalidInputError(
+                f"{self.noun} {name} is invalid ({where}: "
+                f"{str(first['msg']).removeprefix('Value error, ')}); fix it with `gryvia apply`"
+            ) from None
 
     def listed(
         self,

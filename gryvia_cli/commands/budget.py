@@ -8,9 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.budgets import budget_details
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import OutputFormat, info, render_table, success
@@ -267,21 +269,13 @@ def list_budgets(ctx: typer.Context, output: OutputOpt = None) -> None:
     info(f"Total: {len(budgets)} budget(s)")
 
 
-@app.command("get")
-def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
-    """Show one budget: scope, period, limits, spend, state, forecast, alerts fired.
-
-    Examples:
-      gryvia budget get acme-monthly
-      gryvia budget get acme-monthly -o yaml
-    """
-    from gryvia_cli.core.budgets import budget_details
-    from gryvia_operator.api import GryviaBudget
-
-    state = session(ctx)
-    BUDGETS.show(
-        state, name, None, output, GryviaBudget, lambda b: budget_details(b, state.now().date())
-    )
+add_get(
+    app,
+    BUDGETS,
+    lambda b, now: budget_details(b, now.date()),
+    "Show one budget: scope, period, limits, spend, state, forecast, alerts fired.",
+    "acme-monthly",
+)
 
 
 @app.command("delete")

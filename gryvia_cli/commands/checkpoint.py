@@ -6,9 +6,17 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get, add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.checkpointguards import (
+    GUARD_COLUMNS,
+    GUARD_WIDE_COLUMNS,
+    guard_details,
+    guard_row,
+    guard_wide_row,
+)
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import success
@@ -79,58 +87,26 @@ def create(
     GUARDS.print_written(state, obj, output)
 
 
-@app.command("list")
-def list_guards(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List checkpoint guards: selector, interval, jobs guarded, last restore.
-
-    `-A` puts NAMESPACE first; `-o wide` adds DIRECTORY and WHOLE-JOB; `-o json|yaml` prints
-    the List.
-
-    Examples:
-      gryvia checkpoint list
-      gryvia checkpoint list -A -o wide
-    """
-    from gryvia_cli.core.checkpointguards import (
-        GUARD_COLUMNS,
-        GUARD_WIDE_COLUMNS,
-        guard_row,
-        guard_wide_row,
-    )
-    from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
-
-    table: TableSpec[GryviaCheckpointGuard] = TableSpec(
+add_list(
+    app,
+    GUARDS,
+    TableSpec(
         GUARD_COLUMNS,
         lambda g, _now: guard_row(g),
         GUARD_WIDE_COLUMNS,
         lambda g, _now: guard_wide_row(g),
-    )
-    GUARDS.print_table(
-        session(ctx), GryviaCheckpointGuard, output, namespace, all_namespaces, table
-    )
-
-
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one guard: what it selects, where jobs save, each job's committed steps and the
-    last restore.
-
-    Examples:
-      gryvia checkpoint get guarded
-      gryvia checkpoint get guarded -o yaml
-    """
-    from gryvia_cli.core.checkpointguards import guard_details
-    from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    GUARDS.show(state, name, ns, output, GryviaCheckpointGuard, guard_details)
+    ),
+    "List checkpoint guards: selector, interval, jobs guarded, last restore.",
+    "DIRECTORY and WHOLE-JOB",
+)
+add_get(
+    app,
+    GUARDS,
+    lambda g, _now: guard_details(g),
+    "Show one guard: what it selects, where jobs save, each job's committed steps and the "
+    "last restore.",
+    "guarded",
+)
 
 
 @app.command("delete")

@@ -7,9 +7,11 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup, rows_for
 from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.hooks import hook_details
 from gryvia_cli.errors import GryviaError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -159,22 +161,13 @@ def list_hooks(
     render_table(("NAMESPACE", *columns) if ns is None else columns, rows)
 
 
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one hook: events, jobs, URL, headers, signing, retry, Ready, counters, last error.
-
-    Examples:
-      gryvia hook get done
-      gryvia hook get done -o yaml
-    """
-    from gryvia_cli.core.hooks import hook_details
-    from gryvia_operator.api.jobhook import GryviaJobHook
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    HOOKS.show(state, name, ns, output, GryviaJobHook, lambda h: hook_details(h, state.now()))
+add_get(
+    app,
+    HOOKS,
+    hook_details,
+    "Show one hook: events, jobs, URL, headers, signing, retry, Ready, counters, last error.",
+    "done",
+)
 
 
 @app.command("delete")

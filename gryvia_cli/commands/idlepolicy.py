@@ -7,9 +7,17 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get, add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, check_new_name
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.idlepolicies import (
+    IDLE_POLICY_COLUMNS,
+    IDLE_POLICY_WIDE_COLUMNS,
+    idle_policy_details,
+    idle_policy_row,
+    idle_policy_wide_row,
+)
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import success
@@ -93,59 +101,20 @@ def create(
     POLICIES.print_written(state, obj, output)
 
 
-@app.command("list")
-def list_policies(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List idle policies: action, threshold, window, grace, running jobs covered and idle.
-
-    `-A` puts NAMESPACE first; `-o wide` adds SCOPE, JOB-TYPES and MESSAGE; `-o json|yaml`
-    prints the List.
-
-    Examples:
-      gryvia idle-policy list
-      gryvia idle-policy list -A -o wide
-    """
-    from gryvia_cli.core.idlepolicies import (
-        IDLE_POLICY_COLUMNS,
-        IDLE_POLICY_WIDE_COLUMNS,
-        idle_policy_row,
-        idle_policy_wide_row,
-    )
-    from gryvia_operator.api.idlepolicy import GryviaIdlePolicy
-
-    table = TableSpec(
-        columns=IDLE_POLICY_COLUMNS,
-        row=idle_policy_row,
-        wide_columns=IDLE_POLICY_WIDE_COLUMNS,
-        wide_row=idle_policy_wide_row,
-    )
-    state = session(ctx)
-    POLICIES.print_table(state, GryviaIdlePolicy, output, namespace, all_namespaces, table)
-
-
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one idle policy: the rule in words, then each idle job with what was measured
-    and done.
-
-    Examples:
-      gryvia idle-policy get idle-gpus
-      gryvia idle-policy get idle-gpus -o yaml
-    """
-    from gryvia_cli.core.idlepolicies import idle_policy_details
-    from gryvia_operator.api.idlepolicy import GryviaIdlePolicy
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    POLICIES.show(
-        state, name, ns, output, GryviaIdlePolicy, lambda p: idle_policy_details(p, state.now())
-    )
+add_list(
+    app,
+    POLICIES,
+    TableSpec(IDLE_POLICY_COLUMNS, idle_policy_row, IDLE_POLICY_WIDE_COLUMNS, idle_policy_wide_row),
+    "List idle policies: action, threshold, window, grace, running jobs covered and idle.",
+    "SCOPE, JOB-TYPES and MESSAGE",
+)
+add_get(
+    app,
+    POLICIES,
+    idle_policy_details,
+    "Show one idle policy: the rule in words, then each idle job with what was measured and done.",
+    "idle-gpus",
+)
 
 
 @app.command("delete")

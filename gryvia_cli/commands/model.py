@@ -8,12 +8,20 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get, add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt, YesOpt, confirm
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt, YesOpt, confirm
 from gryvia_cli.cli.session import Session, session
+from gryvia_cli.core.modelregistries import (
+    MODEL_COLUMNS,
+    MODEL_WIDE_COLUMNS,
+    model_details,
+    model_row,
+    model_wide_row,
+)
 from gryvia_cli.errors import InvalidInputError, NotFoundError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import info, render_one, success
+from gryvia_cli.output import info, success
 
 app = typer.Typer(
     help="Model registries: versions, stages, promotion and rollback.", no_args_is_help=True
@@ -148,53 +156,21 @@ def register(
     MODELS.print_written(state, obj, output)
 
 
-@app.command("list")
-def list_models(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List model registries: model, Production and serving versions, phase.
-
-    `-o wide` adds SERVICE, PREVIOUS (the rollback target) and MESSAGE.
-
-    Examples:
-      gryvia model list
-      gryvia model list -A -o wide
-    """
-    from gryvia_cli.core.modelregistries import (
-        MODEL_COLUMNS,
-        MODEL_WIDE_COLUMNS,
-        model_row,
-        model_wide_row,
-    )
-    from gryvia_operator.api.modelregistry import GryviaModelRegistry
-
-    table = TableSpec(MODEL_COLUMNS, model_row, MODEL_WIDE_COLUMNS, model_wide_row)
-    MODELS.print_table(
-        session(ctx), GryviaModelRegistry, output, namespace, all_namespaces, table,
-        empty="No model registries found.",
-    )  # fmt: skip
-
-
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one model registry: policy, autoServe, status and every version.
-
-    Examples:
-      gryvia model get llm
-      gryvia model get llm -o yaml
-    """
-    from gryvia_cli.core.modelregistries import model_details
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    obj = MODELS.read(state, name, ns)
-    reg = _model(obj)
-    render_one(obj, state.fmt(output), MODELS.qualified(name), lambda: model_details(reg))
+add_list(
+    app,
+    MODELS,
+    TableSpec(MODEL_COLUMNS, model_row, MODEL_WIDE_COLUMNS, model_wide_row),
+    "List model registries: model, Production and serving versions, phase.",
+    "SERVICE, PREVIOUS (the rollback target) and MESSAGE",
+    empty="No model registries found.",
+)
+add_get(
+    app,
+    MODELS,
+    lambda m, _now: model_details(m),
+    "Show one model registry: policy, autoServe, status and every version.",
+    "llm",
+)
 
 
 @app.command("promote")

@@ -10,9 +10,11 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import Session, session
+from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.errors import GryviaError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import info, render_table, success
@@ -165,20 +167,13 @@ def list_reservations(ctx: typer.Context, output: OutputOpt = None) -> None:
     info(f"Total: {len(found)} reservation(s)")
 
 
-@app.command("get")
-def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
-    """Show one reservation: owner, GPUs, schedule, state, nodes held.
-
-    `-o yaml|json` prints the GryviaReservation as the API server stores it.
-
-    Examples:
-      gryvia reservation get demo-day
-      gryvia reservation get demo-day -o yaml
-    """
-    from gryvia_cli.core.reservations import reservation_details
-    from gryvia_operator.api import GryviaReservation
-
-    RESERVATIONS.show(session(ctx), name, None, output, GryviaReservation, reservation_details)
+add_get(
+    app,
+    RESERVATIONS,
+    lambda r_, _now: reservation_details(r_),
+    "Show one reservation: owner, GPUs, schedule, state, nodes held.",
+    "demo-day",
+)
 
 
 @app.command("delete")

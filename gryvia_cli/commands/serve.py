@@ -10,18 +10,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get, add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import (
-    AllNamespacesOpt,
     NamespaceOpt,
     OutputOpt,
     YesOpt,
     check_new_name,
 )
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.inference import (
+    SERVE_COLUMNS,
+    SERVE_WIDE_COLUMNS,
+    serve_details,
+    serve_row,
+    serve_wide_row,
+)
 from gryvia_cli.errors import InvalidInputError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import info, render_one, success, warn
+from gryvia_cli.output import info, success, warn
 
 app = typer.Typer(help="Inference services: models served behind a Service.", no_args_is_help=True)
 NameArg = Annotated[str, typer.Argument(help="Inference service name.", show_default=False)]
@@ -115,52 +122,20 @@ def create(
     SERVICES.print_written(state, obj, output)
 
 
-@app.command("list")
-def list_services(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List inference services: phase, ready/wanted replicas, serving version.
-
-    `-o wide` adds URL, CANARY and MESSAGE.
-
-    Examples:
-      gryvia serve list
-      gryvia serve list -A -o wide
-    """
-    from gryvia_cli.core.inference import (
-        SERVE_COLUMNS,
-        SERVE_WIDE_COLUMNS,
-        serve_row,
-        serve_wide_row,
-    )
-    from gryvia_operator.api.inference import GryviaInferenceService
-
-    table = TableSpec(SERVE_COLUMNS, serve_row, SERVE_WIDE_COLUMNS, serve_wide_row)
-    SERVICES.print_table(
-        session(ctx), GryviaInferenceService, output, namespace, all_namespaces, table
-    )
-
-
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one inference service: image, replicas, health check, URL, serving version.
-
-    Examples:
-      gryvia serve get llm
-      gryvia serve get llm -o yaml
-    """
-    from gryvia_cli.core.inference import serve_details
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    obj = SERVICES.read(state, name, ns)
-    isvc = _model(obj)
-    render_one(obj, state.fmt(output), SERVICES.qualified(name), lambda: serve_details(isvc))
+add_list(
+    app,
+    SERVICES,
+    TableSpec(SERVE_COLUMNS, serve_row, SERVE_WIDE_COLUMNS, serve_wide_row),
+    "List inference services: phase, ready/wanted replicas, serving version.",
+    "URL, CANARY and MESSAGE",
+)
+add_get(
+    app,
+    SERVICES,
+    lambda s, _now: serve_details(s),
+    "Show one inference service: image, replicas, health check, URL, serving version.",
+    "llm",
+)
 
 
 @app.command("scale")

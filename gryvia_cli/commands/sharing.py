@@ -7,12 +7,14 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import OutputOpt, YesOpt, check_new_name
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.gpusharing import sharing_details
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import info, render_one, success
+from gryvia_cli.output import info, success
 
 app = typer.Typer(
     help="GPU sharing policies: time-slicing or MIG for selected GPU nodes.",
@@ -120,25 +122,13 @@ def list_policies(ctx: typer.Context, output: OutputOpt = None) -> None:
         info(f"Total: {len(shown)} GPU sharing policy(ies)")
 
 
-@app.command("get")
-def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
-    """Show one GPU sharing policy: strategy, settings, the nodes it holds, and Ready.
-
-    Examples:
-      gryvia sharing get inference-pool
-      gryvia sharing get inference-pool -o yaml
-    """
-    from gryvia_cli.core.gpusharing import sharing_details
-    from gryvia_operator.api.gpusharing import GryviaGPUSharingPolicy
-
-    state = session(ctx)
-    fmt = state.fmt(output)
-    obj = POLICIES.read(state, name)
-
-    def details() -> list[tuple[str, str]]:
-        return sharing_details(GryviaGPUSharingPolicy.model_validate(obj))
-
-    render_one(obj, fmt, POLICIES.qualified(name), details)
+add_get(
+    app,
+    POLICIES,
+    lambda p, _now: sharing_details(p),
+    "Show one GPU sharing policy: strategy, settings, the nodes it holds, and Ready.",
+    "inference-pool",
+)
 
 
 @app.command("delete")

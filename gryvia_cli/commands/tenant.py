@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gryvia_cli.cli.flags import BoolValueCommand
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup
 from gryvia_cli.cli.options import OutputOpt, YesOpt, confirm
 from gryvia_cli.cli.session import Session, session
+from gryvia_cli.core.tenancy import tenant_details
 from gryvia_cli.errors import ConflictError, ForbiddenError, NotFoundError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -189,20 +191,13 @@ def list_tenants(ctx: typer.Context, output: OutputOpt = None) -> None:
     info(f"Total: {len(tenants)} tenant(s)")
 
 
-@app.command("get")
-def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
-    """Show one tenant: namespace, SKUs, GPU limit, isolation, members, usage.
-
-    `-o yaml|json` prints the GryviaTenant as the API server stores it.
-
-    Examples:
-      gryvia tenant get vision
-      gryvia tenant get vision -o yaml
-    """
-    from gryvia_cli.core.tenancy import tenant_details
-    from gryvia_operator.api import GryviaTenant
-
-    TENANTS.show(session(ctx), name, None, output, GryviaTenant, tenant_details)
+add_get(
+    app,
+    TENANTS,
+    lambda t, _now: tenant_details(t),
+    "Show one tenant: namespace, SKUs, GPU limit, isolation, members, usage.",
+    "vision",
+)
 
 
 @app.command("delete")

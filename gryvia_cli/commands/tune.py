@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.autotuners import TUNER_COLUMNS, TUNER_WIDE_COLUMNS, tuner_row, tuner_wide_row
 from gryvia_cli.errors import NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
@@ -67,32 +69,13 @@ def submit(
     TUNERS.submit(session(ctx), file, namespace, output, build_tuner, "status")
 
 
-@app.command("list")
-def list_tuners(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List tuners: phase, trials created of maxTrials, trials not ended, the best so far.
-
-    `-A` puts NAMESPACE first; `-o wide` adds OBJECTIVE and MESSAGE; `-o json|yaml` prints
-    the List.
-
-    Examples:
-      gryvia tune list
-      gryvia tune list -A -o wide
-    """
-    from gryvia_cli.core.autotuners import (
-        TUNER_COLUMNS,
-        TUNER_WIDE_COLUMNS,
-        tuner_row,
-        tuner_wide_row,
-    )
-    from gryvia_operator.api.autotuner import GryviaAutoTuner
-
-    table = TableSpec(TUNER_COLUMNS, tuner_row, TUNER_WIDE_COLUMNS, tuner_wide_row)
-    TUNERS.print_table(session(ctx), GryviaAutoTuner, output, namespace, all_namespaces, table)
+add_list(
+    app,
+    TUNERS,
+    TableSpec(TUNER_COLUMNS, tuner_row, TUNER_WIDE_COLUMNS, tuner_wide_row),
+    "List tuners: phase, trials created of maxTrials, trials not ended, the best so far.",
+    "OBJECTIVE and MESSAGE",
+)
 
 
 @app.command("status")

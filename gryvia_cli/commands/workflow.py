@@ -11,9 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_list
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
-from gryvia_cli.cli.options import AllNamespacesOpt, NamespaceOpt, OutputOpt
+from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import session
+from gryvia_cli.core.workflows import (
+    WORKFLOW_COLUMNS,
+    WORKFLOW_WIDE_COLUMNS,
+    workflow_row,
+    workflow_wide_row,
+)
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import render_one, section, success
@@ -69,32 +76,13 @@ def submit(
     WORKFLOWS.submit(session(ctx), file, namespace, output, build, "get")
 
 
-@app.command("list")
-def list_workflows(
-    ctx: typer.Context,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespacesOpt = False,
-    output: OutputOpt = None,
-) -> None:
-    """List workflows: phase and number of the latest run, its steps done, the failed step.
-
-    `-A` puts NAMESPACE first; `-o wide` adds NEXT (next scheduled time) and MESSAGE;
-    `-o json|yaml` prints the List.
-
-    Examples:
-      gryvia workflow list
-      gryvia workflow list -A -o wide
-    """
-    from gryvia_cli.core.workflows import (
-        WORKFLOW_COLUMNS,
-        WORKFLOW_WIDE_COLUMNS,
-        workflow_row,
-        workflow_wide_row,
-    )
-    from gryvia_operator.api.workflow import GryviaWorkflow
-
-    table = TableSpec(WORKFLOW_COLUMNS, workflow_row, WORKFLOW_WIDE_COLUMNS, workflow_wide_row)
-    WORKFLOWS.print_table(session(ctx), GryviaWorkflow, output, namespace, all_namespaces, table)
+add_list(
+    app,
+    WORKFLOWS,
+    TableSpec(WORKFLOW_COLUMNS, workflow_row, WORKFLOW_WIDE_COLUMNS, workflow_wide_row),
+    "List workflows: phase and number of the latest run, its steps done, the failed step.",
+    "NEXT (next scheduled time) and MESSAGE",
+)
 
 
 @app.command("get")

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from gryvia_cli.cli.kindcommands import add_get
 from gryvia_cli.cli.objects import ObjectGroup, TableSpec
 from gryvia_cli.cli.options import (
     AllNamespacesOpt,
@@ -18,6 +19,7 @@ from gryvia_cli.cli.options import (
     check_new_name,
 )
 from gryvia_cli.cli.session import Session, session
+from gryvia_cli.core.workspaces import workspace_details
 from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import info, success
@@ -222,24 +224,13 @@ def list_workspaces(
         info(f"Total: {len(found)} workspace(s)")
 
 
-@app.command("get")
-def get(
-    ctx: typer.Context, name: NameArg, namespace: NamespaceOpt = None, output: OutputOpt = None
-) -> None:
-    """Show one workspace: image, resources, home PVC, timeouts, phase, last activity.
-
-    Examples:
-      gryvia workspace get dev
-      gryvia workspace get dev -o yaml
-    """
-    from gryvia_cli.core.workspaces import workspace_details
-    from gryvia_operator.api.workspace import GryviaWorkspace
-
-    state = session(ctx)
-    ns = state.resolve_namespace(namespace)
-    WORKSPACES.show(
-        state, name, ns, output, GryviaWorkspace, lambda w: workspace_details(w, state.now())
-    )
+add_get(
+    app,
+    WORKSPACES,
+    workspace_details,
+    "Show one workspace: image, resources, home PVC, timeouts, phase, last activity.",
+    "dev",
+)
 
 
 def _heartbeat(state: Session, name: str, ns: str, done: threading.Event) -> None:

@@ -128,7 +128,7 @@ def _check_gpu_type(state: Session, gpu_type: str) -> None:
     """UsageError when the cluster's nodes are readable and none carries `gpu_type` (label
     gryvia.io/gpu, normalized as the operator compares it): such a reservation never holds a
     node. Unreadable nodes (no permission) leave the check to the operator."""
-    from gryvia_operator.api.gputype import normalize_gpu_type
+    from gryvia_operator.api.gputype import gpu_type_matches
     from gryvia_operator.api.names import LABEL_GPU
 
     try:
@@ -136,7 +136,7 @@ def _check_gpu_type(state: Session, gpu_type: str) -> None:
     except GryviaError:
         return
     types = sorted({t for n in nodes if (t := (n["metadata"].get("labels") or {}).get(LABEL_GPU))})
-    if normalize_gpu_type(gpu_type) not in {normalize_gpu_type(t) for t in types}:
+    if not any(gpu_type_matches(gpu_type, t) for t in types):
         raise UsageError(
             f"--gpu-type {gpu_type}: no node carries this GPU type (label {LABEL_GPU}), so the "
             "reservation would never hold a node",

@@ -23,7 +23,7 @@ from gryvia_cli.core.nodes import (
     pod_slices,
 )
 from gryvia_cli.core.phases import Bucket, bucket
-from gryvia_operator.api.gputype import same_gpu_type
+from gryvia_operator.api.gputype import gpu_type_matches
 from gryvia_operator.api.mig import slot_key
 
 
@@ -200,7 +200,7 @@ def allocated_from_jobs(jobs: Iterable[JobSummary]) -> dict[str, int]:
 
 
 def _match(gpu_type: str, wanted: str | None) -> bool:
-    return wanted is None or same_gpu_type(gpu_type, wanted)
+    return wanted is None or gpu_type_matches(wanted, gpu_type)
 
 
 def compute_capacity(

@@ -162,9 +162,7 @@ def wait_reason(
     if event_message:
         return event_message
     if not job.cpu_only:
-        fitting_type = [
-            n for n in nodes if not job.gpu_type or n.gpu_type.lower() == job.gpu_type.lower()
-        ]
+        fitting_type = [n for n in nodes if type_serves(n.gpu_type, job.gpu_type)]
         free = [free_gpus(n, allocated) for n in fitting_type]
         fitting = sum(f // job.gpus_per_pod for f in free if job.gpus_per_pod)
         if fitting < job.pods:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Final
 
-from gryvia_operator.api.gputype import mig_profile, normalize_gpu_type
+from gryvia_operator.api.gputype import normalize_gpu_type
 
 C_SPACE: Final = " \t\n\v\f\r"
 MAX_ARRAY_SIZE: Final = 100_001  # Gryvia's MaxArraySize default (Slurm's is 1001): 0..100000
@@ -344,25 +344,11 @@ def constraint_gpu_type(text: str) -> str | None:
 
 
 def normalise_gpu_type(raw: str) -> str:
-    """Gryvia's GPU type for a Slurm model name (H100, A100-80G, A100-40G, A100, L40, A10,
-    T4, V100); a MIG slice through the shared rule (`nvidia_h100_80gb_hbm3_3g.40gb` ->
-    `H100-MIG-3G.40GB`); an unknown model is kept as written."""
-    if mig_profile(raw) is not None:
-        return normalize_gpu_type(raw)
-    model = raw.lower().replace("_", "-")
-    model = re.sub(r"^(nvidia-)?(tesla-)?", "", model)
-    if model.startswith("h100"):
-        return "H100"
-    if model.startswith("a100"):
-        if "80" in model[4:]:
-            return "A100-80G"
-        if "40" in model[4:]:
-            return "A100-40G"
-        return "A100" if model == "a100" or model[4] in "-" else raw
-    for name in ("l40", "a10", "t4", "v100"):
-        if model == name or model.startswith(name + "-"):
-            return name.upper()
-    return raw
+    """Gryvia's GPU type for a Slurm model name, by the contract's one rule
+    (`api.gputype.normalize_gpu_type`): `h100` -> `H100`, `a100` -> the family `A100` (any
+    variant), `a100_80gb` -> `A100-80G`, `h200` -> `H200`, `l40s` -> `L40S` (not `L40`),
+    `nvidia_h100_80gb_hbm3_3g.40gb` -> `H100-MIG-3G.40GB`."""
+    return normalize_gpu_type(raw)
 
 
 def format_timeout(seconds: int) -> str:

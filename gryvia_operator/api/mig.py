@@ -23,8 +23,9 @@ from typing import Any
 
 from gryvia_operator.api.gputype import (
     MIG_RESOURCE_PREFIX,
-    gpu_type_is_any,
+    gpu_type_matches,
     mig_profile,
+    names_family,
     normalize_gpu_type,
     same_gpu_type,
 )
@@ -124,14 +125,17 @@ def type_serves(offered: str | None, wanted: str | None) -> bool:
         return mig_type_matches(offered, wanted)
     if parse_profile(offered) is not None:
         return False
-    return gpu_type_is_any(wanted) or same_gpu_type(offered, wanted)
+    return gpu_type_matches(wanted, offered)
 
 
 def type_listed(requested: str | None, listed: str | None) -> bool:
     """True when a type in a list (a quota's `allowedGPUTypes`, a tenant's SKU types) covers
-    the `requested` type: the same type, or the parent of a requested MIG slice (allowing or
+    the `requested` type: the same type, a variant of a listed family (`A100` covers
+    `A100-80G`), or the parent of a requested MIG slice (allowing or
     pricing `H100` covers `H100-MIG-3G.40GB`, as slices are priced from their parent)."""
-    if same_gpu_type(requested, listed):
+    if same_gpu_type(requested, listed) or (
+        names_family(listed) and gpu_type_matches(listed, requested)
+    ):
         return True
     parent = parent_type(requested)
     return bool(parent) and parse_profile(listed) is None and same_gpu_type(parent, listed)

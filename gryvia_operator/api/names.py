@@ -30,6 +30,9 @@ MANAGED_BY: Final = "gryvia-operator"
 
 # Node labels written by GPU registration and read by placement.
 LABEL_GPU: Final = "gryvia.io/gpu"
+LABEL_GPU_FAMILY: Final = "gryvia.io/gpu-family"
+"""The family of the node's GPU type (`A100` for `A100-80G`): what a job naming only the
+family selects on (`api.gputype.gpu_selector`)."""
 LABEL_GPU_COUNT: Final = "gryvia.io/gpu-count"
 LABEL_GPU_MEMORY: Final = "gryvia.io/gpu-memory"
 LABEL_RDMA: Final = "gryvia.io/rdma"
@@ -38,6 +41,7 @@ LABEL_INTERCONNECT: Final = "gryvia.io/interconnect"
 LABEL_AUTO_REGISTERED: Final = "gryvia.io/auto-registered"
 NODE_LABELS: Final = (
     LABEL_GPU,
+    LABEL_GPU_FAMILY,
     LABEL_GPU_COUNT,
     LABEL_GPU_MEMORY,
     LABEL_RDMA,

@@ -14,7 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gryvia_operator.api.gpusku import DEFAULT_CURRENCY, GryviaGpuSku, GryviaGpuSkuSpec
-from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type, same_gpu_type
+from gryvia_operator.api.gputype import (
+    gpu_family,
+    gpu_type_is_any,
+    gpu_type_matches,
+    names_family,
+    normalize_gpu_type,
+    same_gpu_type,
+)
 from gryvia_operator.api.mig import parent_type, parse_profile
 from gryvia_operator.api.names import LABEL_DEFAULT_CATALOG
 
@@ -67,13 +74,17 @@ def default_catalog() -> list[GryviaGpuSku]:
 
 def _allowed(sku: GryviaGpuSku, allowed: Sequence[str] | None) -> bool:
     """An entry of `allowedSkus` names a SKU (any case) or a GPU type: its upper-cased
-    spelling equals the SKU's canonical type (so `h100` allows `H100` SKUs but a SKU name
-    such as `z-h100` allows only that SKU)."""
+    spelling equals the SKU's canonical type or family (so `h100` allows `H100` SKUs and
+    `a100` allows `A100-80G` SKUs, but a SKU name such as `z-h100` allows only that SKU)."""
     if not allowed:
         return True
     names = {a.strip().lower() for a in allowed}
     canonical = normalize_gpu_type(sku.spec.gpu_type)
-    return (sku.metadata.name or "").lower() in names or canonical.lower() in names
+    family = gpu_family(canonical)
+    return (sku.metadata.name or "").lower() in names or {
+        canonical.lower(),
+        family.lower(),
+    } & names != set()
 
 
 def select_rate(
@@ -110,14 +121,26 @@ def select_rate(
 def _first_rate(
     gpu_type: str, skus: Sequence[GryviaGpuSku], allowed_skus: Sequence[str] | None
 ) -> Rate | None:
-    for sku in sorted(skus, key=lambda s: s.metadata.name or ""):
-        if not sku.spec.enabled or not same_gpu_type(sku.spec.gpu_type, gpu_type):
-            continue
-        if _allowed(sku, allowed_skus):
-            return Rate(
-                sku.metadata.name or "", sku.spec.gpu_type, sku.spec.hourly_rate, sku.spec.currency
-            )
-    return None
+    """The SKU of the same type first; else a SKU of the type's family (`A100` prices an
+    `A100-80G`); else, for a job naming a family (`A100`), the dearest SKU of its variants:
+    the most the job can cost before it lands (metering prices the node's own type)."""
+    usable = [
+        s
+        for s in sorted(skus, key=lambda s: s.metadata.name or "")
+        if s.spec.enabled and _allowed(s, allowed_skus)
+    ]
+    found = next((s for s in usable if same_gpu_type(s.spec.gpu_type, gpu_type)), None)
+    if found is None:
+        family = [s for s in usable if names_family(s.spec.gpu_type)]
+        found = next((s for s in family if gpu_type_matches(s.spec.gpu_type, gpu_type)), None)
+    if found is None and names_family(gpu_type):
+        variants = [s for s in usable if gpu_type_matches(gpu_type, s.spec.gpu_type)]
+        found = max(variants, key=lambda s: s.spec.hourly_rate, default=None)
+    if found is None:
+        return None
+    return Rate(
+        found.metadata.name or "", found.spec.gpu_type, found.spec.hourly_rate, found.spec.currency
+    )
 
 
 def gpu_types_with_sku(

@@ -30,7 +30,7 @@ from gryvia_operator.api.crd.fieldcheck import (
     pydantic_errors,
     unknown_fields,
 )
-from gryvia_operator.api.gputype import gpu_type_is_any, normalize_gpu_type
+from gryvia_operator.api.gputype import gpu_type_is_any, names_family, normalize_gpu_type
 from gryvia_operator.api.helpers import (
     MAX_TOTAL_GPUS,
     DurationError,
@@ -40,7 +40,7 @@ from gryvia_operator.api.helpers import (
 )
 from gryvia_operator.api.mig import type_serves
 from gryvia_operator.api.namelimits import name_length_problem
-from gryvia_operator.api.names import LABEL_GPU, job_name_limit, name_problem
+from gryvia_operator.api.names import LABEL_GPU, LABEL_GPU_FAMILY, job_name_limit, name_problem
 from gryvia_operator.api.quantity import parse_quantity
 from gryvia_operator.api.registry import ALL_KINDS, kind_info
 
@@ -357,9 +357,10 @@ def _gpu_type_warnings(spec: GryviaAIJobSpec) -> list[FieldError]:
     normal = normalize_gpu_type(spec.gpu_type)
     if normal == spec.gpu_type:
         return []
+    label = LABEL_GPU_FAMILY if names_family(normal) else LABEL_GPU
     text = (
         f'spec.gpuType "{spec.gpu_type}" is not a normalised GPU type; nodes are labelled '
-        f'{LABEL_GPU}={normal}, so use "{normal}"'
+        f'{label}={normal}, so use "{normal}"'
     )
     return [FieldError("spec.gpuType", text)]
 

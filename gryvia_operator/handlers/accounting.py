@@ -20,6 +20,7 @@ import kopf
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, GryviaGpuSku, GryviaTenant
 from gryvia_operator.api.attribution import tenant_namespace, tenant_of
+from gryvia_operator.api.gputype import names_family
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import LABEL_GPU, usage_record_name
 from gryvia_operator.api.parse import parse_valid
@@ -130,15 +131,15 @@ class Accounting:
     def _billed_type(self, job: GryviaAIJob) -> str | None:
         if job.spec.cpu_only:
             return None
-        if job.spec.gpu_type_constrained:
+        if job.spec.gpu_type_constrained and not names_family(job.spec.gpu_type):
             return job.spec.gpu_type_key
         pods = self.rt.indices.values(PODS_BY_JOB, (job.namespace, job.name))
         nodes = {n.name: n for n in self.rt.indices.all_values(NODES)}
         for pod in pods:
             node = nodes.get(getattr(pod, "node_name", ""))
             if node is not None and node.labels.get(LABEL_GPU):
-                return str(node.labels[LABEL_GPU])
-        return None
+                return str(node.labels[LABEL_GPU])  # the variant a family's job landed on
+        return job.spec.gpu_type_key or None
 
     def desired_record(
         self,

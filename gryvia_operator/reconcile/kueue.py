@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api.attribution import tenant_namespace
+from gryvia_operator.api.gputype import gpu_family
 from gryvia_operator.api.names import (
     ANNOTATION_QUEUE_NAME,
     ANNOTATION_QUOTA_SOURCE,
     LABEL_GPU,
+    LABEL_GPU_FAMILY,
     LABEL_TENANT,
     TENANT_NAMESPACE_PREFIX,
 )
@@ -121,13 +123,15 @@ def flavor_name(gpu_type: str) -> str:
 
 
 def build_resource_flavor(gpu_type: str | None) -> dict[str, Any]:
-    """The flavor of one GPU type (node label `gryvia.io/gpu=<type>`), or with None the default
-    flavor without node labels."""
+    """The flavor of one GPU type (node labels `gryvia.io/gpu=<type>` and
+    `gryvia.io/gpu-family=<family>`, so that a job naming only the family is admitted to the
+    flavors of its variants and no other), or with None the default flavor without node
+    labels."""
     spec: dict[str, Any] = {}
     name = DEFAULT_FLAVOR
     if gpu_type is not None:
         name = flavor_name(gpu_type)
-        spec["nodeLabels"] = {LABEL_GPU: gpu_type}
+        spec["nodeLabels"] = {LABEL_GPU: gpu_type, LABEL_GPU_FAMILY: gpu_family(gpu_type)}
     return {
         "apiVersion": KUEUE_API,
         "kind": "ResourceFlavor",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.gputype import gpu_type_matches
 from gryvia_operator.api.maintenance import maintenance_text
 from gryvia_operator.api.mig import parent_type, parse_profile, slot_key
 from gryvia_operator.api.names import (
@@ -173,7 +174,7 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
         maintenance = node.maintenance
         problems.append(CORDONED_PROBLEM if maintenance is None else maintenance_text(maintenance))
     actual_type = labels.get(LABEL_GPU, "")
-    type_ok = not req.gpu_type or actual_type == req.gpu_type
+    type_ok = gpu_type_matches(req.gpu_type, actual_type)
     if mig:
         type_ok = mig_ok
         problems += [mig_problem] if mig_problem else []
@@ -201,7 +202,7 @@ def evaluate_node(node: NodeView, req: Requirements, used: int) -> NodeFit:
 def _score(node: NodeView, req: Requirements, free: int) -> float:
     labels = node.labels
     score = 0.0
-    if req.gpu_type and labels.get(LABEL_GPU) == req.gpu_type:
+    if req.gpu_type and gpu_type_matches(req.gpu_type, labels.get(LABEL_GPU)):
         score += 50
     if req.network == "rdma" and labels.get(LABEL_RDMA) == "true":
         score += 30
@@ -221,12 +222,13 @@ def select_nodes(
 ) -> Placement:
     """Choose the nodes for a job's pods; all-or-nothing.
 
-    Filters (all must pass): Ready and not cordoned, gryvia.io/gpu equals gpuType (unless
-    empty or `any`), gryvia.io/rdma / gryvia.io/sriov for those networks, every nodeSelector
-    pair, every NoSchedule/NoExecute taint tolerated (`api.taints`), and enough free GPUs
-    (total from gryvia.io/gpu-count or allocatable, minus the GPU requests of bound
-    non-terminal pods). Ranks by score, most free GPUs first (pack: fewest).
-    On a miss the message names the closest node and what it lacks.
+    Filters (all must pass): Ready and not cordoned, gryvia.io/gpu serves gpuType
+    (`api.gputype.gpu_type_matches`: the same type, or a variant of the family it names),
+    gryvia.io/rdma / gryvia.io/sriov for those networks, every nodeSelector pair, every
+    NoSchedule/NoExecute taint tolerated (`api.taints`), and enough free GPUs (total from
+    gryvia.io/gpu-count or allocatable, minus the GPU requests of bound non-terminal pods).
+    Ranks by score, most free GPUs first (pack: fewest). On a miss the message names the
+    closest node and what it lacks.
     """
     req = job if isinstance(job, Requirements) else Requirements.of(job)
     node_list = list(nodes)

@@ -6,7 +6,7 @@ from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.controlled import owner_reference
-from gryvia_operator.api.gputype import gpu_resource_name, mig_profile
+from gryvia_operator.api.gputype import gpu_resource_name, gpu_selector, mig_profile
 from gryvia_operator.api.names import (
     ANNOTATION_ENV_VERSION,
     ANNOTATION_NETWORKS,
@@ -17,7 +17,6 @@ from gryvia_operator.api.names import (
     DATA_VOLUME,
     ENV_VERSION,
     FINALIZER_SAVE_LOG,
-    LABEL_GPU,
     LABEL_JOB,
     LABEL_JOB_NAME,
     LABEL_MANAGED_BY,
@@ -74,7 +73,8 @@ def pod_annotations(job: GryviaAIJob, config: ReconcileConfig) -> dict[str, str]
 
 
 def pod_node_selector(job: GryviaAIJob) -> dict[str, str]:
-    """spec.nodeSelector plus gryvia.io/gpu (GPU job of a concrete type) and gryvia.io/rdma.
+    """spec.nodeSelector plus gryvia.io/gpu (GPU job of a concrete type; gryvia.io/gpu-family
+    for a family with variants, `api.gputype.gpu_selector`) and gryvia.io/rdma.
 
     A MIG slice type gets no gryvia.io/gpu selector: the `nvidia.com/mig-<profile>` resource
     it requests already places it (nodes label their parent GPU, not each slice)."""
@@ -82,7 +82,7 @@ def pod_node_selector(job: GryviaAIJob) -> dict[str, str]:
     selector = dict(spec.node_selector or {})
     whole_gpu = mig_profile(spec.gpu_type) is None
     if not spec.cpu_only and spec.gpu_type_constrained and spec.gpu_type and whole_gpu:
-        selector[LABEL_GPU] = spec.gpu_type_key
+        selector.update(gpu_selector(spec.gpu_type))
     if spec.network == "rdma":
         selector[LABEL_RDMA] = "true"
     return selector

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_operator.api import API_VERSION
-from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.gputype import gpu_family, normalize_gpu_type
 from gryvia_operator.api.maintenance import maintenance_text
 from gryvia_operator.api.names import (
     LABEL_AUTO_REGISTERED,
     LABEL_GPU,
     LABEL_GPU_COUNT,
+    LABEL_GPU_FAMILY,
     LABEL_GPU_MEMORY,
     LABEL_INTERCONNECT,
     LABEL_RDMA,
@@ -193,6 +194,8 @@ def node_labels_for(spec: Mapping[str, Any]) -> dict[str, str]:
         LABEL_RDMA: "true" if spec.get("rdma") else "false",
         LABEL_SRIOV: "true" if spec.get("sriov") else "false",
     }
+    if spec.get("gpuType"):
+        labels[LABEL_GPU_FAMILY] = gpu_family(str(spec["gpuType"]))
     if spec.get("memoryGB"):
         labels[LABEL_GPU_MEMORY] = str(spec["memoryGB"])
     if spec.get("interconnect"):

@@ -18,7 +18,7 @@ from cronsim import CronSim
 from gryvia_operator.api import GryviaAIJob, GryviaReservation
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.core import Toleration
-from gryvia_operator.api.gputype import normalize_gpu_type
+from gryvia_operator.api.gputype import gpu_type_matches
 from gryvia_operator.api.helpers import parse_duration
 from gryvia_operator.api.names import ANNOTATION_RESERVATION, LABEL_GPU, LABEL_TEAM
 from gryvia_operator.api.reservation import (
@@ -137,8 +137,7 @@ def _eligible(node: NodeView, res: GryviaReservation) -> bool:
         return False
     if not node.ready or node.unschedulable:
         return False
-    actual = normalize_gpu_type(node.labels.get(LABEL_GPU, ""))
-    return not wanted or actual == normalize_gpu_type(wanted)
+    return not wanted or gpu_type_matches(wanted, node.labels.get(LABEL_GPU, ""))
 
 
 def choose_nodes(

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gryvia_operator.api.controlled import owner_reference
-from gryvia_operator.api.gputype import gpu_type_key
-from gryvia_operator.api.names import LABEL_GPU, LABEL_MANAGED_BY, MANAGED_BY
+from gryvia_operator.api.gputype import gpu_selector
+from gryvia_operator.api.names import LABEL_MANAGED_BY, MANAGED_BY
 from gryvia_operator.api.workspace import (
     ANNOTATION_SESSION_AT,
     DEFAULT_COMMAND,
@@ -104,9 +104,8 @@ def build_pod(ws: GryviaWorkspace) -> dict[str, Any]:
             {"name": HOME_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(ws.name)}}
         ],
     }
-    key = gpu_type_key(spec.gpu_type or "")
-    if spec.gpus and key:
-        pod["nodeSelector"] = {LABEL_GPU: key}
+    if spec.gpus and gpu_selector(spec.gpu_type):
+        pod["nodeSelector"] = gpu_selector(spec.gpu_type)
     if not spec.gpus:
         pod["affinity"] = cpu_only_affinity(None)
     return {

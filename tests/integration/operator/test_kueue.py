@@ -185,6 +185,20 @@ def test_per_type_quota_holds_the_a100_job_while_an_h100_job_runs(
         kueue_box.kubectl_run("delete", "gryviaaijob", "-n", NS, name, "--wait=true")
 
 
+def test_a_job_naming_the_family_runs_on_a_variant_of_it(kueue_box: SandboxHandle) -> None:
+    # issue 39: `gpuType: a100` is admitted to the A100-80G flavor (no other: the flavors
+    # carry gryvia.io/gpu-family) and its pod lands on an A100-80G node
+    kueue_box.apply(_job("family", "a100", 1, "sleep 600"))
+    running = wait_phase(kueue_box, NS, "family", "Running", timeout=120)
+    assert "gryvia-a100-80g" in _cond(running, "KueueAdmitted")["message"]
+    (pod,) = _pods(kueue_box, "family")
+    node = kubectl_json(kueue_box, "get", "node", pod["spec"]["nodeName"])
+    labels = node["metadata"]["labels"]
+    assert (labels["gryvia.io/gpu"], labels["gryvia.io/gpu-family"]) == ("A100-80G", "A100")
+    assert pod["spec"]["nodeSelector"]["gryvia.io/gpu-family"] == "A100"
+    _delete(kueue_box, "family")
+
+
 def test_gang_admission_starts_all_pods_together(kueue_box: SandboxHandle) -> None:
     kueue_box.apply(_job("holder", "H100", 1))
     wait_phase(kueue_box, NS, "holder", "Running", timeout=120)

@@ -161,10 +161,12 @@ def test_create_list_get_delete() -> None:
 def test_create_refuses_a_gpu_type_no_node_carries() -> None:
     fake = FakeAccess(make_node("gpu-a100-0").gpus(8).gpu_type("A100-80G").obj())
     args = ["reservation", "create", "x", "--owner", "team:ml", "--gpus", "8", "--duration", "1h"]
-    refused = run([*args, "--gpu-type", "A100"], fake)
-    assert refused.exit_code == 2 and "--gpu-type A100: no node carries this GPU type" in (
-        refused.output
-    )
-    assert "GPU types of the cluster's nodes: A100-80G" in refused.output
+    for wanted in ("A100-40G", "L40"):
+        refused = run([*args, "--gpu-type", wanted], fake)
+        assert refused.exit_code == 2, refused.output
+        assert f"--gpu-type {wanted}: no node carries this GPU type" in refused.output
+        assert "GPU types of the cluster's nodes: A100-80G" in refused.output
     assert not fake._of(r.RESERVATION)
     assert run([*args, "--gpu-type", "a100-80g"], fake).exit_code == 0
+    # the family names every variant (issue 39): an A100-80G node holds an `a100` reservation
+    assert run(["reservation", "create", "y", *args[3:], "--gpu-type", "a100"], fake).exit_code == 0

@@ -78,7 +78,8 @@ async def test_tenant_queues_follow_the_quota_per_type_and_go_with_the_tenant() 
     }
     assert ("LocalQueue", "tenant-vision", "gryvia") in api.objects
     assert api.objects[("ResourceFlavor", "", "gryvia-a100-80g")]["spec"]["nodeLabels"] == {
-        "gryvia.io/gpu": "A100-80G"
+        "gryvia.io/gpu": "A100-80G",
+        "gryvia.io/gpu-family": "A100",
     }
     api.calls.clear()  # nothing changed: the refresh sends nothing, LISTs nothing
     assert not await kueuequeues.ensure_tenant_queues(rt, _tenant(), applied)

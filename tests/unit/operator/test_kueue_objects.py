@@ -71,7 +71,12 @@ def test_flavor_names_are_dns_labels() -> None:
     assert kq.flavor_name("A100-80G") == "gryvia-a100-80g"
     assert kq.flavor_name("H100 SXM") == "gryvia-h100-sxm"
     flavor = kq.build_resource_flavor("A100-80G")
-    assert flavor["spec"]["nodeLabels"] == {"gryvia.io/gpu": "A100-80G"}
+    # the family label keeps a job naming only `A100` off every other type's flavor
+    assert flavor["spec"]["nodeLabels"] == {
+        "gryvia.io/gpu": "A100-80G",
+        "gryvia.io/gpu-family": "A100",
+    }
+    assert kq.build_resource_flavor("H100")["spec"]["nodeLabels"]["gryvia.io/gpu-family"] == "H100"
     assert kq.build_resource_flavor(None)["spec"] == {}
 
 

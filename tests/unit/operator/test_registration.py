@@ -31,11 +31,14 @@ def test_products_are_normalised_and_unknown_kept() -> None:
     for product, expected in (
         ("NVIDIA-A100-SXM4-80GB", "A100-80G"),
         ("NVIDIA-A100-SXM4-40GB", "A100-40G"),
-        ("NVIDIA-L40S", "L40"),
+        ("NVIDIA-L40S", "L40S"),
+        ("NVIDIA-L40", "L40"),
+        ("NVIDIA-H200", "H200"),
         ("Tesla-T4", "T4"),
         ("Tesla-V100-SXM2-32GB", "V100"),
         ("NVIDIA-A10", "A10"),
-        ("NVIDIA-B200", "NVIDIA-B200"),
+        ("NVIDIA-B200", "B200"),
+        ("NVIDIA-RTX-A6000", "RTX-A6000"),
     ):
         spec = gpu_node_spec(make_node().gpus(1).product(product).view())
         assert spec is not None and spec["gpuType"] == expected, product
@@ -82,6 +85,7 @@ def test_new_gpu_node_is_registered_and_labelled() -> None:
     assert reg.status is not None and reg.status["phase"] == "Ready"
     assert reg.node_labels == {
         "gryvia.io/gpu": "H100",
+        "gryvia.io/gpu-family": "H100",
         "gryvia.io/gpu-count": "8",
         "gryvia.io/rdma": "true",
         "gryvia.io/sriov": "false",

@@ -198,7 +198,8 @@ def test_invalid_gpu_specs(text: str) -> None:
     [("h100", "H100"), ("H100_SXM5", "H100"), ("nvidia_h100_80gb", "H100"), ("a100", "A100"),
      ("a100_80gb", "A100-80G"), ("A100-SXM4-80GB", "A100-80G"), ("a100-40g", "A100-40G"),
      ("l40", "L40"), ("a10", "A10"), ("tesla_t4", "T4"), ("v100-32gb", "V100"),
-     ("l40s", "l40s"), ("h200", "h200"), ("A4000", "A4000")],
+     ("l40s", "L40S"), ("h200", "H200"), ("A4000", "A4000"), ("a10g", "A10G"), ("b200", "B200"),
+     ("rtx_a6000", "RTX-A6000"), ("nvidia_a40", "A40"), ("l4", "L4")],
 )  # fmt: skip
 def test_gpu_types_normalise_to_gryvia_names(raw: str, gryvia: str) -> None:
     assert normalise_gpu_type(raw) == gryvia

@@ -34,8 +34,10 @@ class GpuModel:
 #: Models the sandbox can simulate, by Gryvia GPU type (the `gpuType` of a GryviaAIJob).
 GPU_MODELS: dict[str, GpuModel] = {
     "H100": GpuModel("NVIDIA-H100-80GB-HBM3", 81559, True, 192, 2048),
+    "H200": GpuModel("NVIDIA-H200", 143771, True, 192, 2048),
     "A100-80G": GpuModel("NVIDIA-A100-SXM4-80GB", 81920, True, 128, 1024),
     "A100-40G": GpuModel("NVIDIA-A100-SXM4-40GB", 40960, True, 96, 1024),
+    "L40S": GpuModel("NVIDIA-L40S", 46068, False, 64, 512),
     "L40": GpuModel("NVIDIA-L40", 46068, False, 64, 512),
     "A10": GpuModel("NVIDIA-A10", 23028, False, 32, 256),
     "T4": GpuModel("Tesla-T4", 15360, False, 16, 128),

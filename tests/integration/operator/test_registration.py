@@ -89,3 +89,36 @@ def test_hand_made_gpunode_untouched_and_labels_removed_when_not_gpu(
     assert stored["spec"] == hand["spec"]
     sandbox.kubectl_run("delete", "gryviagpunode", name)
     sandbox.kubectl_run("delete", "node", name)
+
+
+def test_types_by_family_and_product_land_where_the_node_says(
+    sandbox: SandboxHandle, live_operator: OperatorProcess, namespace: str
+) -> None:
+    # issue 39: `h200` runs on the node GPU feature discovery labels NVIDIA-H200, `a100` on an
+    # A100-80G node, `l40s` on the L40S node and not on the sandbox's L40 nodes
+    from tests.builders import make_job
+    from tests.integration.operator.conftest import create, wait_phase
+
+    added = cluster.add_nodes(sandbox.name, "1xH200:2,1xL40S:2")
+    h200, l40s = added
+    try:
+        for name in added:
+            wait_for(lambda name=name: _gpunode(sandbox, name), timeout=30, what=name)
+        labels = kubectl_json(sandbox, "get", "node", h200)["metadata"]["labels"]
+        assert labels["nvidia.com/gpu.product"] == "NVIDIA-H200"
+        for name, gpu_type in (("on-h200", "h200"), ("on-l40s", "l40s"), ("on-a100", "a100")):
+            job = make_job(name).image("none").gpus(2).gpu_type(gpu_type).command("true")
+            create(sandbox, namespace, job.manifest())
+        placed = {
+            name: wait_phase(sandbox, namespace, name, "Succeeded", "Failed", timeout=90)
+            for name in ("on-h200", "on-l40s", "on-a100")
+        }
+        assert placed["on-h200"]["status"]["nodesAllocated"] == [h200]
+        assert placed["on-l40s"]["status"]["nodesAllocated"] == [l40s]
+        (a100_node,) = placed["on-a100"]["status"]["nodesAllocated"]
+        node_labels = kubectl_json(sandbox, "get", "node", a100_node)["metadata"]["labels"]
+        assert node_labels["gryvia.io/gpu-family"] == "A100"
+        assert node_labels["gryvia.io/gpu"] in ("A100-80G", "A100-40G")
+    finally:
+        for name in added:
+            sandbox.kubectl_run("delete", "node", name, check=False)

@@ -37,19 +37,11 @@ if TYPE_CHECKING:
 
 
 def _model(obj: dict[str, Any]) -> GryviaModelRegistry:
-    from pydantic import ValidationError
-
+    """The registry validated; an invalid one names its first bad field and the fix
+    (`ObjectGroup.validated`)."""
     from gryvia_operator.api.modelregistry import GryviaModelRegistry
 
-    try:
-        return GryviaModelRegistry.model_validate(obj)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInputError(
-            f"model registry {obj['metadata']['name']} is invalid ({where}: "
-            f"{str(first['msg']).removeprefix('Value error, ')}); fix it with `gryvia apply`"
-        ) from None
+    return MODELS.validated(GryviaModelRegistry, obj)
 
 
 def _write(state: Session, obj: dict[str, Any], change: StageChange) -> dict[str, Any]:

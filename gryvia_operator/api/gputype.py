@@ -24,6 +24,8 @@ import functools
 import itertools
 import re
 
+from gryvia_operator.api.names import LABEL_GPU, LABEL_GPU_FAMILY
+
 _TOKEN_SPLIT = re.compile(r"[-_\s]+")
 _MIG_PROFILE = re.compile(r"(?<![0-9a-z])(\d+g\.\d+gb)(?![0-9a-z])", re.IGNORECASE)
 _MIG_WORD = re.compile(r"(?<![a-z])mig(?![a-z])", re.IGNORECASE)
@@ -115,8 +117,6 @@ def gpu_selector(gpu_type: str | None) -> dict[str, str]:
     """The node selector that places a whole-GPU job of `gpu_type`: {} for any GPU,
     `gryvia.io/gpu-family=<family>` for a family with variants, else
     `gryvia.io/gpu=<canonical type>` (labels written by node registration)."""
-    from gryvia_operator.api.names import LABEL_GPU, LABEL_GPU_FAMILY
-
     key = gpu_type_key(gpu_type)
     if not key:
         return {}

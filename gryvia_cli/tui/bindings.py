@@ -339,8 +339,12 @@ def _keys_text(key: Key) -> str:
 
 def render_markdown() -> str:
     """docs/keybindings.md: one table per scope, generated from the bindings (the registry
-    views' sort keys too: their specs are loaded first)."""
+    views' sort keys too: their specs are loaded first, and their tables follow the fixed
+    scopes in the order of the view names, whatever order the specs were imported in)."""
     import gryvia_cli.tui.kinds  # noqa: F401  (registers the specs and their sort keys)
+
+    sorts = {f"{view}-list" for view in LIST_SORTS}
+    scopes = [s for s in SCOPES if s not in sorts] + sorted(sorts)
 
     out = [
         "# Keys of `gryvia tui`",
@@ -350,7 +354,8 @@ def render_markdown() -> str:
         "which lists every action below as `noun: Verb`.",
         "",
     ]
-    for scope, keys in SCOPES.items():
+    for scope in scopes:
+        keys = SCOPES[scope]
         out += [
             f"## {SCOPE_TITLES[scope]}",
             "",

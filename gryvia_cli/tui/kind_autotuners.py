@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_cli.core.autotuners import (
+    TUNER_WIDE_COLUMNS,
     format_params,
     format_value,
     trials_of,
@@ -14,12 +15,13 @@ from gryvia_cli.core.autotuners import (
     tuner_wide_row,
 )
 from gryvia_cli.core.describe import Section
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
     row_cells,
 )
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.autotuner import GryviaAutoTuner
 
 PHASE_MARKERS = {"Succeeded": "ok", "Running": "info", "Failed": "error", "Invalid": "error"}
@@ -63,17 +65,10 @@ TUNERS = polled_view(
     "autotuners",
     GryviaAutoTuner,
     title="Tuners",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "TUNER", 16, 0, flex=True, max_width=32),
-        Column("phase", "PHASE", 9, 0),
-        Column("trials", "TRIALS", 6, 0, justify="right"),
-        Column("running", "RUNNING", 7, 1, justify="right"),
-        Column("best_trial", "BEST TRIAL", 14, 1),
-        Column("best", "BEST", 8, 0, justify="right"),
-        Column("created", "AGE", 5, 2),
-        Column("objective", "OBJECTIVE", 16, 3),
-        Column("message", "MESSAGE", 24, 5),
+    columns=header_columns(
+        ("NAMESPACE", *TUNER_WIDE_COLUMNS),
+        "14:3 16:0*32 9:0 6:0> 7:1> 14:1 8:0> 5:2 16:3 24:5",
+        labels={"NAME": "TUNER"},
     ),
     cells=tuner_cells,
     search=_search,

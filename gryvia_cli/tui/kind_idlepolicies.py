@@ -5,10 +5,15 @@ and done."""
 
 from __future__ import annotations
 
-from gryvia_cli.core.idlepolicies import idle_policy_details, idle_policy_wide_row
+from gryvia_cli.core.idlepolicies import (
+    IDLE_POLICY_WIDE_COLUMNS,
+    idle_policy_details,
+    idle_policy_wide_row,
+)
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import Ctx, row_cells
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.idlepolicy import GryviaIdlePolicy
 
 ACTION_MARKERS = {"warn": "info", "suspend": "warn", "cancel": "error"}
@@ -34,19 +39,11 @@ IDLE_POLICIES = polled_view(
     "idlepolicies",
     GryviaIdlePolicy,
     title="Idle policies",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "POLICY", 16, 0, flex=True, max_width=32),
-        Column("action", "ACTION", 7, 0),
-        Column("threshold", "THRESHOLD", 9, 1, justify="right"),
-        Column("window", "WINDOW", 6, 1, justify="right"),
-        Column("grace", "GRACE", 6, 2, justify="right"),
-        Column("covered", "COVERED", 7, 1, justify="right"),
-        Column("idle", "IDLE", 4, 0, justify="right"),
-        Column("created", "AGE", 5, 2),
-        Column("scope", "SCOPE", 9, 4),
-        Column("types", "JOB TYPES", 10, 4),
-        Column("message", "MESSAGE", 24, 5),
+    columns=header_columns(
+        ("NAMESPACE", *IDLE_POLICY_WIDE_COLUMNS),
+        "14:3 16:0*32 7:0 9:1> 6:1> 6:2> 7:1> 4:0> 5:2 9:4 10:4 24:5",
+        labels={"NAME": "POLICY"},
+        keys={"JOB-TYPES": "types"},
     ),
     cells=idle_policy_cells,
     search=_search,

@@ -4,13 +4,14 @@ is shown; rows and details are those of `gryvia serve list -o wide` and `serve g
 
 from __future__ import annotations
 
-from gryvia_cli.core.inference import serve_details, serve_wide_row
+from gryvia_cli.core.inference import SERVE_WIDE_COLUMNS, serve_details, serve_wide_row
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
     row_cells,
 )
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.inference import GryviaInferenceService
 
 PHASE_MARKERS = {"Ready": "ok", "NotReady": "warn", "Pending": "info", "Invalid": "error"}
@@ -32,16 +33,10 @@ SERVICES = polled_view(
     "inferenceservices",
     GryviaInferenceService,
     title="Inference services",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "SERVICE", 16, 0, flex=True, max_width=32),
-        Column("phase", "PHASE", 9, 0),
-        Column("ready", "READY", 6, 0, justify="right"),
-        Column("version", "VERSION", 10, 1),
-        Column("created", "AGE", 5, 2),
-        Column("url", "URL", 28, 4),
-        Column("canary", "CANARY", 12, 3),
-        Column("message", "MESSAGE", 24, 5),
+    columns=header_columns(
+        ("NAMESPACE", *SERVE_WIDE_COLUMNS),
+        "14:3 16:0*32 9:0 6:0> 10:1 5:2 28:4 12:3 24:5",
+        labels={"NAME": "SERVICE"},
     ),
     cells=service_cells,
     search=_search,

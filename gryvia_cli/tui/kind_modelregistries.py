@@ -4,13 +4,14 @@ shown; rows and details are those of `gryvia model list -o wide` and `model get`
 
 from __future__ import annotations
 
-from gryvia_cli.core.modelregistries import model_details, model_wide_row
+from gryvia_cli.core.modelregistries import MODEL_WIDE_COLUMNS, model_details, model_wide_row
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
     row_cells,
 )
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.modelregistry import GryviaModelRegistry
 
 PHASE_MARKERS = {
@@ -40,17 +41,9 @@ MODELS = polled_view(
     "modelregistries",
     GryviaModelRegistry,
     title="Model registries",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "NAME", 16, 0, flex=True, max_width=32),
-        Column("model", "MODEL", 16, 2, max_width=32),
-        Column("production", "PRODUCTION", 10, 0),
-        Column("serving", "SERVING", 8, 1),
-        Column("phase", "PHASE", 12, 0),
-        Column("versions", "VERSIONS", 8, 4, justify="right"),
-        Column("created", "AGE", 5, 2),
-        Column("previous", "PREVIOUS", 8, 4),
-        Column("message", "MESSAGE", 24, 5),
+    columns=header_columns(
+        ("NAMESPACE", *(h for h in MODEL_WIDE_COLUMNS if h != "SERVICE")),
+        "14:3 16:0*32 16:2 10:0 8:1 12:0 8:4> 5:2 8:4 24:5",
     ),
     cells=model_cells,
     search=_search,

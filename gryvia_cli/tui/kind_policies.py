@@ -12,10 +12,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from gryvia_cli.core.checkpointguards import guard_details, guard_wide_row
-from gryvia_cli.core.gpusharing import selector_text, sharing_details, sharing_row
-from gryvia_cli.core.hooks import hook_details, hook_wide_row
+from gryvia_cli.core.checkpointguards import GUARD_WIDE_COLUMNS, guard_details, guard_wide_row
+from gryvia_cli.core.gpusharing import (
+    SHARING_WIDE_COLUMNS,
+    selector_text,
+    sharing_details,
+    sharing_row,
+)
+from gryvia_cli.core.hooks import HOOK_WIDE_COLUMNS, hook_details, hook_wide_row
 from gryvia_cli.core.priorities import priority_details, priority_row
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
@@ -67,19 +73,10 @@ HOOKS = polled_view(
     "jobhooks",
     GryviaJobHook,
     title="Job hooks",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "HOOK", 16, 0),
-        Column("events", "EVENTS", 16, 2),
-        Column("url", "URL", 20, 1, flex=True, max_width=48),
-        Column("ready", "READY", 13, 0),
-        Column("deliveries", "DELIVERED", 9, 2, justify="right"),
-        Column("failures", "FAILED", 6, 1, justify="right"),
-        Column("created", "AGE", 5, 4),
-        Column("selector", "SELECTOR", 14, 5),
-        Column("format", "FORMAT", 6, 6),
-        Column("last_delivery", "LAST DELIVERY", 13, 5),
-        Column("last_error", "LAST ERROR", 24, 6),
+    columns=header_columns(
+        ("NAMESPACE", *HOOK_WIDE_COLUMNS),
+        "14:3 16:0 16:2 20:1*48 13:0 9:2> 6:1> 5:4 14:5 6:6 13:5 24:6",
+        labels={"NAME": "HOOK", "DELIVERIES": "DELIVERED", "FAILURES": "FAILED"},
     ),
     cells=hook_cells,
     search=_hook_search,
@@ -159,15 +156,10 @@ CHECKPOINTS = polled_view(
     "checkpointguards",
     GryviaCheckpointGuard,
     title="Checkpoint guards",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "GUARD", 16, 0),
-        Column("selector", "SELECTOR", 16, 1, flex=True, max_width=40),
-        Column("interval", "INTERVAL", 8, 1, justify="right"),
-        Column("jobs", "JOBS", 4, 0, justify="right"),
-        Column("last_restore", "LAST RESTORE", 26, 2),
-        Column("directory", "DIRECTORY", 18, 4),
-        Column("whole_job", "WHOLE JOB", 9, 5),
+    columns=header_columns(
+        ("NAMESPACE", *GUARD_WIDE_COLUMNS),
+        "14:3 16:0 16:1*40 8:1> 4:0> 26:2 18:4 9:5",
+        labels={"NAME": "GUARD"},
     ),
     cells=guard_cells,
     search=_guard_search,
@@ -196,15 +188,11 @@ GPU_SHARING = polled_view(
     "gpusharingpolicies",
     GryviaGPUSharingPolicy,
     title="GPU sharing policies",
-    columns=(
-        Column("name", "POLICY", 16, 0, flex=True, max_width=22),
-        Column("strategy", "STRATEGY", 12, 0),
-        Column("sharing", "SHARING", 17, 1),
-        Column("selector", "NODE SELECTOR", 34, 3),
-        Column("config", "CONFIG", 14, 4),
-        Column("nodes", "NODES", 14, 2),
-        Column("ready", "READY", 15, 0),
-        Column("created", "AGE", 5, 5),
+    columns=header_columns(
+        SHARING_WIDE_COLUMNS,
+        "16:0*22 12:0 17:1 34:3 14:4 14:2 15:0 5:5",
+        labels={"NAME": "POLICY"},
+        keys={"NODE SELECTOR": "selector"},
     ),
     cells=sharing_cells,
     search=_sharing_search,

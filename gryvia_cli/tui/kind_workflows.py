@@ -4,13 +4,14 @@ the detail view lists every run and the steps of the latest one."""
 
 from __future__ import annotations
 
-from gryvia_cli.core.workflows import workflow_details, workflow_wide_row
+from gryvia_cli.core.workflows import WORKFLOW_WIDE_COLUMNS, workflow_details, workflow_wide_row
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
     row_cells,
 )
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.workflow import GryviaWorkflow
 
 PHASE_MARKERS = {
@@ -44,17 +45,10 @@ WORKFLOWS = polled_view(
     "workflows",
     GryviaWorkflow,
     title="Workflows",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "WORKFLOW", 16, 0, flex=True, max_width=32),
-        Column("phase", "PHASE", 9, 0),
-        Column("run", "RUN", 4, 0, justify="right"),
-        Column("steps", "STEPS", 5, 1, justify="right"),
-        Column("failed_step", "FAILED STEP", 12, 1),
-        Column("schedule", "SCHEDULE", 14, 2),
-        Column("created", "AGE", 5, 2),
-        Column("next", "NEXT", 20, 4),
-        Column("message", "MESSAGE", 24, 5),
+    columns=header_columns(
+        ("NAMESPACE", *WORKFLOW_WIDE_COLUMNS),
+        "14:3 16:0*32 9:0 4:0> 5:1> 12:1 14:2 5:2 20:4 24:5",
+        labels={"NAME": "WORKFLOW"},
     ),
     cells=workflow_cells,
     search=_search,

@@ -5,19 +5,33 @@ ones `gryvia workspace list -o wide` and `gryvia workspace get` print
 
 from __future__ import annotations
 
-from gryvia_cli.core.workspaces import phase_of, workspace_details, workspace_wide_row
+from gryvia_cli.core.workspaces import (
+    WORKSPACE_WIDE_COLUMNS,
+    phase_of,
+    workspace_details,
+    workspace_wide_row,
+)
+from gryvia_cli.tui.columns import header_columns
 from gryvia_cli.tui.polledview import polled_view
 from gryvia_cli.tui.registry import (
     Ctx,
     row_cells,
 )
-from gryvia_cli.tui.widgets.rowtable import Cell, Column
+from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.workspace import GryviaWorkspace
 
 POLL_SECONDS = 5.0
 """How often a shown Workspaces view re-reads the kind (phases change within seconds)."""
 PHASE_MARKERS = {"Running": "ok", "Stopped": "dim", "Pending": "info"}
 """Marker of PHASE; Starting and Stopping are warnings (the operator has not caught up)."""
+_LABELS = {"NAME": "WORKSPACE", "IDLE-TIMEOUT": "IDLE", "MAX-LIFETIME": "LIFETIME"}
+_KEYS = {
+    "IDLE-TIMEOUT": "idle",
+    "MAX-LIFETIME": "lifetime",
+    "AGE": "age",
+    "LAST-ACTIVITY": "activity",
+}
+"""The console's shorter words for the CLI's headers, and the column keys it has always had."""
 
 
 def workspace_cells(ws: GryviaWorkspace, ctx: Ctx) -> list[Cell]:
@@ -35,19 +49,11 @@ WORKSPACES = polled_view(
     "workspaces",
     GryviaWorkspace,
     title="Workspaces",
-    columns=(
-        Column("namespace", "NAMESPACE", 14, 3),
-        Column("name", "WORKSPACE", 16, 0),
-        Column("phase", "PHASE", 9, 0),
-        Column("gpus", "GPUS", 8, 1),
-        Column("idle", "IDLE", 6, 2, justify="right"),
-        Column("lifetime", "LIFETIME", 8, 2, justify="right"),
-        Column("reason", "REASON", 11, 1),
-        Column("age", "AGE", 5, 2, justify="right"),
-        Column("image", "IMAGE", 20, 4, flex=True, max_width=48),
-        Column("pod", "POD", 14, 5),
-        Column("runs", "RUNS", 4, 5, justify="right"),
-        Column("activity", "LAST ACTIVITY", 13, 3),
+    columns=header_columns(
+        ("NAMESPACE", *WORKSPACE_WIDE_COLUMNS),
+        "14:3 16:0 9:0 8:1 6:2> 8:2> 11:1 5:2> 20:4*48 14:5 4:5> 13:3",
+        labels=_LABELS,
+        keys=_KEYS,
     ),
     cells=workspace_cells,
     search=_search,

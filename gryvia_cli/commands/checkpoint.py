@@ -64,7 +64,7 @@ def create(
     """Create (or update) a checkpoint guard for the jobs with the given labels.
 
     Guarded jobs need spec.storage (their checkpoints live on the job's PVC) and the operator
-    flag --enable-checkpoint-guards (chart value aiOperator.checkpointGuards.enabled).
+    flag --enable-checkpoint-guards (chart value aiOperator.checkpointGuard).
 
     Examples:
       gryvia checkpoint create guarded -l checkpoint=on --interval 300

@@ -171,9 +171,12 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
         namespace,
         "--create-namespace",
         "--take-ownership",
+        "--set",
+        "auth.apiKey=a-long-random-secret",  # the FAQ's install line
     )
     try:
         assert "gryvia status" in notes
+        assert "auth.apiKey is accepted but not used: this chart runs no REST gateway" in notes
         _wait_established(sandbox.kubeconfig, [*crd_names, *KOPF_CRDS])
         assert _exists(sandbox, "deployment/gryvia-operator", namespace=namespace)
         assert _exists(sandbox, "clusterkopfpeering/gryvia")

@@ -131,6 +131,8 @@ def schema_mismatches(values: dict[str, Any], schema: dict[str, Any]) -> list[st
     ]
 
     def walk(node: dict[str, Any], value: Any, prefix: tuple[str, ...]) -> None:
+        if not isinstance(value, dict) and isinstance(node.get("type"), list):
+            return  # a switch that is a boolean or an object (`gpuOperator.gpuSharing`)
         for key, child in node.get("properties", {}).items():
             path = (*prefix, key)
             if not isinstance(value, dict) or key not in value:

@@ -85,6 +85,12 @@ the webhook is on and the operator does not register it itself. */}}
 {{- list "gryvia-tenant-viewer" "gryvia-tenant-member" "gryvia-tenant-admin" | toJson -}}
 {{- end -}}
 
+{{/* "true" when a switch value is on: a boolean, or an object with `enabled` (the FAQ writes
+`gpuOperator.gpuSharing=true`; earlier releases `gpuOperator.gpuSharing.enabled=true`). */}}
+{{- define "gryvia.on" -}}
+{{- if kindIs "map" . -}}{{ if .enabled }}true{{ end }}{{- else if . -}}true{{- end -}}
+{{- end -}}
+
 {{/* Fail fast on combinations the schema cannot express. Included once, by the Deployment. */}}
 {{- define "gryvia.validateValues" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.peering.enabled) -}}

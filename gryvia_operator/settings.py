@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gryvia_operator.api.ssrf import parse_cidrs
@@ -35,6 +35,20 @@ class OperatorSettings(BaseSettings):
     """Namespaces whose jobs are served; empty: all namespaces."""
     peering: str | None = None
     """kopf peering object name; unset: standalone (no peering)."""
+    leader_election: bool = False
+    """Elect one leader through a coordination.k8s.io Lease; only it reconciles (see
+    `controller/leader.py`). Off: this process alone reconciles (the sandbox's way)."""
+    leader_election_id: str = "gryvia-operator"
+    """Name of the Lease."""
+    leader_election_namespace: str | None = None
+    """Namespace of the Lease; unset: the pod's (`POD_NAMESPACE`), else `default`."""
+    lease_duration: float = Field(15.0, gt=0)
+    """Seconds a standby waits after the last renewal it saw before taking the Lease
+    (controller-runtime's LeaseDuration)."""
+    renew_deadline: float = Field(10.0, gt=0)
+    """Seconds the leader keeps trying to renew before it stops (RenewDeadline)."""
+    retry_period: float = Field(2.0, gt=0)
+    """Seconds between two tries to acquire or renew (RetryPeriod)."""
     log_level: LogLevel = "info"
     log_format: LogFormat | None = None
     """json or text; unset: json in a cluster, text elsewhere."""
@@ -132,6 +146,16 @@ class OperatorSettings(BaseSettings):
     """Run the GryviaModelRegistry controller: status of each registry and, with autoServe, a
     GryviaInferenceService kept serving its Production version."""
 
+    @model_validator(mode="after")
+    def _lease_timings(self) -> OperatorSettings:
+        if not self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError(
+                "leader election needs --retry-period < --renew-deadline < --lease-duration "
+                f"(got {self.retry_period}, {self.renew_deadline}, {self.lease_duration}): "
+                "a leader must stop before a standby may take the Lease"
+            )
+        return self
+
     @field_validator("job_hook_allowed_cidrs")
     @classmethod
     def _cidrs(cls, value: list[str]) -> list[str]:
@@ -172,6 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve only NS; repeatable (env GRYVIA_OPERATOR_NAMESPACES, a JSON list)",
     )
     add("--peering", metavar="NAME", help="kopf peering name; default standalone")
+    add(
+        "--leader-election",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="elect one leader through a Lease; only it reconciles, every replica serves the "
+        "webhook and probes (env GRYVIA_OPERATOR_LEADER_ELECTION); default off",
+    )
+    add("--leader-election-id", help="the Lease's name (default gryvia-operator)")
+    add("--leader-election-namespace", help="the Lease's namespace (default the pod's)")
+    add("--lease-duration", type=float, help="seconds before a standby takes over (default 15)")
+    add("--renew-deadline", type=float, help="seconds a leader tries to renew (default 10)")
+    add("--retry-period", type=float, help="seconds between tries (default 2)")
     add("--log-level", choices=["debug", "info", "warning", "error"])
     add("--log-format", choices=["json", "text"], help="default json in a cluster, else text")
     add("--health-port", type=int, help="/healthz and /readyz port, 0 disables (default 8080)")

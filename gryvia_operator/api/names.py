@@ -91,6 +91,9 @@ LABEL_DEFAULT_CATALOG: Final = "gryvia.io/default-catalog"
 # The operator.
 FINALIZER: Final = "gryvia.io/operator"
 """kopf's finalizer on the objects the operator must see deleted."""
+FINALIZER_STANDBY: Final = "gryvia.io/standby-holds-no-finalizer"
+"""kopf's finalizer name in a standby replica (`controller/standby.py`): no object carries it,
+so that kopf never adds nor removes a finalizer there."""
 FINALIZER_SAVE_LOG: Final = "gryvia.io/save-log"
 """On a job's pods (from the pod template): the pod stays, once deleted, until the operator
 has saved the last part of its log in the job's saved-logs ConfigMap (see `saved_logs_name`)."""

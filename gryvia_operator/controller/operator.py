@@ -7,8 +7,10 @@ The kopf side (settings, registry, handlers) comes in as a `Wiring` from
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,8 +21,9 @@ import kopf
 from aiohttp import web
 
 from gryvia_operator.api.crd.generate import build_crds
-from gryvia_operator.controller import crdcheck, indexbarrier, permissions
+from gryvia_operator.controller import crdcheck, indexbarrier, permissions, standby
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
+from gryvia_operator.controller.leader import LeaderElector, LeaseTimings, default_identity
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
@@ -111,6 +114,14 @@ async def _start_webhook(
     return server
 
 
+def _elector(s: OperatorSettings, api: KubeApi) -> LeaderElector:
+    """The Lease election of `--leader-election`: the Lease in the pod's namespace unless
+    one is given, this replica named by its pod (or host and pid)."""
+    namespace = s.leader_election_namespace or os.environ.get("POD_NAMESPACE") or "default"
+    timings = LeaseTimings(s.lease_duration, s.renew_deadline, s.retry_period)
+    return LeaderElector(api, s.leader_election_id, namespace, default_identity(), timings)
+
+
 EXIT_MISSING_PERMISSIONS = 3
 """Exit status when the account lacks a permission (the log names each one)."""
 EXIT_STALE_CRDS = 4
@@ -178,26 +189,50 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,
     )
-    registry = wiring.build_registry(rt, configuration, s.peering)
-    kopf_settings = kopf.OperatorSettings()
-    wiring.configure_kopf(kopf_settings, s.peering)
+    elector = _elector(s, api) if s.leader_election else None
+
+    async def run_kopf(
+        registry: kopf.OperatorRegistry,
+        settings: kopf.OperatorSettings,
+        stop: asyncio.Event | None,
+    ) -> None:
+        await kopf.operator(
+            registry=registry,
+            settings=settings,
+            clusterwide=not s.namespaces,
+            namespaces=s.namespaces,
+            standalone=s.peering is None,
+            peering_name=s.peering,
+            stop_flag=stop,
+        )
+
+    def configure(settings: kopf.OperatorSettings) -> None:
+        wiring.configure_kopf(settings, s.peering)
+
     runners: list[web.AppRunner] = []
     server: WebhookServer | None = None
     with tempfile.TemporaryDirectory(prefix="gryvia-operator-") as tmp:
         try:
-            runners = await serve_probes(rt, s.probe_host, s.health_port, s.metrics_port)
+            role = elector.describe if elector is not None else None
+            runners = await serve_probes(rt, s.probe_host, s.health_port, s.metrics_port, role)
             if s.webhook_port:
                 server = await _start_webhook(rt, s, api, Path(tmp), wiring)
                 rt.webhook_ready = True
             indexbarrier.install()  # start-up linear in the objects indexed, not quadratic
-            await kopf.operator(
-                registry=registry,
-                settings=kopf_settings,
-                clusterwide=not s.namespaces,
-                namespaces=s.namespaces,
-                standalone=s.peering is None,
-                peering_name=s.peering,
-            )
+            if elector is None:
+                kopf_settings = kopf.OperatorSettings()
+                configure(kopf_settings)
+                await run_kopf(
+                    wiring.build_registry(rt, configuration, s.peering), kopf_settings, None
+                )
+            else:
+                await standby.run_elected(
+                    rt,
+                    elector,
+                    lambda: wiring.build_registry(rt, configuration, s.peering),
+                    configure,
+                    run_kopf,
+                )
         finally:
             for task in rt.tasks:
                 task.cancel()

@@ -113,6 +113,8 @@ def _optional(s: OperatorSettings, gryvia: str) -> set[Permission]:
         p |= _grant("kueue.x-k8s.io", ("workloads",), READ)
     if s.simulate_device_plugin:  # sandbox only: what the device plugin's kubelet does
         p |= _grant("", ("nodes/status",), ("patch",))
+    if s.leader_election:
+        p |= _grant("coordination.k8s.io", ("leases",), ("get", "create", "update"))
     if s.webhook_port and s.webhook_self_register:
         configs = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
         p |= _grant("admissionregistration.k8s.io", configs, (*READ, "create", "update", "patch"))

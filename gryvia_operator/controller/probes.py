@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from aiohttp import web
 
 from gryvia_operator.controller.metrics import CONTENT_TYPE
@@ -9,23 +11,34 @@ from gryvia_operator.controller.runtime import Runtime
 
 
 async def serve_probes(
-    rt: Runtime, host: str, health_port: int, metrics_port: int
+    rt: Runtime,
+    host: str,
+    health_port: int,
+    metrics_port: int,
+    role: Callable[[], str] | None = None,
 ) -> list[web.AppRunner]:
     """Serve `/healthz` and `/readyz` on `health_port` and `/metrics` on `metrics_port`
     (a port of 0 is not served); return the started runners, for `cleanup()`.
 
     `/healthz` is 200 while the process runs; `/readyz` is 200 once caches are synced and the
     webhook serves, else 503; `/metrics` is the Prometheus text exposition of `rt.metrics`.
+    With leader election, `role()` (`leader`, `standby (leader: NAME)`) follows the word of
+    both probes: `ok: leader`, `ready: standby (leader: NAME)`; a leader that lost its Lease
+    is not ready (it is exiting).
     Raises OSError when a port cannot be bound.
     """
 
+    def said(word: str) -> str:
+        return f"{word}: {role()}" if role is not None else word
+
     async def healthz(_: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        return web.Response(text=said("ok"))
 
     async def readyz(_: web.Request) -> web.Response:
-        if rt.ready:
-            return web.Response(text="ready")
-        return web.Response(text="not ready: caches syncing", status=503)
+        lost = role is not None and role() == "lost"
+        if rt.ready and not lost:
+            return web.Response(text=said("ready"))
+        return web.Response(text=said("not ready: caches syncing"), status=503)
 
     async def metrics(_: web.Request) -> web.Response:
         rt.update_gauges()

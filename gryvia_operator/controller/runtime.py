@@ -104,7 +104,7 @@ class Runtime:
         """Record that kopf released its handlers: every index is populated."""
         if not self.synced.is_set():
             self.synced.set()
-            log.info("caches synced; reconciling")
+            log.info("caches synced; %s", "reconciling" if self.on_synced else "standing by")
             if self.on_synced is not None:
                 self.on_synced()
 

@@ -84,6 +84,8 @@ class OperatorProcess:
     webhook_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     extra: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables added to the test process's (e.g. `POD_NAME`)."""
 
     def start(self) -> None:
         """Start the operator and wait until /readyz says ready."""
@@ -114,7 +116,7 @@ class OperatorProcess:
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
         out.close()
         wait_for(self._ready, timeout=60, what=f"operator /readyz (log: {self.log})")

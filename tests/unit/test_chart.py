@@ -177,7 +177,6 @@ def test_default_render_has_every_part() -> None:
     kinds = sorted({o["kind"] for o in objs})
     assert kinds == sorted(
         {
-            "ClusterKopfPeering",
             "ClusterRole",
             "ClusterRoleBinding",
             "CustomResourceDefinition",
@@ -188,6 +187,7 @@ def test_default_render_has_every_part() -> None:
             "ServiceAccount",
             "ValidatingWebhookConfiguration",
             "MutatingWebhookConfiguration",
+            "PodDisruptionBudget",
         }
     )
     assert {o["metadata"]["name"] for o in find(objs, "ClusterRole")} == {
@@ -196,7 +196,14 @@ def test_default_render_has_every_part() -> None:
         DIRECTORY,
     }
     for obj in objs:
-        scoped = obj["kind"] in {"Deployment", "Job", "Secret", "Service", "ServiceAccount"}
+        scoped = obj["kind"] in {
+            "Deployment",
+            "Job",
+            "Secret",
+            "Service",
+            "ServiceAccount",
+            "PodDisruptionBudget",
+        }
         assert ("namespace" in obj["metadata"]) == scoped, obj["kind"]
         if scoped:
             assert obj["metadata"]["namespace"] == NAMESPACE
@@ -363,14 +370,28 @@ def test_schema_rejects_unknown_and_mistyped_values(setting: str, message: str) 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--set", "replicaCount=2,peering.enabled=false"), "needs peering.enabled=true"),
+        (
+            ("--set", "replicaCount=2,leaderElection.enabled=false"),
+            "needs leaderElection.enabled=true",
+        ),
+        (("--set", "peering.enabled=true"), "exclude each other"),
+        (
+            ("--set", "leaderElection.renewDeadline=20"),
+            "retryPeriod < renewDeadline < leaseDuration",
+        ),
         (
             ("--set", "webhook.enabled=false,webhook.selfRegister=true"),
             "webhook.selfRegister=true needs webhook.enabled=true",
         ),
         (("--set", "tls.mode=certManager"), "needs cert-manager"),
     ],
-    ids=["replicas-without-peering", "self-register-without-webhook", "no-cert-manager"],
+    ids=[
+        "replicas-without-a-leader",
+        "election-and-peering",
+        "renew-after-expiry",
+        "self-register-without-webhook",
+        "no-cert-manager",
+    ],
 )
 def test_validate_values_fails_fast(args: tuple[str, ...], message: str) -> None:
     assert message in render_error(*args)
@@ -494,11 +515,7 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
         | {("rbac.authorization.k8s.io", "clusterroles", "bind", n) for n in TENANT_ROLES}
         | {("", "secrets", "get", "")}
         | {("apiextensions.k8s.io", "customresourcedefinitions", v, "") for v in read}
-        | {
-            ("kopf.dev", r, v, "")
-            for r in ("clusterkopfpeerings", "kopfpeerings")
-            for v in read | {"patch"}
-        }
+        | {("coordination.k8s.io", "leases", v, "") for v in ("get", "create", "update")}
         # workspaces: their pods are created by the operator, CPU read from metrics.k8s.io
         | {("", "pods", "create", "")}
         | {("metrics.k8s.io", "pods", v, "") for v in ("get", "list")}
@@ -572,7 +589,11 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
     assert main["image"] == "ghcr.io/gryvia/gryvia-operator:0.1.0"
     assert main["args"] == [
         "--all-namespaces",
-        "--peering=gryvia",
+        "--leader-election",
+        "--leader-election-id=gryvia-operator",
+        "--lease-duration=15",
+        "--renew-deadline=10",
+        "--retry-period=2",
         "--log-format=json",
         "--log-level=info",
         "--health-port=8080",
@@ -589,7 +610,8 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
     assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert main["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
-    assert env["POD_ID"] == "metadata.name"
+    assert env["POD_ID"] == env["POD_NAME"] == "metadata.name"
+    assert env["POD_NAMESPACE"] == "metadata.namespace"
 
 
 @pytest.mark.parametrize(
@@ -599,7 +621,9 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
             "",
             {
                 "namespaces": [],
-                "peering": "gryvia",
+                "peering": None,
+                "leader_election": True,
+                "lease_duration": 15.0,
                 "webhook_port": 9443,
                 "webhook_self_register": False,
                 "webhook_cert_dir": Path("/etc/gryvia/webhook-certs"),
@@ -607,8 +631,8 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
             },
         ),
         (
-            "webhook.enabled=false,peering.enabled=false",
-            {"peering": None, "webhook_port": 0, "webhook_cert_dir": None},
+            "webhook.enabled=false,leaderElection.enabled=false,replicaCount=1,peering.enabled=true",
+            {"peering": "gryvia", "leader_election": False, "webhook_port": 0},
         ),
         (
             "webhook.selfRegister=true,webhook.failurePolicy=Fail",
@@ -636,7 +660,7 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
             },
         ),
     ],
-    ids=["defaults", "no-webhook", "self-register", "namespaced", "gate", "gate-fail-closed"],
+    ids=["defaults", "peering-no-webhook", "self-register", "namespaced", "gate", "gate-closed"],
 )
 def test_the_operator_cli_accepts_the_rendered_args(setting: str, expected: dict[str, Any]) -> None:
     from gryvia_operator.settings import parse_settings
@@ -663,19 +687,43 @@ def test_deployment_scheduling_and_namespace_values() -> None:
     )
     deployment = one(objs, "Deployment")
     assert deployment["spec"]["replicas"] == 2
-    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
     template = deployment["spec"]["template"]
     pod = template["spec"]
     assert pod["priorityClassName"] == "system-cluster-critical"
     assert pod["nodeSelector"] == {"role": "infra"}
     assert pod["tolerations"] == [{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}]
-    assert list(pod["affinity"]) == ["nodeAffinity"]
+    assert sorted(pod["affinity"]) == ["nodeAffinity", "podAntiAffinity"]
+    [spread] = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert spread["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
     assert template["metadata"]["annotations"] == {"a": "b"}
     assert template["metadata"]["labels"]["c"] == "d"
     main = container(objs)
     assert main["image"] == "ghcr.io/gryvia/gryvia-operator:9.9.9"
-    assert main["args"][:3] == ["--namespace=team-a", "--namespace=team-b", "--peering=gryvia"]
+    assert main["args"][:3] == ["--namespace=team-a", "--namespace=team-b", "--leader-election"]
     assert main["args"][-1] == "--log-level=debug"
+    pdb = one(objs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"] == deployment["spec"]["selector"]
+
+
+def test_peering_for_a_single_replica_per_watched_namespace() -> None:
+    objs = render(
+        "--set",
+        "replicaCount=1,leaderElection.enabled=false,peering.enabled=true",
+        "--set",
+        "operator.watchNamespaces={team-a,team-b}",
+    )
+    deployment = one(objs, "Deployment")
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert not find(objs, "PodDisruptionBudget")
+    assert "podAntiAffinity" not in (deployment["spec"]["template"]["spec"].get("affinity") or {})
+    args = container(objs)["args"]
+    assert args[:3] == ["--namespace=team-a", "--namespace=team-b", "--peering=gryvia"]
+    assert not [a for a in args if a.startswith("--leader-election")]
     peerings = find(objs, "KopfPeering")
     assert {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in peerings} == {
         ("team-a", "gryvia"),
@@ -691,10 +739,12 @@ def test_image_digest_pins_the_image() -> None:
     )
 
 
-def test_peering_disabled() -> None:
-    objs = render("--set", "peering.enabled=false")
+def test_peering_is_off_by_default() -> None:
+    objs = render()
     assert not find(objs, "ClusterKopfPeering")
     assert not any(a.startswith("--peering") for a in container(objs)["args"])
+    role = one(objs, "ClusterRole", "gryvia-operator")
+    assert not [g for g in grants(role) if g[0] == "kopf.dev"]
 
 
 def test_openshift_style_security_context_leaves_ids_unset() -> None:

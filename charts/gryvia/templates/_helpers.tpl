@@ -93,8 +93,16 @@ the webhook is on and the operator does not register it itself. */}}
 
 {{/* Fail fast on combinations the schema cannot express. Included once, by the Deployment. */}}
 {{- define "gryvia.validateValues" -}}
-{{- if and (gt (int .Values.replicaCount) 1) (not .Values.peering.enabled) -}}
-{{- fail "replicaCount > 1 needs peering.enabled=true: without kopf peering every replica would handle every object" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicaCount > 1 needs leaderElection.enabled=true: without an elected leader every replica would handle every object" -}}
+{{- end -}}
+{{- if and .Values.leaderElection.enabled .Values.peering.enabled -}}
+{{- fail "leaderElection.enabled and peering.enabled exclude each other: kopf peering would pause the standby; set peering.enabled=false (or leaderElection.enabled=false for a single replica)" -}}
+{{- end -}}
+{{- with .Values.leaderElection -}}
+{{- if and .enabled (not (and (lt (float64 .retryPeriod) (float64 .renewDeadline)) (lt (float64 .renewDeadline) (float64 .leaseDuration)))) -}}
+{{- fail "leaderElection needs retryPeriod < renewDeadline < leaseDuration: a leader must stop before a standby may take the Lease" -}}
+{{- end -}}
 {{- end -}}
 {{- if and .Values.webhook.selfRegister (not .Values.webhook.enabled) -}}
 {{- fail "webhook.selfRegister=true needs webhook.enabled=true" -}}

@@ -169,7 +169,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     _cmd(
         "usage",
         "Tenancy",
-        "Metered GPU-hours and estimated cost per tenant, SKU, day or job.",
+        "Metered GPU-hours and estimated cost per tenant, SKU, day, job, user, project or label.",
         pick="usage",
     ),
     _cmd("invoice", "Tenancy", "Monthly invoice estimates per tenant, one line per SKU."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,7 +17,9 @@ from gryvia_cli.views.reads import read_optional, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
+    from gryvia_cli.cli.session import Session
     from gryvia_cli.core.cost import TeamCost
+    from gryvia_cli.kube.access import KubeAccess
     from gryvia_operator.api.periods import Period as CostPeriod
 
 app = typer.Typer()
@@ -105,6 +107,16 @@ def cost(
             help="Every team and tenant (the default without TEAM; like -A of other commands).",
         ),
     ] = False,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            "--group-by",
+            metavar="GROUP",
+            help="Spend per user (the submitter), project (label gryvia.io/project) or "
+            "label:KEY (a job label) instead of per team.",
+            show_default=False,
+        ),
+    ] = None,
     output: OutputOpt = None,
 ) -> None:
     """Spend per team in a day, week or month, against its budget.
@@ -124,7 +136,9 @@ def cost(
     Where the operator samples GPUs (docs/gpu-metrics.md), GPU HOURS (allocated), ACTIVE GPU
     HOURS (GPU-hours x the job's mean GPU activity, of sealed runs) and IDLE COST (the rest of
     those GPU-hours x the rate) follow, each run counted for its part in the period; `-` for
-    a team with no such run.
+    a team with no such run. `--group-by user`, `project` or `label:KEY` shows the spend of
+    each submitter, project or label value instead (records without one are the row `-`),
+    then the GryviaBudgets of that scope type (`user`, `project`).
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
     namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
@@ -141,6 +155,7 @@ def cost(
       gryvia cost -A
       gryvia cost vision --period week
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
+      gryvia cost --group-by project
     """
     from gryvia_cli.core.budgets import budget_line, budget_summary, budgets_for
     from gryvia_cli.core.cost import team_costs, team_scopes
@@ -156,6 +171,9 @@ def cost(
     state = session(ctx)
     fmt = state.fmt(output)
     access = state.access()
+    if group_by is not None:
+        _by_group(state, access, group_by, team, PERIODS[period], fmt)
+        return
     quotas, bad_quotas = parse_all(GryviaQuota, read_optional(access, r.QUOTA))
     tenants, bad_tenants = parse_all(GryviaTenant, read_optional(access, r.TENANT))
     for problem in (*bad_quotas, *bad_tenants):
@@ -219,6 +237,76 @@ def cost(
         info(budget_line(b))
     if window != "month":
         note(f"budgets are the monthly budgets prorated to the {window}")
+    note("spend is an estimate from metered GPU time and catalog prices")
+
+
+def _by_group(
+    state: Session,
+    access: KubeAccess,
+    group_by: str,
+    team: str | None,
+    window: CostPeriod,
+    fmt: Any,
+) -> None:
+    """`cost --group-by`: spend per user, project or label value in the period, then the
+    budgets of that scope type."""
+    from gryvia_cli.core.billing import group_field, parse_group_by
+    from gryvia_cli.core.budgets import budget_line, budget_summary
+    from gryvia_cli.core.cost import group_costs
+    from gryvia_cli.core.unpriced import money_text
+    from gryvia_operator.api import GryviaBudget
+    from gryvia_operator.api.parse import parse_valid
+    from gryvia_operator.api.periods import period_window
+
+    try:
+        key = parse_group_by(group_by)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if key not in ("user", "project") and not key.startswith("label:"):
+        raise UsageError(
+            f"--group-by {group_by}: cost groups by user, project or label:KEY; "
+            "per tenant, SKU or day see gryvia usage --group-by"
+        )
+    if team is not None:
+        raise UsageError(f"pass either TEAM ({team}) or --group-by, not both")
+    now = state.now()
+    start, end = period_window(window, now)
+    items, total = group_costs(read_usage_records(access, None), key, window, now)
+    budgets = parse_valid(GryviaBudget, read_optional(access, r.BUDGET))
+    chosen = [b for b in budgets if b.spec.scope.type == key]
+    field = group_field(key)
+    if fmt in MACHINE_FORMATS:
+        body: dict[str, Any] = {
+            "apiVersion": CLI_API_VERSION,
+            "kind": "CostReport",
+            "period": window,
+            "groupBy": key,
+            "from": start.isoformat(),
+            "to": end.isoformat(),
+            "items": [i.as_dict(field) for i in items],
+            "budgets": [budget_summary(b) for b in chosen],
+            "total": {"spent": round(total.cost, 4), "currency": total.currency},
+        }
+        render_data(body, fmt)
+        return
+    info(f"Period: {window}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
+    rows = [
+        [
+            i.row.key,
+            money_text(i.row.cost, i.row.currency, i.row.gpu_hours, i.row.unpriced_gpu_hours),
+            f"{i.row.gpu_hours:.4f}",
+            i.row.jobs,
+            money_text(i.projected, i.row.currency, i.row.gpu_hours, i.row.unpriced_gpu_hours),
+        ]
+        for i in items
+    ]
+    if rows:
+        render_table((field, "spent", "gpu hours", "jobs", "projected"), rows)
+    else:
+        info(f"No usage in this {window}.")
+    info(f"Total spent: {total.cost:.2f} {total.currency}")
+    for b in chosen:
+        info(budget_line(b))
     note("spend is an estimate from metered GPU time and catalog prices")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -21,31 +20,21 @@ from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    import datetime as dt
+    from collections.abc import Collection, Sequence
 
-    from gryvia_cli.core.billing import GroupBy as BillingGroupBy
     from gryvia_cli.core.billing import UsageRow
+    from gryvia_operator.api import GryviaUsageRecord
 
 app = typer.Typer()
 
 ESTIMATE_NOTE = "costs are estimates from metered GPU time and catalog prices, not an invoice"
 
 
-class GroupBy(StrEnum):
-    """What one usage row totals."""
+def _complete_group(incomplete: str) -> list[str]:
+    from gryvia_cli.core.billing import GROUPS
 
-    tenant = "tenant"
-    sku = "sku"
-    day = "day"
-    job = "job"
-
-
-BILLING_GROUPS: dict[GroupBy, BillingGroupBy] = {
-    GroupBy.tenant: "tenant",
-    GroupBy.sku: "sku",
-    GroupBy.day: "day",
-    GroupBy.job: "job",
-}
+    return [g for g in (*GROUPS, "label:") if g.startswith(incomplete)]
 
 
 @app.command("usage", rich_help_panel="Tenancy")
@@ -71,12 +60,28 @@ def usage(
         ),
     ] = None,
     group_by: Annotated[
-        GroupBy,
-        typer.Option("--group-by", help="One row per tenant, SKU, UTC day or job (NAMESPACE/JOB)."),
-    ] = GroupBy.tenant,
+        str,
+        typer.Option(
+            "--group-by",
+            metavar="GROUP",
+            help="One row per tenant, sku, day (UTC), job (NAMESPACE/JOB), user (the "
+            "submitter), project (label gryvia.io/project) or label:KEY (a job label).",
+            autocompletion=_complete_group,
+        ),
+    ] = "tenant",
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="focus: one FinOps FOCUS 1.2 row per usage record and month (CSV, or JSON "
+            "with -o json), for FinOps tools.",
+            show_default=False,
+        ),
+    ] = None,
     output: ReportOutputOpt = None,
 ) -> None:
-    """Metered GPU-hours and estimated cost per tenant, SKU, day or job.
+    """Metered GPU-hours and estimated cost per tenant, SKU, day, job, user, project or label.
 
     Reads the GryviaUsageRecords of all namespaces (one per job run) and totals the part of
     each run inside [--from, --to), and with `--group-by day` inside each UTC day: a run
@@ -87,7 +92,10 @@ def usage(
     Usage is grouped under the tenant the tenant rule names (a job outside any tenant's
     namespace: its team label, else its namespace); a name that is no GryviaTenant is marked
     `(no tenant: not invoiced)` (JSON `billable: false`) and never invoiced; `--group-by
-    job` gives each job's cost so far. Usage
+    job` gives each job's cost so far. `--group-by user` totals by who submitted each job (the
+    admission webhook's stamp), `project` by the jobs' label gryvia.io/project, `label:KEY`
+    by any job label (e.g. `label:gryvia.io/team`); records without the value (metered before
+    records carried it, or a job without the label) are the row `-`. Usage
     whose GPU type no enabled GryviaGpuSku priced is unpriced, in no cost: its COST reads
     `unpriced` (or `... + unpriced`; SKU `unpriced`) and a warning names its GPU-hours.
     Where the operator samples GPUs (docs/gpu-metrics.md), ACTIVE GPU HOURS (GPU-hours x the
@@ -95,35 +103,60 @@ def usage(
     rate) follow; `-` for a group with no such run.
 
     JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
-    items: [{<group>, gpuHours, cost, currency, jobs, unpricedGpuHours?, activeGpuHours?,
-    idleCost?}], total: {...}, note}; `unpricedGpuHours` only with unpriced usage, `cost` null
-    when none is priced, `activeGpuHours` and `idleCost` only with sampled runs.
+    items: [{<group> (`label` for label:KEY), gpuHours, cost, currency, jobs,
+    unpricedGpuHours?, activeGpuHours?, idleCost?}], total: {...}, note}; `unpricedGpuHours`
+    only with unpriced usage, `cost` null when none is priced, `activeGpuHours` and
+    `idleCost` only with sampled runs.
     CSV: `<group>,gpu_hours,cost,currency,jobs` (then `active_gpu_hours,idle_cost` with
     sampled runs) and a final `total` line; cells that a
     spreadsheet would run as a formula get a leading apostrophe, cells holding a line break
     are quoted, numbers (negative ones too) stay numbers.
+
+    `--format focus` writes the usage in the FinOps Foundation's FOCUS 1.2 format instead
+    (docs/billing.md, "FOCUS export"): one row per usage record and UTC month with every
+    mandatory FOCUS column (BilledCost, EffectiveCost, ListCost, ChargePeriodStart/End,
+    BillingPeriodStart/End, BillingAccountId = the tenant, ...), ConsumedQuantity and
+    PricingQuantity in GPU-Hours, SkuId, ResourceId (the job's uid), Tags (the job's
+    labels) and x_User, x_Project, x_GpuType, x_Gpus, x_Unpriced; CSV, or {apiVersion,
+    kind: FocusReport, focusVersion, from, to, items} with -o json|yaml. A tenant's
+    BilledCost over a month sums to its invoice's subtotal; usage of names that are no
+    GryviaTenant is never billed and left out.
 
     Examples:
       gryvia usage --from 2026-11-01 --to 2026-11-30
       gryvia usage --tenant vision --group-by day
       gryvia usage --group-by sku -o csv > usage.csv
       gryvia usage --group-by job
+      gryvia usage --group-by project --from 2026-11-01 --to 2026-11-30
+      gryvia usage --group-by label:gryvia.io/team -o json
+      gryvia usage --format focus --from 2026-11-01 --to 2026-11-30 > focus.csv
     """
-    from gryvia_cli.core.billing import aggregate, parse_when, usage_csv
+    from gryvia_cli.core.billing import (
+        aggregate,
+        group_field,
+        parse_group_by,
+        parse_when,
+        usage_csv,
+    )
 
     state = session(ctx)
     fmt = report_format(state, output)
     try:
+        key = parse_group_by(group_by)
         start = parse_when(from_, option="--from") if from_ else None
         end = parse_when(to, option="--to", end=True) if to else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if start and end and start >= end:
         raise UsageError(f"--from {from_} is not before --to {to}")
+    if format_ is not None and format_ != "focus":
+        raise UsageError(f"--format {format_!r}: the one export format is focus")
     access = state.access()
     records = read_usage_records(access, tenant)
     tenants = read_billable_tenants(access)
-    key = BILLING_GROUPS[group_by]
+    if format_ == "focus":
+        _focus(records, start, end, tenants, fmt)
+        return
     rows, total = aggregate(records, key, start, end, tenant, tenants)
     if total.unpriced_gpu_hours > 0:
         from gryvia_cli.core.unpriced import unpriced_warning
@@ -134,8 +167,9 @@ def usage(
         write_csv(usage_csv(rows, total, key))
         return
     if fmt is not ReportFormat.table:
-        total_dict = total.as_dict(key)
-        total_dict.pop(key)
+        field = group_field(key)
+        total_dict = total.as_dict(field)
+        total_dict.pop(field)
         render_data(
             {
                 "apiVersion": CLI_API_VERSION,
@@ -144,7 +178,7 @@ def usage(
                 "from": start.isoformat() if start else None,
                 "to": end.isoformat() if end else None,
                 "tenant": tenant,
-                "items": [row.as_dict(key) for row in rows],
+                "items": [row.as_dict(field) for row in rows],
                 "total": total_dict,
                 "note": ESTIMATE_NOTE,
             },
@@ -154,11 +188,38 @@ def usage(
     if not rows:
         info("No usage" + (f" for tenant {tenant}" if tenant else "") + " in this period.")
         return
-    headers = [key, "gpu hours", "cost", "jobs"]
+    headers = [group_field(key), "gpu hours", "cost", "jobs"]
     if total.active_gpu_hours is not None:
         headers += ["active gpu hours", "idle cost"]
     render_table(headers, _table(rows, total))
     note(ESTIMATE_NOTE)
+
+
+def _focus(
+    records: Sequence[GryviaUsageRecord],
+    start: dt.datetime | None,
+    end: dt.datetime | None,
+    tenants: Collection[str] | None,
+    fmt: ReportFormat,
+) -> None:
+    """`usage --format focus`: FOCUS rows as CSV, or wrapped as JSON/YAML."""
+    from gryvia_cli.core.focus import FOCUS_VERSION, focus_csv, focus_json, focus_rows
+
+    rows = focus_rows(records, start, end, tenants)
+    if fmt in (ReportFormat.json, ReportFormat.yaml):
+        render_data(
+            {
+                "apiVersion": CLI_API_VERSION,
+                "kind": "FocusReport",
+                "focusVersion": FOCUS_VERSION,
+                "from": start.isoformat() if start else None,
+                "to": end.isoformat() if end else None,
+                "items": focus_json(rows),
+            },
+            OutputFormat(fmt.value),
+        )
+        return
+    write_csv(focus_csv(rows))
 
 
 def _table(rows: Sequence[UsageRow], total: UsageRow) -> list[list[object]]:

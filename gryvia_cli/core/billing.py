@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from gryvia_cli.core.csvexport import to_csv
 from gryvia_cli.core.gpuuse import idle_cost, usage_fields
@@ -48,7 +49,43 @@ from gryvia_operator.api.periods import (
 )
 from gryvia_operator.api.usagerecord import is_unpriced
 
-GroupBy = Literal["tenant", "sku", "day", "job"]
+_LABEL_KEY = re.compile(
+    r"(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+)
+"""A Kubernetes label key: an optional DNS-subdomain prefix and `/`, then a name of up to 63
+characters (Kubernetes' "Labels and Selectors", syntax and character set)."""
+GroupBy = str
+"""What one usage row totals: one of GROUPS, or `label:KEY` (the jobs' label KEY)."""
+GROUPS = ("tenant", "sku", "day", "job", "user", "project")
+"""The fixed groupings of `gryvia usage --group-by`; `label:KEY` is the open one."""
+NO_VALUE = "-"
+"""The row of records that carry no user, project or label value (metered before records
+carried them, or a job without the label)."""
+
+
+def parse_group_by(text: str, option: str = "--group-by") -> GroupBy:
+    """`text` as a grouping: one of GROUPS, or `label:KEY` with KEY a Kubernetes label key
+    (`label:gryvia.io/team`, `label:team`). Raises ValueError naming `option`, the value and
+    the choices."""
+    value = text.strip()
+    if value in GROUPS:
+        return value
+    key = value.removeprefix("label:")
+    if value.startswith("label:") and _LABEL_KEY.fullmatch(key):
+        return value
+    raise ValueError(
+        f"{option} {text!r}: use one of {', '.join(GROUPS)}, or label:KEY with KEY a label "
+        "key (e.g. label:gryvia.io/team)"
+    )
+
+
+def group_field(group_by: GroupBy) -> str:
+    """The JSON field and CSV column naming a row's group: the grouping itself, or `label`
+    for `label:KEY`."""
+    return "label" if group_by.startswith("label:") else group_by
+
+
 _EVER = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
 """The range of a report with no `--from` or `--to`."""
 
@@ -99,12 +136,21 @@ def sku_key(record: GryviaUsageRecord) -> str:
 
 
 def _key(record: GryviaUsageRecord, group_by: GroupBy) -> str:
-    """The row of a record grouped by tenant, SKU or job (days are its windows' dates)."""
+    """The row of a record grouped by tenant, SKU, job (`namespace/job`), user (the
+    submitter), project or a label of the job (days are its windows' dates); NO_VALUE for a
+    record that carries no such value."""
+    spec = record.spec
     if group_by == "tenant":
-        return record.spec.tenant
+        return spec.tenant
     if group_by == "sku":
         return sku_key(record)
-    return f"{record.namespace}/{record.spec.job}"
+    if group_by == "user":
+        return spec.user or NO_VALUE
+    if group_by == "project":
+        return spec.project or NO_VALUE
+    if group_by.startswith("label:"):
+        return (spec.job_labels or {}).get(group_by.removeprefix("label:")) or NO_VALUE
+    return f"{record.namespace}/{spec.job}"
 
 
 def aggregate(
@@ -335,7 +381,7 @@ def usage_csv(rows: Sequence[UsageRow], total: UsageRow, group_by: GroupBy) -> s
         (r.key, round(r.gpu_hours, 4), _csv_cost(r), r.currency, r.jobs, *_csv_use(r, use))
         for r in (*rows, total)
     ]
-    return to_csv((group_by, "gpu_hours", "cost", "currency", "jobs", *use), body)
+    return to_csv((group_field(group_by), "gpu_hours", "cost", "currency", "jobs", *use), body)
 
 
 def _csv_use(row: UsageRow, use: tuple[str, ...]) -> tuple[object, ...]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gryvia_cli.core.billing import UsageRow, aggregate
 from gryvia_cli.core.gpuuse import idle_cost, usage_fields
 from gryvia_cli.core.unpriced import only_unpriced
 from gryvia_operator.api import GryviaQuota, GryviaTenant, GryviaUsageRecord
@@ -210,3 +211,31 @@ def team_costs(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class GroupCost:
+    """Spend of one user, project or label value in a period: the usage row of
+    `core.billing.aggregate` and its linear projection to the period's end."""
+
+    row: UsageRow
+    projected: float
+
+    def as_dict(self, field: str) -> dict[str, Any]:
+        """The row's JSON (`field` names the group) with `spent` and `projected`."""
+        out = self.row.as_dict(field)
+        out["spent"] = out.pop("cost")
+        out["projected"] = None if out["spent"] is None else round(self.projected, 2)
+        return out
+
+
+def group_costs(
+    records: Iterable[GryviaUsageRecord], group_by: str, period: Period, now: dt.datetime
+) -> tuple[list[GroupCost], UsageRow]:
+    """Spend per group (`user`, `project` or `label:KEY`, `core.billing.parse_group_by`) in
+    the `period` window holding `now`, each record for its part in the window, highest first,
+    with the total; PROJECTED extends each linearly to the period's end, as `team_costs`."""
+    start, end = period_window(period, now)
+    elapsed = max(min(now, end) - start, MIN_ELAPSED) / (end - start)
+    rows, total = aggregate(records, group_by, start, end)
+    return [GroupCost(row, row.cost / elapsed) for row in rows], total

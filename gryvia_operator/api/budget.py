@@ -52,9 +52,9 @@ class BudgetScope(GryviaModel):
 
     type: ScopeType
     """team (namespaces of GryviaQuotas of that team, plus the tenant of that name),
-    namespace, tenant (namespace `tenant-<name>` or usage records of that tenant), user or
-    project (both reported ScopeUnsupported: usage is not metered per submitter and jobs
-    record no project yet)."""
+    namespace, tenant (namespace `tenant-<name>` or usage records of that tenant), user (the
+    jobs that user submitted, by the admission webhook's stamp, and their usage records) or
+    project (the jobs labelled `gryvia.io/project=<name>` and their usage records)."""
     name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
     """Team, namespace, tenant or user name."""
 
@@ -306,8 +306,6 @@ BUDGET_KIND = KindInfo(
     ),
     omitted=(
         "spec.priority (override of the limit by high-priority jobs): not implemented",
-        "scope types user and project: usage is not metered per submitter and jobs record no "
-        "project yet (ScopeUnsupported)",
     ),
 )
 GryviaBudget.kind_info = BUDGET_KIND

@@ -253,15 +253,22 @@ def quota_hard_budget(quota: GryviaQuota, spent_usd: float | Decimal | None) -> 
 
 
 def budget_in_scope(
-    budget: GryviaBudget, namespace: str, tenant: str | None, teams: Collection[str]
+    budget: GryviaBudget,
+    namespace: str,
+    tenant: str | None,
+    teams: Collection[str],
+    user: str = "",
+    project: str = "",
 ) -> bool:
     """True when a job in `namespace` counts against `budget`, by the controller's own rule
     (`budgetscope.resolve_scope`): `teams` are the teams whose GryviaQuota covers the
     namespace, `tenant` the job's tenant when it exists (its namespace `tenant-<name>` is in
-    the scope of a tenant or team budget of that name). User and project scopes never match."""
+    the scope of a tenant or team budget of that name), `user` the submitter and `project`
+    the job's label gryvia.io/project ("" when unknown: a user or project budget then does
+    not match)."""
     quota_teams = {team: (namespace,) for team in teams}
     scope = resolve_scope(budget, quota_teams, (tenant,) if tenant else ())
-    return scope.covers_namespace(namespace)
+    return scope.covers_job(namespace, user, project)
 
 
 def budget_hard_budget(budget: GryviaBudget, now: dt.datetime | None) -> HardBudget | None:
@@ -313,16 +320,19 @@ def hard_budgets(
     quotas: Sequence[tuple[GryviaQuota, float | Decimal | None]],
     budgets: Iterable[GryviaBudget],
     now: dt.datetime | None,
+    user: str = "",
+    project: str = "",
 ) -> list[HardBudget]:
-    """Every hard budget governing a job in `namespace`: the quotas covering it (each with
-    its month-to-date spend) then the in-scope GryviaBudgets, each by name."""
+    """Every hard budget governing a job in `namespace` submitted by `user`, of `project`:
+    the quotas covering it (each with its month-to-date spend) then the in-scope
+    GryviaBudgets, each by name."""
     covering = sorted(
         ((q, s) for q, s in quotas if namespace in q.spec.namespaces), key=lambda p: p[0].name
     )
     teams = {q.spec.team for q, _ in covering}
     out = [h for q, s in covering if (h := quota_hard_budget(q, s)) is not None]
     for budget in sorted(budgets, key=lambda b: b.name):
-        if budget_in_scope(budget, namespace, tenant, teams):
+        if budget_in_scope(budget, namespace, tenant, teams, user, project):
             found = budget_hard_budget(budget, now)
             if found is not None:
                 out.append(found)

@@ -10,27 +10,32 @@ from dataclasses import dataclass
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.budget import GryviaBudget
 
-UNSUPPORTED_SCOPES = frozenset({"user", "project"})
-"""Scope types the metering does not count spend by yet (status reports ScopeUnsupported):
-jobs record their submitter, but usage records do not carry it."""
-
 
 @dataclass(frozen=True)
 class Scope:
-    """Which namespaces' jobs and records, and which tenants' records, a budget covers."""
+    """Which jobs and usage records a budget covers: those of its namespaces and tenants, or
+    of its users (the submitter a job's webhook stamp names, a record's `spec.user`) or its
+    projects (label gryvia.io/project, a record's `spec.project`)."""
 
     namespaces: frozenset[str]
     tenants: frozenset[str]
     unsupported: str = ""
     """Why the scope cannot be measured (empty when it can)."""
+    users: frozenset[str] = frozenset()
+    projects: frozenset[str] = frozenset()
 
-    def covers_namespace(self, namespace: str) -> bool:
-        """True when jobs in `namespace` are in scope."""
-        return namespace in self.namespaces
+    def covers_job(self, namespace: str, user: str = "", project: str = "") -> bool:
+        """True when a job in `namespace`, submitted by `user`, of `project` is in scope."""
+        return (
+            namespace in self.namespaces
+            or (bool(user) and user in self.users)
+            or (bool(project) and project in self.projects)
+        )
 
-    def covers_record(self, namespace: str, tenant: str) -> bool:
-        """True when a usage record (its namespace and spec.tenant) is in scope."""
-        return namespace in self.namespaces or tenant in self.tenants
+    def covers_record(self, namespace: str, tenant: str, user: str = "", project: str = "") -> bool:
+        """True when a usage record (its namespace, spec.tenant, spec.user and spec.project)
+        is in scope."""
+        return tenant in self.tenants or self.covers_job(namespace, user, project)
 
 
 def resolve_scope(
@@ -39,12 +44,14 @@ def resolve_scope(
     """The scope of `budget`: namespace -> that namespace; tenant -> `tenant-<name>` and the
     records of that tenant; team -> the namespaces of the GryviaQuotas of that team (`quota_teams`:
     team -> namespaces) plus the tenant of that name when it exists, and records attributed
-    to that team (their spec.tenant); user and project ->
-    unsupported (jobs record neither yet)."""
+    to that team (their spec.tenant); user -> the jobs that user submitted and their records,
+    in every namespace; project -> the jobs labelled gryvia.io/project=<name> and their
+    records, in every namespace."""
     kind, name = budget.spec.scope.type, budget.spec.scope.name
-    if kind in UNSUPPORTED_SCOPES:
-        why = f"scope type {kind} is not supported yet: jobs record no {kind}"
-        return Scope(frozenset(), frozenset(), why)
+    if kind == "user":
+        return Scope(frozenset(), frozenset(), users=frozenset({name}))
+    if kind == "project":
+        return Scope(frozenset(), frozenset(), projects=frozenset({name}))
     if kind == "namespace":
         return Scope(frozenset({name}), frozenset())
     if kind == "tenant":

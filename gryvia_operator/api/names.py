@@ -74,6 +74,9 @@ ANNOTATION_NETWORKS: Final = "k8s.v1.cni.cncf.io/networks"
 # Tenancy: labels on tenant namespaces and jobs, and the namespace prefix.
 LABEL_TEAM: Final = "gryvia.io/team"
 """A job's (or namespace's) team; the tenant of a job outside a tenant namespace."""
+LABEL_PROJECT: Final = "gryvia.io/project"
+"""A job's project (the FAQ: "label jobs with team and project"): usage records carry it,
+`gryvia usage --group-by project` totals by it and budgets of scope `project` count it."""
 LABEL_TENANT: Final = "gryvia.io/tenant"
 """A namespace's tenant (written on `tenant-<name>` namespaces)."""
 LABEL_TENANT_MANAGED_BY: Final = "gryvia.io/managed-by"

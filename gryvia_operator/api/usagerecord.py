@@ -44,6 +44,14 @@ class GryviaUsageRecordSpec(GryviaModel):
     """GryviaGpuSku whose rate was used (empty: no SKU priced the run, see `unpriced`)."""
     gpu_type: Str63 | None = None
     """GPU type of the job."""
+    user: Str253 | None = None
+    """Who submitted the job (its `gryvia.io/submitted-by` annotation, stamped by the
+    admission webhook); unset when unknown."""
+    project: Str63 | None = None
+    """The job's project (its `gryvia.io/project` label); unset when it has none."""
+    job_labels: dict[str, Str63] | None = Field(default=None, alias="jobLabels", max_length=64)
+    """The job's labels when it was metered (`gryvia usage --group-by label:KEY`); at most
+    64, as label values at most 63 characters (Kubernetes' own bound)."""
     gpus: NonNegativeInt32
     """Total `nvidia.com/gpu` units of the job (pods x GPUs per pod)."""
     physical_gpus: NonNegativeFloat | None = Field(default=None, alias="physicalGPUs")

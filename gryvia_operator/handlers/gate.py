@@ -86,7 +86,8 @@ def check_job(rt: Runtime, job: GryviaAIJob, body: Mapping[str, Any]) -> BudgetC
         for q in governing(namespace, policies.quotas(rt))
     ]
     budgets = parse_valid(GryviaBudget, rt.indices.all_values(GATE_BUDGETS))
-    return check_budgets(estimate, hard_budgets(namespace, tenant_name, quotas, budgets, now))
+    hard = hard_budgets(namespace, tenant_name, quotas, budgets, now, view.user, view.project)
+    return check_budgets(estimate, hard)
 
 
 def combine(

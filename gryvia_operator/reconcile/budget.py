@@ -92,6 +92,8 @@ class UsageLine:
     gpu_type: str
     currency: str
     run: MeteredRun
+    user: str = ""
+    project: str = ""
 
     @classmethod
     def of_raw(cls, obj: Mapping[str, Any]) -> UsageLine | None:
@@ -107,6 +109,8 @@ class UsageLine:
             str(spec.get("gpuType") or ""),
             str(spec.get("currency") or "USD").upper(),
             run,
+            str(spec.get("user") or ""),
+            str(spec.get("project") or ""),
         )
 
 
@@ -131,7 +135,7 @@ def spend(lines: Iterable[UsageLine], scope: Scope, start: dt.datetime, end: dt.
     of the window (GPU types keyed upper-case)."""
     out = Spend()
     for line in lines:
-        if not scope.covers_record(line.namespace, line.tenant):
+        if not scope.covers_record(line.namespace, line.tenant, line.user, line.project):
             continue
         share = share_in_window(*line.run.interval(), start, end)
         if not share:

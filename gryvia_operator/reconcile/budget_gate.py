@@ -91,7 +91,7 @@ def _throttle(job: JobView, view: BudgetView, jobs: Sequence[JobView]) -> Admiss
     max_gpus = limits.max_concurrent_gpus if limits else None
     if not max_jobs and not max_gpus:
         return ALLOW
-    mine = [j for j in jobs if j.gpus and view.scope.covers_namespace(j.namespace)]
+    mine = [j for j in jobs if j.gpus and view.scope.covers_job(j.namespace, j.user, j.project)]
     busy = [j for j in mine if in_flight(j) and j.key != job.key]
     running = [j for j in busy if j.phase == JobPhase.RUNNING]
     # Only jobs waiting for a throttle alone queue ahead: one held for another reason (no
@@ -126,7 +126,8 @@ def decide(
     found: list[AdmissionDecision] = []
     for view in sorted(budgets, key=lambda v: v.name):
         enf = view.budget.spec.enforcement
-        if enf is None or not enf.enabled or not view.scope.covers_namespace(job.namespace):
+        covered = view.scope.covers_job(job.namespace, job.user, job.project)
+        if enf is None or not enf.enabled or not covered:
             continue
         if enf.action == "block" and view.state == "blocked":
             text = f"budget {view.name} is spent: {spend_text(view.budget)}"

@@ -123,7 +123,11 @@ def kept_alerts(
 
 def concurrency(jobs: Iterable[JobView], scope: Scope) -> tuple[int, int]:
     """(jobs, GPUs) with GPUs in flight now in scope (what a throttle counts, `in_flight`)."""
-    held = [j for j in jobs if j.gpus and in_flight(j) and scope.covers_namespace(j.namespace)]
+    held = [
+        j
+        for j in jobs
+        if j.gpus and in_flight(j) and scope.covers_job(j.namespace, j.user, j.project)
+    ]
     return len(held), sum(j.gpus for j in held)
 
 
@@ -263,10 +267,7 @@ def _enforceable(
 ) -> dict[str, Any]:
     enf = budget.spec.enforcement
     if problem:
-        reason = (
-            "ScopeUnsupported" if budget.spec.scope.type in ("user", "project") else "InvalidSpec"
-        )
-        ok, text = "False", problem
+        reason, ok, text = "InvalidSpec", "False", problem
     elif mixed:
         ok, reason, text = (
             "False",

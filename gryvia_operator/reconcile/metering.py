@@ -26,7 +26,14 @@ from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, timeslicing
 from gryvia_operator.api.helpers import TERMINAL_PHASES
-from gryvia_operator.api.names import API_VERSION, LABEL_JOB, LABEL_TENANT, usage_record_name
+from gryvia_operator.api.names import (
+    ANNOTATION_SUBMITTER,
+    API_VERSION,
+    LABEL_JOB,
+    LABEL_PROJECT,
+    LABEL_TENANT,
+    usage_record_name,
+)
 from gryvia_operator.api.pricing import Rate
 from gryvia_operator.reconcile.priority import job_run, preempted_at
 from gryvia_operator.reconcile.views import PodView
@@ -178,6 +185,7 @@ def build_usage_record(
         spec["unpriced"] = True
     if gpu_type:
         spec["gpuType"] = gpu_type
+    spec.update(_attribution(job))
     if final:
         spec["end"] = _rfc3339(end)
         metrics = status.metrics
@@ -193,6 +201,27 @@ def build_usage_record(
         },
         "spec": spec,
     }
+
+
+MAX_JOB_LABELS = 64
+"""The labels a usage record keeps of its job (`spec.jobLabels`, bounded for the API server's
+CEL cost estimate): the first 64 by key."""
+
+
+def _attribution(job: GryviaAIJob) -> dict[str, Any]:
+    """Who and what a run's usage is grouped by: `user` (the submitter the webhook stamped),
+    `project` (label gryvia.io/project) and `jobLabels` (all of the job's labels); each only
+    when the job has it."""
+    labels = dict(job.metadata.labels or {})
+    user = (job.metadata.annotations or {}).get(ANNOTATION_SUBMITTER)
+    out: dict[str, Any] = {}
+    if user:
+        out["user"] = user
+    if labels.get(LABEL_PROJECT):
+        out["project"] = labels[LABEL_PROJECT]
+    if labels:
+        out["jobLabels"] = dict(sorted(labels.items())[:MAX_JOB_LABELS])
+    return out
 
 
 def sealed_previous_run(

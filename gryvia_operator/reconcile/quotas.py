@@ -31,6 +31,7 @@ from gryvia_operator.api.gputype import gpu_type_is_any
 from gryvia_operator.api.helpers import ACTIVE_PHASES, TERMINAL_PHASES, JobPhase, total_gpus
 from gryvia_operator.api.messages import gpu_count, user_limit_text
 from gryvia_operator.api.mig import type_listed
+from gryvia_operator.api.names import LABEL_PROJECT
 from gryvia_operator.api.periods import elapsed_fraction
 from gryvia_operator.api.submitter import submitter_of
 from gryvia_operator.reconcile.admission import ALLOW
@@ -51,6 +52,7 @@ class JobView:
     admitted: bool = False  # passed the gate before (workload created)
     user: str = ""  # the submitter (annotation gryvia.io/submitted-by), "" when unknown
     held_by: str = ""  # reason of condition Admitted=False (e.g. BudgetThrottled), else ""
+    project: str = ""  # label gryvia.io/project, "" when none
 
     @property
     def key(self) -> str:
@@ -130,6 +132,7 @@ def job_view(body: Mapping[str, Any]) -> JobView:
         admitted,
         submitter_of(body),
         held_by,
+        str((meta.get("labels") or {}).get(LABEL_PROJECT) or ""),
     )
 
 

@@ -109,3 +109,23 @@ def test_warn_admits_with_a_warning_and_combines_with_the_quota() -> None:
     rejected = decide(_job("a"), [_view("block", "blocked")], [])
     assert combine(quota, rejected) == rejected
     assert combine(quota, ALLOW) == quota
+
+
+def test_a_spent_project_budget_blocks_the_next_job_of_that_project_only() -> None:
+    spent = _view("block", "blocked")
+    project = BudgetView(spent.budget, Scope(frozenset(), frozenset(), projects=frozenset({"llm"})))
+    same = _job("llm-2", project="llm", user="ada")
+    other = _job("cv-1", project="cv", user="ada")
+    unlabelled = _job("plain", user="ada")
+    assert decide(same, [project], []).reason == "BudgetExceeded"
+    assert decide(other, [project], []) == ALLOW
+    assert decide(unlabelled, [project], []) == ALLOW
+
+
+def test_a_spent_user_budget_blocks_that_users_jobs_in_any_namespace() -> None:
+    spent = _view("block", "blocked")
+    user = BudgetView(spent.budget, Scope(frozenset(), frozenset(), users=frozenset({"ada"})))
+    elsewhere = JobView("team-b", "x", T0, 0, "Pending", 1, "H100", user="ada")
+    assert decide(elsewhere, [user], []).reason == "BudgetExceeded"
+    assert decide(_job("y", user="bob"), [user], []) == ALLOW
+    assert decide(_job("z"), [user], []) == ALLOW  # no submitter: not in a user's scope

@@ -3,6 +3,7 @@ alert crossings once per period."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from decimal import Decimal
 from typing import Any
@@ -140,7 +141,11 @@ def test_scopes() -> None:
     )
     assert team.namespaces == {"v1", "v2", "tenant-vision"} and team.tenants == {"vision"}
     user = resolve_scope(_budget(scope={"type": "user", "name": "ada"}), {}, [])
-    assert "not supported" in user.unsupported
+    assert user.users == {"ada"} and not user.namespaces and not user.unsupported
+    assert user.covers_job("anywhere", "ada") and not user.covers_job("anywhere", "bob")
+    project = resolve_scope(_budget(scope={"type": "project", "name": "llm"}), {}, [])
+    assert project.covers_job("ns", "bob", "llm") and not project.covers_job("ns", "bob", "cv")
+    assert not project.covers_job("ns", "", "")
 
 
 def test_utilization_is_the_largest_percentage_and_mixed_currency_is_not_enforced() -> None:
@@ -273,13 +278,33 @@ def test_status_fields() -> None:
     GryviaBudget.model_validate({**budget.model_dump(by_alias=True), "status": status})
 
 
-def test_unsupported_scope_reports_and_never_alerts() -> None:
-    budget = _budget(scope={"type": "user", "name": "ada"})
+def _attributed(cost: float, user: str, project: str) -> UsageLine:
+    line = _line(cost, _at(2026, 12, 2), _at(2026, 12, 2, 1), ns="tenant-acme")
+    return dataclasses.replace(line, user=user, project=project, job=f"{user}-{project}")
+
+
+def test_user_and_project_budgets_count_only_their_own_records() -> None:
+    lines = [
+        _attributed(2.0, "ada", "llm"),
+        _attributed(3.0, "bob", "llm"),
+        _attributed(5.0, "ada", "vision"),
+        _attributed(7.0, "", ""),  # metered before records carried a submitter
+    ]
+    month = (_at(2026, 12, 1), _at(2027, 1, 1))
+    ada = resolve_scope(_budget(scope={"type": "user", "name": "ada"}), {}, [])
+    llm = resolve_scope(_budget(scope={"type": "project", "name": "llm"}), {}, [])
+    assert spend(lines, ada, *month).cost_usd == Decimal("7.0")
+    assert spend(lines, llm, *month).cost_usd == Decimal("5.0")
+
+
+def test_a_project_budget_is_enforceable_and_reaches_its_limit() -> None:
+    budget = _budget(scope={"type": "project", "name": "llm"}, limits={"costUSD": 4.0})
     scope = resolve_scope(budget, {}, [])
-    status, crossings = compute(budget, scope, [], [], NOW)
-    assert crossings == [] and status["state"] == "active"
-    assert status["conditions"][0]["reason"] == "ScopeUnsupported"
-    assert status["conditions"][0]["status"] == "False"
+    lines = [_attributed(2.0, "ada", "llm"), _attributed(3.0, "bob", "llm")]
+    status, _ = compute(budget, scope, lines, [], NOW)
+    assert status["conditions"][0]["reason"] != "ScopeUnsupported"
+    assert status["usage"]["costUSD"] == 5.0
+    assert status["state"] != "active"
 
 
 def test_notify_less_thresholds_are_recorded_but_not_sent() -> None:

@@ -183,3 +183,19 @@ def test_a_sealed_record_of_a_sampled_job_carries_its_active_gpu_hours() -> None
     body["status"]["metrics"] = metrics
     running = GryviaAIJob.model_validate(body)
     assert "activeGPUHours" not in (build_usage_record(running, now=end, **args) or {})["spec"]
+
+
+def test_a_record_carries_the_submitter_the_project_and_the_jobs_labels() -> None:
+    job = _job()
+    job.metadata.labels = {"gryvia.io/project": "llm", "env": "prod"}
+    job.metadata.annotations = {"gryvia.io/submitted-by": "ada"}
+    now = T0 + dt.timedelta(minutes=30)
+    spec = build_usage_record(
+        job, tenant="a", rate=Rate("h100", "H100", 4.0), gpu_type="H100", now=now
+    )["spec"]  # type: ignore[index]
+    assert (spec["user"], spec["project"]) == ("ada", "llm")
+    assert spec["jobLabels"] == {"gryvia.io/project": "llm", "env": "prod"}
+    plain = build_usage_record(
+        _job(), tenant="a", rate=Rate("h100", "H100", 4.0), gpu_type="H100", now=now
+    )["spec"]  # type: ignore[index]
+    assert not {"user", "project", "jobLabels"} & set(plain)

@@ -179,7 +179,9 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
         assert "auth.apiKey is accepted but not used: this chart runs no REST gateway" in notes
         _wait_established(sandbox.kubeconfig, [*crd_names, *KOPF_CRDS])
         assert _exists(sandbox, "deployment/gryvia-operator", namespace=namespace)
-        assert _exists(sandbox, "clusterkopfpeering/gryvia")
+        # Two replicas with leader election: a PodDisruptionBudget, no kopf peering object.
+        assert _exists(sandbox, "poddisruptionbudget/gryvia-operator", namespace=namespace)
+        assert not _exists(sandbox, "clusterkopfpeering/gryvia")
 
         # The Deployment's pod exists and asks for `gryvia-operator` explicitly; the sandbox
         # does not start it and says why, where `kubectl get pods` shows it (no crash loop).
@@ -234,6 +236,7 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
         assert not _exists(sandbox, "secret/gryvia-webhook-tls", namespace=namespace)
         assert not _exists(sandbox, "service/gryvia-webhook", namespace=namespace)
         assert not _exists(sandbox, "serviceaccount/gryvia-operator", namespace=namespace)
+        assert not _exists(sandbox, "poddisruptionbudget/gryvia-operator", namespace=namespace)
         for cluster_scoped in (
             "clusterrole/gryvia-operator",
             "clusterrole/gryvia-tenant-viewer",

@@ -150,12 +150,16 @@ def usage(
     if start and end and start >= end:
         raise UsageError(f"--from {from_} is not before --to {to}")
     if format_ is not None and format_ != "focus":
-        raise UsageError(f"--format {format_!r}: the one export format is focus")
+        raise UsageError(
+            f"--format {format_!r}: the one export format is focus",
+            hint="for a CSV of this report use -o csv",
+        )
     access = state.access()
     records = read_usage_records(access, tenant)
     tenants = read_billable_tenants(access)
     if format_ == "focus":
-        _focus(records, start, end, tenants, fmt)
+        mine = [r for r in records if tenant is None or r.spec.tenant == tenant]
+        _focus(mine, start, end, tenants, fmt)
         return
     rows, total = aggregate(records, key, start, end, tenant, tenants)
     if total.unpriced_gpu_hours > 0:
@@ -188,7 +192,7 @@ def usage(
     if not rows:
         info("No usage" + (f" for tenant {tenant}" if tenant else "") + " in this period.")
         return
-    headers = [group_field(key), "gpu hours", "cost", "jobs"]
+    headers = [key.removeprefix("label:"), "gpu hours", "cost", "jobs"]
     if total.active_gpu_hours is not None:
         headers += ["active gpu hours", "idle cost"]
     render_table(headers, _table(rows, total))
@@ -203,9 +207,15 @@ def _focus(
     fmt: ReportFormat,
 ) -> None:
     """`usage --format focus`: FOCUS rows as CSV, or wrapped as JSON/YAML."""
+    from gryvia_cli.core.billing import EVER, unbilled_usage
     from gryvia_cli.core.focus import FOCUS_VERSION, focus_csv, focus_json, focus_rows
 
     rows = focus_rows(records, start, end, tenants)
+    for stray in unbilled_usage(records, tenants, start or EVER[0], end or EVER[1]):
+        warn(
+            f"left out {stray.gpu_hours:.4f} GPU-hours of {stray.key}: no GryviaTenant of that "
+            "name, so never billed (gryvia usage shows it)"
+        )
     if fmt in (ReportFormat.json, ReportFormat.yaml):
         render_data(
             {

@@ -86,7 +86,7 @@ def group_field(group_by: GroupBy) -> str:
     return "label" if group_by.startswith("label:") else group_by
 
 
-_EVER = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
+EVER = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
 """The range of a report with no `--from` or `--to`."""
 
 
@@ -179,7 +179,7 @@ def aggregate(
     jobs: dict[str, set[tuple[str, str]]] = defaultdict(set)
     active: dict[str, Decimal] = {}
     idle: dict[str, Decimal] = {}
-    lo, hi = start or _EVER[0], end or _EVER[1]
+    lo, hi = start or EVER[0], end or EVER[1]
     for rec in records:
         run = MeteredRun.of_record(rec).interval()
         whole = run_windows(*run, lo, hi)

@@ -212,7 +212,8 @@ def estimate_cost(
             seconds = None
     estimate = CostEstimate(job.name, job.total_gpus, job.gpu_type, rate, job.timeout, seconds)
     tenant = next((t.name for t in tenants if tenant_namespace(t.name) == namespace), None)
-    hard = hard_budgets(namespace, tenant, [(q, _quota_spend(q)) for q in quotas], budgets, now)
+    spends = [(q, _quota_spend(q)) for q in quotas]
+    hard = hard_budgets(namespace, tenant, spends, budgets, now, job.submitter, job.project)
     impact = check_budgets(estimate_job(job.total_gpus, seconds, rate), hard)
     gate = gate_warnings(impact)
     if estimate.unpriced:

@@ -20,6 +20,7 @@ from gryvia_operator.api.names import (
     ANNOTATION_CANCEL,
     COMPLETION_INDEX_ANNOTATION,
     JOB_POD_LABELS,
+    LABEL_PROJECT,
     POD_INDEX_LABEL,
 )
 from gryvia_operator.api.preemption import requeue_pending
@@ -88,6 +89,8 @@ class JobSummary:
     """`status.preemptions`: times a higher-priority job preempted it."""
     submitter: str = ""
     """Who submitted it (annotation gryvia.io/submitted-by), "" when not recorded."""
+    project: str = ""
+    """Its project (label gryvia.io/project), "" when it has none."""
     retry_limit: int = 0
     """`spec.retryLimit`: failed pods the job may have before it fails."""
     pending_raw: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -216,6 +219,7 @@ def summarize_job(obj: Mapping[str, Any]) -> JobSummary:
         priority_class=str(spec.get("priorityClassName") or ""),
         preemptions=_int(status.get("preemptions")),
         submitter=submitter_of(obj),
+        project=str(_map(meta.get("labels")).get(LABEL_PROJECT) or ""),
         kueue=_map(status.get("kueue")),
         metrics=_map(status.get("metrics")),
     )

@@ -304,8 +304,6 @@ BUDGET_KIND = KindInfo(
         PrinterColumn("State", ".status.state"),
         AGE_COLUMN,
     ),
-    omitted=(
-        "spec.priority (override of the limit by high-priority jobs): not implemented",
-    ),
+    omitted=("spec.priority (override of the limit by high-priority jobs): not implemented",),
 )
 GryviaBudget.kind_info = BUDGET_KIND

@@ -15,6 +15,11 @@ FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
+# Behind a TLS-intercepting proxy or with a private index, pass pip's own settings (they are
+# only build arguments, never in the final image): tools/image/build.sh mounts the host's CA
+# bundle and passes PIP_CERT.
+ARG PIP_CERT
+ARG PIP_INDEX_URL
 
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and 
 	@# Bytecode for the editable install, as a wheel install has it (startup does not compile
 	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
 	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null
+
+image: ## The operator image from the Dockerfile, with no registry (as root: Debian base, podman)
+	tools/image/build.sh
 
 proxy-bin: ## tinyproxy (Debian's package): the real proxy of the proxy-authentication test
 	tools/deb.sh tinyproxy tinyproxy

@@ -85,6 +85,15 @@ def up(
             show_default=False,
         ),
     ] = None,
+    with_registry: Annotated[
+        bool,
+        typer.Option(
+            "--registry",
+            help="Also run an OCI registry on loopback (Debian's docker-registry) holding the "
+            "chart and, when 'make image' built it, the operator image, for 'helm install "
+            "oci://...'.",
+        ),
+    ] = False,
 ) -> None:
     """Start a sandbox cluster with Gryvia on it and add its context to your kubeconfig.
 
@@ -92,7 +101,7 @@ def up(
     the sandbox can serve (as the demo does; `--bare` leaves them out), and with Debian's
     prometheus installed a Prometheus scraping the GPU exporters.
     """
-    from gryvia_cli.sandbox import cluster, nodespec, oidc, platform, prometheus
+    from gryvia_cli.sandbox import cluster, nodespec, oidc, platform, prometheus, registry
     from gryvia_cli.sandbox import kubeconfig as kc
 
     ensure_binaries(yes)
@@ -118,6 +127,7 @@ def up(
         with_kueue=kueue,
         with_oidc=with_oidc,
         with_prometheus=with_prometheus,
+        with_registry=with_registry,
     )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
@@ -135,6 +145,11 @@ def up(
 
         path = save_prometheus(box.context, url)
         info(f"  GPU use of context {box.context} comes from Prometheus {url} (saved in {path})")
+    if with_registry:
+        chart = registry.publish(box, lambda m: info(f"• {m}"))
+        where = "" if bare else " (in a --bare sandbox: this one has release gryvia already)"
+        info(f"  install it as the FAQ does{where}: helm install gryvia {chart} --plain-http \\")
+        info("    --namespace gryvia-system --create-namespace --set auth.apiKey=...")
     info(f"sandbox {name!r} is up in {time.monotonic() - started:.1f}s: context {box.context}")
     info(f"  try: kubectl --context {box.context} get nodes -L nvidia.com/gpu.product")
     issuer = oidc.load(name)

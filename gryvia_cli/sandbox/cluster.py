@@ -16,7 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gryvia_cli.sandbox import binaries, bootstrap, kueue, nodespec, oidc, podnet, prometheus
+from gryvia_cli.sandbox import (
+    binaries,
+    bootstrap,
+    kueue,
+    nodespec,
+    oidc,
+    podnet,
+    prometheus,
+    registry,
+)
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
 from gryvia_cli.sandbox.netplan import NetworkPlanError
@@ -59,6 +68,7 @@ def up(
     with_kueue: bool = False,
     with_oidc: bool = False,
     with_prometheus: bool = False,
+    with_registry: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
@@ -70,7 +80,8 @@ def up(
     `with_oidc`, Dex starts first and the API server trusts it (`oidc`); `oidc.load(name)` then
     finds it. With `with_prometheus`, a Prometheus server scrapes the GPU exporters
     (`prometheus.start`; SandboxError at once when it is not installed); `prometheus.url(box)`
-    then gives its URL.
+    then gives its URL. With `with_registry`, an OCI registry runs on loopback
+    (`registry.start`); `registry.address(box)` then gives its `host:port`.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -83,6 +94,8 @@ def up(
     if with_kueue and (why := kueue.missing()):
         raise SandboxError(why)
     if with_prometheus and (why := prometheus.missing()):
+        raise SandboxError(why)
+    if with_registry and (why := registry.missing()):
         raise SandboxError(why)
     if box.workdir.exists():
         if any(box.alive().values()):
@@ -117,6 +130,8 @@ def up(
                     kueue.start(box, progress)
                 if with_prometheus:
                     prometheus.start(box, progress)
+                if with_registry:
+                    registry.start(box, progress)
                 return box
             except SandboxError:
                 lost = _lost_port_race(box)

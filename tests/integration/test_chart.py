@@ -1,5 +1,6 @@
 """The Helm chart against real API servers: a server-side dry run of the whole render on the bare
-API server, and an install, upgrade and uninstall round trip in the sandbox.
+API server, and an install (from the sandbox's OCI registry, with the FAQ's line), upgrade and
+uninstall round trip in the sandbox.
 
 The CRDs these tests install are left in place afterwards, on purpose: they are the same
 generated CRDs other tests install, and deleting a CRD deletes every object of its kind, which
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gryvia_cli.sandbox import cluster, registry
 from gryvia_operator.api.registry import ALL_KINDS
 from tests.conftest import SandboxHandle
 from tests.support.chartaccount import render_tenant_roles
@@ -161,18 +163,25 @@ def test_install_upgrade_uninstall_in_the_sandbox(sandbox: SandboxHandle) -> Non
     kubeconfig = sandbox.kubeconfig
     namespace = f"gryvia-{uuid.uuid4().hex[:8]}"
     crd_names = [k.crd_name for k in ALL_KINDS]
+    # The FAQ's install line, from an OCI registry: the sandbox's (Debian's docker-registry),
+    # where `helm package` and `helm push` put this chart (`sandbox up --registry` does this).
+    box = cluster.Sandbox(sandbox.name)
+    where = registry.address(box) or registry.start(box, lambda _: None)
+    chart = registry.push_chart(Path(_bin("helm")), CHART, where)
+    assert chart == f"oci://{where}/charts/gryvia"
     # --take-ownership: another test may already have applied the same CRDs with kubectl.
     notes = _helm(
         kubeconfig,
         "install",
         "gryvia",
-        str(CHART),
-        "-n",
+        chart,
+        "--plain-http",
+        "--namespace",
         namespace,
         "--create-namespace",
         "--take-ownership",
         "--set",
-        "auth.apiKey=a-long-random-secret",  # the FAQ's install line
+        "auth.apiKey=a-long-random-secret",
     )
     try:
         assert "gryvia status" in notes

@@ -187,7 +187,8 @@ def burst(client: Client, namespace: str, count: int) -> tuple[float, float]:
         done = [j for j in jobs if (j.get("status") or {}).get("phase") in ADMITTED_PHASES]
         return len(done) >= count
 
-    # blockAdmission admits one workload at a time (about 2 s each here): allow 5 s a job
+    # with blockAdmission (--kueue-block-admission) Kueue admits one workload at a time, about
+    # 2 s each here: allow 5 s a job
     _wait(admitted, 120 + 5 * count, f"{count} jobs admitted in {namespace}")
     elapsed = time.perf_counter() - start
     return count / elapsed, elapsed

@@ -85,6 +85,14 @@ def up(
             show_default=False,
         ),
     ] = None,
+    kueue_block_admission: Annotated[
+        bool,
+        typer.Option(
+            "--kueue-block-admission",
+            help="With --kueue: Kueue admits the next job only once the pods of the last one "
+            "are ready (waitForPodsReady.blockAdmission; see docs/kueue.md).",
+        ),
+    ] = False,
     with_registry: Annotated[
         bool,
         typer.Option(
@@ -128,6 +136,7 @@ def up(
         with_oidc=with_oidc,
         with_prometheus=with_prometheus,
         with_registry=with_registry,
+        kueue_block_admission=kueue_block_admission,
     )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):

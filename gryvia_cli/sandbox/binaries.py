@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -29,6 +30,17 @@ BINARIES = (
 
 class BinariesMissingError(GryviaError):
     """Raised when a needed binary has not been built; the message says how to build it."""
+
+
+def debian_binary(name: str) -> str | None:
+    """A program a Debian package installs (`prometheus`, `docker-registry`): on PATH, else in
+    /usr/bin (PATH may lack it under sudo or a minimal environment); None when neither has
+    it."""
+    found = shutil.which(name)
+    if found:
+        return found
+    debian = Path("/usr/bin") / name
+    return str(debian) if os.access(debian, os.X_OK) else None
 
 
 def repo_root() -> Path | None:

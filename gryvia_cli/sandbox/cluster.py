@@ -69,12 +69,14 @@ def up(
     with_oidc: bool = False,
     with_prometheus: bool = False,
     with_registry: bool = False,
+    kueue_block_admission: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
     Raises SandboxError (name taken and running, port in use, kwokctl failure, nodes not
     Ready within 120 s), NodeSpecError, or BinariesMissingError. `with_kueue` also installs and
-    starts Kueue (`kueue.start`; SandboxError at once when it is not built). On failure
+    starts Kueue (`kueue.start`, with `waitForPodsReady.blockAdmission` when
+    `kueue_block_admission`; SandboxError at once when it is not built). On failure
     everything started is stopped and removed again; when a component lost a port kwokctl had
     picked to another process, the start is tried again (up to PORT_RACE_ATTEMPTS times). With
     `with_oidc`, Dex starts first and the API server trusts it (`oidc`); `oidc.load(name)` then
@@ -127,7 +129,7 @@ def up(
                 config_path.write_text(kwokctl_config(binaries.bin_dir(), ports, patches))
                 _start(box, groups, config_path, wait=wait, progress=progress)
                 if with_kueue:
-                    kueue.start(box, progress)
+                    kueue.start(box, progress, block_admission=kueue_block_admission)
                 if with_prometheus:
                     prometheus.start(box, progress)
                 if with_registry:

@@ -67,13 +67,20 @@ def missing() -> str:
 
 
 def build_configuration(
-    *, webhook_port: int, health_port: int, metrics_port: int, cert_dir: str
+    *,
+    webhook_port: int,
+    health_port: int,
+    metrics_port: int,
+    cert_dir: str,
+    block_admission: bool = False,
 ) -> dict[str, Any]:
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for a sandbox.
 
-    The original's shipped settings (behaviour.md section 6): the batch/job integration only,
-    waitForPodsReady with a 10 min timeout and blockAdmission (all pods of a job start before
-    the next job is admitted), requeue back-off 60-3600 s from the eviction time. Sandbox
+    The batch/job integration only; waitForPodsReady with a 10 min timeout (a job whose pods
+    are not all ready by then is evicted and requeued, back-off 60-3600 s from the eviction
+    time), and `blockAdmission` only with `block_admission`: the original shipped it on
+    (behaviour.md section 6), which admits one workload at a time, each once the pods of the
+    one before are ready (docs/kueue.md says when to ask for it). Sandbox
     specifics: every server on 127.0.0.1 at the given ports, no leader election, Kueue's own
     certificate management off (the certificate is in `cert_dir`), and the visibility API server
     off (it would need an APIService and its own port).
@@ -92,7 +99,7 @@ def build_configuration(
         "clientConnection": {"qps": 50, "burst": 100},
         "waitForPodsReady": {
             "timeout": "10m",
-            "blockAdmission": True,
+            "blockAdmission": block_admission,
             "requeuingStrategy": {
                 "timestamp": "Eviction",
                 "backoffBaseSeconds": 60,
@@ -168,7 +175,9 @@ def _apply(box: Sandbox, objects: list[dict[str, Any]], folder: Path, name: str)
     bootstrap.kubectl(box, "apply", "--server-side", "--force-conflicts", "-f", str(path))
 
 
-def start(box: Sandbox, progress: Progress, timeout: float = 120.0) -> int:
+def start(
+    box: Sandbox, progress: Progress, timeout: float = 120.0, *, block_admission: bool = False
+) -> int:
     """Install Kueue's CRDs, start its controller manager and register its webhooks; return
     the manager's pid (recorded in the sandbox's pids folder, so `down` stops it).
 
@@ -208,6 +217,7 @@ def start(box: Sandbox, progress: Progress, timeout: float = 120.0) -> int:
         health_port=health_port,
         metrics_port=free_port(),
         cert_dir=str(folder / "webhook-certs"),
+        block_admission=block_admission,
     )
     (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     progress("starting Kueue's controller manager")

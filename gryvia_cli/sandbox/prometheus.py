@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import time
 import urllib.request
@@ -31,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from gryvia_cli.sandbox import bootstrap
+from gryvia_cli.sandbox import binaries, bootstrap
 from gryvia_cli.sandbox.gpusim import EXPORTER_NAMESPACE
 from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import Progress, Sandbox, SandboxError
@@ -45,11 +44,7 @@ usually 15 to 30 s)."""
 
 def binary() -> str | None:
     """The `prometheus` executable (PATH, then Debian's /usr/bin), or None."""
-    found = shutil.which(PROMETHEUS)
-    if found:
-        return found
-    debian = Path("/usr/bin") / PROMETHEUS
-    return str(debian) if os.access(debian, os.X_OK) else None
+    return binaries.debian_binary(PROMETHEUS)
 
 
 def missing() -> str:

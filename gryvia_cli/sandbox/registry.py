@@ -15,7 +15,6 @@ sandbox's pids folder, so `down` stops it. `config` is pure; `start`, `push_char
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from gryvia_cli.sandbox import binaries
 from gryvia_cli.sandbox.ports import free_port
 from gryvia_cli.sandbox.sandboxes import Progress, Sandbox, SandboxError
 
@@ -37,11 +37,7 @@ IMAGE_REPOSITORY = "gryvia/gryvia-operator"
 
 def binary() -> str | None:
     """The `docker-registry` executable (PATH, then Debian's /usr/bin), or None."""
-    found = shutil.which(EXECUTABLE)
-    if found:
-        return found
-    debian = Path("/usr/bin") / EXECUTABLE
-    return str(debian) if os.access(debian, os.X_OK) else None
+    return binaries.debian_binary(EXECUTABLE)
 
 
 def missing() -> str:
@@ -150,7 +146,6 @@ def publish(box: Sandbox, progress: Progress) -> str:
     sandbox's registry; return the chart reference. Raises SandboxError when the registry is
     not running or this is not a source checkout (no chart)."""
     from gryvia_cli import __version__
-    from gryvia_cli.sandbox import binaries
 
     where = address(box)
     root = binaries.repo_root()

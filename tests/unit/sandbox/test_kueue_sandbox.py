@@ -54,14 +54,18 @@ MANIFEST = [
 ]
 
 
-def test_configuration_ships_the_originals_settings_on_loopback() -> None:
+def test_configuration_admits_without_blocking_unless_asked_on_loopback() -> None:
     config = kueue.build_configuration(
         webhook_port=9443, health_port=8081, metrics_port=8443, cert_dir="/c"
     )
     assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2"
     assert config["integrations"] == {"frameworks": ["batch/job"]}
     ready = config["waitForPodsReady"]
-    assert ready["blockAdmission"] is True and ready["timeout"] == "10m"
+    assert ready["blockAdmission"] is False and ready["timeout"] == "10m"
+    asked = kueue.build_configuration(
+        webhook_port=9443, health_port=8081, metrics_port=8443, cert_dir="/c", block_admission=True
+    )
+    assert asked["waitForPodsReady"]["blockAdmission"] is True
     assert ready["requeuingStrategy"]["backoffBaseSeconds"] == 60
     assert ready["requeuingStrategy"]["backoffMaxSeconds"] == 3600
     assert config["webhook"] == {"host": "127.0.0.1", "port": 9443, "certDir": "/c"}

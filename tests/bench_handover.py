@@ -76,11 +76,12 @@ def _until(check: Callable[[], bool], timeout: float = 60) -> float:
     raise RuntimeError(f"not within {timeout} s")
 
 
-def _feed(box: BenchBox, names: list[str]) -> None:
-    """Create the jobs one by one, about 20 a second."""
+def _feed(box: BenchBox, names: list[str], created: list[str]) -> None:
+    """Create the jobs one by one, about 20 a second, appending each name to `created`."""
     for name in names:
         _create(box, name)
-        time.sleep(0.05)
+        created.append(name)
+        time.sleep(0.05)  # the burst's pace, not a wait for a condition
 
 
 def _hand_over(
@@ -91,9 +92,11 @@ def _hand_over(
     child Job). A new standby replaces the stopped replica."""
     leader = next(p for p in replicas if p.pid == _holder_pid(box))
     other = next(p for p in replicas if p is not leader)
-    feeder = threading.Thread(target=_feed, args=(box, [f"{label}-b{i:03d}" for i in range(BURST)]))
+    created: list[str] = []
+    names = [f"{label}-b{i:03d}" for i in range(BURST)]
+    feeder = threading.Thread(target=_feed, args=(box, names, created))
     feeder.start()
-    time.sleep(BURST * 0.05 / 2)
+    _until(lambda: len(created) >= BURST // 2)  # the leader stops mid-burst
     stopped = time.monotonic()
     if kill:
         leader.kill()

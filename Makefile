@@ -101,6 +101,7 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
 	$(BIN)/python -c "from gryvia_cli.tui import bindings; print(bindings.render_markdown())" > docs/keybindings.md
 	$(BIN)/python charts/gryvia/hack/values_doc.py
+	$(BIN)/python -m gryvia.apidoc > docs/reference/python.md
 
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench

@@ -7,104 +7,27 @@ own `Session(access_factory=...)` as `obj` to feed a fake access layer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 import typer
 
+from gryvia_cli.connection import Connection
 from gryvia_cli.output import OutputFormat
-
-if TYPE_CHECKING:
-    from gryvia_cli.kube.access import KubeAccess
-    from gryvia_cli.settings import GryviaSettings
 
 
 @dataclass
-class Session:
-    """The global options of one invocation and the objects built from them, lazily."""
+class Session(Connection):
+    """The global options of one invocation: the connection (`connection.Connection`) plus
+    the output format and colour switch."""
 
-    kubeconfig: Path | None = None
-    context: str | None = None
-    namespace: str | None = None
     output: OutputFormat | None = None
-    verbose: bool = False
     no_color: bool = False
-    access_factory: Callable[[Session], Any] | None = None
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    _settings: Any = None
-    _access: Any = None
-
-    def settings(self) -> GryviaSettings:
-        """The settings (environment and config file), read on first use."""
-        if self._settings is None:
-            from gryvia_cli.settings import load_settings
-
-            self._settings = load_settings()
-        return self._settings  # type: ignore[no-any-return]
-
-    def access(self) -> KubeAccess:
-        """The access layer for the effective context, connected on first use."""
-        if self._access is None:
-            if self.access_factory is not None:
-                self._access = self.access_factory(self)
-            else:
-                from gryvia_cli.kube.connect import connect
-
-                self._access = connect(
-                    self.kubeconfig,
-                    self.context,
-                    timeout=self.settings().request_timeout,
-                    verbose=self.verbose,
-                )
-        return self._access  # type: ignore[no-any-return]
-
-    def resolve_namespace(self, flag: str | None = None) -> str:
-        """`-n` (command, then global), the saved default of the context, the context's
-        namespace, else `default`."""
-        from gryvia_cli.kube.config import effective_namespace
-
-        ns, _ = effective_namespace(
-            flag or self.namespace, self.settings().namespaces, self.access().context
-        )
-        return ns
-
-    def prometheus_url(self) -> str:
-        """The Prometheus URL set for the effective context ("" when none: GPU use is read
-        through the API server), see `GryviaSettings.prometheus_for`."""
-        context = getattr(self.access(), "context", None)
-        return self.settings().prometheus_for(getattr(context, "name", None))
-
-    def manifest_namespace(self, doc: object, flag: str | None = None) -> str:
-        """Where a manifest's object goes: its own `metadata.namespace` when it has one, else
-        `resolve_namespace(flag)`. Raises UsageError when the manifest's namespace and an
-        explicit `-n` (command or global) disagree, as `gryvia submit -f` does."""
-        from gryvia_cli.errors import UsageError
-
-        meta = doc.get("metadata") if isinstance(doc, dict) else None
-        own = meta.get("namespace") if isinstance(meta, dict) else None
-        explicit = flag or self.namespace
-        if isinstance(own, str) and own:
-            if explicit and explicit != own:
-                name = meta.get("name") if isinstance(meta, dict) else None
-                raise UsageError(
-                    f"{name or 'the manifest'} is for namespace {own}, not {explicit}",
-                    hint="drop -n, or change metadata.namespace in the manifest",
-                )
-            return own
-        return self.resolve_namespace(flag)
 
     def fmt(
         self, local: OutputFormat | None, default: OutputFormat = OutputFormat.table
     ) -> OutputFormat:
         """The output format: the command's `-o`, the global `-o`/GRYVIA_OUTPUT, else default."""
         return local or self.output or default
-
-    def now(self) -> datetime:
-        """The current time (injectable for tests)."""
-        return self.clock()
 
 
 def session(ctx: typer.Context) -> Session:

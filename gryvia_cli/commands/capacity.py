@@ -79,16 +79,11 @@ def capacity(
 
 def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
     """Read the supply and demand and print the report in `fmt`."""
-    from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows, compute_capacity
-    from gryvia_cli.core.jobs import summarize_job
-    from gryvia_cli.views.reads import read_jobs, read_supply
+    from gryvia.reads import read_capacity
+    from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows
 
-    access = state.access()
-    raw, _ = read_jobs(access, None, state.resolve_namespace(None))
-    jobs = [summarize_job(j) for j in raw]
     notes: list[str] = []
-    supply = read_supply(access, jobs, notes)
-    report = compute_capacity(supply.nodes, supply.allocated, jobs, supply.pods, gpu_type=gpu_type)
+    report = read_capacity(state, gpu_type, notes)  # as Client.capacity
     if fmt in MACHINE_FORMATS:
         render_data(
             {

@@ -10,7 +10,7 @@ import typer
 from gryvia_cli.cli.options import OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.errors import UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
 from gryvia_cli.views.reads import read_optional, read_usage_records
@@ -157,11 +157,8 @@ def cost(
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
       gryvia cost --group-by project
     """
-    from gryvia_cli.core.budgets import budget_line, budget_summary, budgets_for
-    from gryvia_cli.core.cost import team_costs, team_scopes
-    from gryvia_operator.api import GryviaBudget, GryviaQuota, GryviaTenant
-    from gryvia_operator.api.parse import parse_all, parse_valid
-    from gryvia_operator.api.periods import period_window
+    from gryvia.reads import read_costs
+    from gryvia_cli.core.budgets import budget_line, budget_summary
 
     if all_teams and team is not None:
         raise UsageError(
@@ -174,25 +171,11 @@ def cost(
     if group_by is not None:
         _by_group(state, access, group_by, team, PERIODS[period], fmt)
         return
-    quotas, bad_quotas = parse_all(GryviaQuota, read_optional(access, r.QUOTA))
-    tenants, bad_tenants = parse_all(GryviaTenant, read_optional(access, r.TENANT))
-    for problem in (*bad_quotas, *bad_tenants):
-        warn(f"skipped an invalid object: {problem}")
-    scopes = team_scopes(quotas, tenants)
-    if team is not None:
-        scopes = [s for s in scopes if s.team == team]
-        if not scopes:
-            raise NotFoundError(
-                f"no quota or tenant for team {team}",
-                hint="see 'gryvia quota' and 'gryvia tenant list'",
-            )
-    now = state.now()
     window = PERIODS[period]
-    start, end = period_window(window, now)
-    records = read_usage_records(access, team) if scopes else []
-    items = team_costs(scopes, records, window, now)
-    all_budgets = parse_valid(GryviaBudget, read_optional(access, r.BUDGET))
-    chosen = budgets_for(all_budgets, None if team is None else [team])
+    result = read_costs(state, team, window)  # as Client.cost
+    for text in result.warnings:
+        warn(text)
+    items, chosen, start, end = result.items, result.budgets, result.start, result.end
     spent = sum(i.spent for i in items)
     budgets = [i.budget for i in items if i.budget is not None]
     total_budget = sum(budgets) if budgets else None

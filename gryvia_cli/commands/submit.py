@@ -5,9 +5,7 @@ Prints a placement plan first, then optionally follows the phase and the first p
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -31,109 +29,49 @@ from gryvia_cli.output import (
     success,
     warn,
 )
-from gryvia_cli.views.reads import read_supply
-from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
+    pass
 
 app = typer.Typer()
 
 
 def load_jobs(files: list[str]) -> list[dict[str, Any]]:
-    """Read and validate every document of `files` (`-` is stdin); return the job objects.
+    """Read and validate every document of `files` (`-` is stdin); return the job objects
+    (`gryvia.jobs.load_jobs`, as the Python API does). Prints each problem, then raises
+    InvalidInputError; warnings go to stderr."""
+    from gryvia.jobs import InvalidManifestError
+    from gryvia.jobs import load_jobs as load
 
-    Raises InvalidInputError listing every error (file, document, field) when any document
-    is invalid or is not a GryviaAIJob; warnings go to stderr.
-    """
-    from gryvia_cli.cli.files import read_source
-    from gryvia_cli.core.manifests import check_document, split_documents
-
-    jobs: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for path in files:
-        text, name = read_source(path)
-        for doc in split_documents(text, name):
-            kind = doc.content.get("kind") if isinstance(doc.content, Mapping) else None
-            if kind != "GryviaAIJob":
-                problems.append(
-                    f"{doc.label}: submit creates GryviaAIJobs, not {kind or 'this document'} "
-                    "(use kubectl apply for other objects)"
-                )
-                continue
-            report = check_document(doc)
-            problems += [f.render() for f in report.errors]
-            for finding in report.warnings:
-                warn(finding.render())
-            jobs.append(dict(doc.content))
-    if problems:
-        for line in problems:
+    try:
+        return load(files, warn)
+    except InvalidManifestError as exc:
+        for line in exc.problems:
             failure(line)
-        raise InvalidInputError(
-            f"{len(problems)} problem(s) in the manifests; nothing was submitted",
-            hint="fix them and retry; `gryvia validate FILE` checks files offline",
-        )
-    if not jobs:
-        raise InvalidInputError("no GryviaAIJob found in the input", hint="pass -f job.yaml")
-    return jobs
+        raise InvalidInputError(exc.message, hint=exc.hint) from None
 
 
 def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> list[str]:
     """Print each job's GPU request, the nodes that could take it now and its cost estimate
     (stderr); jobs without a namespace of their own go to `namespace`. Return why each job
     that can never fit never would (`api.pending.never_fits`: `name: reason`)."""
-    from gryvia_cli.core.estimate import estimate_cost
-    from gryvia_cli.core.explain import never_reason
-    from gryvia_cli.core.jobs import summarize_job
-    from gryvia_cli.core.plan import plan_job
+    from gryvia.jobs import plan_jobs
 
     notes: list[str] = []
-    supply = read_supply(state.access(), warnings=notes)
-    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
-    pricing = read_pricing(state, targets, notes)
+    plans = plan_jobs(state, jobs, namespace, notes)
     for text in notes:
         warn(f"plan may be incomplete: {text}")
-    never: list[str] = []
-    for obj, target in zip(jobs, targets, strict=True):
-        summary = summarize_job(obj)
-        reason = never_reason(summary, target, supply.nodes, pricing[0], pricing[2])
-        never += [reason] if reason else []
-        plan = plan_job(summary, supply.nodes, supply.allocated)
-        for line in plan.lines():
+    for item in plans:
+        for line in item.plan.lines():
             info(line)
-        if plan.warning:
-            warn(plan.warning)
-        estimate = estimate_cost(summary, target, *pricing, now=dt.datetime.now(dt.UTC))
-        if estimate is not None:
-            for line in estimate.lines():
+        if item.plan.warning:
+            warn(item.plan.warning)
+        if item.estimate is not None:
+            for line in item.estimate.lines():
                 info(line)
-            for text in estimate.warnings:
+            for text in item.estimate.warnings:
                 warn(text)
-    return never
-
-
-def read_pricing(
-    state: Session, namespaces: list[str], notes: list[str]
-) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]]:
-    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
-    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
-    kinds become notes and empty lists."""
-    from gryvia_cli.views.reads import read_optional, try_read
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
-    from gryvia_operator.api.parse import parse_all
-
-    access = state.access()
-
-    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
-        return try_read(lambda: read_optional(access, res), what, notes) or []
-
-    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
-    tenants: list[GryviaTenant] = []
-    if any(is_tenant_namespace(ns) for ns in namespaces):
-        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
-    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
-    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
-    return skus, tenants, quotas, budgets
+    return [item.never for item in plans if item.never]
 
 
 tune_command = optional_value("--dry-run", "client", ("client", "server"))
@@ -280,10 +218,11 @@ def submit(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
     if explain or dry_run == "server":
+        from gryvia.jobs import read_pricing
         from gryvia_cli.views.explain import explain_jobs, render_explanations
 
         targets = [(obj.get("metadata") or {}).get("namespace") or ns for obj in jobs]
-        pricing = read_pricing(state, targets, [])
+        pricing = read_pricing(state.access(), targets, [])
         items = explain_jobs(state, jobs, ns, pricing)
         raise typer.Exit(render_explanations(items, state.fmt(output)))
     never = print_plans(state, jobs, ns)
@@ -294,7 +233,9 @@ def submit(
             f"{len(never)} job(s) can never fit this cluster; nothing was submitted",
             hint="fix the GPU type or size, or pass --force to create them anyway",
         )
-    created_objects = []
+    from gryvia.jobs import create_jobs
+
+    created_objects: list[Any] = []
     created: list[tuple[str, str]] = []
     if imported is not None:
         from gryvia_cli.views.sbatchjobs import claim_name, create_sbatch_jobs, target_namespace
@@ -303,13 +244,10 @@ def submit(
         conversion = claim_name(state, imported, target)
         created_objects = create_sbatch_jobs(state, conversion, target)
         created = [(target, str(o.get("metadata", {}).get("name"))) for o in created_objects]
-    for job in jobs if imported is None else []:
-        target = (job.get("metadata") or {}).get("namespace") or ns
-        obj = state.access().create(r.AIJOB, job, target)
-        name = str(obj.get("metadata", {}).get("name"))
-        created.append((target, name))
-        created_objects.append(obj)
-        success(f"job {name} submitted to namespace {target}")
+    for ref in create_jobs(state.access(), jobs, ns) if imported is None else []:
+        created.append((ref.namespace, ref.name))
+        created_objects.append(ref.object)
+        success(f"job {ref.name} submitted to namespace {ref.namespace}")
     if fmt in MACHINE_FORMATS:
         render_data(
             created_objects[0]

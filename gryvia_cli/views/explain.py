@@ -12,7 +12,7 @@ from gryvia_cli.output import MACHINE_FORMATS, OutputFormat, emit, render_data, 
 from gryvia_cli.views.reads import read_jobs, read_supply
 
 if TYPE_CHECKING:
-    from gryvia_cli.cli.session import Session
+    from gryvia_cli.connection import Connection
     from gryvia_cli.core.explain import Explanation, ServerCheck
     from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
@@ -29,7 +29,7 @@ def server_check(access: Any, obj: dict[str, Any], namespace: str) -> ServerChec
 
 
 def explain_jobs(
-    state: Session,
+    state: Connection,
     jobs: Sequence[dict[str, Any]],
     namespace: str,
     pricing: tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]],

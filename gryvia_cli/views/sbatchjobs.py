@@ -15,14 +15,16 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from gryvia_cli.cli.session import Session
 from gryvia_cli.errors import ConflictError, InvalidInputError, NotFoundError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import failure, info, success, warn
 from gryvia_cli.sbatch.convert import Conversion, convert_file
 from gryvia_cli.sbatch.model import ImportSettings, Severity
+
+if TYPE_CHECKING:
+    from gryvia_cli.connection import Connection
 
 T = TypeVar("T")
 
@@ -43,7 +45,7 @@ def import_sbatch(
     script: str,
     image: str | None,
     namespace: str | None,
-    state: Session | None = None,
+    state: Connection | None = None,
     name: str | None = None,
     *,
     node_gpus: dict[str, int] | None = None,
@@ -124,7 +126,7 @@ def target_namespace_or_none(conversion: Conversion) -> str | None:
     return str(own) if own else None
 
 
-def _local_queues(state: Session, namespace: str | None) -> tuple[str, frozenset[str]] | None:
+def _local_queues(state: Connection, namespace: str | None) -> tuple[str, frozenset[str]] | None:
     """(namespace, names of its Kueue LocalQueues) for `--partition`; None when Kueue is not
     installed or the cluster cannot be read (then the partition is kept as it is)."""
     from gryvia_cli.errors import GryviaError
@@ -145,7 +147,7 @@ def target_namespace(imported: SbatchImport, fallback: str) -> str:
     return str(own or fallback)
 
 
-def _taken(state: Session, conversion: Conversion, namespace: str) -> bool:
+def _taken(state: Connection, conversion: Conversion, namespace: str) -> bool:
     first = conversion.jobs[0]["metadata"]["name"]
     try:
         state.access().get(r.AIJOB, first, namespace)
@@ -154,7 +156,7 @@ def _taken(state: Session, conversion: Conversion, namespace: str) -> bool:
     return True
 
 
-def claim_name(state: Session, imported: SbatchImport, namespace: str) -> Conversion:
+def claim_name(state: Connection, imported: SbatchImport, namespace: str) -> Conversion:
     """Create the runtime ConfigMap under a free name (the script's, else with a generated
     suffix) and return the conversion that uses it. Raises ConflictError when an explicit
     `--name` is taken, or no free name was found."""
@@ -187,7 +189,7 @@ def claim_name(state: Session, imported: SbatchImport, namespace: str) -> Conver
 
 
 def create_sbatch_jobs(
-    state: Session, conversion: Conversion, namespace: str
+    state: Connection, conversion: Conversion, namespace: str
 ) -> list[dict[str, Any]]:
     """Create the jobs of a claimed conversion, then give them the runtime ConfigMap."""
     from gryvia_cli.sbatch.launcher import runtime_owners

@@ -2,10 +2,11 @@
 
 `submit --wait --logs`, `logs -f` and `status --watch` run as subprocesses with a kubeconfig
 pointed at a loopback relay (tests/support/relay.py) in front of the sandbox's API server;
-the test checks the cluster directly (kubectl, not through the relay). A 120 s blackhole
-ends none of them: each says `reconnecting to the API server` within 30 s, and each
+the test checks the cluster directly (kubectl, not through the relay). A long blackhole
+(75 s under `make test`, past the console's 60 s "unreachable" mark; 120 s under
+`make test-all`) ends none of them: each says `reconnecting to the API server` within 30 s, and each
 succeeds within 10 s of forwarding resuming with every log line exactly once; the console
-(`gryvia tui`, in a pty through the same relay, in the same window: one 120 s wait for both)
+(`gryvia tui`, in a pty through the same relay, in the same window: one wait for both)
 says it reconnects and converges within 10 s. Cutting every connection several times under
 `logs -f` loses and repeats no line either.
 """
@@ -26,13 +27,14 @@ import pytest
 from tests.builders import job_yaml, sh_job
 from tests.integration.cli.conftest import CliCase, kubectl_json, wait_for_phase
 from tests.support.console import ConsoleProcess
+from tests.support.depth import amount
 from tests.support.relay import Relay, relayed_kubeconfig, server_address
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 RECONNECTING = "reconnecting to the API server (attempt 1, last error: "
-BLACKHOLE_SECONDS = 120
+BLACKHOLE_SECONDS = amount(75, 120)
 
 
 def numbered_job(tmp_path: Path, name: str, lines: int, interval: float) -> str:
@@ -137,10 +139,10 @@ def _suspended(name: str, namespace: str) -> dict[str, Any]:
     return sh_job(name, gpus=1, gpu_type="H100", script="true", namespace=namespace, suspend=True)
 
 
-def test_a_120s_blackhole_ends_no_wait_loses_no_line_and_the_console_converges(
+def test_a_long_blackhole_ends_no_wait_loses_no_line_and_the_console_converges(
     case: CliCase, relay: Relay, start: Start
 ) -> None:
-    """One 120 s window for the CLI and the console (each proof used to hold its own).
+    """One window (BLACKHOLE_SECONDS) for the CLI and the console (each proof used to hold its own).
 
     CLI: `submit --wait --logs`, `logs -f` and `status --watch` say they reconnect within
     30 s, none gives up, each ends within 10 s of forwarding resuming, no line lost.
@@ -202,7 +204,7 @@ def test_a_120s_blackhole_ends_no_wait_loses_no_line_and_the_console_converges(
             lambda: time.monotonic() - stalled >= BLACKHOLE_SECONDS,
             timeout=BLACKHOLE_SECONDS + 10,
             interval=0.5,
-            what="the end of the 120 s blackhole",
+            what=f"the end of the {BLACKHOLE_SECONDS} s blackhole",
         )
         for label, proc in everyone.items():
             assert proc.proc.poll() is None, f"{label} gave up during the stall: {proc.stderr()}"

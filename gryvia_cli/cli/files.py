@@ -56,3 +56,31 @@ def check_sources(paths: list[str]) -> list[DocumentReport]:
         text, name = read_source(path)
         reports += check_text(text, name)
     return reports
+
+
+def job_documents(text: str, source: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The GryviaAIJobs of one YAML text (`source` names it in messages), each checked with
+    the admission rules: (jobs, problems, warnings), problems and warnings as
+    `file: document: object: field: message` lines; a document of another kind is a
+    problem (submit creates GryviaAIJobs only). Raises InvalidInputError for text that is not
+    YAML (`core.manifests.split_documents`)."""
+    from collections.abc import Mapping
+
+    from gryvia_cli.core.manifests import check_document, split_documents
+
+    jobs: list[dict[str, Any]] = []
+    problems: list[str] = []
+    warnings: list[str] = []
+    for doc in split_documents(text, source):
+        kind = doc.content.get("kind") if isinstance(doc.content, Mapping) else None
+        if kind != "GryviaAIJob":
+            problems.append(
+                f"{doc.label}: submit creates GryviaAIJobs, not {kind or 'this document'} "
+                "(use kubectl apply for other objects)"
+            )
+            continue
+        report = check_document(doc)
+        problems += [f.render() for f in report.errors]
+        warnings += [f.render() for f in report.warnings]
+        jobs.append(dict(doc.content))
+    return jobs, problems, warnings

@@ -39,8 +39,7 @@ def cancel(
       gryvia cancel a b c --yes -n team-a
       gryvia cancel sweep
     """
-    from gryvia_cli.core.jobs import nothing_to_cancel, summarize_job
-    from gryvia_operator.api.names import ANNOTATION_CANCEL
+    from gryvia_cli.views.cancel import request_cancel
 
     for job in jobs:
         check_job_name(job)
@@ -54,12 +53,10 @@ def cancel(
         raise typer.Exit(1)
 
     def cancel_one(name: str) -> Outcome:
-        summary = summarize_job(access.get(r.AIJOB, name, ns))
-        if summary.terminal:
-            warn(nothing_to_cancel(name, summary.phase))
+        why_not = request_cancel(access, name, ns)
+        if why_not is not None:
+            warn(why_not)
             return None
-        patch = {"metadata": {"annotations": {ANNOTATION_CANCEL: "true"}}}
-        access.merge_patch(r.AIJOB, name, ns, patch)
         return f"job {name} cancel requested", f"{r.AIJOB.qualified}/{name}"
 
     act_on_each(

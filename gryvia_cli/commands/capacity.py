@@ -22,7 +22,6 @@ from gryvia_cli.output import (
     section,
     warn,
 )
-from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
 
@@ -79,26 +78,12 @@ def capacity(
 
 def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
     """Read the supply and demand and print the report in `fmt`."""
-    from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows, compute_capacity
-    from gryvia_cli.core.jobs import summarize_job
-    from gryvia_cli.views.reads import read_jobs, read_supply
+    from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows
+    from gryvia_cli.views.capacity import capacity_document, read_capacity
 
-    access = state.access()
-    raw, _ = read_jobs(access, None, state.resolve_namespace(None))
-    jobs = [summarize_job(j) for j in raw]
-    notes: list[str] = []
-    supply = read_supply(access, jobs, notes)
-    report = compute_capacity(supply.nodes, supply.allocated, jobs, supply.pods, gpu_type=gpu_type)
+    report, notes = read_capacity(state, gpu_type)
     if fmt in MACHINE_FORMATS:
-        render_data(
-            {
-                "apiVersion": CLI_API_VERSION,
-                "kind": "Capacity",
-                **report.as_dict(),
-                "warnings": notes,
-            },
-            fmt,
-        )
+        render_data(capacity_document(report, notes), fmt)
         return
     for text in notes:
         warn(text)

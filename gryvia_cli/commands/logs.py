@@ -11,23 +11,13 @@ import typer
 
 from gryvia_cli.cli.options import NamespaceOpt, check_job_name
 from gryvia_cli.cli.session import session
-from gryvia_cli.core import savedlogs
-from gryvia_cli.errors import NotFoundError, UsageError
+from gryvia_cli.errors import UsageError
 from gryvia_cli.output import info, spinner, warn
 
 if TYPE_CHECKING:
-    from gryvia_cli.core.jobs import JobSummary
     from gryvia_cli.kube.retry import Link
-    from gryvia_cli.views.streams import LogTarget
-    from gryvia_operator.api.savedlogs import SavedLog
 
 app = typer.Typer()
-
-GONE_WHY = (
-    "Kubernetes deletes the replicas still running when a job fails or is cancelled, and the "
-    "operator saved no log for it; replicas that failed keep their pod and log until the job "
-    "is deleted"
-)
 
 
 def _write(line: str) -> None:
@@ -109,7 +99,7 @@ def logs(
       gryvia logs train-ddp --tail -1 --timestamps > train.log
       gryvia logs sweep --index 3
     """
-    from gryvia_cli.views import streams
+    from gryvia_cli.views import logtail, streams
 
     check_job_name(job)
     if all_replicas and replica is not None:
@@ -121,23 +111,30 @@ def logs(
         from gryvia_cli.views.arrays import element_name
 
         job = element_name(access, ns, job, index)
+    tail_lines = None if tail < 0 else tail
+    if not follow:
+        logtail.tail_job_log(
+            access,
+            ns,
+            job,
+            replica=replica,
+            all_replicas=all_replicas,
+            tail=tail_lines,
+            timestamps=timestamps,
+            container=container,
+            write=_write,
+        )
+        return
     summary = streams.read_job(access, ns, job)  # NotFoundError when the job is missing
     pods = streams.job_pods(access, ns, job)
-    if not pods and _show_saved_only(
-        job, access, ns, replica, all_replicas, tail, timestamps, container
+    if not pods and logtail.show_saved_only(
+        job, access, ns, replica, all_replicas, tail_lines, timestamps, container, _write
     ):
         return
-    link = streams.new_link(access) if follow else None  # -f waits out a stalled connection
+    link = streams.new_link(access)  # -f waits out a stalled connection
     if not pods:
-        if not follow or summary.terminal:
-            warn(
-                f"No pods found for job {job} (phase {summary.phase}): "
-                + (
-                    GONE_WHY
-                    if summary.terminal
-                    else "it may still be scheduling; try `gryvia queue`"
-                )
-            )
+        if summary.terminal:
+            warn(f"No pods found for job {job} (phase {summary.phase}): {logtail.GONE_WHY}")
             return
         with spinner(f"{job}: waiting for its first pod") as update:
             first = streams.wait_for_first_pod(access, ns, job, update, link=link)
@@ -145,143 +142,17 @@ def logs(
             warn(f"job {job} ended before any pod started; no logs")
             return
         pods = streams.job_pods(access, ns, job)
-    newest = streams.newest_by_replica(pods)
-    tail_lines = None if tail < 0 else tail
-    wanted = [replica if replica is not None else 0]
-    gaps = streams.missing_replicas(newest, summary.pods) if all_replicas else wanted
-    saved = _saved(access, ns, job, container) if any(n not in newest for n in gaps) else {}
-    if all_replicas:
-        sources, missing = savedlogs.every_replica(newest, saved, summary.pods)
-        for gap in missing:
-            warn(f"replica {gap} of job {job} has no pod{_why(summary)}")
-    else:
-        one = savedlogs.one_replica(newest, saved, replica)
-        if one is None:
-            shown, pod = _pick(job, newest, replica, summary)
-            one = savedlogs.Source(shown, pod=pod)
-        sources = [one]
-    if follow:  # saved logs first (they do not change), then follow the live pods
-        for source in sources:
-            if source.saved is not None:
-                _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
-        live = {s.replica: s.pod for s in sources if s.pod}
-        if live:
-            pick = _Pick(container, all_replicas)
-            _follow(access, ns, job, live, pick, tail_lines, timestamps, link)
-        return
-    for source in sources:  # replica by replica
+    sources = logtail.log_sources(access, ns, job, summary, pods, replica, all_replicas, container)
+    # saved logs first (they do not change), then follow the live pods
+    for source in sources:
         if source.saved is not None:
-            _print_saved(job, source.saved, tail_lines, timestamps, prefix=all_replicas)
-        elif source.pod is not None:
-            target = _target(source.pod, source.replica, container, prefix=all_replicas)
-            _print(access, ns, [(target, source.pod)], tail_lines, timestamps, all_replicas)
-
-
-def _saved(access: Any, ns: str, job: str, container: str | None) -> dict[int, SavedLog]:
-    """The job's saved logs (of `container` when one was asked for)."""
-    from gryvia_cli.views.savedlogs import read_saved_logs
-
-    found = read_saved_logs(access, ns, job)
-    return {n: e for n, e in found.items() if container is None or e.container == container}
-
-
-def _print_saved(
-    job: str, saved: SavedLog, tail: int | None, timestamps: bool, *, prefix: bool
-) -> None:
-    from gryvia_cli.views.savedlogs import print_saved
-    from gryvia_cli.views.streams import replica_prefix
-
-    text_prefix = replica_prefix(saved.replica) if prefix else ""
-    print_saved(job, saved, _write, tail=tail, prefix=text_prefix, timestamps=timestamps)
-
-
-def _show_saved_only(
-    job: str,
-    access: Any,
-    ns: str,
-    replica: int | None,
-    all_replicas: bool,
-    tail: int,
-    timestamps: bool,
-    container: str | None,
-) -> bool:
-    """With no pod left: print the saved logs asked for and return True; False when there
-    are none (the caller says why)."""
-    saved = _saved(access, ns, job, container)
-    if not saved:
-        return False
-    tail_lines = None if tail < 0 else tail
-    if all_replicas:
-        for entry in saved.values():
-            _print_saved(job, entry, tail_lines, timestamps, prefix=True)
-        return True
-    source = savedlogs.one_replica({}, saved, replica)
-    if source is None and replica is not None:
-        known = ", ".join(str(n) for n in saved)
-        raise NotFoundError(
-            f"replica {replica} of job {job} has no pod and no saved log",
-            hint=f"replicas with saved logs: {known}; or pass --all-replicas",
-        )
-    if source is None:
-        source = savedlogs.first_saved(saved)
-        assert source is not None and source.saved is not None
-        info(
-            f"replica 0 of job {job} has no pod and no saved log; showing replica {source.replica}"
-        )
-    assert source.saved is not None
-    _print_saved(job, source.saved, tail_lines, timestamps, prefix=False)
-    return True
-
-
-def _why(summary: JobSummary) -> str:
-    return f" ({GONE_WHY})" if summary.terminal else " yet"
-
-
-def _pick(
-    job: str,
-    newest: dict[int | None, Mapping[str, Any]],
-    replica: int | None,
-    summary: JobSummary,
-) -> tuple[int | None, Mapping[str, Any]]:
-    """The replica to show: `replica`, else 0, else the first with a pod (said on stderr).
-    Raises NotFoundError naming the replicas with pods when `replica` has none."""
-    known = ", ".join(str(n) for n in newest if n is not None) or "none"
-    if replica is not None:
-        if replica in newest:
-            return replica, newest[replica]
-        if summary.pods and replica >= summary.pods:
-            raise NotFoundError(
-                f"job {job} has {summary.pods} replica(s), 0 to {summary.pods - 1}; "
-                f"there is no replica {replica}",
-                hint=f"replicas with pods: {known}; or pass --all-replicas",
+            logtail.print_saved_log(
+                job, source.saved, _write, tail_lines, timestamps, prefix=all_replicas
             )
-        raise NotFoundError(
-            f"replica {replica} of job {job} has no pod{_why(summary)}",
-            hint=f"replicas with pods: {known}; or pass --all-replicas",
-        )
-    if 0 in newest:
-        return 0, newest[0]
-    shown, pod = next(iter(newest.items()))
-    if shown is None:  # pods without a replica number (not made by the operator)
-        return shown, pod
-    info(
-        f"replica 0 of job {job} has no pod{_why(summary)}; showing replica {shown} "
-        f"(pod {pod['metadata']['name']})"
-    )
-    return shown, pod
-
-
-def _target(
-    pod: Mapping[str, Any], replica: int | None, container: str | None, *, prefix: bool
-) -> LogTarget:
-    from gryvia_cli.core.pods import first_container
-    from gryvia_cli.views.streams import LogTarget, replica_prefix
-
-    return LogTarget(
-        str(pod["metadata"]["name"]),
-        container or first_container(pod),
-        replica_prefix(replica) if prefix else "",
-    )
+    live = {s.replica: s.pod for s in sources if s.pod}
+    if live:
+        pick = _Pick(container, all_replicas)
+        _follow(access, ns, job, live, pick, tail_lines, timestamps, link)
 
 
 @dataclass(frozen=True)
@@ -306,14 +177,14 @@ def _follow(
     """Follow the replicas' pods (replica -> pod), then each retry of a replica whose pod
     ended while the job goes on (the batch Job's next pod: "attempt N" on stderr), until the
     job ends. `tail` limits only the first pods' logs: a retry's log is new, shown whole."""
-    from gryvia_cli.views import streams
+    from gryvia_cli.views import logtail, streams
 
     done = streams.job_done(access, ns, job)
     link = link or streams.new_link(access)
     seen: set[str] = set()
     while pods:
         targets = [
-            _target(pod, replica, pick.container, prefix=pick.prefix)
+            logtail.log_target(pod, replica, pick.container, prefix=pick.prefix)
             for replica, pod in pods.items()
         ]
         seen |= {t.pod for t in targets}
@@ -346,30 +217,3 @@ def _follow(
             shown = "" if replica is None else f"replica {replica} of "
             info(f"{shown}job {job}: attempt {attempt}, pod {pod['metadata']['name']}")
         pods = {replica: pod for replica, (pod, _) in more.items()}
-
-
-def _print(
-    access: Any,
-    ns: str,
-    chosen: list[tuple[LogTarget, Mapping[str, Any]]],
-    tail: int | None,
-    timestamps: bool,
-    several: bool,
-) -> None:
-    from gryvia_cli.core.pods import container_state
-    from gryvia_cli.kube.stream import stream_lines
-
-    for target, pod in chosen:
-        state_name, reason = container_state(pod, target.container)
-        if state_name == "waiting":
-            warn(f"pod {target.pod} has not started yet ({reason}); no logs")
-            continue
-        info(f"Logs of pod: {target.pod}" + (f" ({target.prefix.strip()})" if several else ""))
-        response = access.pod_log(
-            target.pod, ns, container=target.container, tail=tail, timestamps=timestamps
-        )
-        try:
-            for line in stream_lines(response):
-                _write(target.prefix + line)
-        finally:
-            response.release_conn()

@@ -5,16 +5,14 @@ Prints a placement plan first, then optionally follows the phase and the first p
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from gryvia_cli.cli.optional import optional_value
 from gryvia_cli.cli.options import NamespaceOpt, NodeGpusOpt, OutputOpt, node_gpu_shapes
-from gryvia_cli.cli.session import Session, session
+from gryvia_cli.cli.session import session
 from gryvia_cli.errors import (
     InvalidInputError,
     NeverRunsError,
@@ -31,11 +29,6 @@ from gryvia_cli.output import (
     success,
     warn,
 )
-from gryvia_cli.views.reads import read_supply
-from gryvia_operator.api.attribution import is_tenant_namespace
-
-if TYPE_CHECKING:
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 app = typer.Typer()
 
@@ -46,26 +39,16 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     Raises InvalidInputError listing every error (file, document, field) when any document
     is invalid or is not a GryviaAIJob; warnings go to stderr.
     """
-    from gryvia_cli.cli.files import read_source
-    from gryvia_cli.core.manifests import check_document, split_documents
+    from gryvia_cli.cli.files import job_documents, read_source
 
     jobs: list[dict[str, Any]] = []
     problems: list[str] = []
     for path in files:
-        text, name = read_source(path)
-        for doc in split_documents(text, name):
-            kind = doc.content.get("kind") if isinstance(doc.content, Mapping) else None
-            if kind != "GryviaAIJob":
-                problems.append(
-                    f"{doc.label}: submit creates GryviaAIJobs, not {kind or 'this document'} "
-                    "(use kubectl apply for other objects)"
-                )
-                continue
-            report = check_document(doc)
-            problems += [f.render() for f in report.errors]
-            for finding in report.warnings:
-                warn(finding.render())
-            jobs.append(dict(doc.content))
+        found, bad, warnings = job_documents(*read_source(path))
+        jobs += found
+        problems += bad
+        for line in warnings:
+            warn(line)
     if problems:
         for line in problems:
             failure(line)
@@ -76,64 +59,6 @@ def load_jobs(files: list[str]) -> list[dict[str, Any]]:
     if not jobs:
         raise InvalidInputError("no GryviaAIJob found in the input", hint="pass -f job.yaml")
     return jobs
-
-
-def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> list[str]:
-    """Print each job's GPU request, the nodes that could take it now and its cost estimate
-    (stderr); jobs without a namespace of their own go to `namespace`. Return why each job
-    that can never fit never would (`api.pending.never_fits`: `name: reason`)."""
-    from gryvia_cli.core.estimate import estimate_cost
-    from gryvia_cli.core.explain import never_reason
-    from gryvia_cli.core.jobs import summarize_job
-    from gryvia_cli.core.plan import plan_job
-
-    notes: list[str] = []
-    supply = read_supply(state.access(), warnings=notes)
-    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
-    pricing = read_pricing(state, targets, notes)
-    for text in notes:
-        warn(f"plan may be incomplete: {text}")
-    never: list[str] = []
-    for obj, target in zip(jobs, targets, strict=True):
-        summary = summarize_job(obj)
-        reason = never_reason(summary, target, supply.nodes, pricing[0], pricing[2])
-        never += [reason] if reason else []
-        plan = plan_job(summary, supply.nodes, supply.allocated)
-        for line in plan.lines():
-            info(line)
-        if plan.warning:
-            warn(plan.warning)
-        estimate = estimate_cost(summary, target, *pricing, now=dt.datetime.now(dt.UTC))
-        if estimate is not None:
-            for line in estimate.lines():
-                info(line)
-            for text in estimate.warnings:
-                warn(text)
-    return never
-
-
-def read_pricing(
-    state: Session, namespaces: list[str], notes: list[str]
-) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]]:
-    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
-    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
-    kinds become notes and empty lists."""
-    from gryvia_cli.views.reads import read_optional, try_read
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
-    from gryvia_operator.api.parse import parse_all
-
-    access = state.access()
-
-    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
-        return try_read(lambda: read_optional(access, res), what, notes) or []
-
-    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
-    tenants: list[GryviaTenant] = []
-    if any(is_tenant_namespace(ns) for ns in namespaces):
-        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
-    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
-    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
-    return skus, tenants, quotas, budgets
 
 
 tune_command = optional_value("--dry-run", "client", ("client", "server"))
@@ -280,12 +205,12 @@ def submit(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
     if explain or dry_run == "server":
-        from gryvia_cli.views.explain import explain_jobs, render_explanations
+        from gryvia_cli.views.explain import explain_manifests, render_explanations
 
-        targets = [(obj.get("metadata") or {}).get("namespace") or ns for obj in jobs]
-        pricing = read_pricing(state, targets, [])
-        items = explain_jobs(state, jobs, ns, pricing)
+        items = explain_manifests(state, jobs, ns)
         raise typer.Exit(render_explanations(items, state.fmt(output)))
+    from gryvia_cli.views.explain import print_plans
+
     never = print_plans(state, jobs, ns)
     if never and not force:
         for line in never:

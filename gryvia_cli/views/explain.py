@@ -1,14 +1,16 @@
 """`gryvia submit --explain` / `--dry-run=server`: read what the explanation needs, ask the API
-server for a dry run of each create, explain each job (`core.explain`) and print it."""
+server for a dry run of each create, explain each job (`core.explain`) and print it; also the
+placement plan `gryvia submit` prints before creating, and the pricing inputs both read."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.errors import ConflictError, RejectedError
 from gryvia_cli.kube import resources as r
-from gryvia_cli.output import MACHINE_FORMATS, OutputFormat, emit, render_data, warn
+from gryvia_cli.output import MACHINE_FORMATS, OutputFormat, emit, info, render_data, warn
 from gryvia_cli.views.reads import read_jobs, read_supply
 
 if TYPE_CHECKING:
@@ -68,6 +70,75 @@ def explain_jobs(
             )
         )
     return out
+
+
+def print_plans(state: Session, jobs: list[dict[str, Any]], namespace: str) -> list[str]:
+    """Print each job's GPU request, the nodes that could take it now and its cost estimate
+    (stderr); jobs without a namespace of their own go to `namespace`. Return why each job
+    that can never fit never would (`api.pending.never_fits`: `name: reason`)."""
+    from gryvia_cli.core.estimate import estimate_cost
+    from gryvia_cli.core.explain import never_reason
+    from gryvia_cli.core.jobs import summarize_job
+    from gryvia_cli.core.plan import plan_job
+
+    notes: list[str] = []
+    supply = read_supply(state.access(), warnings=notes)
+    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
+    pricing = read_pricing(state, targets, notes)
+    for text in notes:
+        warn(f"plan may be incomplete: {text}")
+    never: list[str] = []
+    for obj, target in zip(jobs, targets, strict=True):
+        summary = summarize_job(obj)
+        reason = never_reason(summary, target, supply.nodes, pricing[0], pricing[2])
+        never += [reason] if reason else []
+        plan = plan_job(summary, supply.nodes, supply.allocated)
+        for line in plan.lines():
+            info(line)
+        if plan.warning:
+            warn(plan.warning)
+        estimate = estimate_cost(summary, target, *pricing, now=dt.datetime.now(dt.UTC))
+        if estimate is not None:
+            for line in estimate.lines():
+                info(line)
+            for text in estimate.warnings:
+                warn(text)
+    return never
+
+
+def read_pricing(
+    state: Session, namespaces: list[str], notes: list[str]
+) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]]:
+    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
+    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
+    kinds become notes and empty lists."""
+    from gryvia_cli.views.reads import read_optional, try_read
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api.attribution import is_tenant_namespace
+    from gryvia_operator.api.parse import parse_all
+
+    access = state.access()
+
+    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
+        return try_read(lambda: read_optional(access, res), what, notes) or []
+
+    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
+    tenants: list[GryviaTenant] = []
+    if any(is_tenant_namespace(ns) for ns in namespaces):
+        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
+    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
+    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
+    return skus, tenants, quotas, budgets
+
+
+def explain_manifests(
+    state: Session, jobs: Sequence[dict[str, Any]], namespace: str
+) -> list[Explanation]:
+    """`gryvia submit --explain`: the pricing inputs read for the jobs' namespaces (their own,
+    else `namespace`), then every job explained (`explain_jobs`); creates nothing."""
+    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
+    pricing = read_pricing(state, targets, [])
+    return explain_jobs(state, jobs, namespace, pricing)
 
 
 def render_explanations(items: Sequence[Explanation], fmt: OutputFormat) -> int:

@@ -15,7 +15,7 @@ from gryvia_cli.agents.documents import CapacityDocument, CostDocument, QueueDoc
 from gryvia_cli.agents.server import build_server, tool_names
 from gryvia_cli.cli.session import Session
 from tests.unit.cli.fakes import FakeAccess
-from tests.unit.cli.helpers import NOW, h100, make_job, run, stamp
+from tests.unit.cli.helpers import NOW, h100, make_job, make_pod, run, stamp
 
 SKU = {
     "kind": "GryviaGpuSku",
@@ -135,3 +135,20 @@ async def test_errors_carry_the_cli_message_and_hint() -> None:
     assert error and "nope" in text
     error, text = await call(cluster(), "sacct", {"fields": "JobID,Bogus"})
     assert error and "unknown field(s) Bogus" in text and "hint: known:" in text
+
+
+async def test_logs_tail_is_what_the_cli_prints_and_notes_say_why_none() -> None:
+    fake = cluster().add(make_job("j").phase("Running").obj(), make_job("empty").obj())
+    for index in (0, 1):
+        pod = make_pod(f"j-{index}-x").job("j").obj()
+        pod["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": str(index)}
+        pod["status"]["containerStatuses"] = [{"name": "c", "state": {"running": {}}}]
+        fake.add(pod)
+        fake.logs[f"j-{index}-x"] = [f"line {n} of rank {index}" for n in range(5)]
+    error, doc = await call(fake, "logs", {"job": "j", "replica": 1, "tail": 2})
+    assert not error and doc["lines"] == ["line 3 of rank 1", "line 4 of rank 1"]
+    printed = run(["logs", "j", "--replica", "1", "--tail", "2"], fake).stdout.splitlines()
+    assert doc["lines"] == printed
+    error, doc = await call(fake, "logs", {"job": "empty"})
+    assert not error and doc["lines"] == []
+    assert "No pods found for job empty" in doc["notes"][0]

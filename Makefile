@@ -12,10 +12,10 @@ help: ## List the targets
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,operator]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,operator,mcp]'
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install gryvia with its dev and operator extras
+install: $(VENV)/.installed ## Create .venv and install gryvia with its dev, operator and mcp extras
 	@# Bytecode for the editable install, as a wheel install has it (startup does not compile
 	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
 	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null

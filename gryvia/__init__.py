@@ -16,7 +16,6 @@ Textual (an import contract and a test keep it so). See docs/python.md.
 
 from gryvia.client import Client
 from gryvia.jobs import CancelResult, InvalidManifestError, JobPlan, JobRef
-from gryvia.reads import CostResult
 from gryvia_cli.errors import (
     ApiError,
     ConflictError,
@@ -36,7 +35,6 @@ __all__ = [
     "CancelResult",
     "Client",
     "ConflictError",
-    "CostResult",
     "ForbiddenError",
     "GryviaError",
     "InvalidInputError",

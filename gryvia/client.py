@@ -23,11 +23,11 @@ from gryvia_cli.connection import Connection
 from gryvia_cli.errors import JobEndedError, NeverRunsError
 
 if TYPE_CHECKING:
-    from gryvia.reads import CostResult
     from gryvia_cli.core.capacity import CapacityReport
     from gryvia_cli.core.explain import Explanation
     from gryvia_cli.core.jobs import JobSummary
     from gryvia_cli.core.queue import QueueEntry
+    from gryvia_cli.views.cost import TeamCostReport
 
 log = logging.getLogger("gryvia")
 """Warnings and notes the CLI prints on stderr go here (logger `gryvia`)."""
@@ -128,13 +128,11 @@ class Client:
         """What submitting would do, creating nothing (`gryvia submit --explain`): the API
         server's dry run, placement now, quota and budget after, the start estimate, cost.
         Each Explanation's `as_dict()` is one item of `--explain -o json`."""
-        from gryvia.jobs import load_jobs, read_pricing, target_of
-        from gryvia_cli.views.explain import explain_jobs
+        from gryvia.jobs import load_jobs
+        from gryvia_cli.views.explain import explain_manifests
 
         jobs = load_jobs(_as_list(manifests), log.warning)
-        ns = self._ns(namespace)
-        pricing = read_pricing(self.connection.access(), [target_of(j, ns) for j in jobs], [])
-        return explain_jobs(self.connection, jobs, ns, pricing)
+        return explain_manifests(self.connection, jobs, self._ns(namespace))
 
     def get(self, name: str, *, namespace: str | None = None) -> JobSummary:
         """One job's summary. Raises NotFoundError when it does not exist."""
@@ -279,32 +277,33 @@ class Client:
         gpu_type: str | None = None,
     ) -> list[QueueEntry]:
         """The waiting jobs, oldest first per GPU type, each with its place, wait, reason,
-        blocker and start estimate (`gryvia queue`)."""
-        from gryvia.reads import read_queue
+        blocker and start estimate (`gryvia queue`; `as_dict()` is one `-o json` item)."""
+        from gryvia_cli.views.queue import read_queue
 
         ns = self._ns(namespace)
         return read_queue(self.connection, None if all_namespaces else ns, gpu_type, ns)
 
     def capacity(self, *, gpu_type: str | None = None) -> CapacityReport:
-        """GPUs per type: total, allocated, free, reserved, pending (`gryvia capacity`)."""
-        from gryvia.reads import read_capacity
+        """GPUs per type: total, allocated, free, reserved, pending (`gryvia capacity`;
+        `as_dict()` is its `-o json` document without the envelope)."""
+        from gryvia_cli.views.capacity import read_capacity
 
-        notes: list[str] = []
-        report = read_capacity(self.connection, gpu_type, notes)
+        report, notes = read_capacity(self.connection, gpu_type)
         for text in notes:
             log.warning(text)
         return report
 
-    def cost(self, team: str | None = None, *, period: str = "month") -> CostResult:
-        """Spend per team in the current day, week or month (`gryvia cost`). Raises
-        NotFoundError when `team` has no quota or tenant."""
-        from gryvia.reads import read_costs
+    def cost(self, team: str | None = None, *, period: str = "month") -> TeamCostReport:
+        """Spend per team in the current day, week or month (`gryvia cost`; `as_dict()` is
+        its `-o json` document). Raises NotFoundError when `team` has no quota or tenant,
+        UsageError for another period."""
+        from gryvia_cli.views.cost import read_team_costs
 
         if period not in ("day", "week", "month"):
             from gryvia_cli.errors import UsageError
 
             raise UsageError(f"period: expected day, week or month, not {period!r}")
-        return read_costs(self.connection, team, period)
+        return read_team_costs(self.connection, team, period)  # type: ignore[arg-type]
 
 
 class _QueueSink:

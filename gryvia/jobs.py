@@ -14,22 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.errors import InvalidInputError
 from gryvia_cli.kube import resources as r
-from gryvia_operator.api.attribution import is_tenant_namespace
 
 if TYPE_CHECKING:
     from gryvia_cli.connection import Connection
     from gryvia_cli.core.estimate import CostEstimate
     from gryvia_cli.core.jobs import JobSummary
     from gryvia_cli.core.plan import Plan
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 Manifest = Mapping[str, Any] | str | Path | Any
 """A job to submit: a dict, a pydantic model (GryviaAIJob), a `Path` to a YAML file, or a
-str: YAML text when it holds a newline, else a file path (`-`: stdin)."""
-
-Pricing = tuple[
-    "list[GryviaGpuSku]", "list[GryviaTenant]", "list[GryviaQuota]", "list[GryviaBudget]"
-]
+str: YAML or JSON text when it holds a newline or starts with `{`, else a file path (`-`:
+stdin)."""
 
 
 class InvalidManifestError(InvalidInputError):
@@ -69,7 +64,8 @@ def _texts(manifest: Manifest) -> list[tuple[str, str]] | None:
     if isinstance(manifest, Path):
         return [read_source(str(manifest))]
     if isinstance(manifest, str):
-        return [(manifest, "<text>")] if "\n" in manifest else [read_source(manifest)]
+        text = "\n" in manifest or manifest.lstrip().startswith("{")
+        return [(manifest, "<text>")] if text else [read_source(manifest)]
     return None
 
 
@@ -121,26 +117,6 @@ def target_of(job: Mapping[str, Any], namespace: str) -> str:
     return str((job.get("metadata") or {}).get("namespace") or namespace)
 
 
-def read_pricing(access: Any, namespaces: Sequence[str], notes: list[str]) -> Pricing:
-    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
-    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
-    kinds become `notes` and empty lists."""
-    from gryvia_cli.views.reads import read_optional, try_read
-    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
-    from gryvia_operator.api.parse import parse_all
-
-    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
-        return try_read(lambda: read_optional(access, res), what, notes) or []
-
-    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
-    tenants: list[GryviaTenant] = []
-    if any(is_tenant_namespace(ns) for ns in namespaces):
-        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
-    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
-    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
-    return skus, tenants, quotas, budgets
-
-
 def plan_jobs(
     conn: Connection, jobs: Sequence[Mapping[str, Any]], namespace: str, notes: list[str]
 ) -> list[JobPlan]:
@@ -151,12 +127,12 @@ def plan_jobs(
     from gryvia_cli.core.explain import never_reason
     from gryvia_cli.core.jobs import summarize_job
     from gryvia_cli.core.plan import plan_job
+    from gryvia_cli.views.explain import read_pricing
     from gryvia_cli.views.reads import read_supply
 
-    access = conn.access()
-    supply = read_supply(access, warnings=notes)
+    supply = read_supply(conn.access(), warnings=notes)
     targets = [target_of(job, namespace) for job in jobs]
-    skus, tenants, quotas, budgets = read_pricing(access, targets, notes)
+    skus, tenants, quotas, budgets = read_pricing(conn, targets, notes)
     plans = []
     for obj, target in zip(jobs, targets, strict=True):
         summary = summarize_job(obj)

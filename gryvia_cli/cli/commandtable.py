@@ -203,6 +203,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         "Open the interactive console: jobs, queue, capacity, cost, nodes, submit.",
         pick="tui",
     ),
+    _cmd("mcp", "Utilities", "Serve Gryvia's tools to AI agents over MCP (stdio).", pick="mcp"),
     _cmd("demo", "Utilities", "Run the demo: a sandbox with Gryvia installed and seeded."),
     _cmd("sandbox", "Utilities", "Run a local sandbox cluster with simulated GPU nodes."),
     _cmd("sbatch", "Utilities", "Import Slurm batch scripts as GryviaAIJobs (no cluster needed)."),

@@ -22,7 +22,6 @@ from gryvia_cli.output import (
     section,
     warn,
 )
-from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
 
@@ -79,21 +78,12 @@ def capacity(
 
 def _show(state: Session, fmt: OutputFormat, gpu_type: str | None) -> None:
     """Read the supply and demand and print the report in `fmt`."""
-    from gryvia.reads import read_capacity
     from gryvia_cli.core.capacity import CAPACITY_COLUMNS, capacity_rows
+    from gryvia_cli.views.capacity import capacity_document, read_capacity
 
-    notes: list[str] = []
-    report = read_capacity(state, gpu_type, notes)  # as Client.capacity
+    report, notes = read_capacity(state, gpu_type)
     if fmt in MACHINE_FORMATS:
-        render_data(
-            {
-                "apiVersion": CLI_API_VERSION,
-                "kind": "Capacity",
-                **report.as_dict(),
-                "warnings": notes,
-            },
-            fmt,
-        )
+        render_data(capacity_document(report, notes), fmt)
         return
     for text in notes:
         warn(text)

@@ -11,15 +11,11 @@ from gryvia_cli.cli.options import OutputOpt
 from gryvia_cli.cli.session import session
 from gryvia_cli.core.cells import Marked
 from gryvia_cli.errors import UsageError
-from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, info, note, render_data, render_table, warn
-from gryvia_cli.views.reads import read_optional, read_usage_records
-from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
     from gryvia_cli.cli.session import Session
     from gryvia_cli.core.cost import TeamCost
-    from gryvia_cli.kube.access import KubeAccess
     from gryvia_operator.api.periods import Period as CostPeriod
 
 app = typer.Typer()
@@ -157,8 +153,8 @@ def cost(
       gryvia cost -p day -o json | jq '.items[] | {team, spent}'
       gryvia cost --group-by project
     """
-    from gryvia.reads import read_costs
-    from gryvia_cli.core.budgets import budget_line, budget_summary
+    from gryvia_cli.core.budgets import budget_line
+    from gryvia_cli.views.cost import read_team_costs
 
     if all_teams and team is not None:
         raise UsageError(
@@ -167,38 +163,18 @@ def cost(
         )
     state = session(ctx)
     fmt = state.fmt(output)
-    access = state.access()
     if group_by is not None:
-        _by_group(state, access, group_by, team, PERIODS[period], fmt)
+        _by_group(state, group_by, team, PERIODS[period], fmt)
         return
-    window = PERIODS[period]
-    result = read_costs(state, team, window)  # as Client.cost
-    for text in result.warnings:
+    report = read_team_costs(state, team, PERIODS[period])
+    for text in report.warnings:
         warn(text)
-    items, chosen, start, end = result.items, result.budgets, result.start, result.end
-    spent = sum(i.spent for i in items)
-    budgets = [i.budget for i in items if i.budget is not None]
-    total_budget = sum(budgets) if budgets else None
+    items, chosen, window = report.items, report.budgets, report.window
+    start, end = report.start, report.end
+    spent, total_budget = report.spent, report.total_budget
     warn_unpriced(items)
     if fmt in MACHINE_FORMATS:
-        render_data(
-            {
-                "apiVersion": CLI_API_VERSION,
-                "kind": "CostReport",
-                "period": window,
-                "from": start.isoformat(),
-                "to": end.isoformat(),
-                "items": [i.as_dict() for i in items],
-                "budgets": [budget_summary(b) for b in chosen],
-                "total": {
-                    "spent": round(spent, 4),
-                    "budget": None if total_budget is None else round(total_budget, 2),
-                    "remaining": (None if total_budget is None else round(total_budget - spent, 2)),
-                    **_gpu_use_total(items),
-                },
-            },
-            fmt,
-        )
+        render_data(report.as_dict(), fmt)
         return
     if not items and not chosen:
         info("No quotas or tenants found.")
@@ -225,7 +201,6 @@ def cost(
 
 def _by_group(
     state: Session,
-    access: KubeAccess,
     group_by: str,
     team: str | None,
     window: CostPeriod,
@@ -233,45 +208,18 @@ def _by_group(
 ) -> None:
     """`cost --group-by`: spend per user, project or label value in the period, then the
     budgets of that scope type."""
-    from gryvia_cli.core.billing import group_field, parse_group_by
-    from gryvia_cli.core.budgets import budget_line, budget_summary
-    from gryvia_cli.core.cost import group_costs
+    from gryvia_cli.core.billing import group_field
+    from gryvia_cli.core.budgets import budget_line
     from gryvia_cli.core.unpriced import money_text
-    from gryvia_operator.api import GryviaBudget
-    from gryvia_operator.api.parse import parse_valid
-    from gryvia_operator.api.periods import period_window
+    from gryvia_cli.views.cost import read_group_costs
 
-    try:
-        key = parse_group_by(group_by)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if key not in ("user", "project") and not key.startswith("label:"):
-        raise UsageError(
-            f"--group-by {group_by}: cost groups by user, project or label:KEY; "
-            "per tenant, SKU or day see gryvia usage --group-by"
-        )
-    if team is not None:
-        raise UsageError(f"pass either TEAM ({team}) or --group-by, not both")
-    now = state.now()
-    start, end = period_window(window, now)
-    items, total = group_costs(read_usage_records(access, None), key, window, now)
-    budgets = parse_valid(GryviaBudget, read_optional(access, r.BUDGET))
-    chosen = [b for b in budgets if b.spec.scope.type == key]
-    field = group_field(key)
+    report = read_group_costs(state, group_by, team, window)
     if fmt in MACHINE_FORMATS:
-        body: dict[str, Any] = {
-            "apiVersion": CLI_API_VERSION,
-            "kind": "CostReport",
-            "period": window,
-            "groupBy": key,
-            "from": start.isoformat(),
-            "to": end.isoformat(),
-            "items": [i.as_dict(field) for i in items],
-            "budgets": [budget_summary(b) for b in chosen],
-            "total": {"spent": round(total.cost, 4), "currency": total.currency},
-        }
-        render_data(body, fmt)
+        render_data(report.as_dict(), fmt)
         return
+    items, total, chosen = report.items, report.total, report.budgets
+    start, end = report.start, report.end
+    field = group_field(report.key)
     info(f"Period: {window}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
     rows = [
         [
@@ -291,17 +239,3 @@ def _by_group(
     for b in chosen:
         info(budget_line(b))
     note("spend is an estimate from metered GPU time and catalog prices")
-
-
-def _gpu_use_total(items: list[TeamCost]) -> dict[str, float]:
-    """`activeGpuHours` and `idleCost` over the teams that have them ({} when none)."""
-    from decimal import Decimal
-
-    sampled = [i for i in items if i.active_gpu_hours is not None and i.idle_cost is not None]
-    if not sampled:
-        return {}
-    idle = sum((i.idle_cost or Decimal(0) for i in sampled), Decimal(0))
-    return {
-        "activeGpuHours": round(sum(i.active_gpu_hours or 0.0 for i in sampled), 4),
-        "idleCost": float(round(idle, 4)),
-    }

@@ -102,7 +102,7 @@ def queue(
     gpuType, gpus, runningSeconds, gpuActivityPercent, meanGpuActivityPercent,
     tensorActivityPercent, samples, field, lastSampleTime, idle}]}.
     """
-    from gryvia.reads import read_queue
+    from gryvia_cli.views.queue import read_queue
 
     state = session(ctx)
     fmt = state.fmt(output)

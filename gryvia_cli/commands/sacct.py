@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
 from typing import Annotated
 
 import typer
 
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import UsageError
 from gryvia_cli.output import emit
 
 app = typer.Typer()
@@ -56,43 +54,7 @@ def sacct(
       gryvia sacct -a -S 2026-11-30 -o JobID,JobName%20,State,Elapsed,GPUHours
       gryvia sacct -o JobID,State,Elapsed,GPUHours,GPUEff,GPUActHrs
     """
-    from gryvia_cli.core.slurmfmt import parse_sacct_format, render_sacct
-    from gryvia_cli.core.slurmviews import SACCT_FORMAT, SACCT_WIDTHS, sacct_row, state_of
-    from gryvia_cli.views.slurm import current_tenant, read_slurm_jobs
+    from gryvia_cli.views.slurm import sacct_lines
 
-    fields, unknown = parse_sacct_format(fmt or SACCT_FORMAT, SACCT_WIDTHS)
-    if unknown or not fields:
-        raise UsageError(
-            f"--format: unknown field(s) {', '.join(unknown) or '(none given)'}",
-            hint=f"known: {','.join(SACCT_WIDTHS)}",
-        )
-    state = session(ctx)
-    now = state.now()
-    since = _since(starttime, now)
-    items = read_slurm_jobs(state, reasons=False, exit_codes=True)
-    users = {u.strip() for v in user or [] for u in v.split(",") if u.strip()}
-    if not users and not allusers:
-        users = {current_tenant(state)}
-    states = {s.strip().upper() for v in state_filter or [] for s in v.split(",") if s.strip()}
-    shown = [
-        item
-        for item in items
-        if (not users or item.user in users)
-        and (item.job.created is None or item.job.created >= since)
-        and (not states or bool(states & set(state_of(item.job))))
-    ]
-    shown.sort(key=lambda i: (i.job.created or since, i.job.namespace, i.job.name))
-    for line in render_sacct(fields, (sacct_row(i, now) for i in shown), header=not noheader):
+    for line in sacct_lines(session(ctx), user, allusers, starttime, state_filter, fmt, noheader):
         emit(line)
-
-
-def _since(text: str | None, now: datetime) -> datetime:
-    if not text:
-        return datetime.combine(now.astimezone(UTC).date(), time(), tzinfo=UTC)
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"-S/--starttime {text!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM"
-        ) from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)

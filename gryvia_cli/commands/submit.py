@@ -218,12 +218,9 @@ def submit(
                 f"job {job['metadata'].get('name')} is for namespace {doc_ns}, not {explicit_ns}"
             )
     if explain or dry_run == "server":
-        from gryvia.jobs import read_pricing
-        from gryvia_cli.views.explain import explain_jobs, render_explanations
+        from gryvia_cli.views.explain import explain_manifests, render_explanations
 
-        targets = [(obj.get("metadata") or {}).get("namespace") or ns for obj in jobs]
-        pricing = read_pricing(state.access(), targets, [])
-        items = explain_jobs(state, jobs, ns, pricing)
+        items = explain_manifests(state, jobs, ns)  # as Client.explain
         raise typer.Exit(render_explanations(items, state.fmt(output)))
     never = print_plans(state, jobs, ns)
     if never and not force:

@@ -17,6 +17,7 @@ from gryvia_cli.cli.session import session
 from gryvia_cli.errors import UsageError
 from gryvia_cli.output import OutputFormat, info, note, render_data, render_table, warn
 from gryvia_cli.views.reads import read_billable_tenants, read_usage_records
+from gryvia_cli.views.usage import ESTIMATE_NOTE
 from gryvia_operator.api.names import CLI_API_VERSION
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from gryvia_operator.api import GryviaUsageRecord
 
 app = typer.Typer()
-
-ESTIMATE_NOTE = "costs are estimates from metered GPU time and catalog prices, not an invoice"
 
 
 def _complete_group(incomplete: str) -> list[str]:
@@ -131,37 +130,24 @@ def usage(
       gryvia usage --group-by label:gryvia.io/team -o json
       gryvia usage --format focus --from 2026-11-01 --to 2026-11-30 > focus.csv
     """
-    from gryvia_cli.core.billing import (
-        aggregate,
-        group_field,
-        parse_group_by,
-        parse_when,
-        usage_csv,
-    )
+    from gryvia_cli.core.billing import usage_csv
+    from gryvia_cli.views.usage import read_usage, usage_document, usage_window
 
     state = session(ctx)
     fmt = report_format(state, output)
-    try:
-        key = parse_group_by(group_by)
-        start = parse_when(from_, option="--from") if from_ else None
-        end = parse_when(to, option="--to", end=True) if to else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if start and end and start >= end:
-        raise UsageError(f"--from {from_} is not before --to {to}")
+    key, start, end = usage_window(group_by, from_, to)
     if format_ is not None and format_ != "focus":
         raise UsageError(
             f"--format {format_!r}: the one export format is focus",
             hint="for a CSV of this report use -o csv",
         )
-    access = state.access()
-    records = read_usage_records(access, tenant)
-    tenants = read_billable_tenants(access)
     if format_ == "focus":
+        access = state.access()
+        records = read_usage_records(access, tenant)
         mine = [r for r in records if tenant is None or r.spec.tenant == tenant]
-        _focus(mine, start, end, tenants, fmt)
+        _focus(mine, start, end, read_billable_tenants(access), fmt)
         return
-    rows, total = aggregate(records, key, start, end, tenant, tenants)
+    rows, total = read_usage(state, tenant, key, start, end)
     if total.unpriced_gpu_hours > 0:
         from gryvia_cli.core.unpriced import unpriced_warning
 
@@ -171,23 +157,8 @@ def usage(
         write_csv(usage_csv(rows, total, key))
         return
     if fmt is not ReportFormat.table:
-        field = group_field(key)
-        total_dict = total.as_dict(field)
-        total_dict.pop(field)
-        render_data(
-            {
-                "apiVersion": CLI_API_VERSION,
-                "kind": "UsageReport",
-                "groupBy": key,
-                "from": start.isoformat() if start else None,
-                "to": end.isoformat() if end else None,
-                "tenant": tenant,
-                "items": [row.as_dict(field) for row in rows],
-                "total": total_dict,
-                "note": ESTIMATE_NOTE,
-            },
-            OutputFormat(fmt.value),
-        )
+        document = usage_document(rows, total, key, start, end, tenant)
+        render_data(document, OutputFormat(fmt.value))
         return
     if not rows:
         info("No usage" + (f" for tenant {tenant}" if tenant else "") + " in this period.")

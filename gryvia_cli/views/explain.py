@@ -1,5 +1,6 @@
 """`gryvia submit --explain` / `--dry-run=server`: read what the explanation needs, ask the API
-server for a dry run of each create, explain each job (`core.explain`) and print it."""
+server for a dry run of each create, explain each job (`core.explain`) and print it; also the
+placement plan `gryvia submit` prints before creating, and the pricing inputs both read."""
 
 from __future__ import annotations
 
@@ -68,6 +69,41 @@ def explain_jobs(
             )
         )
     return out
+
+
+def read_pricing(
+    state: Connection, namespaces: list[str], notes: list[str]
+) -> tuple[list[GryviaGpuSku], list[GryviaTenant], list[GryviaQuota], list[GryviaBudget]]:
+    """The catalog, the tenants (read only when a job goes to a `tenant-` namespace), the
+    quotas and the budgets (the admission gate's inputs): one list call per kind; unreadable
+    kinds become notes and empty lists."""
+    from gryvia_cli.views.reads import read_optional, try_read
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
+    from gryvia_operator.api.attribution import is_tenant_namespace
+    from gryvia_operator.api.parse import parse_all
+
+    access = state.access()
+
+    def read(res: r.Resource, what: str) -> list[dict[str, Any]]:
+        return try_read(lambda: read_optional(access, res), what, notes) or []
+
+    skus, _ = parse_all(GryviaGpuSku, read(r.GPUSKU, "the GPU catalog"))
+    tenants: list[GryviaTenant] = []
+    if any(is_tenant_namespace(ns) for ns in namespaces):
+        tenants, _ = parse_all(GryviaTenant, read(r.TENANT, "tenants"))
+    quotas, _ = parse_all(GryviaQuota, read(r.QUOTA, "quotas"))
+    budgets, _ = parse_all(GryviaBudget, read(r.BUDGET, "budgets"))
+    return skus, tenants, quotas, budgets
+
+
+def explain_manifests(
+    state: Connection, jobs: Sequence[dict[str, Any]], namespace: str
+) -> list[Explanation]:
+    """`gryvia submit --explain`: the pricing inputs read for the jobs' namespaces (their own,
+    else `namespace`), then every job explained (`explain_jobs`); creates nothing."""
+    targets = [(obj.get("metadata") or {}).get("namespace") or namespace for obj in jobs]
+    pricing = read_pricing(state, targets, [])
+    return explain_jobs(state, jobs, namespace, pricing)
 
 
 def render_explanations(items: Sequence[Explanation], fmt: OutputFormat) -> int:

@@ -7,6 +7,7 @@ one. Views take either (they use `access()`, `resolve_namespace()`, `now()`, `se
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,29 +34,32 @@ class Connection:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _settings: Any = None
     _access: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def settings(self) -> GryviaSettings:
         """The settings (environment and config file), read on first use."""
-        if self._settings is None:
-            from gryvia_cli.settings import load_settings
+        with self._lock:  # `gryvia mcp` answers tool calls from several threads
+            if self._settings is None:
+                from gryvia_cli.settings import load_settings
 
-            self._settings = load_settings()
+                self._settings = load_settings()
         return self._settings  # type: ignore[no-any-return]
 
     def access(self) -> KubeAccess:
         """The access layer for the effective context, connected on first use."""
         if self._access is None:
-            if self.access_factory is not None:
-                self._access = self.access_factory(self)
-            else:
-                from gryvia_cli.kube.connect import connect
+            timeout = self.settings().request_timeout
+            with self._lock:  # one connection, whichever thread asks first
+                if self._access is not None:
+                    pass
+                elif self.access_factory is not None:
+                    self._access = self.access_factory(self)
+                else:
+                    from gryvia_cli.kube.connect import connect
 
-                self._access = connect(
-                    self.kubeconfig,
-                    self.context,
-                    timeout=self.settings().request_timeout,
-                    verbose=self.verbose,
-                )
+                    self._access = connect(
+                        self.kubeconfig, self.context, timeout=timeout, verbose=self.verbose
+                    )
         return self._access  # type: ignore[no-any-return]
 
     def resolve_namespace(self, flag: str | None = None) -> str:

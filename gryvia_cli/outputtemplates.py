@@ -13,10 +13,10 @@ unchanged. `render_templated` prints the document `-o json` would print through 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer

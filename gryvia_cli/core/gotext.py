@@ -34,7 +34,7 @@ _HTML_ESCAPES = {
 def _digits(value: float) -> tuple[str, int]:
     """The shortest decimal digits that read back as `value` (no sign) and the exponent of
     the first digit (1234.5 -> ("12345", 3)); Python's repr is Go's shortest form too."""
-    sign, digits, exponent = Decimal(repr(abs(value))).as_tuple()
+    _, digits, exponent = Decimal(repr(abs(value))).as_tuple()
     text = "".join(map(str, digits)).rstrip("0") or "0"
     assert isinstance(exponent, int)
     return text, len(digits) + exponent - 1

@@ -304,7 +304,7 @@ def _compare(left: Any, op: str, right: Any) -> bool:
     if kind != _kind(right):
         raise JsonPathError("incompatible types for comparison")
     if op in ("==", "!="):
-        return (left == right) == (op == "==")
+        return bool(left == right) == (op == "==")
     if kind == "bool":
         raise JsonPathError("invalid type for comparison")
     less = left < right

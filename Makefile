@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin registry-bin lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin registry-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -96,6 +96,9 @@ test-unit: install ## Unit tests only (no cluster)
 
 crds: install ## Regenerate the chart's CRDs and the CRD reference from the models
 	$(BIN)/python -m gryvia_operator.api.crd --out charts/gryvia/templates/crds --docs docs/reference/crds.md
+
+krew-archive: ## The krew archive of kubectl gryvia in dist/ (reproducible; its sha256 is in plugins/krew/gryvia.yaml)
+	@$(BIN)/python plugins/krew/archive.py dist
 
 docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings)
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md

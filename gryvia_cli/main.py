@@ -20,6 +20,7 @@ from gryvia_cli.cli.commandtable import COMMANDS
 from gryvia_cli.cli.group import GryviaGroup
 from gryvia_cli.cli.session import Session
 from gryvia_cli.output import OutputFormat
+from gryvia_cli.outputtemplates import output_completion, output_parser
 
 for _entry, _aliases in COMMANDS:
     GryviaGroup.register(_entry, _aliases)
@@ -99,8 +100,10 @@ def root(
             "--output",
             metavar="FORMAT",
             envvar="GRYVIA_OUTPUT",
-            case_sensitive=False,
-            help="Output format of read commands: table, wide, json, yaml, name "
+            parser=output_parser(OutputFormat),
+            autocompletion=output_completion(OutputFormat),
+            help="Output format of read commands: table, wide, json, yaml, name, "
+            "jsonpath=TEMPLATE, custom-columns=SPEC (and their -file=FILE forms, as kubectl's) "
             "[env: GRYVIA_OUTPUT].",
             show_default=False,
             show_envvar=False,
@@ -144,7 +147,7 @@ def root(
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
 
 
-def main() -> None:
+def main(prog_name: str = "gryvia") -> None:
     """Console-script entry point. Expected errors become one message and an exit code in one
     place, `GryviaGroup.invoke` (gryvia_cli/cli/group.py)."""
     import os
@@ -153,4 +156,11 @@ def main() -> None:
         from typer._completion_classes import completion_init
 
         completion_init()
-    app(prog_name="gryvia")
+    app(prog_name=prog_name)
+
+
+def kubectl_main() -> None:
+    """Entry point `kubectl-gryvia`: kubectl runs it for `kubectl gryvia ARGS` when it is on
+    PATH (kubectl's plugin mechanism; docs/kubectl-plugin.md). The same commands and options;
+    usage lines and hints read `kubectl gryvia ...`."""
+    main("kubectl gryvia")

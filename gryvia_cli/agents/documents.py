@@ -10,13 +10,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gryvia_operator.api.names import CLI_API_VERSION
+
 
 class Document(BaseModel):
-    """A `gryvia.io/cli` document: apiVersion and kind, as every `-o json` report has."""
+    """A CLI document (apiVersion `names.CLI_API_VERSION`): apiVersion and kind, as every
+    `-o json` report has."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    apiVersion: str = Field(description="gryvia.io/cli")
+    apiVersion: str = Field(description=CLI_API_VERSION)
     kind: str
 
 

@@ -7,7 +7,8 @@ runtime converter that answers the trivial cases itself, exactly as Typer's adap
 an unset value (None, or () for a multiple option), a string for a `str` parameter, and a
 string that is exactly the value of a member for an Enum parameter (`-o json`), and a string
 for a `Path` parameter (`--kubeconfig FILE`: made a Path here, then checked by Typer's
-`coerce_cli_path` as its adapter would, without the adapter). Everything
+`coerce_cli_path` as its adapter would, without the adapter), and a string for a parameter
+with its own `parser=` (every `-o`: the parser's value, as Typer's adapter returns it). Everything
 else (numbers, paths, case-folded choices) goes to Typer's own converter, built then, so its
 conversions stay Typer's; a choice that is no member's value in any case is refused here, in
 Typer's words without the "Value error," that its Pydantic adapter puts before them. With a
@@ -36,6 +37,8 @@ def light_coercion(command: Any, ctx: Any, *, recurse: bool = True) -> None:
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             annotation, info = self.annotation, self.parameter_info
+            if info.parser is not None and isinstance(value, str):
+                return info.parser(value)  # the option's own parser (`-o jsonpath=T`), as Typer
             if info.parser is None and isinstance(value, str):
                 if annotation is str and not routes_to_path(annotation, info):
                     return value

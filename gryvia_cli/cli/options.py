@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gryvia_cli.output import OutputFormat
+from gryvia_cli.outputtemplates import output_completion, output_parser
 
 if TYPE_CHECKING:
     from gryvia_cli.kube.resources import Resource
@@ -19,8 +20,11 @@ OutputOpt = Annotated[
         "-o",
         "--output",
         metavar="FORMAT",
-        help="Output format: table, wide, json, yaml or name [env: GRYVIA_OUTPUT].",
-        case_sensitive=False,
+        help="Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, "
+        "jsonpath-file=FILE, custom-columns=SPEC or custom-columns-file=FILE (as kubectl's) "
+        "[env: GRYVIA_OUTPUT].",
+        parser=output_parser(OutputFormat),
+        autocompletion=output_completion(OutputFormat),
         show_default=False,
     ),
 ]

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from gryvia_cli.cli.session import Session
-from gryvia_cli.output import OutputFormat
+from gryvia_cli.output import MACHINE_FORMATS
+from gryvia_cli.outputtemplates import output_completion, output_parser
 
 
 class ReportFormat(StrEnum):
@@ -19,6 +20,8 @@ class ReportFormat(StrEnum):
     json = "json"
     yaml = "yaml"
     csv = "csv"
+    jsonpath = "jsonpath"
+    custom_columns = "custom-columns"
 
 
 ReportOutputOpt = Annotated[
@@ -27,9 +30,11 @@ ReportOutputOpt = Annotated[
         "-o",
         "--output",
         metavar="FORMAT",
-        help="Output format: table, json, yaml or csv [default: the global -o when json or yaml, "
-        "else table].",
-        case_sensitive=False,
+        help="Output format: table, json, yaml, csv, jsonpath=TEMPLATE or custom-columns=SPEC "
+        "(and their -file=FILE forms, as kubectl's) [default: the global -o when json, yaml, "
+        "jsonpath or custom-columns, else table].",
+        parser=output_parser(ReportFormat),
+        autocompletion=output_completion(ReportFormat),
         show_default=False,
     ),
 ]
@@ -39,11 +44,11 @@ TenantOpt = Annotated[
 
 
 def report_format(state: Session, local: ReportFormat | None) -> ReportFormat:
-    """The command's `-o`, else the global `-o`/GRYVIA_OUTPUT when it is json or yaml, else
-    table."""
+    """The command's `-o`, else the global `-o`/GRYVIA_OUTPUT when it is json, yaml or a
+    template format, else table."""
     if local is not None:
         return local
-    if state.output in (OutputFormat.json, OutputFormat.yaml):
+    if state.output in MACHINE_FORMATS:
         return ReportFormat(state.output.value)
     return ReportFormat.table
 

@@ -187,7 +187,7 @@ def _focus(
             f"left out {stray.gpu_hours:.4f} GPU-hours of {stray.key}: no GryviaTenant of that "
             "name, so never billed (gryvia usage shows it)"
         )
-    if fmt in (ReportFormat.json, ReportFormat.yaml):
+    if fmt not in (ReportFormat.table, ReportFormat.csv):
         render_data(
             {
                 "apiVersion": CLI_API_VERSION,

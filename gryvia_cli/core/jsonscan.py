@@ -27,3 +27,18 @@ def orjson_may_differ(data: bytes) -> bool:
     `rb"\\d{19}|[eE]-|0\\.0000"`."""
     raw = bytes(data)
     return b"e-" in raw or b"E-" in raw or b"0.0000" in raw or has_long_integer(raw)
+
+
+def indent_json(raw: bytes) -> bytes | None:
+    """`raw` indented by orjson (1000 jobs: ~2 ms against ~60 ms for `json.dumps(indent=2)`),
+    the same bytes as `json.dumps(indent=2)` prints; None where the two could differ:
+    non-ASCII text (json escapes it as \\uXXXX), integers of 19 digits or more (orjson reads
+    them as floats) and tiny floats (json writes 1e-05, orjson 0.00001)."""
+    if not raw.isascii() or orjson_may_differ(raw):
+        return None
+    import orjson
+
+    try:
+        return bytes(orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from gryvia_cli import output
+from gryvia_cli.core.jsonscan import indent_json
 
 LIST = {
     "apiVersion": "gryvia.io/v1alpha1",
@@ -22,17 +23,17 @@ LIST = {
 
 def test_orjson_indents_like_json() -> None:
     raw = json.dumps(LIST, separators=(",", ":")).encode()
-    assert output._indent_json(raw) == json.dumps(LIST, indent=2).encode()
+    assert indent_json(raw) == json.dumps(LIST, indent=2).encode()
 
 
 def test_non_ascii_and_huge_numbers_are_left_to_json() -> None:
-    assert output._indent_json(json.dumps({"name": "naïve"}, ensure_ascii=False).encode()) is None
-    assert output._indent_json(b'{"n": 123456789012345678901234567890}') is None
+    assert indent_json(json.dumps({"name": "naïve"}, ensure_ascii=False).encode()) is None
+    assert indent_json(b'{"n": 123456789012345678901234567890}') is None
 
 
 def test_tiny_floats_are_left_to_json() -> None:
-    assert output._indent_json(b'{"rate": 0.00001}') is None
-    assert output._indent_json(b'{"rate": 1e-05}') is None
+    assert indent_json(b'{"rate": 0.00001}') is None
+    assert indent_json(b'{"rate": 1e-05}') is None
 
 
 def test_replies_with_long_numbers_parse_exactly() -> None:

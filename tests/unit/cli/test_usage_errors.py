@@ -38,7 +38,8 @@ def test_other_refusals_pass_through() -> None:
 def test_a_bad_output_choice_lists_the_choices_in_typers_words() -> None:
     result = CliRunner().invoke(app, ["list", "jobs", "-o", "bogus"])
     assert result.exit_code == 2
-    assert "'bogus' is not one of 'table', 'wide', 'json', 'yaml', 'name'." in result.output
+    expected = "'bogus' is not a format: use one of table, wide, json, yaml, name, jsonpath=..."
+    assert expected in result.output
     assert "Value error" not in result.output
 
 

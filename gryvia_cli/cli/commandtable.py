@@ -174,6 +174,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     ),
     _cmd("invoice", "Tenancy", "Monthly invoice estimates per tenant, one line per SKU."),
     _cmd("ledger", "Tenancy", "The billing ledger: verify a tenant's chain."),
+    _cmd("chargeback", "Tenancy", "A month's cost-center report: show it or export its records."),
     _cmd("config", "Utilities", "Show or change what gryvia connects to."),
     _cmd(
         "login",

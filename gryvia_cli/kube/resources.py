@@ -16,6 +16,7 @@ from gryvia_operator.api.resources import (
     AIJOB,
     AUTOTUNER,
     BUDGET,
+    CHARGEBACK,
     CHECKPOINT_GUARD,
     CONFIG_MAP,
     DEPLOYMENT,
@@ -50,6 +51,7 @@ __all__ = [
     "AIJOB",
     "AUTOTUNER",
     "BUDGET",
+    "CHARGEBACK",
     "CHECKPOINT_GUARD",
     "CONFIG_MAP",
     "DEPLOYMENT",
@@ -118,6 +120,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     INFERENCE_SERVICE: ("inferenceservice", "inferenceservices"),
     MODEL_REGISTRY: ("model", "models", "modelregistry", "modelregistries"),
     IDLE_POLICY: ("idle-policy", "idle-policies", "idlepolicy", "idlepolicies"),
+    CHARGEBACK: ("chargeback", "chargebacks"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

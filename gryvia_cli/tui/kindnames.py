@@ -129,6 +129,8 @@ NOT_SHOWN: Mapping[str, str] = {
     "spending from usage records",
     "GryviaInvoice": "billing documents, read with `gryvia invoice`; the cost view shows "
     "spending from usage records",
+    "GryviaChargeback": "monthly cost-center reports, read with `gryvia chargeback show`; the "
+    "cost view shows spending from usage records",
 }
 """Gryvia kinds the console has no view of, by kind name, and why."""
 

@@ -8,6 +8,7 @@ from gryvia_operator.api.aijob import AIJOB_KIND
 from gryvia_operator.api.autotuner import AUTOTUNER_KIND
 from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
+from gryvia_operator.api.chargeback import CHARGEBACK_KIND
 from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
@@ -47,6 +48,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     INFERENCE_SERVICE_KIND,
     MODEL_REGISTRY_KIND,
     IDLE_POLICY_KIND,
+    CHARGEBACK_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -92,6 +92,7 @@ MODEL_REGISTRY = Resource(
     "GryviaModelRegistry", GROUP, VERSION, "gryviamodelregistries", True, ("gmr",)
 )
 IDLE_POLICY = Resource("GryviaIdlePolicy", GROUP, VERSION, "gryviaidlepolicies", True, ("gip",))
+CHARGEBACK = _gryvia("GryviaChargeback", "gcb", namespaced=False)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -114,6 +115,7 @@ GRYVIA: tuple[Resource, ...] = (
     INFERENCE_SERVICE,
     MODEL_REGISTRY,
     IDLE_POLICY,
+    CHARGEBACK,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

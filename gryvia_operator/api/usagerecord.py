@@ -49,6 +49,9 @@ class GryviaUsageRecordSpec(GryviaModel):
     admission webhook); unset when unknown."""
     project: Str63 | None = None
     """The job's project (its `gryvia.io/project` label); unset when it has none."""
+    reservation: Str253 | None = None
+    """The GryviaReservation the job opted into (its `gryvia.io/reservation` annotation);
+    unset when none. Its GPU-hours count as used, not idle, in the chargeback."""
     job_labels: dict[str, Str63] | None = Field(default=None, alias="jobLabels", max_length=64)
     """The job's labels when it was metered (`gryvia usage --group-by label:KEY`); at most
     64, as label values at most 63 characters (Kubernetes' own bound)."""

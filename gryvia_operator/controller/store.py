@@ -68,6 +68,8 @@ WORKSPACE_PODS = "gryvia_workspace_pods"
 """A workspace's pod by (namespace, workspace name)."""
 IDLE_POLICIES = "gryvia_idle_policies"
 """GryviaIdlePolicies by (namespace, name)."""
+CHARGEBACKS = "gryvia_chargebacks"
+"""GryviaChargebacks by ("", name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
 SHARING_NODES = "gryvia_sharing_nodes"
 EXPORTER_PODS = "gryvia_exporter_pods"
@@ -99,6 +101,7 @@ INDEX_IDS = (
     WORKSPACES,
     WORKSPACE_PODS,
     IDLE_POLICIES,
+    CHARGEBACKS,
     SHARING_POLICIES,
     SHARING_NODES,
     EXPORTER_PODS,

@@ -29,6 +29,7 @@ from gryvia_operator.handlers import (
     arrays,
     autotuner,
     budget,
+    chargeback,
     checkpointguard,
     children,
     gate,
@@ -86,6 +87,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.INFERENCE_SERVICE: ControllerRow(inference, inference.controller, "inference"),
     api.MODEL_REGISTRY: ControllerRow(modelregistry, modelregistry.controller, "model_registry"),
     api.IDLE_POLICY: ControllerRow(idlepolicy, idlepolicy.controller),
+    api.CHARGEBACK: ControllerRow(chargeback, chargeback.controller),
 }
 """One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
 read by the scheduler, the gate and metering). The rows with a controller run on the kind

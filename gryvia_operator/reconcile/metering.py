@@ -27,6 +27,7 @@ from typing import Any
 from gryvia_operator.api import GryviaAIJob, timeslicing
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import (
+    ANNOTATION_RESERVATION,
     ANNOTATION_SUBMITTER,
     API_VERSION,
     LABEL_JOB,
@@ -210,13 +211,17 @@ CEL cost estimate): the first 64 by key."""
 
 def _attribution(job: GryviaAIJob) -> dict[str, Any]:
     """Who and what a run's usage is grouped by: `user` (the submitter the webhook stamped),
-    `project` (label gryvia.io/project) and `jobLabels` (all of the job's labels); each only
-    when the job has it."""
+    `project` (label gryvia.io/project), `reservation` (annotation gryvia.io/reservation: the
+    chargeback counts its GPU-hours as used) and `jobLabels` (all of the job's labels); each
+    only when the job has it."""
     labels = dict(job.metadata.labels or {})
-    user = (job.metadata.annotations or {}).get(ANNOTATION_SUBMITTER)
+    annotations = job.metadata.annotations or {}
+    user = annotations.get(ANNOTATION_SUBMITTER)
     out: dict[str, Any] = {}
     if user:
         out["user"] = user
+    if annotations.get(ANNOTATION_RESERVATION):
+        out["reservation"] = annotations[ANNOTATION_RESERVATION]
     if labels.get(LABEL_PROJECT):
         out["project"] = labels[LABEL_PROJECT]
     if labels:

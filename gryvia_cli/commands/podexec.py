@@ -15,7 +15,7 @@ import typer
 from gryvia_cli.cli.options import NamespaceOpt, check_job_name
 from gryvia_cli.cli.podexec import exec_in_pod, remote_access
 from gryvia_cli.cli.session import Session, session
-from gryvia_cli.output import info, warn
+from gryvia_cli.output import info
 
 app = typer.Typer()
 
@@ -230,17 +230,9 @@ def port_forward(
             waiting.set()
             info(f"waiting for pod port {pair.remote} to listen (up to {LISTEN_WAIT_S:.0f} s)")
 
-    def carry(conn: socket.socket) -> None:
-        try:
-            remote.forward(ns, name, pair.remote, conn, on_wait=waited)
-        except Exception as exc:  # one connection's failure ends only that connection
-            warn(f"connection to {name}:{pair.remote}: {exc}")
-            conn.close()
+    from gryvia_cli.cli.forwarding import forward_until_interrupted
 
-    try:
-        with listener:
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=carry, args=(conn,), daemon=True).start()
-    except KeyboardInterrupt:
-        info("stopped forwarding")
+    def carry(conn: socket.socket) -> None:
+        remote.forward(ns, name, pair.remote, conn, on_wait=waited)
+
+    forward_until_interrupted(listener, carry, f"{name}:{pair.remote}")

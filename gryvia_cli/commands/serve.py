@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -251,23 +250,14 @@ def port_forward(
     pod_name = ready[0]["metadata"]["name"]
     state = session(ctx)
     remote = RemoteAccess(state.kubeconfig, state.access().context)
-    with socket.create_server((address, pair.local)) as listener:
-        sys.stdout.write(
-            f"Forwarding from {address}:{listener.getsockname()[1]} -> {pair.remote}\n"
-        )
-        sys.stdout.flush()
-        info(f"pod {ns}/{pod_name}; Ctrl-C stops")
+    from gryvia_cli.cli.forwarding import forward_until_interrupted
 
-        def carry(conn: socket.socket) -> None:
-            try:
-                remote.forward(ns, pod_name, pair.remote, conn)
-            except Exception as exc:  # ends only that connection
-                warn(f"connection to {pod_name}:{pair.remote}: {exc}")
-                conn.close()
+    listener = socket.create_server((address, pair.local))
+    sys.stdout.write(f"Forwarding from {address}:{listener.getsockname()[1]} -> {pair.remote}\n")
+    sys.stdout.flush()
+    info(f"pod {ns}/{pod_name}; Ctrl-C stops")
 
-        try:
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=carry, args=(conn,), daemon=True).start()
-        except KeyboardInterrupt:
-            info("stopped forwarding")
+    def carry(conn: socket.socket) -> None:
+        remote.forward(ns, pod_name, pair.remote, conn)
+
+    forward_until_interrupted(listener, carry, f"{pod_name}:{pair.remote}")

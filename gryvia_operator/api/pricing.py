@@ -28,9 +28,11 @@ from gryvia_operator.api.names import LABEL_DEFAULT_CATALOG
 #: The catalog the operator creates when the cluster has no GryviaGpuSku at all:
 #: (SKU name, GPU type, USD per GPU-hour).
 DEFAULT_CATALOG: tuple[tuple[str, str, float], ...] = (
+    ("h200-141g", "H200", 10.00),
     ("h100-80g", "H100", 8.00),
     ("a100-80g", "A100-80G", 4.00),
     ("a100-40g", "A100-40G", 3.50),
+    ("l40s", "L40S", 3.00),
     ("l40", "L40", 2.50),
     ("a10", "A10", 1.50),
     ("v100", "V100", 2.00),

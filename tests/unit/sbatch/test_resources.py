@@ -27,7 +27,7 @@ GPU_CASES: list[tuple[tuple[str, ...], int, str | None, str | None]] = [
     (("--gpus-per-node=h100:4",), 4, "h100", "gpus-per-node"),
     (("--gpus-per-node=l40s",), 1, "l40s", "gpus-per-node"),
     (("-N 2", "--ntasks-per-node=4", "--gpus-per-task=1"), 4, None, "gpus-per-task"),
-    (("--gpus-per-task=v100:2",), 2, "v100", "gpus-per-task"),
+    (("-n 1", "--gpus-per-task=v100:2"), 2, "v100", "gpus-per-task"),
     (("-N 2", "-G 8"), 4, None, "gpus"),
     (("--gpus=1",), 1, None, None),
     (("-C h100", "--gres=gpu:2"), 2, "h100", "constraint"),
@@ -206,6 +206,11 @@ def test_conflicting_gpu_requests_are_refused(directives: tuple[str, ...]) -> No
     assert resources is None
     lines = {i.line for i in issues if i.code == "conflicting-gpu-options"}
     assert lines >= {len(directives), len(directives) + 1}
+
+
+def test_gpus_per_task_without_a_task_count_is_refused_as_sbatch_does() -> None:
+    # Slurm 22.05: "--gpus-per-task used without either --gpus or -n/--ntasks is not allowed"
+    assert refused("--gpus-per-task=v100:2") == ["gpus-per-task-without-tasks"]
 
 
 def test_gpu_errors() -> None:

@@ -228,7 +228,7 @@ def resolve(
             read.warn(
                 "cpus-per-gpu-without-gpus", "--cpus-per-gpu without GPUs is ignored", cpg_dir
             )
-        cpus = (cpt or 1) * tasks
+        cpus = (cpt or 1) * max(tasks, per_node or 0)  # Slurm: MinCPUsNode, per-node max
     cpus = max(cpus, mincpus or 0)
 
     memory_bytes, whole = _memory_bytes(read, memory, cpus, gpus)

@@ -51,6 +51,24 @@ MEMORY_CASES: list[tuple[tuple[str, ...], int | None, bool]] = [
 ]
 
 
+# The directive sets of the other tests below, for the oracle too.
+ORACLE_EXTRA_CASES: list[tuple[str, ...]] = [
+    ("--nodes=2-4",),
+    ("-N 4", "-n 2"),
+    ("-n 4",),
+    ("-N 2", "-n 4", "--ntasks-per-node=4"),
+    ("-N 2", "-n 6", "--ntasks-per-node=4"),
+    ("-N 2", "--gpus=8"),
+    ("-N 4", "--gpus=6"),
+    ("--gpus=4",),
+    ("--ntasks=1", "--gpus=4"),
+    ("--gpus-per-task=v100:2",),
+    ("-C h100", "--gres=gpu:a100:1"),
+    ("-t 10:30",),
+    ("-t 30", "-t 45"),
+]
+
+
 def sized(*directives: str) -> Resources:
     resources, issues = resolve(parse(*directives))
     assert resources is not None, issues
@@ -142,6 +160,12 @@ def test_ntasks_per_node_with_ntasks_is_a_maximum() -> None:
         res, issues = resolve(parse("-N 2", *extra))
         assert res is not None and (res.nodes, res.tasks_per_node) == (2, per_pod), extra
         assert codes(issues) == []
+
+
+def test_a_per_node_maximum_reserves_its_cpus_as_slurm_does() -> None:
+    # Slurm 22.05 (the oracle): MinCPUsNode = --ntasks-per-node x -c even when -n is smaller
+    res = sized("-N 2", "-n 6", "--ntasks-per-node=4", "-c 2", "--mem-per-cpu=1G")
+    assert (res.tasks_per_node, res.cpus_per_node, res.memory_bytes) == (3, 8, 8 * GIB)
 
 
 def test_ntasks_per_gpu_conflicts() -> None:

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin registry-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -31,6 +31,12 @@ prometheus-bin: ## Prometheus (Debian's package): the sandbox's server scraping 
 
 registry-bin: ## An OCI registry (Debian's docker-registry): `sandbox up --registry`, the chart installed from it
 	tools/deb.sh docker-registry docker-registry
+
+slurm-bin: ## Slurm 22.05 and munge (Debian's packages): the oracle the sbatch importer is checked against
+	PATH="$$PATH:/usr/sbin" tools/deb.sh munged munge
+	PATH="$$PATH:/usr/sbin" tools/deb.sh slurmctld slurmctld
+	PATH="$$PATH:/usr/sbin" tools/deb.sh slurmd slurmd
+	tools/deb.sh sbatch slurm-client
 
 k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm, dex from Go modules
 	tools/k8s/build.sh
@@ -78,11 +84,11 @@ define both_halves
 	test $$cluster -eq 0 && test $$pure_rc -eq 0
 endef
 
-test: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
+test: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1
-test-all: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
+test-all: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
 	$(both_halves)
 
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)

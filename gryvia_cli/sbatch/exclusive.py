@@ -113,7 +113,8 @@ def _refusal(wanted: str | None, shapes: Mapping[str, int]) -> str:
 
 
 def untranslatable_gpus(parsed: ParsedScript) -> list[Issue]:
-    """Errors for GPU options that cannot be translated (per socket, --tres-per-task=gpu)."""
+    """Errors for GPU options that cannot be translated (per socket, --tres-per-task=gpu) or
+    that sbatch refuses (--gpus-per-task without a task count or --gpus)."""
     issues: list[Issue] = []
     socket = parsed.last("gpus-per-socket")
     if socket is not None:
@@ -124,6 +125,19 @@ def untranslatable_gpus(parsed: ParsedScript) -> list[Issue]:
                 "unknown); use --gpus-per-node",
                 socket.line,
                 socket.directive,
+            )
+        )
+    per_task = parsed.last("gpus-per-task")
+    if per_task is not None and not any(
+        parsed.given(k) for k in ("ntasks", "gpus", "ntasks-per-node", "ntasks-per-gpu")
+    ):
+        issues.append(  # Slurm 22.05's own check, found by the oracle (test_slurm_oracle.py)
+            error(
+                "gpus-per-task-without-tasks",
+                f"{per_task.show()}: --gpus-per-task used without either --gpus or -n/--ntasks "
+                "is not allowed (sbatch refuses it); add --ntasks",
+                per_task.line,
+                per_task.directive,
             )
         )
     tres = parsed.last("tres-per-task")

@@ -25,6 +25,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Final
 
+from gryvia_cli.sbatch.layout import tasks_per_node_text
 from gryvia_cli.sbatch.runtime.slurm_common import RUNTIME_ENV, SCRIPT_ENV
 from gryvia_cli.sbatch.runtime.slurm_step import SRUN_REQUIRED, SRUN_SHORT
 
@@ -254,7 +255,7 @@ def runtime_owners(jobs: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def build_launch(
     script: str,
     *,
-    tasks_per_node: int,
+    task_counts: tuple[int, ...],
     time_limit_seconds: int | None,
     user_env: Iterable[str] = (),
     config: str,
@@ -262,16 +263,20 @@ def build_launch(
 ) -> Launch:
     """Command and env that run `script` faithfully in every pod of the job.
 
-    `tasks_per_node` is srun's default task count per pod; `time_limit_seconds` is enforced by
+    `task_counts` are srun's default task counts per pod, pod 0 first (GRYVIA_SLURM_TASKS_PER_NODE:
+    one number when every pod starts as many, else Slurm's form `3,2`, `2(x2),1(x2)`, which
+    `runtime/slurm_common.expand_counts` reads); `time_limit_seconds` is enforced by
     the runtime too (Slurm's message, SIGTERM, KillWait, SIGKILL); `user_env` names variables
     the script's `--export` sets, which the runtime must not drop; `config` names the
     runtime ConfigMap the script and runtime are read from; `outputs` the --output/--error
     patterns and --open-mode as env (`runtime/slurm_output.py` reads them).
     """
     keep = set(user_env)
+    even = len(set(task_counts)) == 1
+    per_node = str(task_counts[0]) if even else tasks_per_node_text(task_counts)
     scrub = ",".join(name for name in OPERATOR_VARIABLES if name not in keep)
     env: list[dict[str, Any]] = [
-        {"name": "GRYVIA_SLURM_TASKS_PER_NODE", "value": str(tasks_per_node)},
+        {"name": "GRYVIA_SLURM_TASKS_PER_NODE", "value": per_node},
         {"name": "GRYVIA_SLURM_SCRUB", "value": scrub},
         _field("GRYVIA_JOB_UID", "metadata.labels['batch.kubernetes.io/controller-uid']"),
         _field("GRYVIA_JOB_UID_LEGACY", "metadata.labels['controller-uid']"),

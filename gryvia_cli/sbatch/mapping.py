@@ -266,7 +266,7 @@ def build_jobs(
     user_env = list(plan.export.values) if plan.export else []
     launch = build_launch(
         parsed.text,
-        tasks_per_node=res.tasks_per_node,
+        task_counts=res.layout,
         time_limit_seconds=res.time_limit_seconds,
         user_env=user_env,
         config=runtime_config_name(plan.base_name),

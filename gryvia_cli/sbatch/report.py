@@ -28,6 +28,7 @@ def _resources(res: Resources) -> dict[str, Any]:
         "memoryPerPodBytes": res.memory_bytes,
         "memoryWholeNode": res.memory_whole_node,
         "tasksPerPod": res.tasks_per_node,
+        "taskLayout": list(res.layout),
         "timeLimitSeconds": res.time_limit_seconds,
     }
 

@@ -1,9 +1,10 @@
 """Resolve the core directives into one pod's resources, as Slurm would size a node.
 
 Rules (sbatch(1) sections named per step; README of the shared examples §5-§10):
-nodes (-N, range uses the minimum), tasks per node (--ntasks-per-node, else --ntasks/nodes,
-else --ntasks-per-gpu x GPUs, else 1), GPUs per node (--gres, --gpus-per-node, --gpus-per-task
-x tasks, --gpus / nodes), CPUs per node (--cpus-per-gpu x GPUs, else --cpus-per-task x tasks,
+nodes (-N, range uses the minimum), tasks per node (`layout.task_layout`: --ntasks-per-node,
+else --ntasks in Slurm's block layout, else --ntasks-per-gpu x GPUs, else 1; a pod is sized for
+the largest share), GPUs per node (--gres, --gpus-per-node, --gpus-per-task x tasks,
+--gpus / nodes), CPUs per node (--cpus-per-gpu x GPUs, else --cpus-per-task x tasks,
 at least --mincpus), memory per node in bytes (--mem, --mem-per-cpu x CPUs, --mem-per-gpu x
 GPUs; --mem=0 is the whole node), time limit in seconds rounded up to whole minutes.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from gryvia_cli.sbatch.exclusive import GpuChoice, take_whole_nodes, untranslatable_gpus
+from gryvia_cli.sbatch.layout import is_uneven, task_layout, tasks_per_node_text
 from gryvia_cli.sbatch.model import (
     Directive,
     ImportSettings,
@@ -57,6 +59,13 @@ class Resources:
     memory_whole_node: bool
     time_limit_seconds: int | None
     array: ArraySpec | None
+    task_counts: tuple[int, ...] = ()
+    """Tasks per pod, pod 0 first (`layout.task_layout`); `tasks_per_node` is the largest."""
+
+    @property
+    def layout(self) -> tuple[int, ...]:
+        """Tasks per pod, pod 0 first (every pod `tasks_per_node` when not given)."""
+        return self.task_counts or (self.tasks_per_node,) * self.nodes
 
     @property
     def total_gpus(self) -> int:
@@ -175,27 +184,14 @@ def resolve(
         )
         nodes = ntasks
 
-    tasks = 1
-    if per_node is not None:
-        tasks = per_node
-        if ntasks is not None and ntasks < nodes * per_node and ntasks % nodes == 0:
-            tasks = ntasks // nodes  # with --ntasks it is a maximum per node (sbatch(1))
-        elif ntasks is not None and ntasks != nodes * per_node:
-            read.fail(
-                "uneven-tasks",
-                f"--ntasks={ntasks} with --ntasks-per-node={per_node} on {nodes} node(s) is an "
-                "uneven task layout, which is not supported",
-                ntasks_dir,
-            )
-    elif ntasks is not None:
-        if ntasks % nodes:
-            read.fail(
-                "uneven-tasks",
-                f"--ntasks={ntasks} does not divide evenly over {nodes} nodes; "
-                "set --ntasks-per-node",
-                ntasks_dir,
-            )
-        tasks = max(ntasks // nodes, 1)
+    try:
+        counts = task_layout(nodes, ntasks, per_node)
+    except ValueError as exc:
+        read.fail("too-many-tasks", str(exc), ntasks_dir)
+        counts = (1,) * nodes
+    if is_uneven(counts):
+        read.warn("uneven-task-layout", _uneven_message(counts), ntasks_dir)
+    tasks = max(counts)
 
     gpus, gpu_type, source = _gpus(read, nodes, tasks, gres, gres_dir, gpn, gpn_dir, gpus_total,
                                    gpus_dir, gpt, gpt_dir)  # fmt: skip
@@ -203,6 +199,7 @@ def resolve(
         if gpus == 0:
             read.fail("invalid-number", "--ntasks-per-gpu needs GPUs", per_gpu_dir)
         tasks = max(per_gpu * gpus, 1)
+        counts = (tasks,) * nodes
 
     constraint = parsed.last("constraint")
     if constraint is not None and constraint.value:
@@ -231,7 +228,7 @@ def resolve(
             read.warn(
                 "cpus-per-gpu-without-gpus", "--cpus-per-gpu without GPUs is ignored", cpg_dir
             )
-        cpus = (cpt or 1) * tasks
+        cpus = (cpt or 1) * max(tasks, per_node or 0)  # Slurm: MinCPUsNode, per-node max
     cpus = max(cpus, mincpus or 0)
 
     memory_bytes, whole = _memory_bytes(read, memory, cpus, gpus)
@@ -240,6 +237,7 @@ def resolve(
     resources = Resources(
         nodes=nodes,
         tasks_per_node=tasks,
+        task_counts=counts,
         gpus_per_node=gpus,
         gpu_type=gpu_type,
         gpu_type_source=source,
@@ -250,6 +248,14 @@ def resolve(
         array=array,
     )
     return resources, read.issues
+
+
+def _uneven_message(counts: tuple[int, ...]) -> str:
+    return (
+        f"tasks per pod {tasks_per_node_text(counts)} (Slurm's block layout; on nodes with more "
+        "CPUs Slurm 22.05 may pack the first node); every pod requests the CPUs, GPUs and memory "
+        f"of the largest share ({max(counts)} tasks)"
+    )
 
 
 def _memory_options(read: _Reader) -> dict[str, tuple[int | None, Directive | None]]:

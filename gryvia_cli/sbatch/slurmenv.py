@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from gryvia_cli.sbatch.layout import tasks_per_node_text
 from gryvia_cli.sbatch.model import ParsedScript
 from gryvia_cli.sbatch.resources import MIB
 from gryvia_operator.api.names import service_name
@@ -41,14 +42,14 @@ def slurm_env(
         "SLURM_JOB_NUM_NODES": str(res.nodes),
         "SLURM_JOB_NODELIST": hosts,
         "SLURM_NODELIST": hosts,
-        "SLURM_TASKS_PER_NODE": f"{res.tasks_per_node}{times}",
+        "SLURM_TASKS_PER_NODE": tasks_per_node_text(res.layout),
         "SLURM_CPUS_ON_NODE": str(res.cpus_per_node),
         "SLURM_JOB_CPUS_PER_NODE": f"{res.cpus_per_node}{times}",
         "SLURM_CLUSTER_NAME": CLUSTER_NAME,
         "SLURM_SUBMIT_HOST": CLUSTER_NAME,
     }
     if any(parsed.given(key) for key in ("ntasks", "ntasks-per-node", "ntasks-per-gpu")):
-        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(res.tasks_per_node * res.nodes)
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(sum(res.layout))
     optional = {
         "ntasks-per-node": "SLURM_NTASKS_PER_NODE",
         "ntasks-per-gpu": "SLURM_NTASKS_PER_GPU",

@@ -96,6 +96,19 @@ def compress_hostlist(names: list[str]) -> str:
     return ",".join(parts + plain)
 
 
+def expand_counts(text: str, nodes: int) -> list[int]:
+    """Tasks per node from GRYVIA_SLURM_TASKS_PER_NODE: one number for every node (`4`), or
+    Slurm's form per node (`3,2`, `2(x2),1(x2)`, as in SLURM_TASKS_PER_NODE); the last count
+    repeats when the list is shorter than `nodes`."""
+    counts: list[int] = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", part)
+        if match is None:
+            raise ValueError(f"bad tasks per node: {text!r}")
+        counts += [int(match.group(1))] * int(match.group(2) or 1)
+    return (counts + counts[-1:] * nodes)[: max(nodes, len(counts))]
+
+
 class Config:
     """What a pod knows about its job, read from the environment."""
 
@@ -104,7 +117,9 @@ class Config:
         nodelist = expand_hostlist(environ.get("SLURM_JOB_NODELIST", ""))
         self.nodelist = nodelist or [socket.gethostname()]
         self.nodes = int(environ.get("SLURM_NNODES") or len(self.nodelist))
-        self.tasks_per_node = int(environ.get("GRYVIA_SLURM_TASKS_PER_NODE") or 1)
+        self.task_counts = expand_counts(
+            environ.get("GRYVIA_SLURM_TASKS_PER_NODE") or "1", self.nodes
+        )
         self.port = int(environ.get("GRYVIA_SLURM_PORT") or DEFAULT_PORT)
         self.rundir = environ.get("GRYVIA_SLURM_RUNDIR", "")
         self.overrides = [h for h in environ.get("GRYVIA_SLURM_HOSTS", "").split(",") if h]

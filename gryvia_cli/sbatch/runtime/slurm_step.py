@@ -129,11 +129,15 @@ def plan_step(cfg: common.Config, opts: dict[str, str]) -> list[tuple[int, list[
     nodes = nodes[_count(opts, "relative") :]
     want_nodes, ntasks = _count(opts, "nodes"), _count(opts, "ntasks")
     per_node = _count(opts, "ntasks-per-node")
+    sizes: list[int] = []
     if ntasks:
         width = want_nodes or (-(-ntasks // per_node) if per_node else min(ntasks, len(nodes)))
-    else:
+    else:  # the job's own tasks on each node (its layout may be uneven: 3,2)
         width = want_nodes or len(nodes)
-        ntasks = width * (per_node or cfg.tasks_per_node)
+        if width > len(nodes):
+            raise SrunError(f"Only allocated {len(nodes)} nodes asked for {width}")
+        sizes = [per_node or cfg.task_counts[node] for node in nodes[:width]]
+        ntasks = sum(sizes)
     width = min(width, ntasks)
     if width > len(nodes) or width < 1:
         raise SrunError(f"Only allocated {len(nodes)} nodes asked for {width}")
@@ -141,7 +145,7 @@ def plan_step(cfg: common.Config, opts: dict[str, str]) -> list[tuple[int, list[
     first = 0
     for slot in range(width):
         even = ntasks // width + (slot < ntasks % width)
-        size = min(per_node, ntasks - first) if per_node else even
+        size = sizes[slot] if sizes else min(per_node, ntasks - first) if per_node else even
         layout.append((nodes[slot], list(range(first, first + size))))
         first += size
     return [(node, ids) for node, ids in layout if ids]

@@ -74,6 +74,21 @@ def test_slurm_variables_follow_slurms_conditions() -> None:
     assert "SLURM_CPUS_PER_TASK" not in env_of(plain)
 
 
+def test_an_uneven_layout_reaches_the_pods() -> None:
+    # issue 39, finding 4: -N 2 -n 5 was refused; Slurm runs it as 3 + 2 tasks
+    conversion = convert(sbatch("-N 2", "-n 5", "-c 2"))
+    assert conversion.ok, conversion.report["errors"]
+    (job,) = conversion.jobs
+    env = env_of(job)
+    assert (env["SLURM_NTASKS"], env["SLURM_TASKS_PER_NODE"]) == ("5", "3,2")
+    assert env["GRYVIA_SLURM_TASKS_PER_NODE"] == "3,2"
+    assert job["spec"]["distributed"]["nodes"] == 2
+    assert job["spec"]["resources"]["requests"]["cpu"] == "6"  # the largest share, 3 x 2
+    assert conversion.report["resources"]["taskLayout"] == [3, 2]
+    (four,) = convert(sbatch("-N 4", "-n 6")).jobs
+    assert env_of(four)["SLURM_TASKS_PER_NODE"] == "2(x2),1(x2)"
+
+
 def test_runtime_variables_come_from_the_pod() -> None:
     conversion = convert(sbatch("-N 2", "-t 90"))
     (job,) = conversion.jobs
@@ -229,6 +244,7 @@ def test_report_shape() -> None:
         "memoryPerPodBytes": 8 * 2**30,
         "memoryWholeNode": False,
         "tasksPerPod": 1,
+        "taskLayout": [1, 1],
         "timeLimitSeconds": 129600,
     }
     assert report["array"] == {"indices": [0, 1, 2, 3], "maxParallel": 1}

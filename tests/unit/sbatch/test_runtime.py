@@ -129,6 +129,28 @@ def test_batch_and_task_environments(tmp_path: Path) -> None:
     assert task["SLURM_STEP_NUM_TASKS"] == task["SLURM_NTASKS"] == "2"
 
 
+UNEVEN = """#!/bin/sh
+#SBATCH -N 2
+#SBATCH -n 5
+srun sh -c 'echo "task $SLURM_PROCID local $SLURM_LOCALID node $SLURM_NODEID of $SLURM_NTASKS \
+$SLURM_TASKS_PER_NODE gtids $SLURM_GTIDS"'
+"""
+
+
+def test_an_uneven_layout_starts_each_pods_own_count(tmp_path: Path) -> None:
+    # issue 39, finding 4: -N 2 -n 5 runs 3 + 2 tasks, ranks contiguous per node (block)
+    pods = run_pods(UNEVEN, tmp_path)
+    assert [pod.code for pod in pods] == [0, 0], pods[0].err
+    tasks = sorted(line for line in pods[0].out.splitlines() if line.startswith("task "))
+    assert tasks == [
+        "task 0 local 0 node 0 of 5 3,2 gtids 0,1,2",
+        "task 1 local 1 node 0 of 5 3,2 gtids 0,1,2",
+        "task 2 local 2 node 0 of 5 3,2 gtids 0,1,2",
+        "task 3 local 0 node 1 of 5 3,2 gtids 3,4",
+        "task 4 local 1 node 1 of 5 3,2 gtids 3,4",
+    ]
+
+
 EXIT_CODES = """#!/bin/sh
 #SBATCH -N 2
 #SBATCH --ntasks-per-node=2

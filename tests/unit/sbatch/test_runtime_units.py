@@ -10,6 +10,7 @@ import pytest
 from gryvia_cli.sbatch.runtime.slurm_common import (
     Config,
     compress_hostlist,
+    expand_counts,
     expand_hostlist,
     output_path,
 )
@@ -23,7 +24,7 @@ from gryvia_cli.sbatch.runtime.slurm_step import (
 RUNTIME = Path(__file__).resolve().parents[3] / "gryvia_cli/sbatch/runtime"
 
 
-def config(nodes: int = 4, tasks: int = 1) -> Config:
+def config(nodes: int = 4, tasks: int | str = 1) -> Config:
     names = ",".join(f"j-{i}.j-headless" for i in range(nodes))
     return Config({"SLURM_JOB_NODELIST": names, "SLURM_NNODES": str(nodes),
                    "GRYVIA_SLURM_TASKS_PER_NODE": str(tasks)})  # fmt: skip
@@ -84,6 +85,33 @@ def test_parse_srun() -> None:
 )
 def test_plan_step(opts: dict[str, str], tasks: int, layout: list[tuple[int, list[int]]]) -> None:
     assert plan_step(config(4, tasks), opts) == layout
+
+
+@pytest.mark.parametrize(
+    ("nodes", "text", "counts"),
+    [(2, "4", [4, 4]), (2, "3,2", [3, 2]), (4, "2(x2),1(x2)", [2, 2, 1, 1]), (3, "2", [2, 2, 2])],
+)
+def test_expand_counts(nodes: int, text: str, counts: list[int]) -> None:
+    assert expand_counts(text, nodes) == counts
+    with pytest.raises(ValueError, match="bad tasks per node"):
+        expand_counts("3,x", nodes)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "per_node", "opts", "layout"),
+    [
+        # the job's own uneven layout: each pod starts its count, ranks contiguous per node
+        (2, "3,2", {}, [(0, [0, 1, 2]), (1, [3, 4])]),
+        (4, "2(x2),1(x2)", {}, [(0, [0, 1]), (1, [2, 3]), (2, [4]), (3, [5])]),
+        (2, "3,2", {"nodes": "1"}, [(0, [0, 1, 2])]),
+        (2, "3,2", {"relative": "1"}, [(1, [0, 1])]),
+        (2, "3,2", {"ntasks": "2"}, [(0, [0]), (1, [1])]),
+    ],
+)
+def test_plan_step_follows_an_uneven_job_layout(
+    nodes: int, per_node: str, opts: dict[str, str], layout: list[tuple[int, list[int]]]
+) -> None:
+    assert plan_step(config(nodes, per_node), opts) == layout
 
 
 def test_plan_step_refuses_more_nodes_than_allocated() -> None:

@@ -106,11 +106,12 @@ crds: install ## Regenerate the chart's CRDs and the CRD reference from the mode
 krew-archive: ## The krew archive of kubectl gryvia in dist/ (reproducible; its sha256 is in plugins/krew/gryvia.yaml)
 	@$(BIN)/python plugins/krew/archive.py dist
 
-docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings)
+docs: install crds ## Regenerate every generated document (CLI, CRDs, chart values, keybindings, JSON schemas)
 	$(BIN)/python -m gryvia_cli.docgen > docs/cli.md
 	$(BIN)/python -c "from gryvia_cli.tui import bindings; print(bindings.render_markdown())" > docs/keybindings.md
 	$(BIN)/python charts/gryvia/hack/values_doc.py
 	$(BIN)/python -m gryvia.apidoc > docs/reference/python.md
+	$(BIN)/python -m gryvia_cli.schemas docs/reference/json
 
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench

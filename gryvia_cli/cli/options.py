@@ -133,7 +133,7 @@ def render_entries(
     fmt: OutputFormat, kind: str, items: list[dict[str, Any]], names: list[str], empty: str
 ) -> bool:
     """Print a report's entries as machines want them and return True: `-o json|yaml` as
-    {apiVersion: gryvia.io/cli, kind: `kind`, items: `items`}, `-o name` as the `names`
+    {apiVersion: cli.gryvia.io/v1, kind: `kind`, items: `items`}, `-o name` as the `names`
     lines; likewise True after saying `empty` (stderr) when there are no entries. False for
     the people formats (table, wide) with entries: the command prints its table."""
     from gryvia_cli.output import MACHINE_FORMATS, info, render_data, render_names

@@ -55,7 +55,7 @@ def capacity(
       gryvia capacity -o json | jq '.totals'
       gryvia capacity -w 10
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: Capacity, types: [{gpuType, nodes, total,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: Capacity, types: [{gpuType, nodes, total,
     allocated, free, pending, shortfall, headroom, unavailable, suspended, reserved,
     sharedNodes, maintenance, notes}], totals, unspecifiedPending, nodes: [{name, gpuType,
     total, allocated, free, phase, usable, reservedFor, maintenance}], warnings}.

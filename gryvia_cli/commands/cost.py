@@ -136,7 +136,7 @@ def cost(
     each submitter, project or label value instead (records without one are the row `-`),
     then the GryviaBudgets of that scope type (`user`, `project`).
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: CostReport, period, from, to, items: [{team,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: CostReport, period, from, to, items: [{team,
     namespaces, spent, budget, monthlyBudget, remaining, percentUsed, projected, currency,
     gpuHours, jobs, unpricedGpuHours?, activeGpuHours?, idleCost?}], budgets: [{name, scope,
     period, state, usage, utilization, limit, thresholds, forecast}], total: {spent, budget,

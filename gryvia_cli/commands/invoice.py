@@ -58,7 +58,7 @@ def invoice(
     TENANT MONTH` (a GryviaInvoice: Finalized, then Paid or Void); the estimate then names
     that invoice. See `gryvia invoice finalize --help`.
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: InvoiceList, month, items: [{number, tenant,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: InvoiceList, month, items: [{number, tenant,
     period: {from, to}, currency, status, generatedAt, lines: [{sku, gpuType, gpuHours, rate,
     amount, jobs, unpricedGpuHours?}], subtotal, jobs, open, note, unpricedGpuHours?,
     finalized?: {name, number, state, total}}]}; an unpriced line has `rate` and `amount`

@@ -46,7 +46,7 @@ def verify(
     (gaps), and two entries with one sequence or one usage record (duplicates). Exits 1 when
     any problem is found.
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: LedgerVerification, tenant, entries, valid,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: LedgerVerification, tenant, entries, valid,
     problems[], headSequence, headHash, hashVersion}. CSV:
     `tenant,valid,entries,headSequence,headHash,hashVersion,problem`, one row per problem
     (one row with an empty problem when valid). A tenant that does not exist and has no

@@ -84,7 +84,7 @@ def start(
       gryvia maintenance start gpu-3 --reason "replace PSU" --drain --timeout 5m --yes
       gryvia maintenance start gpu-3 --drain -o json
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: MaintenanceReport, node, since, reason,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: MaintenanceReport, node, since, reason,
     cordoned, drained, evicted: [{namespace, name}], notEvicted: [{namespace, name, budget,
     reason}], skipped: [{namespace, name, reason}], terminating: [{namespace, name}]}.
     """
@@ -222,7 +222,7 @@ def list_nodes(ctx: typer.Context, output: OutputOpt = None) -> None:
       gryvia maintenance list
       gryvia maintenance list -o json | jq '.items[].node'
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: MaintenanceList, items: [{node, since,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: MaintenanceList, items: [{node, since,
     ageSeconds, reason, cordoned, gpuType, gpus}]}.
     """
     from gryvia_cli.core.maintenance import LIST_COLUMNS, LIST_WIDE_COLUMNS, list_row, marked_nodes

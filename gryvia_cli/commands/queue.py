@@ -88,7 +88,7 @@ def queue(
       gryvia queue -A --mine
       gryvia queue -o json | jq '.items[] | {name, reason}'
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: Queue, items: [{position, namespace, name,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: Queue, items: [{position, namespace, name,
     user, tenant, gpuType, gpus, gpusPerPod, pods, phase, createdAt, waitingSeconds, reason,
     blocker, estimatedStart, start, kueueQueue, flavor, borrowedGPUs}]}; blocker and
     estimatedStart are the job's status.pending and status.estimatedStart as the operator

@@ -101,7 +101,7 @@ def usage(
     job's mean GPU activity, of sealed runs) and IDLE COST (the rest of those GPU-hours x the
     rate) follow; `-` for a group with no such run.
 
-    JSON/YAML: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from, to, tenant,
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: UsageReport, groupBy, from, to, tenant,
     items: [{<group> (`label` for label:KEY), gpuHours, cost, currency, jobs,
     unpricedGpuHours?, activeGpuHours?, idleCost?}], total: {...}, note}; `unpricedGpuHours`
     only with unpriced usage, `cost` null when none is priced, `activeGpuHours` and

@@ -27,7 +27,7 @@ def read_capacity(state: Connection, gpu_type: str | None) -> tuple[CapacityRepo
 
 
 def capacity_document(report: CapacityReport, notes: list[str]) -> dict[str, Any]:
-    """`gryvia capacity -o json`: {apiVersion: gryvia.io/cli, kind: Capacity, types, totals,
+    """`gryvia capacity -o json`: {apiVersion: cli.gryvia.io/v1, kind: Capacity, types, totals,
     unspecifiedPending, nodes, warnings} (the shape the capacity command's help documents)."""
     from gryvia_operator.api.names import CLI_API_VERSION
 

@@ -44,7 +44,7 @@ class TeamCostReport:
         return sum(budgets) if budgets else None
 
     def as_dict(self) -> dict[str, Any]:
-        """`gryvia cost -o json`: {apiVersion: gryvia.io/cli, kind: CostReport, period, from,
+        """`gryvia cost -o json`: {apiVersion: cli.gryvia.io/v1, kind: CostReport, period, from,
         to, items, budgets, total} (the shape the cost command's help documents)."""
         from gryvia_cli.core.budgets import budget_summary
         from gryvia_operator.api.names import CLI_API_VERSION

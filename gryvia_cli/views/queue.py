@@ -75,7 +75,7 @@ def read_queue(
 
 
 def queue_document(entries: list[QueueEntry]) -> dict[str, Any]:
-    """`gryvia queue -o json`: {apiVersion: gryvia.io/cli, kind: Queue, items: [QueueEntry
+    """`gryvia queue -o json`: {apiVersion: cli.gryvia.io/v1, kind: Queue, items: [QueueEntry
     as_dict]} (the shape the queue command's help documents)."""
     from gryvia_operator.api.names import CLI_API_VERSION
 

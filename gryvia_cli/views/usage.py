@@ -62,7 +62,7 @@ def usage_document(
     end: dt.datetime | None,
     tenant: str | None,
 ) -> dict[str, Any]:
-    """`gryvia usage -o json`: {apiVersion: gryvia.io/cli, kind: UsageReport, groupBy, from,
+    """`gryvia usage -o json`: {apiVersion: cli.gryvia.io/v1, kind: UsageReport, groupBy, from,
     to, tenant, items, total, note} (the shape the usage command's help documents)."""
     from gryvia_cli.core.billing import group_field
     from gryvia_operator.api.names import CLI_API_VERSION

@@ -15,8 +15,9 @@ GROUP: Final = "gryvia.io"
 """The API group of every Gryvia kind, and the prefix of every label and annotation."""
 VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
-CLI_API_VERSION: Final = f"{GROUP}/cli"
-"""`apiVersion` of the documents the CLI prints for computed views (capacity, cost, ...)."""
+CLI_API_VERSION: Final = f"cli.{GROUP}/v1"
+"""`apiVersion` of the documents the CLI prints for computed views (capacity, cost, ...):
+group `cli.gryvia.io`, version `v1` (docs/json-output.md: fields are only added within v1)."""
 AIJOB_KIND_NAME: Final = "GryviaAIJob"
 
 # Labels on every child of a GryviaAIJob and on its pods.

@@ -30,7 +30,7 @@ COPY pyproject.toml README.md ./
 COPY gryvia_cli ./gryvia_cli
 COPY gryvia_operator ./gryvia_operator
 RUN pip install --upgrade pip setuptools wheel \
- && pip install ".[operator]" \
+ && pip install ".[operator,stripe]" \
  && python -m compileall -q /opt/venv \
  && gryvia-operator --help > /dev/null
 

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -12,10 +12,10 @@ help: ## List the targets
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,operator,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,operator,mcp,stripe]'
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install gryvia with its dev, operator and mcp extras
+install: $(VENV)/.installed ## Create .venv and install gryvia with its dev, operator, mcp and stripe extras
 	@# Bytecode for the editable install, as a wheel install has it (startup does not compile
 	@# every module, even where PYTHONDONTWRITEBYTECODE is set); only changed files are redone.
 	@$(BIN)/python -m compileall -q gryvia_cli gryvia_operator > /dev/null
@@ -44,6 +44,9 @@ k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, 
 
 kueue-bin: ## Build Kueue's controller manager into the same cache (sandbox up --kueue and its tests)
 	tools/k8s/build-kueue.sh
+
+stripe-mock-bin: ## Build stripe-mock (Stripe's offline API server) into the same cache (the Stripe test-mode test)
+	tools/k8s/build-stripe-mock.sh
 
 k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
 	tools/k8s/build-k9s.sh
@@ -84,11 +87,11 @@ define both_halves
 	test $$cluster -eq 0 && test $$pure_rc -eq 0
 endef
 
-test: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
+test: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1
-test-all: install k8s-bin kueue-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
+test-all: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
 	$(both_halves)
 
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)

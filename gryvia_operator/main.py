@@ -45,6 +45,7 @@ def configure_logging(settings: OperatorSettings) -> None:
     if settings.log_level != "debug":  # kopf is chatty at info about every handler
         logging.getLogger("kopf").setLevel(logging.WARNING)
         logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+        logging.getLogger("stripe").setLevel(logging.WARNING)  # one line per request (--stripe)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

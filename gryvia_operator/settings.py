@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gryvia_operator.api.ssrf import parse_cidrs
+from gryvia_operator.stripesettings import StripeSettings, add_stripe_arguments, stripe_problems
 
 LogFormat = Literal["json", "text"]
 LogLevel = Literal["debug", "info", "warning", "error"]
@@ -22,8 +23,9 @@ def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-class OperatorSettings(BaseSettings):
-    """Everything the operator process is configured with; flags override env variables."""
+class OperatorSettings(StripeSettings, BaseSettings):
+    """Everything the operator process is configured with; flags override env variables
+    (the Stripe fields: `gryvia_operator.stripesettings`)."""
 
     model_config = SettingsConfigDict(env_prefix="GRYVIA_OPERATOR_", extra="ignore")
 
@@ -251,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the hash-chained billing ledger (env GRYVIA_OPERATOR_BILLING_LEDGER); "
         "default off",
     )
+    add_stripe_arguments(p)
     add(
         "--enable-job-hooks",
         action=argparse.BooleanOptionalAction,
@@ -384,4 +387,8 @@ def parse_settings(argv: Sequence[str] | None = None) -> OperatorSettings:
     if args.pop("all_namespaces"):
         args["namespaces"] = []
     given = {k: v for k, v in args.items() if v is not None}
-    return OperatorSettings(**given)
+    settings = OperatorSettings(**given)
+    problems = stripe_problems(settings, settings.metrics_port)
+    if problems:
+        build_parser().error("; ".join(problems))
+    return settings

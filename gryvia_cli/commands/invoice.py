@@ -61,8 +61,9 @@ def invoice(
     JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: InvoiceList, month, items: [{number, tenant,
     period: {from, to}, currency, status, generatedAt, lines: [{sku, gpuType, gpuHours, rate,
     amount, jobs, unpricedGpuHours?}], subtotal, jobs, open, note, unpricedGpuHours?,
-    finalized?: {name, number, state, total}}]}; an unpriced line has `rate` and `amount`
-    null, `subtotal` is null when no line is priced.
+    finalized?: {name, number, state, total, stripeInvoiceId?}}]} (stripeInvoiceId: the
+    Stripe invoice it was pushed as); an unpriced line has `rate` and `amount` null,
+    `subtotal` is null when no line is priced.
     CSV: `invoice,tenant,period_from,period_to,sku,gpuType,jobs,gpuHours,rate,amount,currency`
     and a TOTAL line per invoice (an unpriced line: empty rate, amount `unpriced`);
     formula-like cells get a leading apostrophe.
@@ -135,6 +136,9 @@ def _link_finalized(items: list[dict[str, Any]], stored: list[dict[str, Any]], m
                     "state": spec.get("state"),
                     "total": spec.get("total"),
                 }
+                stripe = ((inv.get("status") or {}).get("stripe") or {}).get("invoiceId")
+                if stripe:
+                    item["finalized"]["stripeInvoiceId"] = stripe
 
 
 NameArg = Annotated[
@@ -326,6 +330,9 @@ def mark_paid(
 @app.command("show")
 def show(ctx: typer.Context, name: NameArg, output: ReportOutputOpt = None) -> None:
     """Show a finalized invoice: its lines, total and life cycle.
+
+    With the operator's Stripe push on (`--stripe`), also the Stripe invoice it became
+    (status.stripe: invoiceId, customerId, pushedAt), which -o json/yaml print as stored.
 
     Examples:
       gryvia invoice show inv-vision-202611-1

@@ -32,6 +32,8 @@ def render_estimate(inv: Mapping[str, Any]) -> None:
             f"Final:    {final['number']} ({final['state']}, {final['total']} {cur}); "
             f"see: gryvia invoice show {final['name']}"
         )
+        if final.get("stripeInvoiceId"):
+            emit(f"Stripe:   {final['stripeInvoiceId']}")
     render_table(
         INVOICE_COLUMNS,
         [
@@ -67,6 +69,17 @@ def warn_unpriced(items: Sequence[Mapping[str, Any]]) -> None:
         )
 
 
+def stripe_text(inv: Mapping[str, Any]) -> str:
+    """Where a GryviaInvoice went in Stripe (`status.stripe`, `--stripe` on the operator):
+    `in_... (customer cus_..., pushed 2026-12-01T00:00:05Z)`, `in_... (push under way)`, or ""
+    when it was not pushed."""
+    pushed = ((inv.get("status") or {}).get("stripe") or {}) if isinstance(inv, Mapping) else {}
+    if not pushed.get("invoiceId"):
+        return ""
+    when = f"pushed {pushed['pushedAt']}" if pushed.get("pushedAt") else "push under way"
+    return f"{pushed['invoiceId']} (customer {pushed.get('customerId') or '-'}, {when})"
+
+
 def show_invoice(inv: dict[str, Any], fmt: ReportFormat) -> None:
     """Print a GryviaInvoice as a table, CSV, JSON or YAML (the object as stored)."""
     if fmt is ReportFormat.csv:
@@ -91,6 +104,9 @@ def show_invoice(inv: dict[str, Any], fmt: ReportFormat) -> None:
             emit(f"{label} {spec[key]}")
     if spec.get("voidedAt"):
         emit(f"Void:     {spec['voidedAt']} by {spec.get('voidedBy')}: {spec.get('voidReason')}")
+    stripe = stripe_text(inv)
+    if stripe:
+        emit(f"Stripe:   {stripe}")
     render_table(
         ("seq", "job", "sku", "gpu hours", "rate/h", "amount"),
         [

@@ -10,6 +10,9 @@ largest remainder). Lines, total, number and ledger range never change; Paid and
 invoices never change at all (CEL here; the webhook says the same and lets only Drafts be
 deleted).
 
+The status says where the operator pushed a Finalized invoice in Stripe (`--stripe`,
+docs/billing.md "Stripe test mode"); the spec never records it.
+
 Pure: `gryvia invoice finalize|void|mark-paid` and the webhook use these rules.
 """
 
@@ -153,11 +156,31 @@ class GryviaInvoiceSpec(GryviaModel):
     void_reason: Annotated[str, StringConstraints(max_length=REASON_MAX)] | None = None
 
 
+class StripePush(GryviaModel):
+    """Where the invoice went in Stripe (opt-in `--stripe`, docs/billing.md "Stripe test
+    mode"): written by the operator as it pushes, so a push resumed after a crash reuses the
+    invoice already created there instead of creating a second one."""
+
+    customer_id: Str253 = ""
+    """The tenant's Stripe customer (`cus_...`)."""
+    invoice_id: Str253 = ""
+    """The Stripe invoice (`in_...`), set as soon as Stripe created it."""
+    pushed_at: Timestamp | None = None
+    """When every line was on the Stripe invoice and Stripe finalized it: the push is done."""
+
+
+class GryviaInvoiceStatus(GryviaModel):
+    """What the operator did with the invoice outside the cluster."""
+
+    stripe: StripePush | None = None
+
+
 class GryviaInvoice(GryviaResource):
     """A finalized monthly invoice of a tenant (Draft, Finalized, Paid or Void)."""
 
     kind: Literal["GryviaInvoice"] = "GryviaInvoice"
     spec: GryviaInvoiceSpec
+    status: GryviaInvoiceStatus | None = None
 
 
 INVOICE_KIND = KindInfo(
@@ -171,6 +194,7 @@ INVOICE_KIND = KindInfo(
         PrinterColumn("State", ".spec.state"),
         PrinterColumn("Total", ".spec.total"),
         PrinterColumn("Currency", ".spec.currency"),
+        PrinterColumn("Stripe", ".status.stripe.invoiceId", priority=1),
         AGE_COLUMN,
     ),
 )

@@ -40,6 +40,12 @@ class Metrics:
     - `writes{kind,verb}`: API writes;
     - `queue_depth{queue}`: keys waiting (`aijob`, `node`, `waiting_for_nodes`), set at scrape;
     - `webhook{webhook,allowed}` and `webhook_latency{webhook}`: admission reviews;
+    - `stripe_requests{step,result}`: calls to Stripe (`--stripe`), by step (`customer`,
+      `invoice`, `item`, `finalize`, the searches and reads) and result (`ok`, `error`);
+    - `stripe_passes`: passes of the Stripe pusher over the invoices (each looks at every
+      invoice; a pushed one costs no call);
+    - `stripe_events{type,outcome}`: Stripe webhook events (`paid`, `already-paid`,
+      `ignored`, `unknown`, `bad-signature`);
     - `rss`: resident memory in bytes, read at scrape.
     """
 
@@ -88,6 +94,23 @@ class Metrics:
             "Time to answer one admission review.",
             ["webhook"],
             buckets=DEFAULT_BUCKETS,
+            registry=reg,
+        )
+        self.stripe_requests = Counter(
+            "gryvia_operator_stripe_requests_total",
+            "Calls to Stripe by step and result.",
+            ["step", "result"],
+            registry=reg,
+        )
+        self.stripe_passes = Counter(
+            "gryvia_operator_stripe_passes_total",
+            "Passes of the Stripe pusher over the GryviaInvoices.",
+            registry=reg,
+        )
+        self.stripe_events = Counter(
+            "gryvia_operator_stripe_events_total",
+            "Stripe webhook events by type and outcome.",
+            ["type", "outcome"],
             registry=reg,
         )
         self.rss = Gauge(

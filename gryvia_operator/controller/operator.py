@@ -27,6 +27,8 @@ from gryvia_operator.controller.leader import LeaderElector, LeaseTimings, defau
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
+from gryvia_operator.controller.stripeapi import StripeGateway
+from gryvia_operator.controller.stripehook import stripe_routes
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.kueue import KueueSettings
 from gryvia_operator.reconcile.views import node_inventory
@@ -114,6 +116,23 @@ async def _start_webhook(
     return server
 
 
+def _stripe_gateway(rt: Runtime, s: OperatorSettings) -> StripeGateway | None:
+    """The Stripe seam of `--stripe` (None when off); its calls are counted in `rt.metrics`."""
+    if not s.stripe or s.stripe_api_key is None or s.stripe_webhook_secret is None:
+        return None
+
+    def count(step: str, result: str) -> None:
+        rt.metrics.stripe_requests.labels(step=step, result=result).inc()
+
+    return StripeGateway(
+        s.stripe_api_key.get_secret_value(),
+        s.stripe_webhook_secret.get_secret_value(),
+        api_base=s.stripe_api_base,
+        days_until_due=s.stripe_days_until_due,
+        count=count,
+    )
+
+
 def _elector(s: OperatorSettings, api: KubeApi) -> LeaderElector:
     """The Lease election of `--leader-election`: the Lease in the pod's namespace unless
     one is given, this replica named by its pod (or host and pid)."""
@@ -162,6 +181,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             admission_fail_open=s.admission_fail_open,
             admission_default_hours=s.admission_default_hours,
             billing_ledger=s.billing_ledger,
+            stripe=s.stripe,
             job_hooks=s.enable_job_hooks,
             job_hook_allowed_cidrs=tuple(s.job_hook_allowed_cidrs),
             job_hook_workers=s.job_hook_workers,
@@ -189,6 +209,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
         job_workers=s.workers,
         webhook_ready=not s.webhook_port,
     )
+    rt.stripe = _stripe_gateway(rt, s)
     elector = _elector(s, api) if s.leader_election else None
 
     async def run_kopf(
@@ -214,7 +235,10 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
     with tempfile.TemporaryDirectory(prefix="gryvia-operator-") as tmp:
         try:
             role = elector.describe if elector is not None else None
-            runners = await serve_probes(rt, s.probe_host, s.health_port, s.metrics_port, role)
+            extra = stripe_routes(rt, rt.stripe) if rt.stripe is not None else []
+            runners = await serve_probes(
+                rt, s.probe_host, s.health_port, s.metrics_port, role, extra
+            )
             if s.webhook_port:
                 server = await _start_webhook(rt, s, api, Path(tmp), wiring)
                 rt.webhook_ready = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
@@ -16,6 +16,7 @@ async def serve_probes(
     health_port: int,
     metrics_port: int,
     role: Callable[[], str] | None = None,
+    metrics_extra: Sequence[web.RouteDef] = (),
 ) -> list[web.AppRunner]:
     """Serve `/healthz` and `/readyz` on `health_port` and `/metrics` on `metrics_port`
     (a port of 0 is not served); return the started runners, for `cleanup()`.
@@ -24,7 +25,8 @@ async def serve_probes(
     webhook serves, else 503; `/metrics` is the Prometheus text exposition of `rt.metrics`.
     With leader election, `role()` (`leader`, `standby (leader: NAME)`) follows the word of
     both probes: `ok: leader`, `ready: standby (leader: NAME)`; a leader that lost its Lease
-    is not ready (it is exiting).
+    is not ready (it is exiting). `metrics_extra` are more routes of the metrics port (Stripe's
+    webhook, `controller.stripehook`).
     Raises OSError when a port cannot be bound.
     """
 
@@ -47,7 +49,7 @@ async def serve_probes(
     runners = []
     for port, routes in (
         (health_port, [web.get("/healthz", healthz), web.get("/readyz", readyz)]),
-        (metrics_port, [web.get("/metrics", metrics)]),
+        (metrics_port, [web.get("/metrics", metrics), *metrics_extra]),
     ):
         if not port:
             continue

@@ -15,6 +15,7 @@ from typing import Any, cast
 from gryvia_operator.controller.kubeapi import KubeApi
 from gryvia_operator.controller.metrics import Metrics
 from gryvia_operator.controller.store import Indices, Recent
+from gryvia_operator.controller.stripeapi import StripeGateway
 from gryvia_operator.controller.workqueue import WorkQueue
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.registration import GpuNodeView
@@ -84,6 +85,8 @@ class Runtime:
     workspace_gpus: dict[WorkspaceKey, WorkspaceGpu] = field(default_factory=dict)
     """The GPU sampler's last reading of each GPU workspace (`--enable-gpu-metrics`), which
     the workspace controller judges idleness by (`reconcile.workspace_gpu`)."""
+    stripe: StripeGateway | None = None
+    """The Stripe seam (`--stripe`): pushes of Finalized invoices and webhook events."""
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once every watched kind has been listed (the first gated kopf handler ran)."""
     webhook_ready: bool = True

@@ -50,6 +50,7 @@ from gryvia_operator.handlers import (
     reservation,
     savedlogs,
     scheduler_preemption,
+    stripe_billing,
     tenant,
     workflow,
     workspace,
@@ -88,6 +89,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.MODEL_REGISTRY: ControllerRow(modelregistry, modelregistry.controller, "model_registry"),
     api.IDLE_POLICY: ControllerRow(idlepolicy, idlepolicy.controller),
     api.CHARGEBACK: ControllerRow(chargeback, chargeback.controller),
+    api.INVOICE: ControllerRow(stripe_billing),
 }
 """One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
 read by the scheduler, the gate and metering). The rows with a controller run on the kind
@@ -97,8 +99,6 @@ feature is on."""
 DATA_ONLY: Mapping[api.Resource, str] = {
     api.LEDGER_ENTRY: "written once per sealed usage record by the ledger writer; only the "
     "admission webhook sees it again (never changed nor deleted)",
-    api.INVOICE: "written by `gryvia invoice finalize` from ledger entries; only the admission "
-    "webhook sees it again (changes only along its life cycle)",
 }
 """Gryvia kinds no handler watches, and why."""
 
@@ -150,6 +150,9 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
+    pusher = stripe_billing.StripePusher(rt) if rt.config.stripe else None
+    if pusher is not None:  # written by `gryvia invoice finalize`; pushed to Stripe (--stripe)
+        stripe_billing.register(registry, rt, pusher)
     hooks = jobhook.build(rt)
     if hooks is not None:
         jobhook_events.register(registry, rt, hooks)
@@ -190,6 +193,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.spawn(acc.metering_loop(), "metering")
         if writer is not None:
             rt.spawn(writer.loop(), "writer")
+        if pusher is not None:
+            rt.spawn(pusher.loop(), "stripe")
         if hooks is not None:
             rt.spawn(hooks.loop(), "hooks")
         for kind in kinds:

@@ -32,6 +32,8 @@ class ReconcileConfig:
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
+    stripe: bool = False
+    """Push Finalized GryviaInvoices to Stripe and mark them Paid on its events (`--stripe`)."""
     job_hooks: bool = False
     """Deliver GryviaJobHooks (`--enable-job-hooks`)."""
     job_hook_allowed_cidrs: tuple[str, ...] = ()

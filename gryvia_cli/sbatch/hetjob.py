@@ -22,8 +22,9 @@ The common case Gryvia imports, a CPU launcher plus GPU workers:
 
 Refused, with the reason and the fix: more than two components, GPUs in component 0, no
 `srun --het-group=1` line (component 1 would run nothing) or more than one, an srun whose
-`--het-group` spans components (`0,1`, `0-1`) or names a missing one, and an srun line that
-is not a plain command (`srun --het-group=1 CMD [&]` on a line of its own).
+`--het-group` spans components (`0,1`, `0-1`) or names a missing one, an srun line that is
+not a plain command (`srun --het-group=1 CMD [&]` on a line of its own), and `--array`
+(Slurm has no arrays of heterogeneous jobs).
 """
 
 from __future__ import annotations
@@ -149,6 +150,18 @@ def split_hetjob(text: str, filename: str) -> tuple[tuple[str, str] | None, list
                 "its own job",
                 gpu[0].line,
                 gpu[0].directive,
+            )
+        )
+    array = next((d for c in parsed for d in c if d.key == "array"), None)
+    if array is not None:
+        issues.append(
+            _refuse(
+                "hetjob-array",
+                f"{array.show()}: Slurm has no job arrays of heterogeneous jobs and sbatch "
+                "refuses one; remove --array, or drop `#SBATCH hetjob` and submit an array "
+                "of one component",
+                array.line,
+                "--array",
             )
         )
     body_start = first_command or len(lines) + 1

@@ -129,6 +129,7 @@ def test_packjob_is_the_same_separator() -> None:
             "3 heterogeneous components",
         ),
         (("--mem=4G", "--mem=4G --gres=gpu:1"), "hetjob-gpu-launcher", "--gres=gpu:1"),
+        (("--mem=4G", "--mem=4G --array=0-3"), "hetjob-array", "no job arrays"),
         (("--het-group=1", "--het-group=0,1"), "hetjob-het-group", "spans several components"),
         (("--het-group=1", "--het-group=0-1"), "hetjob-het-group", "spans several components"),
         (("--het-group=1", "--het-group=2"), "hetjob-het-group", "names no component"),

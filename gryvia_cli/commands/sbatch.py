@@ -71,7 +71,9 @@ def convert(
     --dependency=afterok:NAME` (afterany, afternotok) names another script by its
     --job-name or file name (with or without extension), since Slurm job ids are only known
     at submit time; -o yaml prints the runtime ConfigMaps and the workflow, json {runtimes,
-    workflow, reports}, table a line per step (docs/workflows.md).
+    workflow, reports}, table a line per step (docs/workflows.md). A heterogeneous job
+    (`#SBATCH hetjob`: a CPU launcher plus GPU workers) becomes a workflow of two steps,
+    `launcher` and `workers`, that start together (examples/sbatch/README.md).
 
     The report goes to stderr. -o yaml (the default) prints the runtime ConfigMap (the batch
     script and the in-pod runtime, once per job or array) and the jobs as a YAML stream; json
@@ -86,7 +88,7 @@ def convert(
 
     fmt = session(ctx).fmt(output, default=OutputFormat.yaml)
     settings = import_settings(ctx, node_gpus)
-    if len(scripts) > 1:
+    if len(scripts) > 1 or is_hetjob_file(scripts[0]):
         from gryvia_cli.views.sbatchworkflow import print_workflow_import
 
         imported = convert_workflow_files(scripts, name, image, namespace, settings)
@@ -146,8 +148,17 @@ def convert_workflow_files(
     settings: ImportSettings,
     submission_id: str | None = None,
 ) -> WorkflowImport:
-    """`convert_workflow` on the scripts' bytes."""
+    """`convert_workflow` on the scripts' bytes; one heterogeneous job script
+    (`#SBATCH hetjob`) becomes the workflow of `hetjob.convert_hetjob`."""
     from gryvia_cli.sbatch.workflow import convert_workflow
+
+    if len(scripts) == 1 and is_hetjob_file(scripts[0]):
+        from gryvia_cli.sbatch.hetjob import convert_hetjob
+
+        return convert_hetjob(
+            scripts[0].read_bytes(), str(scripts[0]), name=name, image=image,
+            namespace=namespace, settings=settings, submission_id=submission_id,
+        )  # fmt: skip
 
     return convert_workflow(
         [(path.read_bytes(), str(path)) for path in scripts],
@@ -173,7 +184,8 @@ def submit(
     As `gryvia sbatch convert SCRIPT...`, then creates the runtime ConfigMaps and the
     workflow (owner of the ConfigMaps); its first run starts at once. Nothing is created
     when a script does not import. Needs the operator flag --enable-workflows. One script
-    alone: `gryvia submit --sbatch SCRIPT`.
+    alone: `gryvia submit --sbatch SCRIPT`, unless it is a heterogeneous job (`#SBATCH
+    hetjob`), which is submitted here as a workflow of two steps that start together.
 
     Examples:
       gryvia sbatch submit prep.sh train.sh eval.sh --image python:3.12
@@ -181,7 +193,7 @@ def submit(
     """
     from gryvia_cli.views.sbatchworkflow import submit_workflow_import
 
-    if len(scripts) < 2:
+    if len(scripts) < 2 and not is_hetjob_file(scripts[0]):
         raise UsageError(
             "sbatch submit takes two or more scripts (a workflow); submit one script with "
             "`gryvia submit --sbatch SCRIPT`"
@@ -192,6 +204,13 @@ def submit(
     submission = secrets.token_hex(4)
     imported = convert_workflow_files(scripts, name, image, target, settings, submission)
     submit_workflow_import(state, imported, output, dry_run=dry_run)
+
+
+def is_hetjob_file(path: Path) -> bool:
+    """True when the script at `path` is a heterogeneous job (`#SBATCH hetjob`)."""
+    from gryvia_cli.sbatch.hetjob import is_hetjob
+
+    return is_hetjob(path.read_bytes())
 
 
 def is_batch_script(path: Path) -> bool:

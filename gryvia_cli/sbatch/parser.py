@@ -335,8 +335,9 @@ def _het_issue(rest: str, number: int) -> Issue:
     return error(
         "heterogeneous-job",
         "heterogeneous job separator"
-        f"{note}: heterogeneous jobs are not supported; Gryvia runs one pod shape per job, "
-        "so submit each component as its own job",
+        f"{note}: a job has one pod shape; a CPU launcher plus GPU workers imports as a "
+        "workflow whose two steps start together: `gryvia sbatch convert SCRIPT` or "
+        "`gryvia sbatch submit SCRIPT` (sbatch(1) HETEROGENEOUS JOB SUPPORT)",
         number,
         "hetjob",
     )

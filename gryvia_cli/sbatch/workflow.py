@@ -193,15 +193,17 @@ def convert_workflow(
     namespace: str | None = None,
     submission_id: str | None = None,
     settings: ImportSettings | None = None,
+    step_names_given: Sequence[str] | None = None,
 ) -> WorkflowImport:
     """Import `scripts` (data, filename) together as one GryviaWorkflow named `name` (default:
     `default_workflow_name`). Each script is converted as `convert_script` does, with the
     Kubernetes base name `<workflow>-<step>` (its runtime ConfigMap is
     `<workflow>-<step>-slurm-runtime`, labelled gryvia.io/workflow); its job spec becomes the
     step's template, with the host names of SLURM_JOB_NODELIST as workflow placeholders.
+    `step_names_given` replaces the step names (a heterogeneous job's `launcher`, `workers`).
     Never raises for bad input: findings go into the reports and `issues`."""
     parsed = [parse_script(data, filename) for data, filename in scripts]
-    steps = step_names(parsed)
+    steps = list(step_names_given) if step_names_given else step_names(parsed)
     wf = name or default_workflow_name(parsed, steps)
     conversions = [
         convert_script(

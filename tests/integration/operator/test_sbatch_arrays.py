@@ -154,8 +154,8 @@ def test_a_heterogeneous_job_is_refused_with_the_reason(
     result = _gryvia(sandbox, "submit", "--sbatch", script, "--image", "python:3.11",
                      "-n", namespace)  # fmt: skip
     assert result.returncode != 0
-    assert "heterogeneous jobs are not supported" in result.stderr
-    assert "submit each component as its own job" in result.stderr
+    assert "a job has one pod shape" in result.stderr
+    assert "gryvia sbatch submit SCRIPT" in result.stderr
     assert "nothing was submitted" in result.stderr
     assert kubectl_json(sandbox, "get", "gaj", "-n", namespace)["items"] == []
     maps = kubectl_json(

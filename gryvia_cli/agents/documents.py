@@ -1,7 +1,7 @@
 """The output schemas of the `gryvia mcp` tools. The tools that return a CLI document (queue,
-explain, capacity, cost, usage) use its model from `gryvia_cli.schemas`, the one
+explain, capacity, cost, usage, status) use its model from `gryvia_cli.schemas`, the one
 docs/reference/json/ is generated from and the CLI's `-o json` is tested against; the others
-(status, logs, sacct, submit, cancel) have the envelopes below. Extra fields are kept, so a
+(logs, sacct, submit, cancel) have the envelopes below. Extra fields are kept, so a
 field the CLI adds reaches the agent before a model names it."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gryvia_cli.schemas.capacity import Capacity
 from gryvia_cli.schemas.explain import Explain
+from gryvia_cli.schemas.jobs import JobStatus
 from gryvia_cli.schemas.queue import Queue
 from gryvia_cli.schemas.spend import CostReport, UsageReport
 from gryvia_operator.api.names import CLI_API_VERSION
@@ -26,6 +27,8 @@ UsageDocument = UsageReport
 """`gryvia usage -o json`: metered GPU-hours and cost per group in [from, to)."""
 ExplainDocument = Explain
 """`gryvia submit --explain -o json` (docs/pending.md): what would happen to each job."""
+JobStatusDocument = JobStatus
+"""`gryvia status JOB -o json`: the job, its pods and events as the API returned them."""
 
 
 class Document(BaseModel):
@@ -36,20 +39,6 @@ class Document(BaseModel):
 
     apiVersion: str = Field(description=CLI_API_VERSION)
     kind: str
-
-
-class JobStatusDocument(BaseModel):
-    """`gryvia status JOB -o json`: the job, its pods and events as the API returned them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    job: dict[str, Any]
-    pods: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    nodes: list[str]
-    gpus: list[dict[str, Any]] | None
-    gpusSource: str | None
-    cost: dict[str, Any] | None
 
 
 class LogDocument(Document):

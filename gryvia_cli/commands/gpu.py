@@ -10,6 +10,7 @@ import typer
 from gryvia_cli.cli.options import NamespaceOpt, OutputOpt
 from gryvia_cli.cli.session import Session, session
 from gryvia_cli.output import MACHINE_FORMATS, emit, render_data, render_table, section, warn
+from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer(
     help="GPU training and NCCL insights: per-rank GPU use, stragglers, NCCL transports.",
@@ -34,9 +35,9 @@ def training(
     Examples:
       gryvia gpu training --job llama-ddp -n tenant-nlp
 
-    JSON/YAML: {job, ranks: [{rank, replica, pod, node, gpu, activityPercent, field,
-    tensorActivityPercent, memoryUsedMiB, powerWatts}], stepRates: {replica: steps/s},
-    straggler: {replica, rank, reason} | null, advice: [..]}.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: GpuTraining, job, ranks: [{rank, replica,
+    pod, node, gpu, activityPercent, field, tensorActivityPercent, memoryUsedMiB, powerWatts}],
+    stepRates: {replica: steps/s}, straggler: {replica, rank, reason} | null, advice: [..]}.
     """
     from gryvia_cli.core.gpuuse import job_gpu_use
     from gryvia_cli.core.jobs import replica_of_pod
@@ -63,6 +64,8 @@ def training(
     if fmt in MACHINE_FORMATS:
         render_data(
             {
+                "apiVersion": CLI_API_VERSION,
+                "kind": "GpuTraining",
                 "job": f"{ns}/{job}",
                 "ranks": [{"rank": r.rank} | r.use.as_dict() for r in by_rank],
                 "stepRates": {str(k): round(v, 4) for k, v in sorted(rates.items())},
@@ -119,8 +122,9 @@ def nccl(
     Examples:
       gryvia gpu nccl --job llama-ddp -n tenant-nlp
 
-    JSON/YAML: {job, version, networks, transports: {P2P, SHM, IB, Socket: connections},
-    gpuDirectRDMA, rings, trees, nranks, warnings, askedRDMA, socketFallback}.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: NcclReport, job, version, networks,
+    transports: {P2P, SHM, IB, Socket: connections}, gpuDirectRDMA, rings, trees, nranks,
+    warnings, askedRDMA, socketFallback}.
     """
     from gryvia_cli.core.nccl import nccl_lines, read_nccl
 
@@ -134,7 +138,8 @@ def nccl(
     report = read_nccl(lines)
     asked = (body.get("spec") or {}).get("network") == "rdma"
     if fmt in MACHINE_FORMATS:
-        render_data({"job": f"{ns}/{job}"} | report.as_dict(asked), fmt)
+        doc = {"apiVersion": CLI_API_VERSION, "kind": "NcclReport", "job": f"{ns}/{job}"}
+        render_data(doc | report.as_dict(asked), fmt)
     else:
         for line in nccl_lines(report, f"{ns}/{job}", asked):
             emit(line)

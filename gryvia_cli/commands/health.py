@@ -54,9 +54,9 @@ def health(
       gryvia health
       gryvia health gpu -o json
 
-    JSON/YAML: {items: [{name, gpu_type, gpus, memory_gb, driver, cuda, rdma, phase, message,
-    source, node_ready, schedulable, node_exists, healthy}], gpuFaults: [{node, gpu, uuid,
-    error, namespace, pod, job}], gpusRead}.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: HealthReport, items: [{name, gpu_type, gpus,
+    memory_gb, driver, cuda, rdma, phase, message, source, node_ready, schedulable, node_exists,
+    healthy}], gpuFaults: [{node, gpu, uuid, error, namespace, pod, job}], gpusRead}.
     """
     from gryvia_cli.core.gpuuse import gpu_faults
     from gryvia_cli.views.gpumetrics import fault_jobs, read_gpus
@@ -76,10 +76,13 @@ def health(
     jobs = fault_jobs(access, faults)
     if fmt in MACHINE_FORMATS:
         from gryvia_cli.core.nodes import gpu_nodes
+        from gryvia_operator.api.names import CLI_API_VERSION
 
         nodes = gpu_nodes(registrations, access.items(r.NODE))
         render_data(
             {
+                "apiVersion": CLI_API_VERSION,
+                "kind": "HealthReport",
                 "items": [vars(n) | {"healthy": n.healthy} for n in nodes],
                 "gpuFaults": [f.as_dict(jobs.get((f.namespace, f.pod))) for f in faults],
                 "gpusRead": len(readings),

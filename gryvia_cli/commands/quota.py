@@ -66,9 +66,9 @@ def quota(
     lent is the cohort's borrowed GPUs shared among the teams with unused quota in proportion
     to it. `--fair-share` prints only that table.
 
-    `-o json|yaml` prints the GryviaQuotaList (only TEAM's quotas when given); with
-    --fair-share a FairShareList whose items have cohort, team, clusterQueue, gpuType,
-    flavor, nominal, used, borrowed, lent and lendable (GPUs).
+    `-o json|yaml` prints the GryviaQuotaList (only TEAM's quotas when given); with --fair-share
+    a FairShareList (apiVersion cli.gryvia.io/v1) whose items have cohort, team, clusterQueue,
+    gpuType, flavor, nominal, used, borrowed, lent and lendable (GPUs).
 
     Examples:
       gryvia quota
@@ -142,6 +142,7 @@ def _fair_share(access: Any, team: str | None, fmt: OutputFormat, *, required: b
         fair_share_cells,
     )
     from gryvia_cli.views.reads import read_optional, try_read
+    from gryvia_operator.api.names import CLI_API_VERSION
     from gryvia_operator.api.resources import CLUSTER_QUEUE, RESOURCE_FLAVOR
 
     selector = "app.kubernetes.io/managed-by=gryvia-operator"
@@ -161,7 +162,12 @@ def _fair_share(access: Any, team: str | None, fmt: OutputFormat, *, required: b
         notes = [n for n in notes if n.startswith(f"{team} ") or f" {team} (" in n]
     if required and fmt in MACHINE_FORMATS:
         render_data(
-            {"kind": "FairShareList", "items": [row.as_dict() for row in rows], "notes": notes},
+            {
+                "apiVersion": CLI_API_VERSION,
+                "kind": "FairShareList",
+                "items": [row.as_dict() for row in rows],
+                "notes": notes,
+            },
             fmt,
         )
         return

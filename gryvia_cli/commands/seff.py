@@ -33,10 +33,10 @@ def seff(
       gryvia seff llama-ddp -n tenant-nlp
       gryvia seff llama-ddp -o json
 
-    JSON/YAML: {namespace, job, user, state, nodes, gpus, gpuType, wallSeconds,
-    gpuEfficiencyPercent, p95ActivityPercent, field, samples, gpuMemoryEfficiencyPercent,
-    peakMemoryUsedBytes, gpuMemoryMiB, gpuHours, activeGpuHours, idleCost, currency}; null
-    where not known.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: SeffReport, namespace, job, user, state,
+    nodes, gpus, gpuType, wallSeconds, gpuEfficiencyPercent, p95ActivityPercent, field, samples,
+    gpuMemoryEfficiencyPercent, peakMemoryUsedBytes, gpuMemoryMiB, gpuHours, activeGpuHours,
+    idleCost, currency}; null where not known.
     """
     from gryvia_cli.core.seff import efficiency, seff_lines
     from gryvia_cli.views.job import job_snapshot
@@ -61,7 +61,10 @@ def seff(
         state.now(),
     )
     if fmt in MACHINE_FORMATS:
-        render_data(figures.as_dict(), fmt)
+        from gryvia_operator.api.names import CLI_API_VERSION
+
+        doc = {"apiVersion": CLI_API_VERSION, "kind": "SeffReport"}
+        render_data(doc | figures.as_dict(), fmt)
         return
     for line in seff_lines(figures, state.access().context.name):
         emit(line)

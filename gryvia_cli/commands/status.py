@@ -84,8 +84,8 @@ def status(
       gryvia status train-ddp --watch
 
     JSON/YAML: platform {overall, components: [{name, state, message, required}], warnings,
-    errors, jobs: {phase: count}}; job {job, pods, events} (the API objects), nodes (bound)
-    and cost {soFar, perHour, currency, metered}.
+    errors, jobs: {phase: count}}; job {apiVersion: cli.gryvia.io/v1, kind: JobStatus, job,
+    pods, events} (the API objects), nodes (bound) and cost {soFar, perHour, currency, metered}.
     """
     state = session(ctx)
     if job:

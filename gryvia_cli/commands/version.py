@@ -11,6 +11,7 @@ from gryvia_cli.cli.session import session
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import MACHINE_FORMATS, emit, render_data, warn
+from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer()
 
@@ -40,8 +41,8 @@ def version(
       gryvia version --client
       gryvia version -o json | jq -r .server.kubernetes
 
-    JSON/YAML: {client: {gryvia, python}, server: {server, platformNamespace, kubernetes,
-    gryviaApi, operatorImages}}.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: Version, client: {gryvia, python}, server:
+    {server, platformNamespace, kubernetes, gryviaApi, operatorImages}}.
     """
     import platform
 
@@ -49,7 +50,11 @@ def version(
 
     state = session(ctx)
     fmt = state.fmt(output)
-    data: dict[str, Any] = {"client": {"gryvia": __version__, "python": platform.python_version()}}
+    data: dict[str, Any] = {
+        "apiVersion": CLI_API_VERSION,
+        "kind": "Version",
+        "client": {"gryvia": __version__, "python": platform.python_version()},
+    }
     unreachable: GryviaError | None = None
     if not client:
         try:

@@ -16,7 +16,9 @@ from gryvia_cli.schemas.billing import (
     LedgerVerification,
 )
 from gryvia_cli.schemas.capacity import Capacity, MaintenanceList, MaintenanceReport
+from gryvia_cli.schemas.cluster import FairShareList, HealthReport, Version
 from gryvia_cli.schemas.explain import Explain
+from gryvia_cli.schemas.jobs import GpuTraining, JobStatus, NcclReport, SeffReport
 from gryvia_cli.schemas.queue import Queue, RunningJobs
 from gryvia_cli.schemas.spend import CostReport, FocusReport, UsageReport
 
@@ -34,6 +36,13 @@ DOCUMENTS: dict[str, tuple[type[Document], str]] = {
     "ChargebackExport": (ChargebackExport, "gryvia chargeback export MONTH"),
     "MaintenanceList": (MaintenanceList, "gryvia maintenance list"),
     "MaintenanceReport": (MaintenanceReport, "gryvia maintenance start NODE"),
+    "JobStatus": (JobStatus, "gryvia status JOB"),
+    "SeffReport": (SeffReport, "gryvia seff JOB"),
+    "GpuTraining": (GpuTraining, "gryvia gpu training --job JOB"),
+    "NcclReport": (NcclReport, "gryvia gpu nccl --job JOB"),
+    "HealthReport": (HealthReport, "gryvia health"),
+    "FairShareList": (FairShareList, "gryvia quota --fair-share"),
+    "Version": (Version, "gryvia version"),
 }
 """Every document kind: its model and the command that prints it."""
 

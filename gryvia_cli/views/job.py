@@ -63,12 +63,17 @@ class JobSnapshot:
         return summarize_job(self.job)
 
     def as_dict(self) -> dict[str, Any]:
-        """The documented JSON shape of `status JOB -o json`: `{job, pods, events, nodes,
-        gpus, gpusSource, cost}` with the API objects as they are, the nodes the pods are bound
+        """The documented JSON shape of `status JOB -o json` (kind JobStatus,
+        docs/reference/json/): `{apiVersion, kind, job, pods, events, nodes, gpus, gpusSource,
+        cost}` with the API objects as they are, the nodes the pods are bound
         to, the GPUs' use and where it was read, and the cost so far
         `{soFar, perHour, currency, metered}` (null when unknown)."""
+        from gryvia_operator.api.names import CLI_API_VERSION
+
         cost = self.cost
         return {
+            "apiVersion": CLI_API_VERSION,
+            "kind": "JobStatus",
             "job": self.job,
             "pods": self.pods,
             "events": self.events,

@@ -175,7 +175,8 @@ def test_status_of_a_job_with_pods_and_events() -> None:
     assert "Scheduled   True" in out and "run-0-abc" in out and "Successfully assigned" in out
     snapshot = json.loads(run(["status", "run", "-o", "json"], fake).output)
     assert (
-        set(snapshot) == {"job", "pods", "events", "nodes", "gpus", "gpusSource", "cost"}
+        set(snapshot)
+        == {"apiVersion", "kind", "job", "pods", "events", "nodes", "gpus", "gpusSource", "cost"}
         and snapshot["pods"][0]["metadata"]["name"] == "run-0-abc"
     )
     assert run(["status", "nope"], fake).exit_code == 1

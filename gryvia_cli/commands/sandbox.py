@@ -15,6 +15,7 @@ from gryvia_cli.cli.binaries import ensure_binaries, ensure_dex
 from gryvia_cli.cli.options import MergeKubeconfigOpt
 from gryvia_cli.errors import GryviaError
 from gryvia_cli.output import OutputFormat, default_format, info, render_data, render_table
+from gryvia_operator.api.names import CLI_API_VERSION
 
 app = typer.Typer(
     help="Run a local sandbox cluster with simulated GPU nodes.", no_args_is_help=True
@@ -233,12 +234,16 @@ def _rows(boxes: list[object]) -> list[dict[str, Any]]:
 def list_(
     output: Annotated[OutputFormat, typer.Option("-o", "--output")] = default_format(),
 ) -> None:
-    """List sandboxes on this machine."""
+    """List sandboxes on this machine.
+
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: SandboxList, items: [{name, context, state,
+    server, components: {component: running}, kubeconfig}]}.
+    """
     from gryvia_cli.sandbox import cluster
 
     rows = _rows(list(cluster.list_sandboxes()))
     if output in (OutputFormat.json, OutputFormat.yaml):
-        render_data({"items": rows}, output)
+        render_data({"apiVersion": CLI_API_VERSION, "kind": "SandboxList", "items": rows}, output)
     elif output is OutputFormat.name:
         for row in rows:
             typer.echo(row["name"])
@@ -254,7 +259,11 @@ def status(
     name: NameOpt = "sandbox",
     output: Annotated[OutputFormat, typer.Option("-o", "--output")] = default_format(),
 ) -> None:
-    """Show a sandbox's components and whether each is running; exit 1 if any is down."""
+    """Show a sandbox's components and whether each is running; exit 1 if any is down.
+
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: SandboxStatus, name, context, state, server,
+    components: {component: running}, kubeconfig}.
+    """
     from gryvia_cli.sandbox import cluster
 
     box = cluster.Sandbox(name)
@@ -262,7 +271,7 @@ def status(
         raise GryviaError(f"no sandbox named {name!r}", hint="start one: gryvia sandbox up")
     row = _rows([box])[0]
     if output in (OutputFormat.json, OutputFormat.yaml):
-        render_data(row, output)
+        render_data({"apiVersion": CLI_API_VERSION, "kind": "SandboxStatus"} | row, output)
     else:
         comps = row["components"]
         assert isinstance(comps, dict)

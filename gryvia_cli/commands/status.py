@@ -83,9 +83,10 @@ def status(
       gryvia status --brief || echo broken
       gryvia status train-ddp --watch
 
-    JSON/YAML: platform {overall, components: [{name, state, message, required}], warnings,
-    errors, jobs: {phase: count}}; job {apiVersion: cli.gryvia.io/v1, kind: JobStatus, job,
-    pods, events} (the API objects), nodes (bound) and cost {soFar, perHour, currency, metered}.
+    JSON/YAML: platform {apiVersion: cli.gryvia.io/v1, kind: PlatformStatus, overall,
+    components: [{name, state, message, required}], warnings, errors, jobs: {phase: count}};
+    job {apiVersion: cli.gryvia.io/v1, kind: JobStatus, job, pods, events} (the API objects),
+    nodes (bound) and cost {soFar, perHour, currency, metered}.
     """
     state = session(ctx)
     if job:
@@ -168,7 +169,11 @@ def _quiet(read: Any) -> Any:
 def show_platform(state: Session, report: Any, fmt: OutputFormat, brief: bool) -> None:
     """Print the platform report: brief, JSON/YAML, or the component table and notes."""
     if fmt in MACHINE_FORMATS:
-        render_data(report.as_dict(), fmt)
+        from gryvia_operator.api.names import CLI_API_VERSION
+
+        render_data(
+            {"apiVersion": CLI_API_VERSION, "kind": "PlatformStatus"} | report.as_dict(), fmt
+        )
         return
     if brief:
         bad = [

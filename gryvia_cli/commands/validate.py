@@ -36,16 +36,22 @@ def validate(
 
     Examples:
       gryvia validate job.yaml
-      gryvia validate examples/*.yaml -o json | jq '.[] | select(.valid | not)'
+      gryvia validate examples/*.yaml -o json | jq '.items[] | select(.valid | not)'
       cat job.yaml | gryvia validate -
 
-    JSON/YAML: [{file, document, line, kind, name, valid, skipped, errors: [{field, message}],
-    warnings: [...]}], one item per document.
+    JSON/YAML: {apiVersion: cli.gryvia.io/v1, kind: ValidationReport, items: [{file, document,
+    line, kind, name, valid, skipped, errors: [{field, message}], warnings: [...]}]}, one item
+    per document.
     """
     fmt = session(ctx).fmt(output)
     reports = check_sources(files)
     if fmt in MACHINE_FORMATS:
-        render_data([r.as_dict() for r in reports], fmt)
+        from gryvia_operator.api.names import CLI_API_VERSION
+
+        items = [r.as_dict() for r in reports]
+        render_data(
+            {"apiVersion": CLI_API_VERSION, "kind": "ValidationReport", "items": items}, fmt
+        )
     else:
         for report in reports:
             for finding in report.errors:

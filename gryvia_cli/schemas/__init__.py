@@ -19,6 +19,8 @@ from gryvia_cli.schemas.capacity import Capacity, MaintenanceList, MaintenanceRe
 from gryvia_cli.schemas.cluster import FairShareList, HealthReport, Version
 from gryvia_cli.schemas.explain import Explain
 from gryvia_cli.schemas.jobs import GpuTraining, JobStatus, NcclReport, SeffReport
+from gryvia_cli.schemas.manifests import ValidationReport
+from gryvia_cli.schemas.platform import PlatformStatus, SandboxList, SandboxStatus
 from gryvia_cli.schemas.queue import Queue, RunningJobs
 from gryvia_cli.schemas.spend import CostReport, FocusReport, UsageReport
 
@@ -43,6 +45,10 @@ DOCUMENTS: dict[str, tuple[type[Document], str]] = {
     "HealthReport": (HealthReport, "gryvia health"),
     "FairShareList": (FairShareList, "gryvia quota --fair-share"),
     "Version": (Version, "gryvia version"),
+    "PlatformStatus": (PlatformStatus, "gryvia status"),
+    "SandboxList": (SandboxList, "gryvia sandbox list"),
+    "SandboxStatus": (SandboxStatus, "gryvia sandbox status"),
+    "ValidationReport": (ValidationReport, "gryvia validate FILE..."),
 }
 """Every document kind: its model and the command that prints it."""
 

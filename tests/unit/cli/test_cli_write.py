@@ -39,7 +39,8 @@ def test_validate_reports_file_document_and_field(tmp_path: Path) -> None:
     )  # the field's own line (the document starts on line 12)
     assert f"{bad} (document 2, GryviaAIJob/Bad, line 15): metadata.name" in result.output
     data = json.loads(run(["validate", str(bad), "-o", "json"]).output)
-    assert [d["valid"] for d in data] == [True, False]
+    assert (data["apiVersion"], data["kind"]) == ("cli.gryvia.io/v1", "ValidationReport")
+    assert [d["valid"] for d in data["items"]] == [True, False]
 
 
 def test_validate_warnings_strict_stdin_and_unreadable(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from gryvia_cli.schemas import DOCUMENTS, SCHEMA_DIR, schema_text
 from gryvia_operator.api.names import CLI_API_VERSION
 from tests.unit.cli.json_cases import CASES as MORE_CASES
+from tests.unit.cli.json_cases_platform import CASES as PLATFORM_CASES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -211,6 +212,7 @@ CASES: list[tuple[str, str, Callable[..., str]]] = [
     ("MaintenanceReport", "drain refused", _maintenance("start")),
     ("MaintenanceList", "one node", _maintenance("maintenance", "list")),
     *MORE_CASES,
+    *PLATFORM_CASES,
 ]
 
 

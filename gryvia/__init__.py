@@ -16,6 +16,7 @@ Textual (an import contract and a test keep it so). See docs/python.md.
 
 from gryvia.client import Client
 from gryvia.jobs import CancelResult, InvalidManifestError, JobPlan, JobRef
+from gryvia.usage import UsageResult
 from gryvia_cli.errors import (
     ApiError,
     ConflictError,
@@ -46,5 +47,6 @@ __all__ = [
     "NotFoundError",
     "RejectedError",
     "UsageError",
+    "UsageResult",
     "WaitTimeoutError",
 ]

@@ -23,6 +23,7 @@ from gryvia_cli.connection import Connection
 from gryvia_cli.errors import JobEndedError, NeverRunsError
 
 if TYPE_CHECKING:
+    from gryvia.usage import UsageResult
     from gryvia_cli.core.capacity import CapacityReport
     from gryvia_cli.core.explain import Explanation
     from gryvia_cli.core.jobs import JobSummary
@@ -304,6 +305,22 @@ class Client:
 
             raise UsageError(f"period: expected day, week or month, not {period!r}")
         return read_team_costs(self.connection, team, period)  # type: ignore[arg-type]
+
+    def usage(
+        self,
+        *,
+        tenant: str | None = None,
+        group_by: str = "tenant",
+        start: str | None = None,
+        end: str | None = None,
+    ) -> UsageResult:
+        """Metered GPU-hours and estimated cost per group (`gryvia usage`): `group_by` tenant,
+        sku, day, job, user, project or label:KEY; `start`/`end` dates as `--from`/`--to`
+        take them (YYYY-MM-DD, UTC; a date alone as `end` includes it). Raises UsageError
+        naming the option a value does not fit."""
+        from gryvia.usage import read_usage_result
+
+        return read_usage_result(self.connection, tenant, group_by, start, end)
 
 
 class _QueueSink:

@@ -81,3 +81,24 @@ def test_the_api_reference_is_generated_from_the_docstrings() -> None:
 
     committed = (Path(__file__).parents[3] / "docs" / "reference" / "python.md").read_text()
     assert committed == render(), "run `make docs` to regenerate docs/reference/python.md"
+
+
+def test_usage_through_the_api_is_the_cli_document() -> None:
+    import json
+
+    from tests.unit.cli.helpers import run
+    from tests.unit.tenancy.test_chargeback import RECORDS
+
+    records = [
+        {**r, "apiVersion": "gryvia.io/v1alpha1", "kind": "GryviaUsageRecord"} for r in RECORDS
+    ]
+    fake = FakeAccess(*records)
+    client = gryvia.Client(connection=Connection(namespace="ml", access_factory=lambda _: fake))
+    result = client.usage(group_by="tenant", start="2026-11-01", end="2026-11-30")
+    assert {row.key for row in result.rows} == {"vision", "nlp"}
+    args = ["usage", "--group-by", "tenant", "--from", "2026-11-01", "--to", "2026-11-30"]
+    shown = run([*args, "-o", "json"], fake)
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == result.as_dict()
+    with pytest.raises(gryvia.UsageError, match="--from"):
+        client.usage(start="yesterday-ish")

@@ -58,6 +58,9 @@ def jobs_namespace(crds: ControlPlane) -> Iterator[str]:
     for doc in docs:
         _kubectl(crds, "create", "-n", name, "-f", "-", stdin=json.dumps(doc))
     yield name
+    # the jobs first: the module's teardown deletes the CRDs, which waits for their objects
+    # (a bare server has no namespace controller to delete them with the namespace)
+    _kubectl(crds, "delete", "gryviaaijobs", "--all", "-n", name, check=False)
     _kubectl(crds, "delete", "namespace", name, "--wait=false", check=False)
 
 

@@ -17,6 +17,8 @@ Rules (sbatch(1) -n, -N, --ntasks-per-node; srun(1) -m block), each checked agai
 
 from __future__ import annotations
 
+from gryvia_cli.sbatch.runtime.slurm_step import tasks_per_node_text as tasks_per_node_text
+
 
 def block_layout(ntasks: int, nodes: int) -> tuple[int, ...]:
     """`ntasks` over `nodes` nodes, first nodes one more: (5, 2) -> (3, 2).
@@ -41,17 +43,6 @@ def task_layout(nodes: int, ntasks: int | None, per_node: int | None) -> tuple[i
             "sbatch refuses it (Requested node configuration is not available)"
         )
     return block_layout(ntasks, nodes)
-
-
-def tasks_per_node_text(counts: tuple[int, ...] | list[int]) -> str:
-    """Slurm's compressed form (SLURM_TASKS_PER_NODE): (2, 2, 1, 1) -> `2(x2),1(x2)`."""
-    groups: list[list[int]] = []
-    for value in counts:
-        if groups and groups[-1][0] == value:
-            groups[-1][1] += 1
-        else:
-            groups.append([value, 1])
-    return ",".join(f"{value}(x{times})" if times > 1 else str(value) for value, times in groups)
 
 
 def is_uneven(counts: tuple[int, ...]) -> bool:

@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,8 +158,9 @@ def _count(opts: dict[str, str], name: str) -> int:
         raise SrunError(f"invalid --{name} value: {opts[name]}") from None
 
 
-def tasks_per_node_text(counts: list[int]) -> str:
-    """Slurm's compressed form of tasks per node: [4, 4, 3] -> `4(x2),3`."""
+def tasks_per_node_text(counts: Sequence[int]) -> str:
+    """Slurm's compressed form of tasks per node (SLURM_TASKS_PER_NODE): [4, 4, 3] ->
+    `4(x2),3`; the importer (`sbatch.layout`) writes the same form."""
     groups: list[list[int]] = []
     for value in counts:
         if groups and groups[-1][0] == value:

@@ -66,9 +66,10 @@ TIMING := .pytest_cache/timing
 # of one half when the other half ran.
 NONE_OK := || test $$? -eq 5
 PURE_WORKERS ?= 2
+CLUSTER_WORKERS ?= 3
 
 # `make test` and `make test-all`: the tests without a cluster run in one worker beside the
-# cluster tests' two (those mostly wait on their sandboxes, so the CPU is there); the pure
+# cluster tests' three (those mostly wait on their sandboxes, so the CPU is there); the pure
 # half's output is printed when both are done, then the time tables of both, the operator's
 # starts and pytest's whole wall time.
 define both_halves
@@ -97,8 +98,8 @@ test-all: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin reg
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)
 	$(BIN)/pytest -n $(PURE_WORKERS) -m "not integration" $(PYTEST_ARGS) $(NONE_OK)
 
-test-cluster: install ## The tests against a real control plane: two workers, each with its own sandbox and operator
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -m integration $(PYTEST_ARGS) $(NONE_OK)
+test-cluster: install ## The tests against a real control plane: three workers, each with its own sandbox and operator
+	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --no-loadscope-reorder -m integration $(PYTEST_ARGS) $(NONE_OK)
 
 test-unit: install ## Unit tests only (no cluster)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

@@ -51,6 +51,8 @@ class OperatorSettings(StripeSettings, BaseSettings):
     """Seconds the leader keeps trying to renew before it stops (RenewDeadline)."""
     retry_period: float = Field(2.0, gt=0)
     """Seconds between two tries to acquire or renew (RetryPeriod)."""
+    watch_probe_period: float = Field(15.0, ge=0)
+    """Seconds of each /readyz watch probe (`controller/watchprobe.py`); 0: no probe."""
     log_level: LogLevel = "info"
     log_format: LogFormat | None = None
     """json or text; unset: json in a cluster, text elsewhere."""
@@ -210,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--lease-duration", type=float, help="seconds before a standby takes over (default 15)")
     add("--renew-deadline", type=float, help="seconds a leader tries to renew (default 10)")
     add("--retry-period", type=float, help="seconds between tries (default 2)")
+    add("--watch-probe-period", type=float, help="seconds of each readiness watch probe (15)")
     add("--log-level", choices=["debug", "info", "warning", "error"])
     add("--log-format", choices=["json", "text"], help="default json in a cluster, else text")
     add("--health-port", type=int, help="/healthz and /readyz port, 0 disables (default 8080)")

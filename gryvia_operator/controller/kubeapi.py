@@ -114,6 +114,7 @@ class KubeApi:
         query: Mapping[str, str] | None = None,
         content_type: str = "application/json",
         raw: bool = False,
+        timeout: float | None = None,
     ) -> Any:
         headers = {"Accept": "*/*" if raw else "application/json", "Content-Type": content_type}
         _, url, headers, _, _ = self._client.param_serialize(
@@ -123,7 +124,7 @@ class KubeApi:
             url += "?" + urlencode(query)
         try:
             response = self._client.rest_client.request(
-                method, url, headers=headers, body=body, _request_timeout=self.timeout
+                method, url, headers=headers, body=body, _request_timeout=timeout or self.timeout
             )
         except k8s_client.ApiException as exc:
             raise KubeError(exc.status or 0, str(exc.reason), str(exc.body or "")) from exc
@@ -160,6 +161,13 @@ class KubeApi:
     async def get_path(self, path: str, query: Mapping[str, str] | None = None) -> dict[str, Any]:
         """GET a raw API path (an aggregated API such as metrics.k8s.io); raises KubeError."""
         result: dict[str, Any] = await self._run("GET", path, query=query)
+        return result
+
+    async def watch_once(self, path: str, query: Mapping[str, str], timeout: float) -> bytes:
+        """One watch request on a raw API path (`query` has `watch=1` and `timeoutSeconds`),
+        read to its end; its events as the raw newline-separated JSON. Raises KubeError,
+        status 0 for a transport failure such as no answer within `timeout` seconds."""
+        result: bytes = await self._run("GET", path, query=query, raw=True, timeout=timeout)
         return result
 
     async def list(

@@ -29,6 +29,7 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
 from gryvia_operator.controller.stripeapi import StripeGateway
 from gryvia_operator.controller.stripehook import stripe_routes
+from gryvia_operator.controller.watchprobe import WatchHealth, probe_watches
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.kueue import KueueSettings
 from gryvia_operator.reconcile.views import node_inventory
@@ -210,6 +211,9 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
         webhook_ready=not s.webhook_port,
     )
     rt.stripe = _stripe_gateway(rt, s)
+    if s.watch_probe_period:
+        rt.watch_health = WatchHealth(s.watch_probe_period)
+        rt.spawn(probe_watches(api, rt.watch_health), "watch probe")
     elector = _elector(s, api) if s.leader_election else None
 
     async def run_kopf(

@@ -22,7 +22,9 @@ async def serve_probes(
     (a port of 0 is not served); return the started runners, for `cleanup()`.
 
     `/healthz` is 200 while the process runs; `/readyz` is 200 once caches are synced and the
-    webhook serves, else 503; `/metrics` is the Prometheus text exposition of `rt.metrics`.
+    webhook serves, and while the API server answers the watch probe (`rt.watch_health`,
+    `controller/watchprobe.py`), else 503; `/metrics` is the Prometheus text exposition of
+    `rt.metrics`.
     With leader election, `role()` (`leader`, `standby (leader: NAME)`) follows the word of
     both probes: `ok: leader`, `ready: standby (leader: NAME)`; a leader that lost its Lease
     is not ready (it is exiting). `metrics_extra` are more routes of the metrics port (Stripe's
@@ -38,6 +40,9 @@ async def serve_probes(
 
     async def readyz(_: web.Request) -> web.Response:
         lost = role is not None and role() == "lost"
+        watches = rt.watch_health
+        if watches is not None and watches.lost():
+            return web.Response(text=said(f"not ready: {watches.describe()}"), status=503)
         if rt.ready and not lost:
             return web.Response(text=said("ready"))
         return web.Response(text=said("not ready: caches syncing"), status=503)

@@ -16,6 +16,7 @@ from gryvia_operator.controller.kubeapi import KubeApi
 from gryvia_operator.controller.metrics import Metrics
 from gryvia_operator.controller.store import Indices, Recent
 from gryvia_operator.controller.stripeapi import StripeGateway
+from gryvia_operator.controller.watchprobe import WatchHealth
 from gryvia_operator.controller.workqueue import WorkQueue
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.registration import GpuNodeView
@@ -90,6 +91,8 @@ class Runtime:
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once every watched kind has been listed (the first gated kopf handler ran)."""
     webhook_ready: bool = True
+    watch_health: WatchHealth | None = None
+    """When the API server last answered this replica's watch probe (None: no probe)."""
     """False until the webhook server listens (True when there is none)."""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     on_synced: Callable[[], None] | None = None

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gryvia_operator.controller.leader import micro_time
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json, wait_phase
 from tests.support.operator import FEATURES, OperatorProcess
+from tests.support.relay import Relay, relayed_kubeconfig, server_address
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
@@ -27,12 +30,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 LEASE = "gryvia-election-test"
 
 
-def _replica(operator: OperatorProcess, folder: Path, name: str, ns: str) -> OperatorProcess:
+def _replica(
+    operator: OperatorProcess,
+    folder: Path,
+    name: str,
+    ns: str,
+    lease: str = LEASE,
+    kubeconfig: Path | None = None,
+    extra: tuple[str, ...] = (),
+) -> OperatorProcess:
     """A replica with the session operator's account and features, in the election, its
     webhook off (the session's registration stays; the replicas would overwrite each other's)."""
     election = (
         "--leader-election",
-        f"--leader-election-id={LEASE}",
+        f"--leader-election-id={lease}",
         f"--leader-election-namespace={ns}",
         "--lease-duration=4",
         "--renew-deadline=3",
@@ -40,9 +51,9 @@ def _replica(operator: OperatorProcess, folder: Path, name: str, ns: str) -> Ope
         "--webhook-port=0",
     )
     return OperatorProcess(
-        operator.kubeconfig,
+        kubeconfig or operator.kubeconfig,
         folder / f"{name}.log",
-        extra=(*FEATURES, *election),
+        extra=(*FEATURES, *election, *extra),
         env={"POD_NAME": name},
     )
 
@@ -121,3 +132,47 @@ def test_two_replicas_elect_one_leader_and_hand_over(
         b.stop()
         sandbox.kubectl_run("delete", "gryviatenant", tenant, "--wait=false", check=False)
         live_operator.start()
+
+
+def test_a_standby_whose_watches_get_no_answer_is_not_ready_until_they_answer_again(
+    sandbox: SandboxHandle, live_operator: OperatorProcess, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 40 point 5: a replica that has lost its watches is not ready. The replica talks
+    to the API server through a relay; a blackhole (connections open, no byte delivered)
+    stops every watch without an error, as a dead middlebox does. The Lease is held by
+    another identity for an hour, so the replica stays a standby and writes nothing beside
+    the session operator."""
+    lease = "gryvia-watch-probe-test"
+    sandbox.apply(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": lease, "namespace": namespace},
+            "spec": {
+                "holderIdentity": "elsewhere",
+                "leaseDurationSeconds": 3600,
+                "renewTime": micro_time(datetime.now(UTC)),
+            },
+        }
+    )
+    with Relay(server_address(live_operator.kubeconfig)) as relay:
+        relayed = relayed_kubeconfig(live_operator.kubeconfig, tmp_path / "relayed", relay)
+        probe = ("--watch-probe-period=2",)
+        replica = _replica(live_operator, tmp_path, "replica-w", namespace, lease, relayed, probe)
+        try:
+            replica.start()
+            standby = "standby (leader: elsewhere)"
+            assert replica.get("/readyz") == (200, f"ready: {standby}")
+            relay.blackhole()
+            wait_for(lambda: replica.get("/readyz")[0] == 503, timeout=30, what="not ready")
+            text = replica.get("/readyz")[1]
+            assert text.startswith("not ready: watches lost for "), text
+            assert replica.get("/healthz") == (200, f"ok: {standby}")
+            relay.forward()
+            wait_for(
+                lambda: replica.get("/readyz") == (200, f"ready: {standby}"),
+                timeout=30,
+                what="ready again once the API server answers",
+            )
+        finally:
+            replica.stop()

@@ -1,7 +1,8 @@
 """Two operator replicas with leader election at the chart's timings (lease 15 s, renew
 deadline 10 s, retry 2 s): how long a hand-over takes after the leader is SIGKILLed (5 kills,
 each in the middle of a burst of jobs) and after a graceful stop (3 stops), and whether the
-bursts lost or duplicated anything (every job exactly one child Job).
+bursts lost or duplicated anything (every job exactly one child Job); then one burst of 500
+jobs that run, through 5 more SIGKILLs: every job exactly one child Job and one usage record.
 
 Per hand-over it prints the seconds until the other replica held the Lease and until it had
 reconciled a job created right after the stop (its child Job exists). Targets (issue 40):
@@ -27,6 +28,8 @@ NS = "bench"
 LEASE = "gryvia-operator"
 ELECTION = ("--leader-election", f"--leader-election-namespace={NS}", "--webhook-port=0")
 KILLS, STOPS, BURST = 5, 3, 40
+LONG_BURST = 500
+"""Jobs of the one long burst that runs through all five kills (issue 40's acceptance)."""
 
 
 def _kubectl_json(box: BenchBox, *args: str) -> dict[str, Any]:
@@ -115,6 +118,79 @@ def _hand_over(
     return lease, reconciled
 
 
+def _running_job(name: str) -> dict[str, Any]:
+    """A job that runs (a pod that exits at once), so that it is metered: one usage record."""
+    job = _job(name)
+    job["spec"]["suspend"] = False
+    return job
+
+
+def _records(box: BenchBox) -> Counter[str]:
+    items = _kubectl_json(box, "get", "gryviausagerecords", "-n", NS)["items"]
+    return Counter(i["spec"]["job"] for i in items if i["spec"]["job"].startswith("long-"))
+
+
+def _finished(box: BenchBox) -> int:
+    items = _kubectl_json(box, "get", "gryviaaijobs", "-n", NS)["items"]
+    done = ("Succeeded", "Failed")
+    return sum(
+        1
+        for i in items
+        if i["metadata"]["name"].startswith("long-")
+        and (i.get("status") or {}).get("phase") in done
+    )
+
+
+def _long_burst(box: BenchBox, replicas: list[subprocess.Popen[bytes]]) -> list[float]:
+    """One burst of LONG_BURST running jobs, created about 5 a second, through KILLS SIGKILLs
+    of the leader (one each 100 jobs, a new standby started after each); the seconds until a
+    job created right after each kill had its child Job."""
+    names = [f"long-{i:04d}" for i in range(LONG_BURST)]
+    created: list[str] = []
+
+    def feed() -> None:
+        for name in names:
+            kubectl_run(box.kubectl, "create", "-f", "-", body=_running_job(name))
+            created.append(name)
+            time.sleep(0.1)  # the burst's pace, not a wait for a condition
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    times: list[float] = []
+    for k in range(KILLS):
+        _until(lambda k=k: len(created) >= 50 + 100 * k, 300)
+        leader = next(p for p in replicas if p.pid == _holder_pid(box))
+        leader.kill()
+        stopped = time.monotonic()
+        leader.wait()
+        probe = f"long-probe{k}"
+        kubectl_run(box.kubectl, "create", "-f", "-", body=_running_job(probe))
+        _until(lambda probe=probe: _children(box)[probe] == 1)
+        times.append(time.monotonic() - stopped)
+        replicas.remove(leader)
+        replicas.append(_replica(box, f"long-{k}"))
+    feeder.join()
+    return times
+
+
+def _long_burst_report(box: BenchBox, times: list[float]) -> None:
+    """Wait for every job of the long burst to finish, then print the hand-over times and
+    the jobs lost or doubled: children (Jobs) and usage records."""
+    total = LONG_BURST + KILLS
+    _until(lambda: sum(1 for n in _children(box) if n.startswith("long-")) >= total, 300)
+    _until(lambda: _finished(box) >= total, 600)
+    _until(lambda: len(_records(box)) >= total, 120)
+    children = {n: c for n, c in _children(box).items() if n.startswith("long-")}
+    records = _records(box)
+    print(f"one burst of {LONG_BURST} running jobs (+{KILLS} probes) through {KILLS} SIGKILLs")
+    print("  reconciling again after each kill (s): " + " ".join(f"{t:.1f}" for t in times))
+    print(
+        f"  jobs {total}: without a child Job {total - len(children)}, with more than one "
+        f"{sum(1 for c in children.values() if c > 1)}; without a usage record "
+        f"{total - len(records)}, with more than one {sum(1 for c in records.values() if c > 1)}"
+    )
+
+
 def main() -> int:
     """Run the kills and stops on a fresh sandbox and print the hand-over times."""
     rows: list[tuple[str, float, float]] = []
@@ -130,6 +206,8 @@ def main() -> int:
                 rows.append(("SIGTERM", *_hand_over(box, replicas, f"s{i}", kill=False)))
             _until(lambda: sum(_children(box).values()) >= (KILLS + STOPS) * (BURST + 1), 120)
             children = _children(box)
+            long_times = _long_burst(box, replicas)
+            _long_burst_report(box, long_times)
         finally:
             for proc in replicas:
                 proc.kill()

@@ -158,14 +158,15 @@ def _long_burst(box: BenchBox, replicas: list[subprocess.Popen[bytes]]) -> list[
     feeder.start()
     times: list[float] = []
     for k in range(KILLS):
-        _until(lambda k=k: len(created) >= 50 + 100 * k, 300)
+        mark = 50 + 100 * k
+        _until(lambda: len(created) >= mark, 300)  # noqa: B023 (used at once, in this turn)
         leader = next(p for p in replicas if p.pid == _holder_pid(box))
         leader.kill()
         stopped = time.monotonic()
         leader.wait()
         probe = f"long-probe{k}"
         kubectl_run(box.kubectl, "create", "-f", "-", body=_running_job(probe))
-        _until(lambda probe=probe: _children(box)[probe] == 1)
+        _until(lambda: _children(box)[probe] == 1)  # noqa: B023 (used at once, in this turn)
         times.append(time.monotonic() - stopped)
         replicas.remove(leader)
         replicas.append(_replica(box, f"long-{k}"))

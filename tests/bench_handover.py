@@ -12,6 +12,7 @@ reconciling again within 20 s of a kill, the Lease taken within 3 s of a gracefu
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -141,6 +142,14 @@ def _finished(box: BenchBox) -> int:
     )
 
 
+def _at_least(created: list[str], count: int) -> bool:
+    return len(created) >= count
+
+
+def _has_child(box: BenchBox, name: str) -> bool:
+    return _children(box)[name] == 1
+
+
 def _long_burst(box: BenchBox, replicas: list[subprocess.Popen[bytes]]) -> list[float]:
     """One burst of LONG_BURST running jobs, created about 5 a second, through KILLS SIGKILLs
     of the leader (one each 100 jobs, a new standby started after each); the seconds until a
@@ -158,15 +167,14 @@ def _long_burst(box: BenchBox, replicas: list[subprocess.Popen[bytes]]) -> list[
     feeder.start()
     times: list[float] = []
     for k in range(KILLS):
-        mark = 50 + 100 * k
-        _until(lambda: len(created) >= mark, 300)  # noqa: B023 (used at once, in this turn)
+        _until(functools.partial(_at_least, created, 50 + 100 * k), 300)
         leader = next(p for p in replicas if p.pid == _holder_pid(box))
         leader.kill()
         stopped = time.monotonic()
         leader.wait()
         probe = f"long-probe{k}"
         kubectl_run(box.kubectl, "create", "-f", "-", body=_running_job(probe))
-        _until(lambda: _children(box)[probe] == 1)  # noqa: B023 (used at once, in this turn)
+        _until(functools.partial(_has_child, box, probe))
         times.append(time.monotonic() - stopped)
         replicas.remove(leader)
         replicas.append(_replica(box, f"long-{k}"))

@@ -126,11 +126,11 @@ class KubeApi:
             response = self._client.rest_client.request(
                 method, url, headers=headers, body=body, _request_timeout=timeout or self.timeout
             )
+            data = response.read()  # a body that stops coming times out here, not above
         except k8s_client.ApiException as exc:
             raise KubeError(exc.status or 0, str(exc.reason), str(exc.body or "")) from exc
         except Exception as exc:  # urllib3 transport errors
             raise KubeError(0, type(exc).__name__, str(exc)) from exc
-        data = response.read()
         if response.status >= 400:
             raise _error(response.status, str(response.reason), data or b"")
         if raw:

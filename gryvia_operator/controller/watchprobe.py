@@ -70,8 +70,8 @@ class WatchHealth:
 async def probe_watches(api: KubeApi, health: WatchHealth) -> None:
     """Probe for ever: list GryviaTenants (one item) for a resourceVersion, then watch from it
     for `health.period` seconds; each answer is recorded in `health`. Errors (refused,
-    timed out, cut) are logged at debug and retried after a second; the loop ends only when
-    cancelled."""
+    timed out, cut) are logged at debug, anything else with its traceback, and retried after
+    a second; the loop ends only when cancelled."""
     path = by_kind(PROBED_KIND).path(None)
     seconds = max(1, round(health.period))
     while True:
@@ -88,4 +88,7 @@ async def probe_watches(api: KubeApi, health: WatchHealth) -> None:
             health.answered()
         except KubeError as exc:
             log.debug("watch probe: %s", exc)
+            await asyncio.sleep(1.0)
+        except Exception:  # a bug here must not end the probe: /readyz would stay 503
+            log.exception("watch probe failed")
             await asyncio.sleep(1.0)

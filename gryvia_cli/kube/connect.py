@@ -16,10 +16,8 @@ def _quiet_libraries(verbose: bool) -> None:
     level = logging.DEBUG if verbose else logging.ERROR
     for name in ("urllib3", "kubernetes"):
         logging.getLogger(name).setLevel(level)
-    if not verbose:
-        from urllib3.exceptions import InsecureRequestWarning
-
-        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+    if not verbose:  # urllib3's InsecureRequestWarning, matched without importing urllib3
+        warnings.filterwarnings("ignore", message="Unverified HTTPS request", module="urllib3")
 
 
 def connect(

@@ -4,8 +4,11 @@ Importing the official client costs about 0.3 s of CPU (its `config` package pul
 google-auth, requests-oauthlib, its OpenAPI models ...), more than a whole `gryvia list jobs`
 should take. Most kubeconfigs need none of it: a server URL, a CA, and a client certificate
 or a bearer token. For those, `static_client` builds a `StaticApiClient`: the two methods of
-the official `ApiClient` that `KubeAccess` calls (`param_serialize`, `call_api`), sent with
-urllib3 and configured as the official client configures its pool (CA file or data, client
+the official `ApiClient` that `KubeAccess` calls (`param_serialize`, `call_api`), plus
+`fetch`, which sends a request whose reply is read whole on the standard library's
+`http.client` (`kube.lighthttp`: no urllib3 import, ~60 ms, on the path of a read command).
+`call_api` keeps urllib3 (imported on first use) for the streaming replies of watches and
+logs, configured as the official client configures its pool (CA file or data, client
 certificate and key, `insecure-skip-tls-verify`, one retry on a fresh connection).
 
 Anything else (exec plugins, auth providers such as OIDC or gcp, `tls-server-name`,
@@ -24,8 +27,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
+
+if TYPE_CHECKING:
+    from gryvia_cli.kube.lighthttp import ConnectionPool, LightResponse
 
 USER_KEYS = frozenset(
     {"token", "tokenFile", "client-certificate", "client-certificate-data", "client-key"}
@@ -71,12 +77,49 @@ class StaticApiClient:
     """
 
     def __init__(self, host: str, pool_args: Mapping[str, Any], token: str | None) -> None:
-        import urllib3
-
         self.configuration = StaticConfiguration(host)
         self.token = token
         self.user_agent = "gryvia-cli"
-        self.pool = urllib3.PoolManager(**pool_args)
+        self.pool_args = dict(pool_args)
+        self._pool: Any = None
+        self._light: ConnectionPool | None = None
+
+    @property
+    def pool(self) -> Any:
+        """The urllib3 `PoolManager` of streaming requests (`call_api`), made on first use."""
+        if self._pool is None:
+            import urllib3
+
+            self._pool = urllib3.PoolManager(**self.pool_args)
+        return self._pool
+
+    def fetch(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        _request_timeout: tuple[float, float | None] | None = None,
+    ) -> LightResponse:
+        """Send one request (arguments as `call_api`'s) and read its whole reply on
+        `http.client` (`kube.lighthttp`); raises `lighthttp.TransportError` when no complete
+        answer came."""
+        import ssl
+
+        from gryvia_cli.kube.lighthttp import ConnectionPool
+
+        if self._light is None:
+            args = self.pool_args
+            self._light = ConnectionPool(
+                self.configuration.host,
+                ca_file=args.get("ca_certs"),
+                cert_file=args.get("cert_file"),
+                key_file=args.get("key_file"),
+                verify=args.get("cert_reqs") != ssl.CERT_NONE,
+                maxsize=int(args.get("maxsize") or 10),
+            )
+        target = url[len(self.configuration.host) :]
+        return self._light.request(method, target, headers, body, _request_timeout)
 
     def param_serialize(
         self,

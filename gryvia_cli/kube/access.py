@@ -19,9 +19,9 @@ from gryvia_cli.kube.config import ContextInfo
 from gryvia_cli.kube.errors import (
     client_exceptions,
     selector_usage,
-    transport_exceptions,
     translate_api_exception,
     translate_transport_error,
+    transport_exceptions,
 )
 from gryvia_cli.kube.execcred import send_with_credentials
 from gryvia_cli.kube.podlog import pod_log_query

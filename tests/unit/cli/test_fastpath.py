@@ -82,4 +82,5 @@ def test_the_table_is_printed_page_by_page_with_widths_per_page(
     assert gap[0] == gap[1] == gap[4] < gap[2] == gap[3]  # pages: a b | a-much... c | d
     pending = run(["list", "jobs", "--phase", "Pending"], fake).output.splitlines()
     assert len(pending) == 1 + len(names)
-    assert run(["list", "jobs", "--phase", "Running"], fake).output == "No jobs found in namespace ml.\n"
+    none = run(["list", "jobs", "--phase", "Running"], fake).output
+    assert none == "No jobs found in namespace ml.\n"

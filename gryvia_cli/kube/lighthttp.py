@@ -19,6 +19,7 @@ from __future__ import annotations
 import http.client
 import select
 import ssl
+import sys
 import threading
 import zlib
 from collections.abc import Mapping
@@ -164,6 +165,8 @@ class ConnectionPool:
                 if attempt == 0 and (not connected or method in IDEMPOTENT):
                     continue
                 raise TransportError(exc) from None
+            if "logging" in sys.modules:  # `-v` configured logging; never imported for this
+                _log(method, target, reply.status, attempt)
             return self._finish(conn, reply)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -185,6 +188,14 @@ class ConnectionPool:
             except zlib.error as exc:
                 raise TransportError(exc) from None
         return LightResponse(reply.status, reply.reason, Headers(reply.msg), data)
+
+
+def _log(method: str, target: str, status: int, attempt: int) -> None:
+    """A DEBUG line per request (shown with `-v`), as urllib3 writes one."""
+    import logging
+
+    retried = " (on a fresh connection)" if attempt else ""
+    logging.getLogger(__name__).debug('"%s %s" %s%s', method, target, status, retried)
 
 
 def _dropped(conn: http.client.HTTPConnection) -> bool:

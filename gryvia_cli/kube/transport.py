@@ -18,13 +18,9 @@ loads the official client as before, so those kubeconfigs behave exactly as they
 
 from __future__ import annotations
 
-import atexit
-import base64
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,11 +79,15 @@ class StaticApiClient:
         self.pool_args = dict(pool_args)
         self._pool: Any = None
         self._light: ConnectionPool | None = None
+        self.before_urllib3: Callable[[], None] | None = None
+        """Called once before urllib3 is imported (`kube.connect` quiets its logs)."""
 
     @property
     def pool(self) -> Any:
         """The urllib3 `PoolManager` of streaming requests (`call_api`), made on first use."""
         if self._pool is None:
+            if self.before_urllib3 is not None:
+                self.before_urllib3()
             import urllib3
 
             self._pool = urllib3.PoolManager(**self.pool_args)
@@ -239,7 +239,12 @@ def _as_file(obj: Mapping[str, Any], key: str, data_key: str, base: str) -> str 
     temp file (removed at exit), as the official client's FileOrData does; None when neither
     is set."""
     data = obj.get(data_key)
-    if data:
+    if data:  # tempfile, shutil: ~10 ms to import, for inline credentials only
+        import atexit
+        import base64
+        import shutil
+        import tempfile
+
         if not _TEMP:
             _TEMP.append(tempfile.mkdtemp(prefix="gryvia-kube-"))
             atexit.register(shutil.rmtree, _TEMP[0], True)

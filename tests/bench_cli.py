@@ -236,7 +236,16 @@ def main() -> None:
     print(f"  up in {time.monotonic() - started:.0f}s", file=sys.stderr)
     try:
         kubectl = binaries.path_of("kubectl")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_")}
+        # as users run it: bytecode cached (a stale module is compiled on every start while
+        # PYTHONDONTWRITEBYTECODE is set, as in some CI and dev shells), output buffered
+        import compileall
+
+        for package in ("gryvia_cli", "gryvia_operator", "gryvia"):
+            compileall.compile_dir(Path(__file__).parents[1] / package, quiet=1)
+        unset = ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("GRYVIA_") and k not in unset
+        }
         env.update(
             KUBECONFIG=str(box.kubeconfig),
             GRYVIA_CONFIG_HOME=str(home / "config"),

@@ -118,9 +118,12 @@ def _cell(value: Any) -> Any:
     return user_text(text or EMPTY, multiline=True)
 
 
-def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def render_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, header: bool = True
+) -> None:
     """Print rows as a borderless table with upper-case headers, kubectl style (three spaces
-    between columns, no rule, no trailing blanks).
+    between columns, no rule, no trailing blanks). `header=False` leaves the header line out
+    (the next page of a table printed page by page, laid out on its own as kubectl's chunks).
 
     Cells are strings, numbers, None (empty) or `Marked` (coloured by marker). A table of
     one-line ASCII cells that fits the width is laid out here (Rich's layout, byte for byte,
@@ -131,11 +134,12 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     color = color_enabled(stream)
     fast = plain_table(columns, rows, color, _width(stream))
     if fast is not None:
-        stream.write(fast)
+        stream.write(fast if header else fast.split("\n", 1)[-1])
         stream.flush()
         return
     console = _console()
-    console.file.write(_rich_table(console, columns, rows, color))
+    text = _rich_table(console, columns, rows, color)
+    console.file.write(text if header else text.split("\n", 1)[-1])
     console.file.flush()
 
 

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gryvia_cli.cli.rawoutput import names_of as names_of
+from gryvia_cli.cli.rawoutput import render_raw as render_raw
 from gryvia_cli.output import OutputFormat
 from gryvia_cli.outputtemplates import output_completion, output_parser
 
 if TYPE_CHECKING:
-    from gryvia_cli.kube.resources import Resource
+    pass
 
 OutputOpt = Annotated[
     OutputFormat | None,
@@ -107,26 +109,6 @@ def check_new_name(name: str, what: str) -> None:
             f"NAME {name!r} is not a valid {what}: {problem}",
             hint="use lowercase letters, digits, '-' and '.', e.g. 'nightly-eval'",
         )
-
-
-def names_of(res: Resource, items: list[dict[str, Any]]) -> list[str]:
-    """`kind.group/name` for every item (`-o name`)."""
-    return [f"{res.qualified}/{(i.get('metadata') or {}).get('name')}" for i in items]
-
-
-def render_raw(data: dict[str, Any], res: Resource, fmt: OutputFormat) -> bool:
-    """Print a List as machines want it (`-o json|yaml` as the API returned it, `-o name` as
-    `kind.group/name` lines) and return True; False for the people formats (table, wide),
-    which the command renders itself."""
-    from gryvia_cli.output import MACHINE_FORMATS, render_data, render_names
-
-    if fmt in MACHINE_FORMATS:
-        render_data(data, fmt)
-        return True
-    if fmt is OutputFormat.name:
-        render_names(names_of(res, list(data.get("items") or [])))
-        return True
-    return False
 
 
 def render_entries(

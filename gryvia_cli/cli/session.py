@@ -8,11 +8,13 @@ own `Session(access_factory=...)` as `obj` to feed a fake access layer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import typer
+from typing import TYPE_CHECKING
 
 from gryvia_cli.connection import Connection
 from gryvia_cli.output import OutputFormat
+
+if TYPE_CHECKING:  # the start-up fast path (`cli.fastpath`) builds a Session without Typer
+    import typer
 
 
 @dataclass

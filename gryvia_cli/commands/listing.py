@@ -18,7 +18,6 @@ from gryvia_cli.cli.options import (
     render_raw,
 )
 from gryvia_cli.cli.session import session
-from gryvia_cli.errors import ForbiddenError, UsageError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import (
     MACHINE_FORMATS,
@@ -26,7 +25,6 @@ from gryvia_cli.output import (
     info,
     render_data,
     render_documents,
-    render_json_bytes,
     render_names,
     render_rows,
     render_table,
@@ -112,96 +110,28 @@ def list_jobs(
       gryvia list jobs -A --mine
       gryvia list jobs -u alice@example.com
     """
-    if array:
-        from gryvia_operator.api.names import LABEL_ARRAY_NAME
+    from gryvia_cli.views import joblist
 
-        array_selector = f"{LABEL_ARRAY_NAME}={array}"
-        selector = f"{selector},{array_selector}" if selector else array_selector
+    selector = joblist.array_selector(selector, array)
     state = session(ctx)
     fmt = state.fmt(output)
-    access = state.access()
-    wanted = _wanted_phase(phase)
-    ns = None if all_namespaces else state.resolve_namespace(namespace)
+    if not watch:
+        joblist.list_jobs(
+            state,
+            fmt,
+            namespace=namespace,
+            all_namespaces=all_namespaces,
+            selector=selector,
+            phase=phase,
+            mine=mine,
+            user=user,
+        )
+        return
     from gryvia_cli.views.submitters import wanted_users
 
-    users = wanted_users(state, mine, user)
-    if fmt is OutputFormat.json and not phase and not watch and users is None:
-        try:
-            render_json_bytes(access.list_bytes(r.AIJOB, ns, label_selector=selector))
-            return
-        except ForbiddenError:
-            if ns is not None:
-                raise  # all namespaces: read the ones this user may (below)
-    if ns is None:
-        from gryvia_cli.views.readable import list_readable
-
-        data, _ = list_readable(
-            access, r.AIJOB, state.resolve_namespace(None), label_selector=selector
-        )
-    else:
-        data = access.list_objects(r.AIJOB, ns, label_selector=selector)
-    items = [i for i in data.get("items") or [] if _in_phase(i, wanted) and _by(i, users)]
-    if watch:
-        _watch_jobs(
-            state, fmt, ns, selector, lambda i: _in_phase(i, wanted) and _by(i, users), data
-        )
-        return
-    if render_raw({**data, "items": items}, r.AIJOB, fmt):
-        return
-    if not items:
-        info(f"No jobs found{'' if ns is None else f' in namespace {ns}'}.")
-        return
-    columns, rows = _job_table(state, fmt, ns, items)
-    render_table(columns, rows)
-
-
-def _by(item: dict[str, Any], users: frozenset[str] | None) -> bool:
-    from gryvia_operator.api.submitter import submitter_of
-
-    return users is None or submitter_of(item) in users
-
-
-def _in_phase(item: dict[str, Any], wanted: str | None) -> bool:
-    if wanted is None:
-        return True
-    from gryvia_cli.core.phases import normalize_phase
-
-    return normalize_phase((item.get("status") or {}).get("phase")) == wanted
-
-
-def _job_table(
-    state: Any, fmt: OutputFormat, ns: str | None, items: list[dict[str, Any]]
-) -> tuple[list[str], list[list[Any]]]:
-    """The columns and rows of the jobs table (`-o wide` reads pods and prices too)."""
-    from gryvia_cli.core.jobs import (
-        JOB_COLUMNS,
-        JOB_WIDE_COLUMNS,
-        bound_nodes,
-        job_row,
-        summarize_job,
-    )
-
-    access = state.access()
-    now = state.now()
-    wide = fmt is OutputFormat.wide
-    columns = list(JOB_WIDE_COLUMNS if wide else JOB_COLUMNS)
-    nodes: dict[tuple[str, str], Any] = {}
-    cost_of: Callable[[dict[str, Any]], str] = lambda _item: "-"  # noqa: E731
-    if wide:  # pricing pulls in the API models: only -o wide shows costs
-        from gryvia_cli.core.spend import cost_text
-        from gryvia_cli.views.reads import read_job_pods, read_pricing
-
-        nodes = bound_nodes(read_job_pods(access, ns))
-        pricing = read_pricing(access)
-        cost_of = lambda item: cost_text(pricing.job_cost(item, now))  # noqa: E731
-    rows = []
-    for item in items:
-        job = summarize_job(item)
-        row = job_row(
-            job, now, wide=wide, nodes=nodes.get((job.namespace, job.name), ()), cost=cost_of(item)
-        )
-        rows.append([job.namespace, *row] if ns is None else row)
-    return (["namespace", *columns] if ns is None else columns), rows
+    keep = joblist.job_filter(joblist.wanted_phase(phase), wanted_users(state, mine, user))
+    ns = None if all_namespaces else state.resolve_namespace(namespace)
+    _watch_jobs(state, fmt, ns, selector, keep, joblist.read_jobs(state, ns, selector))
 
 
 def _watch_jobs(
@@ -215,10 +145,12 @@ def _watch_jobs(
     """`list jobs -w`: the table (or each object) of the jobs `keep` accepts (--phase, --mine,
     -u), then one more line (or object) per change of such a job, aligned with the table
     (`-o wide` reads the pods and prices again for each change)."""
+    from gryvia_cli.views import joblist
     from gryvia_cli.views.watching import follow_changes
 
     items = [i for i in data.get("items") or [] if keep(i)]
-    columns, rows = _job_table(state, fmt, ns, items)
+    columns, rows_of = joblist.job_rows(state, fmt, ns)
+    rows = rows_of(items)
     widths = column_widths(columns, rows)
     show: Callable[[list[dict[str, Any]]], None]
     if fmt in MACHINE_FORMATS or fmt is OutputFormat.name:
@@ -238,7 +170,7 @@ def _watch_jobs(
     else:
 
         def show(objects: list[dict[str, Any]]) -> None:
-            render_rows(_job_table(state, fmt, ns, objects)[1], widths)
+            render_rows(rows_of(objects), widths)
 
         if rows:
             render_table(columns, rows)
@@ -254,18 +186,6 @@ def _watch_jobs(
         lambda obj: show([obj]) if keep(obj) else None,
         label_selector=selector,
     )
-
-
-def _wanted_phase(phase: str | None) -> str | None:
-    """The canonical `--phase`, or None; a misspelt phase is a usage error listing them."""
-    if phase is None:
-        return None
-    from gryvia_cli.core.phases import parse_phase
-
-    try:
-        return parse_phase(phase)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def list_nodes(

@@ -21,6 +21,7 @@ from gryvia_cli.kube.errors import (
     selector_usage,
     translate_api_exception,
     translate_transport_error,
+    transport_exceptions,
 )
 from gryvia_cli.kube.execcred import send_with_credentials
 from gryvia_cli.kube.podlog import pod_log_query
@@ -62,12 +63,13 @@ class KubeAccess:
         verb: str = "read",
         read_timeout: float | None = -1,
         compressed: bool = False,
+        stream: bool = False,
     ) -> Any:
-        """Send one request; return the raw urllib3 response (2xx) or raise a GryviaError.
-        `compressed`: accept a gzip body (urllib3 inflates it as it is read)."""
-        from urllib3.exceptions import HTTPError
-
-        api_exception, config_exception = client_exceptions()
+        """Send one request; return the response (2xx) or raise a GryviaError.
+        `compressed`: accept a gzip body (inflated as it is read). `stream`: the caller
+        reads the body as it comes (`.response`, urllib3's); else the light client reads it
+        whole on `http.client` (`StaticApiClient.fetch`; the official client: urllib3)."""
+        call = self.api.call_api if stream else getattr(self.api, "fetch", self.api.call_api)
 
         headers = {"Accept": "application/json"}
         if compressed:
@@ -85,22 +87,25 @@ class KubeAccess:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            return self.api.call_api(*request, _request_timeout=timeout)
+            return call(*request, _request_timeout=timeout)
 
         try:
             response = send_with_credentials(self.api.configuration, send)
-        except HTTPError as exc:
-            raise translate_transport_error(exc, self.server) from None
-        except api_exception as exc:
-            raise translate_api_exception(
-                getattr(exc, "status", 0) or 0,
-                getattr(exc, "body", None),
-                resource=resource,
-                name=name,
-                namespace=namespace,
-            ) from None
-        except config_exception as exc:
-            raise KubeconfigError(f"cannot refresh credentials: {exc}") from None
+        except Exception as exc:  # the transports' classes, looked up once one has failed
+            if isinstance(exc, transport_exceptions()):
+                raise translate_transport_error(exc, self.server) from None
+            api_exception, config_exception = client_exceptions()
+            if isinstance(exc, api_exception):
+                raise translate_api_exception(
+                    getattr(exc, "status", 0) or 0,
+                    getattr(exc, "body", None),
+                    resource=resource,
+                    name=name,
+                    namespace=namespace,
+                ) from None
+            if isinstance(exc, config_exception):
+                raise KubeconfigError(f"cannot refresh credentials: {exc}") from None
+            raise
         if not 200 <= response.status <= 299:
             response.read()
             raise translate_api_exception(
@@ -116,11 +121,9 @@ class KubeAccess:
         return response
 
     def _read(self, response: Any) -> bytes:
-        from urllib3.exceptions import HTTPError
-
         try:
             response.read()
-        except HTTPError as exc:
+        except transport_exceptions() as exc:
             raise translate_transport_error(exc, self.server) from None
         return bytes(response.data or b"")
 
@@ -222,6 +225,7 @@ class KubeAccess:
             namespace=namespace,
             verb="watch",
             read_timeout=timeout_seconds + 30,
+            stream=True,
         )
         return response.response
 
@@ -361,6 +365,7 @@ class KubeAccess:
             name=pod,
             namespace=namespace,
             read_timeout=None if follow else self.timeout,
+            stream=True,
         )
         return response.response
 

@@ -4,8 +4,6 @@ light client of `kube.transport` when the credentials are static, else the offic
 
 from __future__ import annotations
 
-import logging
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +11,16 @@ from gryvia_cli.kube.access import KubeAccess
 
 
 def _quiet_libraries(verbose: bool) -> None:
+    """The official client's and urllib3's logs at ERROR (DEBUG with `-v`), and no
+    InsecureRequestWarning; called before either library is used."""
+    import logging
+    import warnings
+
     level = logging.DEBUG if verbose else logging.ERROR
     for name in ("urllib3", "kubernetes"):
         logging.getLogger(name).setLevel(level)
-    if not verbose:
-        from urllib3.exceptions import InsecureRequestWarning
-
-        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+    if not verbose:  # urllib3's InsecureRequestWarning, matched without importing urllib3
+        warnings.filterwarnings("ignore", message="Unverified HTTPS request", module="urllib3")
 
 
 def connect(
@@ -38,9 +39,11 @@ def connect(
     from gryvia_cli.kube.config import describe_context, kubeconfig_source
 
     info = describe_context(kubeconfig, context)
-    _quiet_libraries(verbose)
     api = None if info.in_cluster else _static_client(kubeconfig_source(kubeconfig), info.name)
-    if api is None:
+    if api is not None:  # urllib3 comes with its first stream (a watch, a log)
+        api.before_urllib3 = lambda: _quiet_libraries(verbose)
+    else:
+        _quiet_libraries(verbose)
         from kubernetes import client
 
         from gryvia_cli.kube.config import load_client_configuration

@@ -178,6 +178,8 @@ def _timed_out(*errors: object) -> bool:
     (connect or read: a TLS handshake that takes too long is reported as a read timeout) or
     the socket's. urllib3's NewConnectionError (refused, no route) subclasses its connect
     timeout for old callers' sake: it is no timeout."""
+    if "urllib3" not in sys.modules:  # the light client: socket/ssl errors only
+        return any(isinstance(e, TimeoutError) for e in errors)
     from urllib3.exceptions import NewConnectionError
     from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
@@ -213,6 +215,22 @@ def selector_usage(label_selector: str | None) -> Iterator[None]:
 
 class _NeverRaised(Exception):
     """Stands in for the official client's exceptions while that client is not loaded."""
+
+
+def transport_exceptions() -> tuple[type[Exception], ...]:
+    """The exceptions of a request that got no complete answer: the light client's
+    `lighthttp.TransportError` and, once urllib3 is loaded (streams, the official client),
+    its `HTTPError`; catching them imports neither."""
+    found: list[type[Exception]] = []
+    if "gryvia_cli.kube.lighthttp" in sys.modules:
+        from gryvia_cli.kube.lighthttp import TransportError
+
+        found.append(TransportError)
+    if "urllib3" in sys.modules:
+        from urllib3.exceptions import HTTPError
+
+        found.append(HTTPError)
+    return tuple(found) or (_NeverRaised,)
 
 
 def client_exceptions() -> tuple[type[Exception], type[Exception]]:

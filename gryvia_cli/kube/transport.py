@@ -4,8 +4,11 @@ Importing the official client costs about 0.3 s of CPU (its `config` package pul
 google-auth, requests-oauthlib, its OpenAPI models ...), more than a whole `gryvia list jobs`
 should take. Most kubeconfigs need none of it: a server URL, a CA, and a client certificate
 or a bearer token. For those, `static_client` builds a `StaticApiClient`: the two methods of
-the official `ApiClient` that `KubeAccess` calls (`param_serialize`, `call_api`), sent with
-urllib3 and configured as the official client configures its pool (CA file or data, client
+the official `ApiClient` that `KubeAccess` calls (`param_serialize`, `call_api`), plus
+`fetch`, which sends a request whose reply is read whole on the standard library's
+`http.client` (`kube.lighthttp`: no urllib3 import, ~60 ms, on the path of a read command).
+`call_api` keeps urllib3 (imported on first use) for the streaming replies of watches and
+logs, configured as the official client configures its pool (CA file or data, client
 certificate and key, `insecure-skip-tls-verify`, one retry on a fresh connection).
 
 Anything else (exec plugins, auth providers such as OIDC or gcp, `tls-server-name`,
@@ -15,17 +18,16 @@ loads the official client as before, so those kubeconfigs behave exactly as they
 
 from __future__ import annotations
 
-import atexit
-import base64
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
+
+if TYPE_CHECKING:
+    from gryvia_cli.kube.lighthttp import ConnectionPool, LightResponse
 
 USER_KEYS = frozenset(
     {"token", "tokenFile", "client-certificate", "client-certificate-data", "client-key"}
@@ -71,12 +73,53 @@ class StaticApiClient:
     """
 
     def __init__(self, host: str, pool_args: Mapping[str, Any], token: str | None) -> None:
-        import urllib3
-
         self.configuration = StaticConfiguration(host)
         self.token = token
         self.user_agent = "gryvia-cli"
-        self.pool = urllib3.PoolManager(**pool_args)
+        self.pool_args = dict(pool_args)
+        self._pool: Any = None
+        self._light: ConnectionPool | None = None
+        self.before_urllib3: Callable[[], None] | None = None
+        """Called once before urllib3 is imported (`kube.connect` quiets its logs)."""
+
+    @property
+    def pool(self) -> Any:
+        """The urllib3 `PoolManager` of streaming requests (`call_api`), made on first use."""
+        if self._pool is None:
+            if self.before_urllib3 is not None:
+                self.before_urllib3()
+            import urllib3
+
+            self._pool = urllib3.PoolManager(**self.pool_args)
+        return self._pool
+
+    def fetch(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        _request_timeout: tuple[float, float | None] | None = None,
+    ) -> LightResponse:
+        """Send one request (arguments as `call_api`'s) and read its whole reply on
+        `http.client` (`kube.lighthttp`); raises `lighthttp.TransportError` when no complete
+        answer came."""
+        import ssl
+
+        from gryvia_cli.kube.lighthttp import ConnectionPool
+
+        if self._light is None:
+            args = self.pool_args
+            self._light = ConnectionPool(
+                self.configuration.host,
+                ca_file=args.get("ca_certs"),
+                cert_file=args.get("cert_file"),
+                key_file=args.get("key_file"),
+                verify=args.get("cert_reqs") != ssl.CERT_NONE,
+                maxsize=int(args.get("maxsize") or 10),
+            )
+        target = url[len(self.configuration.host) :]
+        return self._light.request(method, target, headers, body, _request_timeout)
 
     def param_serialize(
         self,
@@ -196,7 +239,12 @@ def _as_file(obj: Mapping[str, Any], key: str, data_key: str, base: str) -> str 
     temp file (removed at exit), as the official client's FileOrData does; None when neither
     is set."""
     data = obj.get(data_key)
-    if data:
+    if data:  # tempfile, shutil: ~10 ms to import, for inline credentials only
+        import atexit
+        import base64
+        import shutil
+        import tempfile
+
         if not _TEMP:
             _TEMP.append(tempfile.mkdtemp(prefix="gryvia-kube-"))
             atexit.register(shutil.rmtree, _TEMP[0], True)

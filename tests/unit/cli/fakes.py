@@ -113,6 +113,9 @@ class FakeAccess:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         self._check(res, "list")
         items = [
@@ -126,10 +129,16 @@ class FakeAccess:
             and _matches(o, label_selector)
             and _fields(o, field_selector)
         ]
+        meta: dict[str, Any] = {}
+        if limit:  # pages as the API server cuts them: `continue` names the next offset
+            start = int(continue_token or 0)
+            items, rest = items[start : start + limit], items[start + limit :]
+            if rest:
+                meta["continue"] = str(start + limit)
         return {
             "apiVersion": res.api_version,
             "kind": f"{res.kind}List",
-            "metadata": {},
+            "metadata": meta,
             "items": items,
         }
 

@@ -104,9 +104,8 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stder
 def test_a_read_with_static_credentials_imports_neither_the_client_nor_pydantic(
     tmp_path: Path, flag: bool
 ) -> None:
-    """A token kubeconfig takes the light client (`kube.transport`); Typer's Pydantic-based
-    option conversion is skipped for plain values and paths (`cli.coercion`), settings are
-    plain."""
+    """A token kubeconfig takes the light client (`kube.transport`); `list jobs` runs without
+    Typer (`cli.fastpath`), settings are plain."""
     from tests.support.ports import free_port
 
     kubeconfig = tmp_path / "kubeconfig"
@@ -134,3 +133,6 @@ def test_a_read_with_static_credentials_imports_neither_the_client_nor_pydantic(
     assert "cannot reach the API server" in proc.stderr, proc.stderr
     loaded = set(json.loads(proc.stderr.strip().splitlines()[-1]))
     assert not loaded & {"kubernetes", "pydantic", "pydantic_settings", "rich"}, loaded
+    # the start-up fast path (`cli.fastpath`) on `http.client` (`kube.lighthttp`), and a JSON
+    # kubeconfig read with `json`
+    assert not loaded & {"typer", "click", "urllib3", "yaml"}, loaded

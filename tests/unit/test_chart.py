@@ -470,7 +470,7 @@ def test_cluster_roles_have_no_wildcards(extra: tuple[str, ...]) -> None:
                 )
 
 
-SPEC_ONLY = {"GryviaLedgerEntry"}
+SPEC_ONLY = {"GryviaLedgerEntry", "GryviaJobRecord"}
 """Kinds without a status: the ledger's whole record is its spec (an invoice's status says
 where `--stripe` pushed it)."""
 

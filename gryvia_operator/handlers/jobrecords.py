@@ -161,9 +161,8 @@ class JobRecorder:
         self.next_rollup = time.monotonic() + config.job_record_rollup_seconds
         started = time.perf_counter()
         records = await self.list_records()
-        self.known = {
-            str(uid) for r in records if (uid := (r.get("spec") or {}).get("jobUID"))
-        } | (self.known or set())
+        listed = {str(u) for r in records if (u := (r.get("spec") or {}).get("jobUID"))}
+        self.known = listed | (self.known or set())
         cutoff = self.rt.clock() - dt.timedelta(days=config.job_record_retention_days)
         plan = plan_rollup(records, cutoff)
         try:

@@ -118,6 +118,7 @@ def build_job_record(
     ended = ended or now
     n_pods, gpus, gpu_type = _shape(spec)
     message = str(status.get("message") or "").lower()
+    timed_out = phase == "Failed" and any(w in message for w in TIMEOUT_WORDS)
     nodes = sorted({p.node_name for p in pods if p.node_name}) or list(
         status.get("nodesAllocated") or []
     )
@@ -140,7 +141,7 @@ def build_job_record(
         "jobName": slurm_name if slurm_name and slurm_name != name else None,
         "user": annotations.get(ANNOTATION_SUBMITTER) or None,
         "phase": phase,
-        "timedOut": True if phase == "Failed" and any(w in message for w in TIMEOUT_WORDS) else None,
+        "timedOut": True if timed_out else None,
         "exitCode": exit_code(pods),
         "submitted": meta.get("creationTimestamp") or None,
         "started": stamp(started) if started else None,
@@ -195,9 +196,7 @@ def month_of(when: dt.datetime) -> str:
     return when.astimezone(dt.UTC).strftime("%Y-%m")
 
 
-def plan_rollup(
-    records: Iterable[Mapping[str, Any]], cutoff: dt.datetime
-) -> RollupPlan:
+def plan_rollup(records: Iterable[Mapping[str, Any]], cutoff: dt.datetime) -> RollupPlan:
     """What a roll-up pass does with every stored GryviaJobRecord (`records`, raw, both
     shapes): each job record that ended before `cutoff` (now - retention) is folded into the
     roll-up of its (namespace, tenant, month of its end) and deleted. A record that ended at

@@ -4,6 +4,7 @@ GryviaJobRecord, the job is deleted, and sacct still shows it with its state and
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,7 +33,10 @@ def test_a_deleted_job_stays_in_sacct_with_state_and_exit_code(case: CliCase) ->
         return next((i for i in items if i["metadata"]["name"] == f"job-{uid}"), None)
 
     record = wait_for(recorded, timeout=60, interval=0.5, what="the job record of gone")
-    assert not record["metadata"].get("managedFields")  # created with managedFields: [{}]
+    raw = sandbox.kubectl_run(
+        "get", "gryviajobrecord", f"job-{uid}", "-n", ns, "-o", "json", "--show-managed-fields"
+    )
+    assert "managedFields" not in json.loads(raw.stdout)["metadata"]  # created with [{}]
     sandbox.kubectl_run("delete", "gryviaaijob", "gone", "-n", ns, "--wait=true")
     spec = record["spec"]
     ended = datetime.fromisoformat(spec["ended"].replace("Z", "+00:00"))

@@ -29,10 +29,15 @@ from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import usage_record_name
 from gryvia_operator.api.priority import run_index
 from gryvia_operator.controller import policies
-from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeError, NotFound
+from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeApi, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import PODS_BY_JOB, USAGE
-from gryvia_operator.reconcile.jobrecords import build_job_record, exit_code, plan_rollup
+from gryvia_operator.reconcile.jobrecords import (
+    STRIP_MANAGED_FIELDS,
+    build_job_record,
+    exit_code,
+    plan_rollup,
+)
 
 log = logging.getLogger("gryvia.operator.jobrecords")
 PASS_SECONDS = 2.0
@@ -134,11 +139,8 @@ class JobRecorder:
             body = build_job_record(
                 ended.body, tenant=tenant, pods=pods, usage=usage, now=now, deleted=ended.deleted
             )
-            try:
-                await rt.api.create(body)
+            if await write_record(rt.api, body):
                 rt.metrics.writes.labels(kind="GryviaJobRecord", verb="create").inc()
-            except (AlreadyExists, NotFound):  # recorded already, or its namespace is gone
-                pass
             self.known.add(uid)
             self.pending.pop(uid, None)
 
@@ -170,8 +172,11 @@ class JobRecorder:
                 meta = body["metadata"]
                 if meta.get("resourceVersion"):
                     await self.rt.api.replace(body)
-                else:
-                    await self.rt.api.create(body)
+                    await self.rt.api.patch(
+                        "GryviaJobRecord", meta["name"], STRIP_MANAGED_FIELDS, meta["namespace"]
+                    )
+                elif not await write_record(self.rt.api, body):
+                    raise AlreadyExists(409, "AlreadyExists", f"{meta['name']} exists")
         except (AlreadyExists, Conflict) as exc:  # another writer: the next pass redoes it
             log.warning("job record roll-up deferred: %s", exc)
             return
@@ -189,6 +194,18 @@ class JobRecorder:
                 len(plan.writes),
                 time.perf_counter() - started,
             )
+
+
+async def write_record(api: KubeApi, body: dict[str, Any]) -> bool:
+    """Create a GryviaJobRecord, then clear the managedFields its create recorded
+    (`STRIP_MANAGED_FIELDS`); False when it existed already or its namespace is gone."""
+    meta = body["metadata"]
+    try:
+        await api.create(body)
+        await api.patch("GryviaJobRecord", meta["name"], STRIP_MANAGED_FIELDS, meta["namespace"])
+    except (AlreadyExists, NotFound):
+        return False
+    return True
 
 
 def register(registry: kopf.OperatorRegistry, recorder: JobRecorder) -> None:

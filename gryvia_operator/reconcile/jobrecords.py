@@ -24,6 +24,10 @@ from gryvia_operator.api.names import (
 from gryvia_operator.reconcile.views import PodView
 
 PLACES = Decimal("0.0001")
+STRIP_MANAGED_FIELDS = {"metadata": {"managedFields": [{}]}}
+"""The merge patch that clears an object's managedFields (Kubernetes' documented reset: a
+list of one empty entry); a create always records its manager's fields, about 40% of a
+record's bytes."""
 MAX_NODES = 64
 TIMEOUT_WORDS = ("deadline", "time limit", "timeout")
 """A Failed job whose message says one of these ended on its time limit (sacct's TIMEOUT;
@@ -105,7 +109,8 @@ def build_job_record(
     `pods`: its pods as indexed (exit code, nodes); `usage`: its GryviaUsageRecords (every run;
     GPU-hours and cost are their sums, else GPUs x elapsed and no cost); `deleted`: the job is
     being deleted, so a job not yet in a terminal phase ends now as Cancelled. Fields that are
-    unset, zero-valued defaults or equal to another field are left out (bytes per record).
+    unset, zero-valued defaults or equal to another field are left out (bytes per record;
+    the writer then strips the managedFields the create recorded: `STRIP_MANAGED_FIELDS`).
     """
     meta, spec = body.get("metadata") or {}, body.get("spec") or {}
     status = body.get("status") or {}
@@ -163,7 +168,6 @@ def build_job_record(
         "metadata": {
             "name": job_record_name(str(meta.get("uid", ""))),
             "namespace": str(meta.get("namespace", "")),
-            "managedFields": [{}],  # the API server then stores none (about half the bytes)
         },
         "spec": {k: v for k, v in record.items() if v is not None},
     }
@@ -268,8 +272,6 @@ def _rollup_body(key: tuple[str, str, str], rollup: Mapping[str, Any]) -> dict[s
     version = (rollup.get("metadata") or {}).get("resourceVersion")
     if version:
         meta["resourceVersion"] = version
-    else:
-        meta["managedFields"] = [{}]
     return {
         "apiVersion": API_VERSION,
         "kind": "GryviaJobRecord",

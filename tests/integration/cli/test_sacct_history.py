@@ -36,7 +36,7 @@ def test_a_deleted_job_stays_in_sacct_with_state_and_exit_code(case: CliCase) ->
     raw = sandbox.kubectl_run(
         "get", "gryviajobrecord", f"job-{uid}", "-n", ns, "-o", "json", "--show-managed-fields"
     )
-    assert "managedFields" not in json.loads(raw.stdout)["metadata"]  # created with [{}]
+    assert "managedFields" not in json.loads(raw.stdout)["metadata"]  # cleared after the create
     sandbox.kubectl_run("delete", "gryviaaijob", "gone", "-n", ns, "--wait=true")
     spec = record["spec"]
     ended = datetime.fromisoformat(spec["ended"].replace("Z", "+00:00"))

@@ -36,9 +36,7 @@ def test_a_failed_job_becomes_a_compact_record_with_exit_code_cost_and_nodes() -
     ).obj()  # fmt: skip
     pods = [_pod(1, 0, "n2"), _pod(0, 3, "n1")]
     body = build_job_record(job, tenant="nlp", pods=pods, usage=[_usage("12.50", 12.0)], now=NOW)
-    assert body["metadata"] == {
-        "name": "job-u-1", "namespace": "tenant-nlp", "managedFields": [{}]
-    }  # fmt: skip
+    assert body["metadata"] == {"name": "job-u-1", "namespace": "tenant-nlp"}
     assert body["spec"] == {
         "tenant": "nlp", "job": "train", "jobUID": "u-1", "jobName": "llama", "user": "alice",
         "phase": "Failed", "exitCode": 3, "submitted": "2026-12-01T08:59:00Z",

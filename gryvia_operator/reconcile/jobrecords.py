@@ -24,7 +24,7 @@ from gryvia_operator.api.names import (
 from gryvia_operator.reconcile.views import PodView
 
 PLACES = Decimal("0.0001")
-STRIP_MANAGED_FIELDS = {"metadata": {"managedFields": [{}]}}
+STRIP_MANAGED_FIELDS: dict[str, Any] = {"metadata": {"managedFields": [{}]}}
 """The merge patch that clears an object's managedFields (Kubernetes' documented reset: a
 list of one empty entry); a create always records its manager's fields, about 40% of a
 record's bytes."""

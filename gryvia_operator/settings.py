@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gryvia_operator.api.ssrf import parse_cidrs
+from gryvia_operator.recordsettings import JobRecordSettings, add_job_record_arguments
 from gryvia_operator.stripesettings import StripeSettings, add_stripe_arguments, stripe_problems
 
 LogFormat = Literal["json", "text"]
@@ -23,9 +24,10 @@ def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-class OperatorSettings(StripeSettings, BaseSettings):
+class OperatorSettings(StripeSettings, JobRecordSettings, BaseSettings):
     """Everything the operator process is configured with; flags override env variables
-    (the Stripe fields: `gryvia_operator.stripesettings`)."""
+    (the Stripe fields: `gryvia_operator.stripesettings`; the job records':
+    `gryvia_operator.recordsettings`)."""
 
     model_config = SettingsConfigDict(env_prefix="GRYVIA_OPERATOR_", extra="ignore")
 
@@ -257,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         "default off",
     )
     add_stripe_arguments(p)
+    add_job_record_arguments(p)
     add(
         "--enable-job-hooks",
         action=argparse.BooleanOptionalAction,

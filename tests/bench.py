@@ -9,6 +9,7 @@ SUITES = [
     "tests.bench_sandbox",
     "tests.bench_operator",
     "tests.bench_restart",
+    "tests.bench_jobrecords",
     "tests.bench_handover",
     "tests.bench_cli",
     "tests.bench_tui",

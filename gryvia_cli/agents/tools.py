@@ -194,11 +194,18 @@ class GryviaTools:
     def sacct(
         self,
         users: Annotated[
-            list[str] | None, Field(description="Only jobs of these tenants (sacct -u).")
+            list[str] | None,
+            Field(description="Only jobs these users submitted (sacct -u; a tenant picks its)."),
         ] = None,
         all_users: Annotated[bool, Field(description="Jobs of every tenant (sacct -a).")] = False,
         start_time: Annotated[
-            str | None, Field(description="Submitted since (YYYY-MM-DD[THH:MM[:SS]], UTC).")
+            str | None, Field(description="Window start (YYYY-MM-DD[THH:MM[:SS]], UTC; sacct -S).")
+        ] = None,
+        end_time: Annotated[
+            str | None, Field(description="Window end (UTC, or now; sacct -E).")
+        ] = None,
+        accounts: Annotated[
+            list[str] | None, Field(description="Only jobs of these tenants (sacct -A).")
         ] = None,
         states: Annotated[
             list[str] | None, Field(description="Only these states (CD, F, R, PD, CA, ...).")
@@ -207,11 +214,14 @@ class GryviaTools:
             str | None, Field(description="sacct -o fields, e.g. JobID,State,Elapsed,GPUHours.")
         ] = None,
     ) -> SacctDocument:
-        """Jobs in Slurm's sacct layout, the lines `gryvia sacct` prints (default: the current
-        namespace's tenant, submitted since midnight UTC)."""
+        """Jobs in Slurm's sacct layout, the lines `gryvia sacct` prints, deleted jobs included
+        (default: the current namespace's tenant, eligible or running since midnight UTC)."""
         from gryvia_cli.views.slurm import sacct_lines
 
-        lines = sacct_lines(self.state, users, all_users, start_time, states, fields, False)
+        lines = sacct_lines(
+            self.state, users, all_users, start_time, states, fields, False,
+            endtime=end_time, accounts=accounts,
+        )  # fmt: skip
         return SacctDocument(apiVersion=_api_version(), kind="Sacct", lines=lines)
 
     def submit(

@@ -68,7 +68,7 @@ SACCT_WIDTHS: dict[str, int] = {
     "JobID": 12, "JobName": 10, "Partition": 10, "Account": 10, "AllocCPUS": 10, "State": 10,
     "ExitCode": 8, "Elapsed": 10, "GPUHours": 10, "User": 9, "NNodes": 8, "AllocGPUs": 9,
     "Start": 19, "End": 19, "Submit": 19, "Timelimit": 10, "NodeList": 15, "Reason": 20,
-    "GPUEff": 7, "GPUActHrs": 10,
+    "GPUEff": 7, "GPUActHrs": 10, "Log": 4,
 }  # fmt: skip
 
 
@@ -90,6 +90,8 @@ class SlurmJob:
     array_name: str = ""
     array_index: int | None = None
     max_parallel: int | None = None
+    uid: str = ""
+    has_pods: bool = False
 
     @property
     def login(self) -> str:
@@ -135,6 +137,7 @@ def slurm_job(
         array_name=str(labels.get(LABEL_ARRAY_NAME, "")),
         array_index=int(index) if index.isdigit() else None,
         max_parallel=int(limit_text) if limit_text.isdigit() else None,
+        uid=str(meta.get("uid") or ""),
     )
 
 
@@ -348,7 +351,7 @@ def sacct_row(item: SlurmJob, now: datetime) -> dict[str, str]:
     exit_code = item.exit_code or ("0:0" if job.phase == "Succeeded" else "")
     return {
         "JobID": job.name, "JobName": item.slurm_name, "Partition": _partition(job),
-        "Account": item.user, "User": item.user, "AllocCPUS": str(item.cpus_per_pod * job.pods),
+        "Account": item.user, "User": item.login, "AllocCPUS": str(item.cpus_per_pod * job.pods),
         "State": name, "ExitCode": exit_code, "Elapsed": slurm_elapsed(elapsed),
         "GPUHours": f"{hours:.2f}", "NNodes": str(job.pods), "AllocGPUs": str(job.total_gpus),
         "Start": slurm_timestamp(job.started) if job.started else "Unknown",

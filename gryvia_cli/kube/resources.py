@@ -28,6 +28,7 @@ from gryvia_operator.api.resources import (
     INFERENCE_SERVICE,
     INVOICE,
     JOB,
+    JOB_RECORD,
     JOBHOOK,
     KOPF_PEERINGS,
     LEASE,
@@ -65,6 +66,7 @@ __all__ = [
     "INVOICE",
     "JOB",
     "JOBHOOK",
+    "JOB_RECORD",
     "KOPF_PEERINGS",
     "LEASE",
     "LEDGER_ENTRY",
@@ -121,6 +123,7 @@ NOUNS: Mapping[Resource, tuple[str, ...]] = {
     MODEL_REGISTRY: ("model", "models", "modelregistry", "modelregistries"),
     IDLE_POLICY: ("idle-policy", "idle-policies", "idlepolicy", "idlepolicies"),
     CHARGEBACK: ("chargeback", "chargebacks"),
+    JOB_RECORD: ("jobrecord", "jobrecords", "job-record", "job-records"),
     POD: ("pod", "pods"),
 }
 """The CLI nouns of a resource, the short one first (`gryvia list jobs`, `delete node`)."""

@@ -131,6 +131,8 @@ NOT_SHOWN: Mapping[str, str] = {
     "spending from usage records",
     "GryviaChargeback": "monthly cost-center reports, read with `gryvia chargeback show`; the "
     "cost view shows spending from usage records",
+    "GryviaJobRecord": "finished-job history, read with `gryvia sacct`; the jobs view shows "
+    "the jobs that still exist",
 }
 """Gryvia kinds the console has no view of, by kind name, and why."""
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 from typing import Any
 
 from gryvia_cli.cli.session import Session
@@ -55,7 +55,8 @@ def read_slurm_jobs(state: Session, *, reasons: bool, exit_codes: bool) -> list[
             summary = replace(summary, nodes_allocated=pod_nodes(by_job[key]))
         code = exit_code_of(by_job.get(key, [])) if exit_codes else ""
         user = tenant_of_object(obj, tenants)
-        out.append(slurm_job(obj, summary, user, why.get(key, ""), code))
+        item = slurm_job(obj, summary, user, why.get(key, ""), code)
+        out.append(replace(item, has_pods=bool(by_job.get(key))))
     return out
 
 
@@ -79,14 +80,41 @@ def sacct_lines(
     state_filter: list[str] | None,
     fields: str | None,
     noheader: bool,
+    *,
+    endtime: str | None = None,
+    accounts: list[str] | None = None,
+    parsable: bool = False,
 ) -> list[str]:
-    """The lines `gryvia sacct` prints: the jobs of the users (tenants, comma-separated
-    values; none: the current namespace's tenant, unless `allusers`) submitted since
-    `starttime` (default midnight UTC), in the states given, with the `fields` (-o, default
-    sacct's). Raises UsageError naming --format for an unknown field and -S/--starttime for a
-    date it cannot read."""
+    """The lines `gryvia sacct` prints (`sacct_report`'s first part)."""
+    return sacct_report(
+        state, user, allusers, starttime, state_filter, fields, noheader,
+        endtime=endtime, accounts=accounts, parsable=parsable,
+    )[0]  # fmt: skip
+
+
+def sacct_report(
+    state: Session,
+    user: list[str] | None,
+    allusers: bool,
+    starttime: str | None,
+    state_filter: list[str] | None,
+    fields: str | None,
+    noheader: bool,
+    *,
+    endtime: str | None = None,
+    accounts: list[str] | None = None,
+    parsable: bool = False,
+) -> tuple[list[str], list[str]]:
+    """(the lines `gryvia sacct` prints, its notes for stderr): live jobs and the
+    GryviaJobRecords of deleted ones (`core.acct`: a live job wins), those of the users
+    (`-u`: submitters; a tenant's name picks its jobs) and accounts (`-A`: tenants; neither
+    nor `allusers`: the current namespace's tenant) in sacct's window (`-S`/`-E`, UTC) and
+    states, with the `fields` (-o, default sacct's), `|`-separated with `parsable` (-P). The
+    notes name the roll-ups that hold part of the window. Raises UsageError naming --format
+    for an unknown field and -S/-E for a date it cannot read."""
+    from gryvia_cli.core import acct
     from gryvia_cli.core.slurmfmt import parse_sacct_format, render_sacct
-    from gryvia_cli.core.slurmviews import SACCT_FORMAT, SACCT_WIDTHS, sacct_row, state_of
+    from gryvia_cli.core.slurmviews import SACCT_FORMAT, SACCT_WIDTHS
 
     chosen, unknown = parse_sacct_format(fields or SACCT_FORMAT, SACCT_WIDTHS)
     if unknown or not chosen:
@@ -95,30 +123,87 @@ def sacct_lines(
             hint=f"known: {','.join(SACCT_WIDTHS)}",
         )
     now = state.now()
-    since = _since(starttime, now)
+    states = acct.parse_states(state_filter)
+    begin, end = acct.window(
+        _when(starttime, "-S/--starttime", now), _when(endtime, "-E/--endtime", now), states, now
+    )
     items = read_slurm_jobs(state, reasons=False, exit_codes=True)
-    users = {u.strip() for v in user or [] for u in v.split(",") if u.strip()}
-    if not users and not allusers:
-        users = {current_tenant(state)}
-    states = {s.strip().upper() for v in state_filter or [] for s in v.split(",") if s.strip()}
+    records = read_job_records(state)
+    saved = _saved_log_owners(state) if any(f.key == "Log" for f in chosen) else set()
+    jobs = acct.merge(
+        (acct.live_job(i, now, i.has_pods or i.uid in saved) for i in items),
+        (j for raw in records if (j := acct.record_job(raw, _uid(raw) in saved))),
+    )
+    users = _split(user)
+    wanted = _split(accounts)
+    if not users and not wanted and not allusers:
+        wanted = {current_tenant(state)}
     shown = [
-        item
-        for item in items
-        if (not users or item.user in users)
-        and (item.job.created is None or item.job.created >= since)
-        and (not states or bool(states & set(state_of(item.job))))
+        job
+        for job in jobs
+        if acct.picked(job, users, wanted) and acct.in_window(job, begin, end, states)
     ]
-    shown.sort(key=lambda i: (i.job.created or since, i.job.namespace, i.job.name))
-    return list(render_sacct(chosen, (sacct_row(i, now) for i in shown), header=not noheader))
+    shown.sort(key=lambda j: (j.eligible or begin, j.row.get("JobID", "")))
+    rows = (job.row for job in shown)
+    render = acct.render_parsable if parsable else render_sacct
+    notes = acct.rollup_notes(
+        (r for r in records if (r.get("spec") or {}).get("rollup")), begin, end, wanted or None
+    )
+    return list(render(chosen, rows, header=not noheader)), notes
 
 
-def _since(text: str | None, now: datetime) -> datetime:
+def read_job_records(state: Session) -> list[dict[str, Any]]:
+    """Every GryviaJobRecord the user may read (all namespaces, else the readable ones);
+    [] where the kind is not installed or cannot be read (a warning says so)."""
+    from gryvia_cli.views.readable import list_readable
+    from gryvia_cli.views.reads import try_read
+
+    def read() -> list[dict[str, Any]]:
+        data, _ = list_readable(state.access(), r.JOB_RECORD, state.resolve_namespace())
+        return list(data.get("items") or [])
+
+    return try_read(read, "job records") or []
+
+
+def _saved_log_owners(state: Session) -> set[str]:
+    """UIDs of the jobs whose saved-logs ConfigMap exists (it goes with its job)."""
+    from gryvia_cli.views.readable import list_readable
+    from gryvia_cli.views.reads import try_read
+    from gryvia_operator.api.names import LABEL_SAVED_LOGS
+
+    def read() -> list[dict[str, Any]]:
+        selector = f"{LABEL_SAVED_LOGS}=true"
+        data, _ = list_readable(
+            state.access(), r.CONFIG_MAP, state.resolve_namespace(), label_selector=selector
+        )
+        return list(data.get("items") or [])
+
+    return {
+        str(ref.get("uid"))
+        for cm in try_read(read, "saved logs") or []
+        for ref in (cm.get("metadata") or {}).get("ownerReferences") or []
+        if ref.get("kind") == "GryviaAIJob"
+    }
+
+
+def _uid(raw: dict[str, Any]) -> str:
+    return str((raw.get("spec") or {}).get("jobUID") or "")
+
+
+def _split(values: list[str] | None) -> set[str]:
+    return {v.strip() for value in values or [] for v in value.split(",") if v.strip()}
+
+
+def _when(text: str | None, option: str, now: datetime) -> datetime | None:
+    """An -S/-E value: an ISO date or time (UTC unless it says), or `now` (sacct's word)."""
     if not text:
-        return datetime.combine(now.astimezone(UTC).date(), time(), tzinfo=UTC)
+        return None
+    if text.strip().lower() == "now":
+        return now
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(
-            f"-S/--starttime {text!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM"
+            f"{option} {text!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM"
         ) from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)

@@ -17,6 +17,7 @@ from gryvia_operator.api.idlepolicy import IDLE_POLICY_KIND
 from gryvia_operator.api.inference import INFERENCE_SERVICE_KIND
 from gryvia_operator.api.invoice import INVOICE_KIND
 from gryvia_operator.api.jobhook import JOBHOOK_KIND
+from gryvia_operator.api.jobrecord import JOB_RECORD_KIND
 from gryvia_operator.api.ledger import LEDGER_ENTRY_KIND
 from gryvia_operator.api.modelregistry import MODEL_REGISTRY_KIND
 from gryvia_operator.api.priority import PRIORITY_KIND
@@ -49,6 +50,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     MODEL_REGISTRY_KIND,
     IDLE_POLICY_KIND,
     CHARGEBACK_KIND,
+    JOB_RECORD_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -93,6 +93,7 @@ MODEL_REGISTRY = Resource(
 )
 IDLE_POLICY = Resource("GryviaIdlePolicy", GROUP, VERSION, "gryviaidlepolicies", True, ("gip",))
 CHARGEBACK = _gryvia("GryviaChargeback", "gcb", namespaced=False)
+JOB_RECORD = _gryvia("GryviaJobRecord", "gjr", namespaced=True)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -116,6 +117,7 @@ GRYVIA: tuple[Resource, ...] = (
     MODEL_REGISTRY,
     IDLE_POLICY,
     CHARGEBACK,
+    JOB_RECORD,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 

@@ -182,6 +182,8 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
             admission_fail_open=s.admission_fail_open,
             admission_default_hours=s.admission_default_hours,
             billing_ledger=s.billing_ledger,
+            job_record_retention_days=s.job_record_retention_days,
+            job_record_rollup_seconds=s.job_record_rollup_seconds,
             stripe=s.stripe,
             job_hooks=s.enable_job_hooks,
             job_hook_allowed_cidrs=tuple(s.job_hook_allowed_cidrs),

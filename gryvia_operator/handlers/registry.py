@@ -40,6 +40,7 @@ from gryvia_operator.handlers import (
     inference,
     jobhook,
     jobhook_events,
+    jobrecords,
     kueue,
     ledger,
     modelregistry,
@@ -99,6 +100,9 @@ feature is on."""
 DATA_ONLY: Mapping[api.Resource, str] = {
     api.LEDGER_ENTRY: "written once per sealed usage record by the ledger writer; only the "
     "admission webhook sees it again (never changed nor deleted)",
+    api.JOB_RECORD: "written once per ended job by handlers.jobrecords (from the GryviaAIJob "
+    "events) and read back only by its roll-up pass, a paged LIST: a high-cardinality kind "
+    "kept out of kopf's start-up indexing",
 }
 """Gryvia kinds no handler watches, and why."""
 
@@ -147,6 +151,8 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
+    recorder = jobrecords.JobRecorder(rt)
+    jobrecords.register(registry, recorder)
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
@@ -191,6 +197,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
         rt.spawn(acc.quota_loop(), "quota")
         rt.spawn(acc.metering_loop(), "metering")
+        rt.spawn(recorder.loop(), "jobrecords")
         if writer is not None:
             rt.spawn(writer.loop(), "writer")
         if pusher is not None:

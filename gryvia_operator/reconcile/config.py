@@ -31,6 +31,10 @@ class ReconcileConfig:
     admission_default_hours: float = 1.0
     """Hours the gate estimates for a job without a timeout."""
     billing_ledger: bool = False
+    job_record_retention_days: int = 90
+    """Days a GryviaJobRecord is kept before its tenant-month roll-up takes it."""
+    job_record_rollup_seconds: float = 3600.0
+    """Seconds between two roll-up passes."""
     """Write the hash-chained billing ledger (GryviaLedgerEntry per sealed usage record)."""
     stripe: bool = False
     """Push Finalized GryviaInvoices to Stripe and mark them Paid on its events (`--stripe`)."""

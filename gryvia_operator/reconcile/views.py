@@ -103,11 +103,16 @@ class NodeView:
 
 
 def _container_times(statuses: Any) -> dict[str, Any]:
-    """started_at / finished_at / running of the app containers' states (RFC 3339 strings
-    compare in time order: Kubernetes writes them in UTC with whole seconds)."""
+    """started_at / finished_at / running / exit_code of the app containers' states (RFC 3339
+    strings compare in time order: Kubernetes writes them in UTC with whole seconds); the exit
+    code is the first container's current terminated state's."""
     starts, ends, running = [], [], False
+    code = None
     for ctr in statuses if isinstance(statuses, list) else []:
         running |= bool(_map(ctr, "state", "running"))
+        done = _map(ctr, "state", "terminated")
+        if code is None and isinstance(done.get("exitCode"), int):
+            code = int(done["exitCode"])
         for state in (_map(ctr, "state"), _map(ctr, "lastState")):
             run, ended = _map(state, "running"), _map(state, "terminated")
             starts += [str(t) for t in (run.get("startedAt"), ended.get("startedAt")) if t]
@@ -116,6 +121,7 @@ def _container_times(statuses: Any) -> dict[str, Any]:
         "started_at": min(starts, default=""),
         "finished_at": max(ends, default=""),
         "running": running,
+        "exit_code": code,
     }
 
 
@@ -148,6 +154,9 @@ class PodView:
     preempted_at: str = ""
     """When the kube-scheduler preempted it (lastTransitionTime of condition DisruptionTarget
     with reason PreemptionByScheduler); "" when it did not."""
+    exit_code: int | None = None
+    """The exit code of its first app container that terminated (current state); None while
+    none has (sacct's ExitCode, `reconcile.jobrecords`)."""
     replica: int | None = None
     """Its replica number (completion index or StatefulSet ordinal), None when it has none."""
 

@@ -470,7 +470,7 @@ def test_cluster_roles_have_no_wildcards(extra: tuple[str, ...]) -> None:
                 )
 
 
-SPEC_ONLY = {"GryviaLedgerEntry"}
+SPEC_ONLY = {"GryviaLedgerEntry", "GryviaJobRecord"}
 """Kinds without a status: the ledger's whole record is its spec (an invoice's status says
 where `--stripe` pushed it)."""
 
@@ -601,6 +601,8 @@ def test_deployment_runs_the_operator_with_the_planned_cli() -> None:
         "--metrics-port=9090",
         "--workers=16",
         "--cluster-domain=cluster.local",
+        "--job-record-retention-days=90",
+        "--job-record-rollup-seconds=3600",
         "--webhook-port=9443",
         "--webhook-cert-dir=/etc/gryvia/webhook-certs",
         "--no-webhook-self-register",

@@ -193,6 +193,7 @@ def test_scopes_follow_the_reference() -> None:
         "GryviaInferenceService",
         "GryviaModelRegistry",
         "GryviaIdlePolicy",
+        "GryviaJobRecord",
     }
 
 

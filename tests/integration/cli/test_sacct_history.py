@@ -1,0 +1,60 @@
+"""`gryvia sacct` remembers (issue 39, point 4): a job runs and fails, the operator keeps its
+GryviaJobRecord, the job is deleted, and sacct still shows it with its state and exit code;
+-S/-E/-u/-A filter it in and out as Slurm's sacct does."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.builders import job_yaml
+from tests.integration.cli.conftest import CliCase, kubectl_json, wait_for_phase
+from tests.support.wait import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_a_deleted_job_stays_in_sacct_with_state_and_exit_code(case: CliCase) -> None:
+    sandbox, ns, gryvia = case.sandbox, case.namespace, case.gryvia
+    path = case.tmp_path / "gone.yaml"
+    path.write_text(job_yaml("gone", image="none", command=None, script="echo bye; exit 3"))
+    assert gryvia("submit", "-f", str(path), "-n", ns).returncode == 0
+    uid = wait_for_phase(sandbox, ns, "gone", "Failed")["metadata"]["uid"]
+
+    def recorded() -> dict[str, Any] | None:
+        items = kubectl_json(sandbox, "get", "gryviajobrecords", "-n", ns)["items"]
+        return next((i for i in items if i["metadata"]["name"] == f"job-{uid}"), None)
+
+    record = wait_for(recorded, timeout=60, interval=0.5, what="the job record of gone")
+    raw = sandbox.kubectl_run(
+        "get", "gryviajobrecord", f"job-{uid}", "-n", ns, "-o", "json", "--show-managed-fields"
+    )
+    assert "managedFields" not in json.loads(raw.stdout)["metadata"]  # cleared after the create
+    sandbox.kubectl_run("delete", "gryviaaijob", "gone", "-n", ns, "--wait=true")
+    spec = record["spec"]
+    ended = datetime.fromisoformat(spec["ended"].replace("Z", "+00:00"))
+    submitted = datetime.fromisoformat(spec["submitted"].replace("Z", "+00:00"))
+    day = _iso(ended - timedelta(days=1))
+
+    def rows(*args: str) -> list[str]:
+        got = gryvia("sacct", "-o", "JobID%30,State,ExitCode,Account,Log", "-P", "-n", *args)
+        assert got.returncode == 0, got.stderr
+        return got.stdout.splitlines()
+
+    shown = [f"gone|FAILED|3:0|{spec['tenant']}|no"]
+    tenant = spec["tenant"]
+    assert rows("-A", tenant, "-S", day, "-E", "now") == shown
+    assert rows("-u", tenant, "-S", day, "-E", "now", "-s", "F") == shown  # a tenant's name
+    assert rows("-A", tenant, "-S", _iso(ended + timedelta(seconds=2))) == []  # ended before
+    assert rows("-A", tenant, "-S", day, "-E", _iso(submitted - timedelta(seconds=2))) == []
+    assert rows("-u", spec.get("user") or "nobody-at-all", "-S", day) == (
+        shown if spec.get("user") else []
+    )  # the submitter, when the webhook stamped one
+    assert rows("-A", "no-such-tenant", "-u", "nobody", "-S", day) == []

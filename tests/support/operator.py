@@ -35,10 +35,12 @@ FEATURES = (
     f"--job-hook-allowed-cidr={ALLOWED}/32",
     "--checkpoint-poll-seconds=1",
     "--gpu-sample-seconds=5",
+    "--job-record-rollup-seconds=3",
 )
 """The session operator's flags: the demo's features (every opt-in feature that leaves shared state
 alone when none of its objects exist), hooks allowed to the tests' receiver address, checkpoint
-logs read every second and GPUs sampled every 5 s (the exporters' own window). A test that needs
+logs read every second, GPUs sampled every 5 s (the exporters' own window) and job records
+rolled up every 3 s (hourly by default). A test that needs
 another configuration (the admission gate, simulated device plugins, a feature off) says so with
 `@pytest.mark.operator(...)` (see `configuration`)."""
 

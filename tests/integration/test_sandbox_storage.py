@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,9 @@ def test_rclone_puts_and_gets_through_the_s3_server(sandbox: SandboxHandle, tmp_
     )
     rclone = shutil.which("rclone")
     assert rclone, "rclone is missing: run 'make s3-bin' (Debian's package)"
+    quiet = {"RCLONE_LOG_LEVEL": "ERROR"}  # not the notice that no config file is there
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)} | s3.rclone_env(creds, "src")
-    env["RCLONE_CONFIG"] = str(tmp_path / "absent.conf")  # no config file: env alone
+    env |= quiet | {"RCLONE_CONFIG": str(tmp_path / "absent.conf")}  # env alone
 
     def run(*args: str) -> str:
         done = subprocess.run(
@@ -129,3 +131,27 @@ def test_rclone_puts_and_gets_through_the_s3_server(sandbox: SandboxHandle, tmp_
         check=False,
     )
     assert unsigned.returncode != 0  # the server checks signatures
+    # A pod (a process in its own network namespace when there is a pod network) reads it
+    # through the endpoint pods reach, as a dataset copy job will.
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    sandbox.kubectl_run("create", "namespace", ns)
+    pod_env = s3.rclone_env(replace(creds, endpoint=creds.pod_endpoint), "src") | quiet
+    reader = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "s3-reader"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "rclone/rclone",
+                    "command": [rclone, "cat", f"src:{bucket}/train/shard-0000.txt"],
+                    "env": [{"name": k, "value": v} for k, v in pod_env.items()],
+                }
+            ],
+        },
+    }
+    sandbox.apply(reader, namespace=ns, verb="create")
+    assert _succeeded(sandbox, ns, "s3-reader") == "tokens 0..1023\n"
+    sandbox.kubectl_run("delete", "namespace", ns, "--wait=false")

@@ -157,10 +157,15 @@ def running(box: Sandbox) -> bool:
     return bool(box.alive().get(PROVISIONER))
 
 
-def start(box: Sandbox, progress: Progress, settle: float = 1.0) -> None:
-    """Create the provisioner's objects in `box` and start it (no-op when it runs already).
-    Raises SandboxError when it is not built or exits within `settle` seconds (its log is
-    `<workdir>/logs/local-path-provisioner.log`)."""
+READY_LINE = b"Started provisioner controller"
+"""What the provisioner logs once its informers synced (sig-storage-lib-external-provisioner
+v10's controller; from then on it provisions)."""
+
+
+def start(box: Sandbox, progress: Progress, timeout: float = 30.0) -> None:
+    """Create the provisioner's objects in `box`, start it (no-op when it runs already) and
+    wait until it says it serves. Raises SandboxError when it is not built, exits, or is not
+    serving within `timeout` seconds (its log: `<workdir>/logs/local-path-provisioner.log`)."""
     if running(box):
         return
     if why := missing():
@@ -176,12 +181,14 @@ def start(box: Sandbox, progress: Progress, settle: float = 1.0) -> None:
         stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects()}),
     )
     config, pod = write_files(box)
+    log = box.workdir / "logs" / f"{PROVISIONER}.log"
+    seen = log.stat().st_size if log.exists() else 0  # a restart appends to the same log
     proc = box.start(PROVISIONER, argv(box, config, pod))
-    deadline = time.monotonic() + settle
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SandboxError(
-                f"{PROVISIONER} exited with {proc.returncode}: see "
-                f"{box.workdir / 'logs' / f'{PROVISIONER}.log'}"
-            )
+            raise SandboxError(f"{PROVISIONER} exited with {proc.returncode}: see {log}")
+        if READY_LINE in log.read_bytes()[seen:]:
+            return
         time.sleep(0.1)
+    raise SandboxError(f"{PROVISIONER} did not start serving within {timeout:.0f}s: see {log}")

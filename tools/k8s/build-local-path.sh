@@ -35,7 +35,7 @@ echo "==> building local-path-provisioner $version ..."
 mkdir -p "$bin_dir"
 t0=$(date +%s)
 if ! GOFLAGS="${GOFLAGS:-} -p=1" CGO_ENABLED=0 GOBIN="$bin_dir" nice -n 19 \
-    go install -trimpath -ldflags "-s -w" "github.com/rancher/local-path-provisioner@$version"; then
+    go install "github.com/rancher/local-path-provisioner@$version"; then
   echo "error: building local-path-provisioner failed; check that the Go module proxy is reachable (GOPROXY)." >&2
   exit 1
 fi

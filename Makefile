@@ -99,7 +99,7 @@ test: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registr
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1
-test-all: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
+test-all: install k8s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
 	$(both_halves)
 
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)

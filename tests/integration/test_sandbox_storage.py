@@ -131,7 +131,7 @@ def test_rclone_puts_and_gets_through_the_s3_server(sandbox: SandboxHandle, tmp_
     local.write_text("tokens 0..1023\n")
     run("mkdir", f"src:{bucket}")
     run("copyto", str(local), f"src:{bucket}/train/shard-0000.txt")
-    assert run("lsf", "-R", f"src:{bucket}").split() == ["train/", "train/shard-0000.txt"]
+    assert sorted(run("lsf", "-R", f"src:{bucket}").split()) == ["train/", "train/shard-0000.txt"]
     assert run("cat", f"src:{bucket}/train/shard-0000.txt") == "tokens 0..1023\n"
     unsigned = subprocess.run(
         [rclone, "lsf", f"src:{bucket}"],

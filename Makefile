@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -47,6 +47,13 @@ kueue-bin: ## Build Kueue's controller manager into the same cache (sandbox up -
 
 stripe-mock-bin: ## Build stripe-mock (Stripe's offline API server) into the same cache (the Stripe test-mode test)
 	tools/k8s/build-stripe-mock.sh
+
+storage-bin: ## Build Rancher's local-path-provisioner into the same cache (sandbox up --storage: PVCs bind to real folders)
+	tools/k8s/build-local-path.sh
+
+s3-bin: ## Build SeaweedFS (weed: sandbox up --s3, an S3 server on loopback) into the same cache; rclone (Debian's package)
+	tools/k8s/build-seaweedfs.sh
+	tools/deb.sh rclone rclone
 
 k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
 	tools/k8s/build-k9s.sh
@@ -92,7 +99,7 @@ test: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registr
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1
-test-all: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
+test-all: install k8s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
 	$(both_halves)
 
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)

@@ -103,6 +103,22 @@ def up(
             "oci://...'.",
         ),
     ] = False,
+    with_storage: Annotated[
+        bool,
+        typer.Option(
+            "--storage",
+            help="Also run a dynamic volume provisioner (local-path, built with 'make "
+            "storage-bin'): claims of StorageClass local-path bind to folders of the sandbox.",
+        ),
+    ] = False,
+    with_s3: Annotated[
+        bool,
+        typer.Option(
+            "--s3",
+            help="Also run an S3-compatible server on loopback (SeaweedFS, built with 'make "
+            "s3-bin'); its endpoint and keys are written to a file the output names.",
+        ),
+    ] = False,
 ) -> None:
     """Start a sandbox cluster with Gryvia on it and add its context to your kubeconfig.
 
@@ -137,6 +153,8 @@ def up(
         with_oidc=with_oidc,
         with_prometheus=with_prometheus,
         with_registry=with_registry,
+        with_storage=with_storage,
+        with_s3=with_s3,
         kueue_block_admission=kueue_block_admission,
     )
     target = kubeconfig or kc.default_target()

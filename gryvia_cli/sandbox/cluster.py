@@ -25,6 +25,8 @@ from gryvia_cli.sandbox import (
     podnet,
     prometheus,
     registry,
+    s3,
+    storage,
 )
 from gryvia_cli.sandbox import kubeconfig as kc
 from gryvia_cli.sandbox.kwokctl import config_file, dry_run_commands, kwokctl_config, run_kwokctl
@@ -69,6 +71,8 @@ def up(
     with_oidc: bool = False,
     with_prometheus: bool = False,
     with_registry: bool = False,
+    with_storage: bool = False,
+    with_s3: bool = False,
     kueue_block_admission: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
@@ -83,7 +87,10 @@ def up(
     finds it. With `with_prometheus`, a Prometheus server scrapes the GPU exporters
     (`prometheus.start`; SandboxError at once when it is not installed); `prometheus.url(box)`
     then gives its URL. With `with_registry`, an OCI registry runs on loopback
-    (`registry.start`); `registry.address(box)` then gives its `host:port`.
+    (`registry.start`); `registry.address(box)` then gives its `host:port`. With
+    `with_storage`, the local-path provisioner serves StorageClass `local-path`
+    (`storage.start`); with `with_s3`, an S3 server runs on loopback (`s3.start`;
+    `s3.load(box)` then gives its endpoint and keys). Both SandboxError at once when not built.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -98,6 +105,10 @@ def up(
     if with_prometheus and (why := prometheus.missing()):
         raise SandboxError(why)
     if with_registry and (why := registry.missing()):
+        raise SandboxError(why)
+    if with_storage and (why := storage.missing()):
+        raise SandboxError(why)
+    if with_s3 and (why := s3.missing()):
         raise SandboxError(why)
     if box.workdir.exists():
         if any(box.alive().values()):
@@ -134,6 +145,10 @@ def up(
                     prometheus.start(box, progress)
                 if with_registry:
                     registry.start(box, progress)
+                if with_storage:
+                    storage.start(box, progress)
+                if with_s3:
+                    s3.start(box, progress)
                 return box
             except SandboxError:
                 lost = _lost_port_race(box)

@@ -68,6 +68,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
     items.sort(key=key)  # stable: collection order within each group
+    _deselect_test_all_only(config, items)
+
+
+def _deselect_test_all_only(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `make test`, leave out the tests marked `test_all` (their prerequisites take
+    longer to build than `make test` may spend; `make test-all` builds them and the tests
+    fail there, never skip, when they are missing). Reported as deselected, not skipped."""
+    from tests.support.depth import FULL
+
+    if FULL:
+        return
+    dropped = [item for item in items if item.get_closest_marker("test_all") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("test_all") is None]
 
 
 _session_operator: list[OperatorProcess] = []

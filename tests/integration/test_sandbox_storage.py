@@ -23,18 +23,15 @@ import pytest
 
 from gryvia_cli.sandbox import cluster, s3, storage
 from tests.conftest import SandboxHandle
-from tests.support.depth import FULL
 from tests.support.wait import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-
-# `make test-all` builds both (`make storage-bin s3-bin`); `make test` does not build them yet
-# (SeaweedFS is a long build), so there these tests run where they are built and say why not
-# where they are not.
-needs_provisioner = pytest.mark.skipif(
-    bool(storage.missing()) and not FULL, reason=storage.missing() or "built"
-)
-needs_s3 = pytest.mark.skipif(bool(s3.missing()) and not FULL, reason=s3.missing() or "built")
+# `make test-all` builds both (`make storage-bin s3-bin`; SeaweedFS is a long Go build) and
+# runs these; `make test` deselects them (the `test_all` marker, tests/conftest.py).
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.sandbox,
+    pytest.mark.test_all("needs make storage-bin s3-bin"),
+]
 
 
 def _pod(name: str, claim: str, script: str) -> dict[str, Any]:
@@ -71,7 +68,6 @@ def _succeeded(sandbox: SandboxHandle, ns: str, pod: str) -> str:
     return log
 
 
-@needs_provisioner
 def test_a_local_path_claim_binds_to_a_real_folder_that_two_pods_share(
     sandbox: SandboxHandle,
 ) -> None:
@@ -106,7 +102,6 @@ def test_a_local_path_claim_binds_to_a_real_folder_that_two_pods_share(
     sandbox.kubectl_run("delete", "namespace", ns, "--wait=false")
 
 
-@needs_s3
 def test_rclone_puts_and_gets_through_the_s3_server(sandbox: SandboxHandle, tmp_path: Path) -> None:
     box = cluster.Sandbox(sandbox.name)
     creds = s3.start(box, lambda _: None)

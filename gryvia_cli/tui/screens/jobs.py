@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
+from gryvia_cli.core.paging import count_words
 from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
 from gryvia_cli.tui.kindnames import Kind
@@ -190,7 +191,8 @@ class JobsScreen(TableView):
         self._status(len(keys), len(jobs))
 
     def _status(self, shown: int, total: int) -> None:
-        parts = [f"{shown} of {total} jobs" if self.filter else f"{total} jobs"]
+        loading = "jobs" in self.store.paging
+        parts = [count_words(total, "jobs", shown=shown if self.filter else None, loading=loading)]
         if self.table.marks:
             parts.append(f"{len(self.table.marks)} marked")
         arrow = "↓" if self.sort_reverse else "↑"

@@ -14,7 +14,7 @@ from typing import Any
 
 from gryvia_cli.core.events import sort_events
 from gryvia_cli.core.health import DEAD_SECONDS, Health
-from gryvia_cli.core.paging import PageBuffer
+from gryvia_cli.core.paging import PAGE_SIZE, PageBuffer
 from gryvia_cli.core.serverclock import ServerClock
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
@@ -66,6 +66,8 @@ class KubeSource:
         self.saved_namespaces = dict(saved_namespaces or {})
         self._target = Target(access.context.name, namespace, access.server)
         self._prefetched: dict[tuple[WatchKind, str | None], PageBuffer] = {}
+        self.page_size = PAGE_SIZE
+        """Objects per page of the lists shown page by page (kubectl's chunk size)."""
         clock = self.server_clock = ServerClock()
         access.on_reply = lambda reply: clock.note(reply_date(reply))  # no request of its own
 
@@ -148,7 +150,8 @@ class KubeSource:
         so the first view's pages are on the network while the UI starts. The first watcher
         of that kind and namespace without selectors takes its pages instead of listing
         again."""
-        self._prefetched[(kind, namespace)] = start_pages(self.access, _RESOURCES[kind], namespace)
+        buffer = start_pages(self.access, _RESOURCES[kind], namespace, page_size=self.page_size)
+        self._prefetched[(kind, namespace)] = buffer
 
     def namespaces(self) -> list[str]:
         """Namespace names, sorted."""
@@ -185,6 +188,7 @@ class KubeSource:
             namespace,
             on_page=callbacks.on_page or (lambda items, first, last: None),
             prepaged=prepaged,
+            page_size=self.page_size,
             **common,
         )
 

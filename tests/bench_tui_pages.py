@@ -20,6 +20,7 @@ RSS <= 600 MB at 100,000. Run with `python -m tests.bench_tui_pages [SIZE ...]`.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -113,7 +114,7 @@ def _console(kubeconfig: Path, env: dict[str, str], jobs: int, *, check_filter: 
             term.wait_text(r"filter:", timeout=10, what="the filter line")
             term.send(FILTER)
             term.wait_text(rf"\b10 of {jobs} jobs\b", timeout=30, what="10 jobs filtered")
-            rows = [r for r in term.screen_lines() if FILTER in r]
+            rows = [r for r in term.screen_lines() if re.search(rf"\b{FILTER}\d\b", r)]
             out.filter_ok = len(rows) == 10
     finally:
         term.close()

@@ -8,9 +8,10 @@ default; `make bench-large`: 100,000). At each size it prints:
   bytes read, no decoding; median of 3), and the same list read in pages of 500 and decoded
   (what the console's watcher does);
 - `gryvia tui -A` started in a 160x48 pty (`tests.support.ptyscreen`): the time from process
-  start to the first frame with a job row on it ("first rows"), to the first frame whose
-  status line shows the whole count (`N jobs`, no `+`/`loading…`: "full list"), whether the
-  status said `loading…` in between, and the peak RSS (median of 3 starts each);
+  start to the first frame with the tab bar ("first frame": the console's own start-up), to
+  the first frame with a job row on it ("first rows"), to the first frame whose status line
+  shows the whole count (`N jobs`, no `+`/`loading…`: "full list"), whether that first frame
+  with rows still said `loading…`, and the peak RSS (median of 3 starts each);
 - after the list is complete, a `/` filter that matches 10 job names, checked on screen.
 
 Targets (issue #42): first rows <= 300 ms at every size, full list <= 2x the server's time,
@@ -50,6 +51,7 @@ class Numbers:
     jobs: int
     server: float = float("nan")
     paged: float = float("nan")
+    first_frame: float = float("nan")
     first_rows: float = float("nan")
     full: float = float("nan")
     loading_seen: bool = False
@@ -104,8 +106,20 @@ def _console(kubeconfig: Path, env: dict[str, str], jobs: int, *, check_filter: 
     out = Numbers(jobs)
     term = PtyScreen(argv, env=env)
     try:
-        out.first_rows = term.wait_text(ROW, timeout=120, what="a job row") - term.started
-        out.loading_seen = "loading…" in term.screen_text()
+        out.first_frame = term.wait_text(r"1 Jobs", timeout=120, what="the tab bar") - term.started
+        row, count = re.compile(ROW), re.compile(r"\b\d+(\+?) jobs\b")
+
+        def shown(rows: list[str]) -> str:
+            """ "loading"/"complete" once a frame has job rows and the count under them (a
+            frame may come in several chunks: the rows before the status line)."""
+            counts = [m for r in rows if (m := count.search(r))]
+            if not counts or not any(row.search(r) for r in rows):
+                return ""
+            return "loading" if counts[-1].group(1) else "complete"
+
+        at, loading = term.wait(shown, timeout=120, what="job rows and their count")
+        out.first_rows = at - term.started
+        out.loading_seen = loading == "loading"
         full = term.wait_text(rf"(?<![\d,+]){jobs} jobs\b", timeout=600, what=f"{jobs} jobs")
         out.full = full - term.started
         out.rss_mb = term.peak_rss_mb()
@@ -126,6 +140,7 @@ def measure(kubeconfig: Path, env: dict[str, str], jobs: int) -> Numbers:
     runs = [_console(kubeconfig, env, jobs, check_filter=i == 0) for i in range(STARTS)]
     out = Numbers(jobs)
     out.server, out.paged = _server_times(kubeconfig)
+    out.first_frame = statistics.median(r.first_frame for r in runs)
     out.first_rows = statistics.median(r.first_rows for r in runs)
     out.full = statistics.median(r.full for r in runs)
     out.rss_mb = statistics.median(r.rss_mb for r in runs)
@@ -144,9 +159,10 @@ def report(n: Numbers) -> str:
     full_ok = n.full <= 2 * n.server
     return (
         f"{n.jobs:>7} jobs: server {_ms(n.server)} (pages of 500, decoded: {_ms(n.paged)}); "
-        f"console first rows {_ms(n.first_rows)} [{'met' if rows_ok else 'missed'} <= 300 ms], "
+        f"console first frame {_ms(n.first_frame)}, first rows {_ms(n.first_rows)} "
+        f"[{'met' if rows_ok else 'missed'} <= 300 ms], "
         f"full list {_ms(n.full)} [{'met' if full_ok else 'missed'} <= 2x server], "
-        f"'loading…' seen: {n.loading_seen}, peak RSS {n.rss_mb:.0f} MB, "
+        f"rows shown while 'loading…': {n.loading_seen}, peak RSS {n.rss_mb:.0f} MB, "
         f"filter correct: {n.filter_ok}"
     )
 

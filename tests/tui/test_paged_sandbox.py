@@ -110,7 +110,7 @@ async def test_first_rows_before_the_list_ends_then_every_job_filtered_and_sorte
                 await wait_until(pilot, lambda: table.order == want[::-1], what="reversed")
                 # The watch goes on from the list's version: a job created now shows up.
                 new = sh_job("job-zz", gpus=1, script="true", namespace=ns, suspend=True)
-                await asyncio.to_thread(sandbox.apply, new)
+                await asyncio.to_thread(source.create_job, new)
                 await pilot.press("escape", "escape")
                 await wait_until(
                     pilot, lambda: f"{JOBS + 1} jobs" in _status(app), timeout=30, what="job-zz"

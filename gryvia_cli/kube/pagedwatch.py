@@ -4,7 +4,7 @@ show the first rows of a large collection before the last ones are read.
 `PagedListWatcher` is `watch.ListWatcher` with one difference in how it lists: pages of
 `PAGE_SIZE` (kubectl's chunk size) asked at the latest resourceVersion (no `resourceVersion`
 parameter, as kubectl lists), because the API server answers `resourceVersion=0` from its
-watch cache in one reply whatever the `limit` (measured on the sandbox's v1.36: 2,000 jobs
+watch cache in one reply whatever the `limit` (measured on kube-apiserver v1.36.3: 2,000 jobs
 with limit 500 came back in one reply), and a page reported to `on_page` as soon as it is
 read. A continue token that expires between pages (410 Gone) raises ExpiredError from
 `list_once`, and `run()` lists again from the first page, as kubectl falls back to a full

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench bench-large demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -126,6 +126,9 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench
+
+bench-large: install k8s-bin ## The console's paged first list at 100,000 jobs: first rows, full list, RSS (tens of minutes to fill)
+	$(BIN)/python -m tests.bench_tui_pages 100000
 
 demo: install k8s-bin kueue-bin ## The demo: sandbox, chart, operator, tenants and jobs (Kueue admits them as root), then the console
 	$(BIN)/gryvia demo up

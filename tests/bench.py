@@ -13,6 +13,7 @@ SUITES = [
     "tests.bench_handover",
     "tests.bench_cli",
     "tests.bench_tui",
+    "tests.bench_tui_pages",
     "tests.bench_quit",
     "tests.bench_sbatch",
     "tests.bench_tenancy",

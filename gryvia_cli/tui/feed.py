@@ -17,11 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from gryvia_cli.core.health import Health
+from gryvia_cli.core.paging import ListProgress
 from gryvia_cli.core.watching import WatchEvent, WatchState
 from gryvia_cli.gcpause import paused, settle
 from gryvia_cli.tui.kindnames import KINDS, Kind
 from gryvia_cli.tui.source import ClusterSource, Runner, WatchCallbacks, Watcher
-from gryvia_cli.tui.store import Update, event_update, list_update
+from gryvia_cli.tui.store import Update, event_update, list_update, make_entries
 
 NAMESPACED: frozenset[Kind] = frozenset({"jobs", "usage"})
 """Kinds watched in the target namespace; the rest are cluster-wide."""
@@ -32,6 +33,9 @@ OPTIONAL: frozenset[Kind] = frozenset(
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 LARGE_LIST = 1000
 """Lists of more objects are frozen out of the cycle collector once stored (`gcpause`)."""
+PAGED: frozenset[Kind] = frozenset({"jobs"})
+"""Kinds listed page by page, each page shown as it arrives (the Jobs view paints its first
+rows from the first 500 jobs while the rest arrive)."""
 
 StateCallback = Callable[[Kind, WatchState, str], None]
 HealthCallback = Callable[[Health], None]
@@ -59,14 +63,19 @@ class Feed:
         is shown (`release`, or its watch failed), so its load and first paint have the CPU
         to themselves."""
         self.on_first_listed = on_first_listed
-        """Called from the watcher's thread once the first kind's list is buffered: the UI
-        applies it at once instead of at its next tick, then calls `release`."""
+        """Called from the watcher's thread once the first kind's first page is buffered,
+        and again when its whole list is: the UI applies it at once instead of at its next
+        tick, and calls `release` once `first_listed` is set."""
+        self.first_listed = threading.Event()
+        """Set once the first kind's whole list is buffered."""
         self.first_done = threading.Event()
         if first is None:
             self.first_done.set()
         self.on_state = on_state
         self.on_health = on_health
         self.pending: deque[Update] = deque()
+        self.progress: dict[Kind, ListProgress] = {}
+        """The pages of each paged kind's list that is still arriving."""
         self.states: dict[Kind, tuple[WatchState, str]] = dict.fromkeys(KINDS, ("connecting", ""))
         self.health = Health()
         self._runners: dict[Kind, Watcher] = {}
@@ -99,13 +108,29 @@ class Feed:
         return {k for k, (state, _) in self.states.items() if state == "forbidden"}
 
     def _make(self, kind: Kind) -> Watcher:
+        def page(items: list[dict[str, Any]], first: bool, last: bool) -> None:
+            if first:
+                self.progress[kind] = ListProgress()
+            with paused():  # rows of hundreds of objects: no reference cycles
+                entries = make_entries(kind, items)
+            self.progress[kind].add(entries, len(items), last=last)
+            if not last:  # the last page comes with the whole list, at once
+                self.pending.append(Update(kind, "page", entries=entries))
+            if first and not last and kind == self.first and not self.first_done.is_set():
+                self.on_first_listed()
+
         def listed(items: list[dict[str, Any]], version: str) -> None:
-            with paused():  # rows of thousands of objects: no reference cycles
-                update = list_update(kind, items)
+            progress = self.progress.pop(kind, None)
+            if progress is not None and progress.covers(len(items)):
+                update = Update(kind, "list", entries=progress.entries)
+            else:
+                with paused():  # rows of thousands of objects: no reference cycles
+                    update = list_update(kind, items)
             if len(items) > LARGE_LIST:
                 settle()
             self.pending.append(update)
             if kind == self.first and not self.first_done.is_set():
+                self.first_listed.set()
                 self.on_first_listed()
 
         def event(ev: WatchEvent) -> None:
@@ -120,7 +145,7 @@ class Feed:
         namespace = self.source.target.namespace if kind in NAMESPACED else None
         return self.source.watcher(
             kind,
-            WatchCallbacks(listed, event, state),
+            WatchCallbacks(listed, event, state, page if kind in PAGED else None),
             namespace=namespace,
             field_selector=LIVE_PODS if kind == "pods" else None,
         )
@@ -162,6 +187,7 @@ class Feed:
         """Stop every watcher (their threads return soon)."""
         self.stopped = True
         self.first_done.set()
+        self.first_listed.set()
         for runner in self._runners.values():
             runner.stop()
         if self._prober is not None:

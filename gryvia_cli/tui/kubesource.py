@@ -8,19 +8,20 @@ transport the CLI uses; the rest of the console sees only the `ClusterSource` pr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from gryvia_cli.core.events import sort_events
 from gryvia_cli.core.health import DEAD_SECONDS, Health
+from gryvia_cli.core.paging import PAGE_SIZE, PageBuffer
 from gryvia_cli.core.serverclock import ServerClock
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.access import KubeAccess
 from gryvia_cli.kube.connect import connect
 from gryvia_cli.kube.health import HealthProbe
 from gryvia_cli.kube.logfollow import LineFollower
+from gryvia_cli.kube.pagedwatch import PagedListWatcher, start_pages
 from gryvia_cli.kube.replies import reply_date
 from gryvia_cli.kube.watch import ListWatcher
 from gryvia_cli.tui.kindnames import CONSOLE_KINDS, KINDS
@@ -35,9 +36,6 @@ from gryvia_cli.tui.source import (
 )
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.savedlogs import SavedLog
-
-Listed = tuple[list[dict[str, Any]], str]
-"""A whole list: (items, resourceVersion)."""
 
 _OBJECTS: dict[ObjectKind, r.Resource] = {row.name: row.resource for row in CONSOLE_KINDS}
 """The API resource of every kind the console reads (`kindnames.CONSOLE_KINDS`)."""
@@ -67,7 +65,9 @@ class KubeSource:
         self.timeout = timeout
         self.saved_namespaces = dict(saved_namespaces or {})
         self._target = Target(access.context.name, namespace, access.server)
-        self._prefetched: dict[tuple[WatchKind, str | None], Future[Listed]] = {}
+        self._prefetched: dict[tuple[WatchKind, str | None], PageBuffer] = {}
+        self.page_size = PAGE_SIZE
+        """Objects per page of the lists shown page by page (kubectl's chunk size)."""
         clock = self.server_clock = ServerClock()
         access.on_reply = lambda reply: clock.note(reply_date(reply))  # no request of its own
 
@@ -145,14 +145,13 @@ class KubeSource:
         )
 
     def prefetch(self, kind: WatchKind, namespace: str | None) -> None:
-        """Start listing `kind` in `namespace` (None: all) now, on a daemon thread
-        (`kube.paging.prefetch_list`): `gryvia tui` calls it before loading Textual, so the
-        first view's list is on the network while the UI starts. The first watcher of that
-        kind and namespace without selectors takes the result instead of listing again."""
-        from gryvia_cli.kube.paging import prefetch_list
-
-        future = prefetch_list(self.access, _RESOURCES[kind], namespace)
-        self._prefetched[(kind, namespace)] = future
+        """Start listing `kind` in `namespace` (None: all) now, page by page on a daemon
+        thread (`kube.pagedwatch.start_pages`): `gryvia tui` calls it before loading Textual,
+        so the first view's pages are on the network while the UI starts. The first watcher
+        of that kind and namespace without selectors takes its pages instead of listing
+        again."""
+        buffer = start_pages(self.access, _RESOURCES[kind], namespace, page_size=self.page_size)
+        self._prefetched[(kind, namespace)] = buffer
 
     def namespaces(self) -> list[str]:
         """Namespace names, sorted."""
@@ -168,21 +167,29 @@ class KubeSource:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> Watcher:
-        """A ListWatcher of `kind` over this source's access (its first list is the one
-        `prefetch` started, if any, for the same kind and namespace without selectors)."""
-        prelisted = None
+        """A ListWatcher of `kind` over this source's access; a PagedListWatcher (pages of
+        500 to `callbacks.on_page` as they arrive) when `on_page` is given or `prefetch`
+        started this kind and namespace (without selectors), whose pages it then takes."""
+        prepaged = None
         if label_selector is None and field_selector is None:
-            prelisted = self._prefetched.pop((kind, namespace), None)
-        return ListWatcher(
+            prepaged = self._prefetched.pop((kind, namespace), None)
+        common: dict[str, Any] = {
+            "on_listed": callbacks.on_listed,
+            "on_event": callbacks.on_event,
+            "on_state": callbacks.on_state,
+            "label_selector": label_selector,
+            "field_selector": field_selector,
+        }
+        if callbacks.on_page is None and prepaged is None:
+            return ListWatcher(self.access, _RESOURCES[kind], namespace, **common)
+        return PagedListWatcher(
             self.access,
             _RESOURCES[kind],
             namespace,
-            on_listed=callbacks.on_listed,
-            on_event=callbacks.on_event,
-            on_state=callbacks.on_state,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            prelisted=prelisted,
+            on_page=callbacks.on_page or (lambda items, first, last: None),
+            prepaged=prepaged,
+            page_size=self.page_size,
+            **common,
         )
 
     def prober(self, on_health: Callable[[Health], None]) -> Runner:

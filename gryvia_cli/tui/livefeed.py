@@ -139,18 +139,20 @@ class LiveFeed(App[None]):
             self.notify("Watching again; lists refreshed.", title="Reconnected", timeout=4)
 
     def _show_first(self, feed: Feed) -> None:
-        """The first view's list arrived: apply it now rather than at the next tick, and let
-        the other watchers list once the view has drawn it (their lists would otherwise
-        compete with the first paint for the CPU)."""
+        """The first view's first page, or its whole list, arrived: apply it now rather than
+        at the next tick; once the whole list is in, let the other watchers list after the
+        view has drawn it (their lists would otherwise compete with the first paint and the
+        pages for the CPU)."""
         try:
             screen = self.screen if feed is self.feed and self.is_running else None
         except (ScreenStackError, UnknownModeError):
             screen = None  # no view yet, or no more: the next tick applies the list
         if screen is None:
-            feed.release()
+            if feed.first_listed.is_set():
+                feed.release()
             return
         self.flush()
-        if not screen.call_after_refresh(feed.release):
+        if feed.first_listed.is_set() and not screen.call_after_refresh(feed.release):
             feed.release()
 
     def flush(self) -> None:

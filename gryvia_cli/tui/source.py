@@ -46,6 +46,10 @@ class WatchCallbacks:
     on_listed: Callable[[list[dict[str, Any]], str], None]
     on_event: Callable[[WatchEvent], None]
     on_state: Callable[[WatchState, str], None]
+    on_page: Callable[[list[dict[str, Any]], bool, bool], None] | None = None
+    """When given, the list arrives page by page too (`kube.pagedwatch`): `on_page(items,
+    first, last)` per page as it is read (`first` starts a list, forgetting an earlier try's
+    pages), then `on_listed` with the whole list."""
 
 
 class Stoppable(Protocol):

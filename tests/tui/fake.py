@@ -51,6 +51,8 @@ class _Watcher:
             self._stop.wait()
             return
         items = [copy.deepcopy(o) for o in self.source.objects.get(self.kind, []) if self.wants(o)]
+        if not self._pages(items):
+            return
         self.callbacks.on_listed(items, "1")
         self.callbacks.on_state("live", "")
         with self.source.lock:
@@ -59,6 +61,20 @@ class _Watcher:
         with self.source.lock:
             self.source.watchers.remove(self)
         self.callbacks.on_state("stopped", "")
+
+    def _pages(self, items: list[dict[str, Any]]) -> bool:
+        """Hand `items` to `on_page` in pages of `source.page_size` when both are set, each
+        page after the first once `source.page_gate` opens; False when stopped meanwhile."""
+        size, on_page = self.source.page_size, self.callbacks.on_page
+        if not size or on_page is None:
+            return True
+        starts = range(0, len(items), size) if items else range(1)
+        for index, start in enumerate(starts):
+            while index and not self.source.page_gate.wait(0.05):
+                if self._stop.is_set():
+                    return False
+            on_page(items[start : start + size], index == 0, start + size >= len(items))
+        return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -130,6 +146,10 @@ class FakeSource:
         self.more_events: list[dict[str, Any]] = []
         """Events `events` returns for the objects they name, besides llama-pretrain's."""
         self._target = Target(context, namespace, "https://fake:6443")
+        self.page_size = 0
+        """With a size, watchers given `on_page` hand over their lists in pages that size."""
+        self.page_gate = threading.Event()
+        """Pages after the first wait until this is set (a list held after its first page)."""
 
     @property
     def target(self) -> Target:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
+from gryvia_cli.core.paging import count_words
 from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
 from gryvia_cli.tui.kindnames import Kind
@@ -22,6 +25,8 @@ from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
 from gryvia_cli.usertext import user_text
 
 TICK_SECONDS = 2.0
+LOADING_ORDER_SECONDS = 0.5
+"""While the jobs list arrives page by page, the rows are ordered again at most this often."""
 CLOCK_COLUMNS = frozenset({"duration", "cost"})
 """Columns whose order moves with the clock (a running job's duration and cost grow; AGE sorts
 by creation time, whose order does not): re-sorted at each tick."""
@@ -52,6 +57,9 @@ class JobsScreen(TableView):
         """Every job in the order of the sort, as of `_sorted_for` (`_order_stamp`): filtering
         and clearing the filter take their rows from it instead of sorting them again."""
         self._sorted_for: tuple[object, ...] | None = None
+        self._ordered_at = 0.0
+        """When the rows were last ordered (monotonic seconds): see `_order_later`."""
+        self._order_timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         """Filter line, table, status line."""
@@ -116,6 +124,8 @@ class JobsScreen(TableView):
                 self._costs.pop(key, None)
             table.invalidate(keys)
         cursor = table.cursor_key
+        if self._order_later():
+            return
         self._reorder()
         if change is not None:
             self._tell_if_gone(cursor, change.keys.get("jobs", set()))
@@ -132,6 +142,24 @@ class JobsScreen(TableView):
         self.notify(
             f"{cursor} was deleted; the cursor is on {where}", title="Job gone", severity="warning"
         )
+
+    def _order_later(self) -> bool:
+        """While the jobs list is still arriving and rows are shown, order them at most once
+        per `LOADING_ORDER_SECONDS` (each order sorts every job loaded so far; at 100,000
+        jobs a sort per page would take the CPU the pages need): True when this change's
+        order is left to a timer."""
+        if "jobs" not in self.store.paging or not self.table.order:
+            return False
+        wait = self._ordered_at + LOADING_ORDER_SECONDS - time.monotonic()
+        if wait <= 0:
+            return False
+        if self._order_timer is None:
+            self._order_timer = self.set_timer(wait, self._timed_order)
+        return True
+
+    def _timed_order(self) -> None:
+        self._order_timer = None
+        self._reorder()
 
     def _tick(self) -> None:
         if not self.is_current:
@@ -179,6 +207,7 @@ class JobsScreen(TableView):
             )
             if not self.filter:
                 self._sorted, self._sorted_for = keys, stamp
+        self._ordered_at = time.monotonic()
         table = self.table
         if "jobs" not in self.store.loaded:
             table.empty_text = "Loading jobs…"
@@ -190,7 +219,8 @@ class JobsScreen(TableView):
         self._status(len(keys), len(jobs))
 
     def _status(self, shown: int, total: int) -> None:
-        parts = [f"{shown} of {total} jobs" if self.filter else f"{total} jobs"]
+        loading = "jobs" in self.store.paging
+        parts = [count_words(total, "jobs", shown=shown if self.filter else None, loading=loading)]
         if self.table.marks:
             parts.append(f"{len(self.table.marks)} marked")
         arrow = "↓" if self.sort_reverse else "↑"

@@ -1,5 +1,5 @@
 """`KubeSource.prefetch`: the first watcher of the same kind and namespace (no selectors) gets
-the early list and watches from it; any other watcher lists as usual."""
+the early list's pages and watches from it; any other watcher lists as usual."""
 
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ from tests.unit.cli.test_kube_watch import Recorder, ScriptedAccess, Stream, pag
 def source_over(access: ScriptedAccess, namespace: str | None) -> KubeSource:
     access.context = SimpleNamespace(name="ctx")  # type: ignore[attr-defined]
     return KubeSource(access, None, namespace)  # type: ignore[arg-type]
+
+
+def early(watcher: Any) -> Any:
+    """The early list's pages a watcher took (None: it lists for itself)."""
+    return getattr(watcher, "_prepaged", None)
 
 
 def callbacks(rec: Recorder) -> WatchCallbacks:
@@ -38,18 +43,14 @@ def test_the_first_jobs_watcher_takes_the_early_list() -> None:
     assert rec.listed == [([{"a": 1}], "4")]
     assert access.kinds() == ["list", "watch"]  # listed once, early
     again = source.watcher("jobs", callbacks(Recorder()), namespace=None)
-    assert again._prelisted is None  # the early list serves one watcher only
+    assert early(again) is None  # the early list serves one watcher only
 
 
 def test_other_namespaces_and_selectors_list_for_themselves() -> None:
     access = ScriptedAccess([page("4", {"a": 1})], [])
     source = source_over(access, "ml")
     source.prefetch("jobs", "ml")
-    assert source.watcher("jobs", callbacks(Recorder()), namespace="other")._prelisted is None
-    assert (
-        source.watcher(
-            "jobs", callbacks(Recorder()), namespace="ml", label_selector="a=b"
-        )._prelisted
-        is None
-    )
-    assert source.watcher("jobs", callbacks(Recorder()), namespace="ml")._prelisted is not None
+    assert early(source.watcher("jobs", callbacks(Recorder()), namespace="other")) is None
+    selected = source.watcher("jobs", callbacks(Recorder()), namespace="ml", label_selector="a=b")
+    assert early(selected) is None
+    assert early(source.watcher("jobs", callbacks(Recorder()), namespace="ml")) is not None

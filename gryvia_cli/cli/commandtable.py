@@ -66,7 +66,7 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     _cmd(
         "sacct",
         "Workloads",
-        "Jobs in Slurm's sacct layout: state, exit code, elapsed, GPU-hours.",
+        "Jobs in Slurm's sacct layout, deleted ones included: state, exit code, GPU-hours.",
         pick="sacct",
     ),
     _cmd("list", "Cluster", "List jobs, GPU nodes, quotas or SKUs.", "ls", module="listing"),

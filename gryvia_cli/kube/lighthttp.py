@@ -10,7 +10,9 @@ small pool; the TLS context verifies the server against the kubeconfig's CA (or 
 connect timeout also bounds the TLS handshake; a request whose connection fails before an
 answer is sent once more on a fresh connection (urllib3's `Retry(total=1)`: connection
 errors for every method, errors after the request went out only for idempotent methods);
-a gzip body is inflated. Failures raise `TransportError`, whose `reason` is the socket, ssl
+a gzip body is inflated; an idempotent request answered 413, 429 or 503 with a
+`Retry-After` of whole seconds is sent once more after that wait (urllib3's
+`respect_retry_after_header`). Failures raise `TransportError`, whose `reason` is the socket, ssl
 or `http.client` exception (`kube.errors.translate_transport_error` words it).
 """
 
@@ -21,6 +23,7 @@ import select
 import ssl
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -167,8 +170,12 @@ class ConnectionPool:
                 raise TransportError(exc) from None
             if "logging" in sys.modules:  # `-v` configured logging; never imported for this
                 _log(method, target, reply.status, attempt)
-            return self._finish(conn, reply)
-        raise AssertionError("unreachable")  # pragma: no cover
+            answer = self._finish(conn, reply)
+            wait = _retry_after(answer) if attempt == 0 and method in IDEMPOTENT else None
+            if wait is None:
+                return answer
+            time.sleep(wait)  # the server said when to ask again
+        return answer
 
     def _finish(
         self, conn: http.client.HTTPConnection, reply: http.client.HTTPResponse
@@ -188,6 +195,21 @@ class ConnectionPool:
             except zlib.error as exc:
                 raise TransportError(exc) from None
         return LightResponse(reply.status, reply.reason, Headers(reply.msg), data)
+
+
+RETRY_AFTER_STATUSES = frozenset({413, 429, 503})
+"""Answers urllib3's `Retry` resends once after their `Retry-After` (`RETRY_AFTER_STATUS_CODES`,
+`respect_retry_after_header`): a kube-apiserver whose storage is (re)initializing answers 503
+with `Retry-After: 1` for a moment after a CRD is created."""
+
+
+def _retry_after(answer: LightResponse) -> float | None:
+    """Seconds to wait before sending an idempotent request again, when `answer` is one that
+    says so with a `Retry-After` of whole seconds (at most 10 here); None: use the answer."""
+    if answer.status not in RETRY_AFTER_STATUSES:
+        return None
+    value = str(answer.headers.get("Retry-After") or "").strip()
+    return min(float(value), 10.0) if value.isdigit() else None
 
 
 def _log(method: str, target: str, status: int, attempt: int) -> None:

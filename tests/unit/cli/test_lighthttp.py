@@ -72,6 +72,8 @@ class Server:
     clients: list[str] = field(default_factory=list)
     drop_next: int = 0
     """Close the connection without answering this many more requests."""
+    busy_next: int = 0
+    """Answer this many more requests 503 with `Retry-After: 0` (storage initializing)."""
     delay: threading.Event = field(default_factory=threading.Event)
     """Set: hold each answer until the test ends (a server that stopped answering)."""
 
@@ -104,6 +106,15 @@ def server(tmp_path: Path) -> Iterator[Server]:
                 return
             if state.delay.is_set():
                 release.wait(30)
+            if state.busy_next:
+                state.busy_next -= 1
+                busy = b"storage is (re)initializing"
+                self.send_response(503)
+                self.send_header("Retry-After", "0")
+                self.send_header("Content-Length", str(len(busy)))
+                self.end_headers()
+                self.wfile.write(busy)
+                return
             body = f"{self.command} {self.path}".encode()
             zipped = "gzip" in (self.headers.get("Accept-Encoding") or "")
             body = gzip.compress(body) if zipped else body
@@ -167,6 +178,17 @@ def test_a_connection_closed_unanswered_is_retried_once_for_reads_only(server: S
     server.drop_next = 1
     with pytest.raises(TransportError):  # a create may have happened: never sent twice
         client.request("POST", "/create", {}, b"{}")
+
+
+def test_a_503_with_retry_after_is_asked_again_once_for_reads_only(server: Server) -> None:
+    client = pool(server)
+    server.busy_next = 1
+    assert client.request("GET", "/apis/x", {}).data == b"GET /apis/x"
+    server.busy_next = 2
+    assert client.request("GET", "/apis/x", {}).status == 503  # once, as urllib3
+    server.busy_next = 1
+    assert client.request("POST", "/apis/x", {}, b"{}").status == 503  # never sent twice
+    assert server.busy_next == 0
 
 
 def test_an_untrusted_server_is_a_tls_error_not_a_lost_connection(server: Server) -> None:

@@ -14,7 +14,7 @@ import yaml
 from gryvia_cli.sandbox import binaries
 from gryvia_operator.api.crd import generate as crdgen
 from tests.builders import make_job
-from tests.support.controlplane import ControlPlane
+from tests.support.controlplane import ControlPlane, control_plane
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -34,28 +34,29 @@ def _kubectl(
 
 
 @pytest.fixture(scope="module")
-def crds(apiserver: ControlPlane) -> Iterator[ControlPlane]:
-    """The bare API server with every Gryvia CRD applied and Established."""
-    docs = crdgen.build_crds()
-    _kubectl(
-        apiserver,
-        "apply",
-        "-f",
-        "-",
-        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
-    )
-    for crd in docs:
+def crds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A bare API server of the module's own with every Gryvia CRD applied and Established,
+    stopped with the module. Not the session's `apiserver`: that one stays without CRDs for
+    test_cli_errors, and deleting 22 CRDs from it again waited past 60 s in loaded runs (the
+    API server's CRD finalizer backs off while each CRD's storage is (re)initializing)."""
+    with control_plane(tmp_path_factory.mktemp("crd-apiserver")) as plane:
+        docs = crdgen.build_crds()
         _kubectl(
-            apiserver,
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            f"crd/{crd['metadata']['name']}",
+            plane,
+            "apply",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
         )
-    yield apiserver
-    # The session's bare API server goes back to bare (test_cli_errors needs it without CRDs).
-    names = [crd["metadata"]["name"] for crd in docs]
-    _kubectl(apiserver, "delete", "crd", *names, "--ignore-not-found", "--timeout=60s")
+        for crd in docs:
+            _kubectl(
+                plane,
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                f"crd/{crd['metadata']['name']}",
+            )
+        yield plane
 
 
 def _job(**spec: Any) -> dict[str, Any]:

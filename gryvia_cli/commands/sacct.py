@@ -36,12 +36,15 @@ def sacct(
         typer.Option(
             "-S",
             "--starttime",
-            help="Window start (YYYY-MM-DD[THH:MM[:SS]], UTC); default midnight, with -s now.",
+            help="Window start: YYYY-MM-DD[THH:MM[:SS]] (UTC), now, now-COUNT[minutes|hours|"
+            "days|weeks] or today; default midnight, with -s now.",
         ),
     ] = None,
     endtime: Annotated[
         str | None,
-        typer.Option("-E", "--endtime", help="Window end (UTC); default now, with -s the -S time."),
+        typer.Option(
+            "-E", "--endtime", help="Window end (forms of -S); default now, with -s the -S time."
+        ),
     ] = None,
     state_filter: Annotated[
         list[str] | None,

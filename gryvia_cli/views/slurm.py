@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from gryvia_cli.cli.session import Session
@@ -194,16 +195,36 @@ def _split(values: list[str] | None) -> set[str]:
     return {v.strip() for value in values or [] for v in value.split(",") if v.strip()}
 
 
+_UNITS = {
+    "s": 1, "sec": 1, "second": 1, "seconds": 1,
+    "min": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "w": 604800, "week": 604800, "weeks": 604800,
+}  # fmt: skip
+"""Units of sacct's `now-COUNT[UNIT]` (seconds when none; sbatch(1) --begin's time forms)."""
+
+
 def _when(text: str | None, option: str, now: datetime) -> datetime | None:
-    """An -S/-E value: an ISO date or time (UTC unless it says), or `now` (sacct's word)."""
+    """An -S/-E value: an ISO date or time (UTC unless it says); `now`, `now-3days`,
+    `now+2hours` (sacct's relative form, count in seconds unless a unit follows); `today` or
+    `midnight` (00:00 UTC today). Raises UsageError naming the option and the forms."""
     if not text:
         return None
-    if text.strip().lower() == "now":
-        return now
+    word = text.strip().lower()
+    if word in ("today", "midnight"):
+        return datetime.combine(now.astimezone(UTC).date(), time(), tzinfo=UTC)
+    relative = re.fullmatch(r"now(?:([+-])(\d+)([a-z]*))?", word)
+    if relative is not None and (not relative.group(3) or relative.group(3) in _UNITS):
+        sign, count, unit = relative.groups()
+        seconds = int(count or 0) * _UNITS.get(unit or "s", 1)
+        return now + timedelta(seconds=-seconds if sign == "-" else seconds)
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(
-            f"{option} {text!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM"
+            f"{option} {text!r} is not a date",
+            hint="use YYYY-MM-DD, YYYY-MM-DDTHH:MM, now, now-COUNT[minutes|hours|days|weeks] "
+            "or today",
         ) from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)

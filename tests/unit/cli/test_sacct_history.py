@@ -113,3 +113,19 @@ def test_parsable2_joins_with_bars_and_no_trailing_bar() -> None:
     assert acct.render_parsable(fields, rows, header=False) == [
         "a-very-long-job-name|FAILED|0:9|no"
     ]
+
+
+def test_starttime_and_endtime_take_sacct_relative_forms() -> None:
+    from gryvia_cli.errors import UsageError
+    from gryvia_cli.views.slurm import _when
+
+    now = datetime(2026, 12, 6, 5, 30, tzinfo=UTC)
+    assert _when("now", "-S", now) == now
+    assert _when("now-3days", "-S", now) == datetime(2026, 12, 3, 5, 30, tzinfo=UTC)
+    assert _when("NOW+2hours", "-E", now) == datetime(2026, 12, 6, 7, 30, tzinfo=UTC)
+    assert _when("now-90", "-S", now) == datetime(2026, 12, 6, 5, 28, 30, tzinfo=UTC)
+    assert _when("today", "-S", now) == datetime(2026, 12, 6, tzinfo=UTC)
+    assert _when("2026-12-01T08:00", "-S", now) == datetime(2026, 12, 1, 8, tzinfo=UTC)
+    for bad in ("now-3fortnights", "yesterdayish"):
+        with pytest.raises(UsageError, match="is not a date"):
+            _when(bad, "-S", now)

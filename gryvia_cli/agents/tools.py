@@ -216,9 +216,9 @@ class GryviaTools:
     ) -> SacctDocument:
         """Jobs in Slurm's sacct layout, the lines `gryvia sacct` prints, deleted jobs included
         (default: the current namespace's tenant, eligible or running since midnight UTC)."""
-        from gryvia_cli.views.slurm import sacct_lines
+        from gryvia_cli.views.slurm import sacct_report
 
-        lines = sacct_lines(
+        lines, _ = sacct_report(
             self.state, users, all_users, start_time, states, fields, False,
             endtime=end_time, accounts=accounts,
         )  # fmt: skip

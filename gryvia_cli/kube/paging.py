@@ -4,15 +4,10 @@ the client decodes one page at a time."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from gryvia_cli.kube import resources as r
 from gryvia_cli.kube.errors import ExpiredError
-
-if TYPE_CHECKING:  # concurrent.futures (and logging with it) only for a prefetch: ~6 ms
-    from concurrent.futures import Future
-
-    from gryvia_cli.kube.watch import WatchAPI
 
 PAGE_SIZE = 500
 """Objects per page: kubectl's default chunk size."""
@@ -73,41 +68,3 @@ def list_all(
             item.setdefault("apiVersion", res.api_version)
         return items
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def prefetch_list(
-    access: WatchAPI,
-    res: r.Resource,
-    namespace: str | None = None,
-    *,
-    label_selector: str | None = None,
-    field_selector: str | None = None,
-) -> Future[tuple[list[dict[str, Any]], str]]:
-    """Start listing `res` (in pages, as `ListWatcher.list_once`) on a daemon thread now; the
-    Future's result is (items, resourceVersion), or the list's exception. A ListWatcher given
-    it as `prelisted` watches from that list instead of listing again, so the network round
-    trips overlap whatever the caller does meanwhile (the console: loading its UI)."""
-    import threading
-    from concurrent.futures import Future
-
-    from gryvia_cli.kube.watch import ListWatcher
-
-    future: Future[tuple[list[dict[str, Any]], str]] = Future()
-    lister = ListWatcher(
-        access,
-        res,
-        namespace,
-        on_listed=lambda items, version: None,
-        on_event=lambda event: None,
-        label_selector=label_selector,
-        field_selector=field_selector,
-    )
-
-    def run() -> None:
-        try:
-            future.set_result(lister.list_once())
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="gryvia-prefetch", daemon=True).start()
-    return future

@@ -24,7 +24,6 @@ import logging
 import random
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -162,7 +161,6 @@ class ListWatcher:
         page_size: int = 1000,
         watch_seconds: int = 240,
         request_seconds: float = 60.0,
-        prelisted: Future[tuple[list[dict[str, Any]], str]] | None = None,
     ) -> None:
         self.access = access
         self.res = res
@@ -181,7 +179,6 @@ class ListWatcher:
         self.resource_version = ""
         self.state: WatchState = "connecting"
         self._stream = _Stream()
-        self._prelisted = prelisted
         self._expired = False
 
     @property
@@ -265,26 +262,10 @@ class ListWatcher:
             self.on_event(WatchEvent(raw["type"], obj))
 
     def _relist(self) -> None:
-        listed = self._take_prelisted()
-        items, version = listed if listed is not None else self.list_once()
+        items, version = self.list_once()
         if not self.stopped:
             self.resource_version = version
             self.on_listed(items, version)
-
-    def _take_prelisted(self) -> tuple[list[dict[str, Any]], str] | None:
-        """The first list's result when one was started early (`prelisted`, see
-        `kube.paging.prefetch_list`), once; None when there is none or it failed (then `list_once`
-        lists again and its failure is handled as any list's). Abandoned on stop/kick."""
-        prelisted, self._prelisted = self._prelisted, None
-        if prelisted is None:
-            return None
-        try:
-            return self._request(prelisted.result)
-        except Abandoned:
-            raise
-        except Exception as exc:
-            log.debug("the early list failed, listing again: %s", exc)
-            return None
 
     def run(self) -> None:
         """List, then watch until `stop()`; never raises for API or connection failures."""

@@ -73,26 +73,6 @@ def current_tenant(state: Session) -> str:
     )
 
 
-def sacct_lines(
-    state: Session,
-    user: list[str] | None,
-    allusers: bool,
-    starttime: str | None,
-    state_filter: list[str] | None,
-    fields: str | None,
-    noheader: bool,
-    *,
-    endtime: str | None = None,
-    accounts: list[str] | None = None,
-    parsable: bool = False,
-) -> list[str]:
-    """The lines `gryvia sacct` prints (`sacct_report`'s first part)."""
-    return sacct_report(
-        state, user, allusers, starttime, state_filter, fields, noheader,
-        endtime=endtime, accounts=accounts, parsable=parsable,
-    )[0]  # fmt: skip
-
-
 def sacct_report(
     state: Session,
     user: list[str] | None,

@@ -23,6 +23,7 @@ from gryvia_operator.api.modelregistry import MODEL_REGISTRY_KIND
 from gryvia_operator.api.priority import PRIORITY_KIND
 from gryvia_operator.api.quota import QUOTA_KIND
 from gryvia_operator.api.reservation import RESERVATION_KIND
+from gryvia_operator.api.storage import STORAGE_KIND
 from gryvia_operator.api.tenant import TENANT_KIND
 from gryvia_operator.api.usagerecord import USAGE_RECORD_KIND
 from gryvia_operator.api.workflow import WORKFLOW_KIND
@@ -51,6 +52,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     IDLE_POLICY_KIND,
     CHARGEBACK_KIND,
     JOB_RECORD_KIND,
+    STORAGE_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -94,6 +94,7 @@ MODEL_REGISTRY = Resource(
 IDLE_POLICY = Resource("GryviaIdlePolicy", GROUP, VERSION, "gryviaidlepolicies", True, ("gip",))
 CHARGEBACK = _gryvia("GryviaChargeback", "gcb", namespaced=False)
 JOB_RECORD = _gryvia("GryviaJobRecord", "gjr", namespaced=True)
+STORAGE = _gryvia("GryviaStorage", "gst", namespaced=False)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -118,6 +119,7 @@ GRYVIA: tuple[Resource, ...] = (
     IDLE_POLICY,
     CHARGEBACK,
     JOB_RECORD,
+    STORAGE,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
@@ -128,6 +130,9 @@ NAMESPACE = Resource("Namespace", "", "v1", "namespaces", namespaced=False)
 SERVICE = Resource("Service", "", "v1", "services")
 PVC = Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims")
 RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas")
+STORAGE_CLASS = Resource(
+    "StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False, short_names=("sc",)
+)
 LIMIT_RANGE = Resource("LimitRange", "", "v1", "limitranges")
 CONFIG_MAP = Resource("ConfigMap", "", "v1", "configmaps")
 SECRET = Resource("Secret", "", "v1", "secrets")
@@ -166,6 +171,7 @@ BUILTIN: tuple[Resource, ...] = (
     SERVICE,
     PVC,
     RESOURCE_QUOTA,
+    STORAGE_CLASS,
     LIMIT_RANGE,
     CONFIG_MAP,
     SECRET,

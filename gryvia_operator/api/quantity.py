@@ -67,3 +67,13 @@ Quantity = Annotated[
     SchemaExtra({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
 ]
 """A resource quantity as written (int or string); on the wire it stays exactly as given."""
+
+
+def format_bytes(value: int | Decimal) -> str:
+    """A byte count as the shortest exact binary quantity (`1649267441664` -> `"1536Gi"`,
+    `0` -> `"0"`); a count no binary unit divides stays in bytes. Negative counts are 0."""
+    count = max(int(value), 0)
+    for suffix, size in reversed(_BINARY.items()):
+        if count and count % size == 0:
+            return f"{count // size}{suffix}"
+    return str(count)

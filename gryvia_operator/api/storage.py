@@ -72,6 +72,10 @@ _Name = Annotated[
 ]
 
 
+def _default_access_modes() -> list[AccessMode]:
+    return ["ReadWriteMany"]
+
+
 class StorageTenantQuota(GryviaModel):
     """One tenant's limit on this backend, in each namespace of the tenant."""
 
@@ -101,7 +105,7 @@ class StorageSpec(GryviaModel):
     capacity: Quantity | None = None
     """Declared capacity (e.g. `100Ti`); `status.free` is this less what claims request."""
     access_modes: Annotated[list[AccessMode], Field(min_length=1, max_length=4)] = Field(
-        default_factory=lambda: ["ReadWriteMany"]
+        default_factory=_default_access_modes
     )
     """Access modes of the claims made for jobs on it; the first is used."""
     mount_options: Annotated[list[Str253], Field(max_length=32)] | None = None

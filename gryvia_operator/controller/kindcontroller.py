@@ -77,6 +77,7 @@ class Outcome:
     patch_in: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
     events_on: list[tuple[dict[str, Any], JobEvent]] = field(default_factory=list)
     conditions_in: list[tuple[str, str, str, list[dict[str, Any]]]] = field(default_factory=list)
+    delete_in: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class KindSpec(ABC, Generic[M, O]):
@@ -282,9 +283,10 @@ class KindController(Generic[M, O]):
                 self.rt.post_event(body, JobEvent("Warning", reason, text))
                 if self.spec.not_created(outcome, child, text):
                     break
-        for kind, name in outcome.delete:
+        deletes = [(kind, ns, name) for kind, name in outcome.delete]
+        for kind, where, name in [*deletes, *outcome.delete_in]:
             with contextlib.suppress(NotFound):
-                await api.delete(kind, name, ns)
+                await api.delete(kind, name, where)
             writes.labels(kind=kind, verb="delete").inc()
         for event in outcome.events:
             self.rt.post_event(body, event)

@@ -69,6 +69,8 @@ WORKSPACE_PODS = "gryvia_workspace_pods"
 IDLE_POLICIES = "gryvia_idle_policies"
 """GryviaIdlePolicies by (namespace, name)."""
 CHARGEBACKS = "gryvia_chargebacks"
+STORAGES = "gryvia_storages"
+"""GryviaStorages by ("", name)."""
 """GryviaChargebacks by ("", name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
 SHARING_NODES = "gryvia_sharing_nodes"
@@ -102,6 +104,7 @@ INDEX_IDS = (
     WORKSPACE_PODS,
     IDLE_POLICIES,
     CHARGEBACKS,
+    STORAGES,
     SHARING_POLICIES,
     SHARING_NODES,
     EXPORTER_PODS,
@@ -178,6 +181,10 @@ class Indices:
         """The first value under `key`, or None."""
         values = self.values(index_id, key)
         return values[0] if values else None
+
+    def keys(self, index_id: str) -> list[Any]:
+        """Every key of index `index_id`."""
+        return list(self._by_id[index_id])
 
     def all_values(self, index_id: str) -> list[Any]:
         """Every value of every key."""

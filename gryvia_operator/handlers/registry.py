@@ -51,6 +51,7 @@ from gryvia_operator.handlers import (
     reservation,
     savedlogs,
     scheduler_preemption,
+    storage,
     stripe_billing,
     tenant,
     workflow,
@@ -91,6 +92,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.IDLE_POLICY: ControllerRow(idlepolicy, idlepolicy.controller),
     api.CHARGEBACK: ControllerRow(chargeback, chargeback.controller),
     api.INVOICE: ControllerRow(stripe_billing),
+    api.STORAGE: ControllerRow(storage, storage.controller),
 }
 """One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
 read by the scheduler, the gate and metering). The rows with a controller run on the kind

@@ -10,6 +10,7 @@ from gryvia_operator.api.base import GryviaResource, KindInfo
 from gryvia_operator.api.budget import BUDGET_KIND
 from gryvia_operator.api.chargeback import CHARGEBACK_KIND
 from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND
+from gryvia_operator.api.dataset import DATASET_KIND
 from gryvia_operator.api.gpunode import GPUNODE_KIND
 from gryvia_operator.api.gpusharing import GPU_SHARING_KIND
 from gryvia_operator.api.gpusku import GPUSKU_KIND
@@ -53,6 +54,7 @@ ALL_KINDS: tuple[KindInfo, ...] = (
     CHARGEBACK_KIND,
     JOB_RECORD_KIND,
     STORAGE_KIND,
+    DATASET_KIND,
 )
 """Every kind, in the order the CRD reference lists them."""
 

@@ -95,6 +95,7 @@ IDLE_POLICY = Resource("GryviaIdlePolicy", GROUP, VERSION, "gryviaidlepolicies",
 CHARGEBACK = _gryvia("GryviaChargeback", "gcb", namespaced=False)
 JOB_RECORD = _gryvia("GryviaJobRecord", "gjr", namespaced=True)
 STORAGE = _gryvia("GryviaStorage", "gst", namespaced=False)
+DATASET = _gryvia("GryviaDataset", "gds", namespaced=False)
 
 GRYVIA: tuple[Resource, ...] = (
     AIJOB,
@@ -120,6 +121,7 @@ GRYVIA: tuple[Resource, ...] = (
     CHARGEBACK,
     JOB_RECORD,
     STORAGE,
+    DATASET,
 )
 """Every Gryvia kind, in the order the CRD reference lists them."""
 
@@ -129,6 +131,7 @@ EVENT = Resource("Event", "", "v1", "events")
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces", namespaced=False)
 SERVICE = Resource("Service", "", "v1", "services")
 PVC = Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims")
+PV = Resource("PersistentVolume", "", "v1", "persistentvolumes", namespaced=False)
 RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas")
 STORAGE_CLASS = Resource(
     "StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False, short_names=("sc",)
@@ -170,6 +173,7 @@ BUILTIN: tuple[Resource, ...] = (
     NAMESPACE,
     SERVICE,
     PVC,
+    PV,
     RESOURCE_QUOTA,
     STORAGE_CLASS,
     LIMIT_RANGE,

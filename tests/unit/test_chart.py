@@ -520,6 +520,9 @@ def test_operator_role_grants_exactly_what_the_operator_uses() -> None:
         # workspaces: their pods are created by the operator, CPU read from metrics.k8s.io
         | {("", "pods", "create", "")}
         | {("metrics.k8s.io", "pods", v, "") for v in ("get", "list")}
+        # storage backends make their StorageClass; datasets copy a staged volume per namespace
+        | {("storage.k8s.io", "storageclasses", v, "") for v in crud - {"update"}}
+        | {("", "persistentvolumes", v, "") for v in read | {"create", "delete"}}
     )
     assert {g for g in granted if g[0] != GROUP} == expected_outside_gryvia
 

@@ -95,7 +95,7 @@ define both_halves
 	test $$cluster -eq 0 && test $$pure_rc -eq 0
 endef
 
-test: install k8s-bin kueue-bin stripe-mock-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
+test: install k8s-bin kueue-bin stripe-mock-bin storage-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1

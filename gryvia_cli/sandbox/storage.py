@@ -90,11 +90,16 @@ def cluster_objects() -> list[dict[str, Any]]:
 
 
 def provisioner_config(volumes: Path, setup: Path, teardown: Path) -> dict[str, Any]:
-    """The provisioner's `config.json`: every node's claims under `volumes`, created and
-    removed by the executables `setup` and `teardown` (run as the helper pods' command with
-    `-p PATH -s BYTES -m MODE -a create|delete` and env VOL_DIR, VOL_MODE, VOL_SIZE_BYTES)."""
+    """The provisioner's `config.json`: claims under `volumes`, created and removed by the
+    executables `setup` and `teardown` (run as the helper pods' command with
+    `-p PATH -s BYTES -m MODE -a create|delete` and env VOL_DIR, VOL_MODE, VOL_SIZE_BYTES).
+
+    `sharedFileSystemPath`, not a per-node path map: every sandbox node is this one host, so a
+    folder is reachable from every node, which is what upstream's shared-file-system mode
+    describes. Its volumes have no node affinity and may be ReadWriteMany or ReadOnlyMany
+    (the node-path mode allows ReadWriteOnce only), as the NFS backends of a real cluster."""
     return {
-        "nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": [str(volumes)]}],
+        "sharedFileSystemPath": str(volumes),
         "setupCommand": str(setup),
         "teardownCommand": str(teardown),
     }

@@ -25,13 +25,10 @@ from gryvia_cli.sandbox import cluster, s3, storage
 from tests.conftest import SandboxHandle
 from tests.support.wait import wait_for
 
-# `make test-all` builds both (`make storage-bin s3-bin`; SeaweedFS is a long Go build) and
-# runs these; `make test` deselects them (the `test_all` marker, tests/conftest.py).
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.sandbox,
-    pytest.mark.test_all("needs make storage-bin s3-bin"),
-]
+# `make test` builds the provisioner (`make storage-bin`, about 80 s cold); SeaweedFS is a long
+# Go build that only `make test-all` makes (`make s3-bin`), so `make test` deselects the S3
+# test (the `test_all` marker, tests/conftest.py).
+pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 
 def _pod(name: str, claim: str, script: str) -> dict[str, Any]:
@@ -102,6 +99,7 @@ def test_a_local_path_claim_binds_to_a_real_folder_that_two_pods_share(
     sandbox.kubectl_run("delete", "namespace", ns, "--wait=false")
 
 
+@pytest.mark.test_all("needs make s3-bin")
 def test_rclone_puts_and_gets_through_the_s3_server(sandbox: SandboxHandle, tmp_path: Path) -> None:
     box = cluster.Sandbox(sandbox.name)
     creds = s3.start(box, lambda _: None)

@@ -23,8 +23,8 @@ def test_the_class_is_waitforfirstconsumer_and_not_the_default() -> None:
 
 def test_the_helper_runs_the_setup_script_as_a_file(tmp_path: Path) -> None:
     conf = storage.provisioner_config(tmp_path / "v", tmp_path / "setup", tmp_path / "teardown")
-    [paths] = conf["nodePathMap"]
-    assert paths == {"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": [str(tmp_path / "v")]}
+    assert conf["sharedFileSystemPath"] == str(tmp_path / "v")
+    assert "nodePathMap" not in conf  # upstream refuses both at once
     assert conf["setupCommand"] == str(tmp_path / "setup")
     assert conf["teardownCommand"] == str(tmp_path / "teardown")
     assert "priorityClassName" not in storage.helper_pod()["spec"]

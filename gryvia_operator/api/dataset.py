@@ -170,6 +170,8 @@ class DatasetStatus(GryviaModel):
     """When it started (UTC)."""
     progress: DatasetProgress | None = None
     """How far the running copy Job is."""
+    source_error: Str1024 | None = None
+    """Why the last check or copy failed (rclone's last error), unset after one succeeds."""
     last_check_at: datetime | None = None
     """When the source was last listed (UTC)."""
     last_stage_request: Str63 | None = None

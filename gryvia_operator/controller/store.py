@@ -70,6 +70,7 @@ IDLE_POLICIES = "gryvia_idle_policies"
 """GryviaIdlePolicies by (namespace, name)."""
 CHARGEBACKS = "gryvia_chargebacks"
 STORAGES = "gryvia_storages"
+DATASETS = "gryvia_datasets"
 """GryviaStorages by ("", name)."""
 """GryviaChargebacks by ("", name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
@@ -105,6 +106,7 @@ INDEX_IDS = (
     IDLE_POLICIES,
     CHARGEBACKS,
     STORAGES,
+    DATASETS,
     SHARING_POLICIES,
     SHARING_NODES,
     EXPORTER_PODS,

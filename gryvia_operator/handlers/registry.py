@@ -32,6 +32,7 @@ from gryvia_operator.handlers import (
     chargeback,
     checkpointguard,
     children,
+    dataset,
     gate,
     gpumetrics,
     gpunode,
@@ -93,6 +94,7 @@ CONTROLLERS: Mapping[api.Resource, ControllerRow] = {
     api.CHARGEBACK: ControllerRow(chargeback, chargeback.controller),
     api.INVOICE: ControllerRow(stripe_billing),
     api.STORAGE: ControllerRow(storage, storage.controller),
+    api.DATASET: ControllerRow(dataset, dataset.controller),
 }
 """One row per Gryvia kind (SKUs, quotas and usage records are indexes of the policy module,
 read by the scheduler, the gate and metering). The rows with a controller run on the kind

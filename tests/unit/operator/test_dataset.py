@@ -53,7 +53,10 @@ def seen(**over: Any) -> DatasetObserved:
     return DatasetObserved(**base)
 
 
-CHECK_LOG = 'GRYVIA-DATASET-VERSION 0123456789abcdef\nGRYVIA-DATASET-SIZE {"count": 100, "bytes": 52428800}\n'
+CHECK_LOG = (
+    "GRYVIA-DATASET-VERSION 0123456789abcdef\n"
+    'GRYVIA-DATASET-SIZE {"count": 100, "bytes": 52428800}\n'
+)
 
 
 def test_a_new_dataset_is_checked_then_copied_into_a_claim_of_its_version() -> None:

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench bench-large demo demo-check demo-down clean
+.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin rclone-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench bench-large demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -51,9 +51,11 @@ stripe-mock-bin: ## Build stripe-mock (Stripe's offline API server) into the sam
 storage-bin: ## Build Rancher's local-path-provisioner into the same cache (sandbox up --storage: PVCs bind to real folders)
 	tools/k8s/build-local-path.sh
 
-s3-bin: ## Build SeaweedFS (weed: sandbox up --s3, an S3 server on loopback) into the same cache; rclone (Debian's package)
-	tools/k8s/build-seaweedfs.sh
+rclone-bin: ## Install Debian's rclone (the copier of dataset staging, GryviaDataset) when missing
 	tools/deb.sh rclone rclone
+
+s3-bin: rclone-bin ## Build SeaweedFS (weed: sandbox up --s3, an S3 server on loopback) into the same cache; rclone (Debian's package)
+	tools/k8s/build-seaweedfs.sh
 
 k9s-bin: ## Build k9s into the same cache (only the console benchmark uses it; make bench builds it)
 	tools/k8s/build-k9s.sh
@@ -95,7 +97,7 @@ define both_halves
 	test $$cluster -eq 0 && test $$pure_rc -eq 0
 endef
 
-test: install k8s-bin kueue-bin stripe-mock-bin storage-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
+test: install k8s-bin kueue-bin stripe-mock-bin storage-bin rclone-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## The whole suite: lint, then the unit and console tests beside the cluster tests
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1

@@ -10,6 +10,7 @@ SUITES = [
     "tests.bench_operator",
     "tests.bench_restart",
     "tests.bench_jobrecords",
+    "tests.bench_staging",
     "tests.bench_handover",
     "tests.bench_cli",
     "tests.bench_tui",

@@ -95,19 +95,34 @@ class StatusWriter:
 
     async def write(self, key: Key, stored: dict[str, Any], status: dict[str, Any]) -> None:
         """Merge-patch the status when it differs from the last written (or stored) one;
-        keys no longer set are removed (null). An object deleted meanwhile is skipped."""
+        keys no longer set are removed (null), in nested objects too (`merge_patch`). An
+        object deleted meanwhile is skipped."""
         before = self.last(key, stored)
         if _same(before, status):
             if _same(stored, status):
                 self.written.pop(key, None)  # the watch caught up
             return
-        patch = {k: None for k in before if k not in status} | status
+        patch = merge_patch(before, status)
         with contextlib.suppress(NotFound):
             await self.rt.api.patch(
                 self.kind, key[1], {"status": patch}, key[0], subresource="status"
             )
         self.rt.metrics.writes.labels(kind=self.kind, verb="status").inc()
         self.written[key] = {k: v for k, v in status.items() if v is not None}
+
+
+def merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """`after` as a JSON merge patch over `before` (RFC 7396): every key of `before` that
+    `after` lacks is set to null, at every level of nested objects (a merge patch merges
+    nested objects, so a key left out there would stay); lists and values are replaced."""
+    out: dict[str, Any] = {k: None for k in before if k not in after}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            out[key] = merge_patch(old, value)
+        else:
+            out[key] = value
+    return out
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

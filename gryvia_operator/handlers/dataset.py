@@ -1,8 +1,10 @@
 """GryviaDataset on the kind controller (always on): each pass lists the datasets' Jobs,
 claims and read-only volumes once (`before_pass`), reads the log of each dataset's running or
 finished Job, and `reconcile.dataset.reconcile_dataset` decides. A pass comes when a dataset
-or one of its Jobs changes, every 2 s while a Job runs (its progress), when a check falls
-due, and at least every PASS_SECONDS. Jobs and cache claims live in the staging namespace:
+changes, every 2 s while a Job runs (its progress; batch Jobs are watched only with the
+server-side selector `gryvia.io/job` of job children, `handlers.children`, so a dataset
+Job's own events reach no handler), when a check falls due, and at least every
+PASS_SECONDS. Jobs and cache claims live in the staging namespace:
 a `pvc://` source's, else `GRYVIA_DATASET_NAMESPACE`, else the pod's (`POD_NAMESPACE`), else
 `default`.
 """
@@ -22,7 +24,6 @@ from gryvia_operator.api.storage import GryviaStorage
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import KubeError, NotFound
-from gryvia_operator.controller.passes import ChildSource
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, DATASETS, STORAGES
 from gryvia_operator.reconcile import datasetjobs as dj
@@ -84,7 +85,7 @@ class DatasetKind(KindSpec[GryviaDataset, DatasetObserved]):
     info = DATASET_KIND
     controller = "dataset"
     index_id = DATASETS
-    children = (ChildSource("batch", "v1", "jobs", LABEL_DATASET, name="jobs"),)
+    children = ()
     idle_seconds = PASS_SECONDS
 
     def __init__(self) -> None:

@@ -1,8 +1,9 @@
 """GryviaStorage on the kind controller (always on): each pass reads the StorageClasses, the
 claims of all namespaces and the backends' probe claims and quotas once (`before_pass`: a
 few LISTs per pass, not per backend), and `reconcile.storage.reconcile_storage` decides.
-A pass comes when a backend or one of its probe claims changes (the probe label
-`gryvia.io/storage` is watched), when a probe falls due or times out, and at least every
+A pass comes when a backend changes, every second while a probe runs (claims are watched
+only with the server-side selector `gryvia.io/job` of job children, `handlers.children`, so
+a probe claim's own events reach no handler), when a probe falls due, and at least every
 PASS_SECONDS. Probe claims live in the probe namespace: `GRYVIA_STORAGE_PROBE_NAMESPACE`,
 else the pod's (`POD_NAMESPACE`, which the chart sets), else `default`.
 """
@@ -19,7 +20,6 @@ from gryvia_operator.api.attribution import tenant_of
 from gryvia_operator.api.storage import LABEL_STORAGE, STORAGE_KIND, GryviaStorage
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
-from gryvia_operator.controller.passes import ChildSource
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NAMESPACE_LABELS, NODES, STORAGES
 from gryvia_operator.reconcile.storage import (
@@ -78,7 +78,7 @@ class StorageSpecKind(KindSpec[GryviaStorage, StorageObserved]):
     info = STORAGE_KIND
     controller = "storage"
     index_id = STORAGES
-    children = (ChildSource("", "v1", "persistentvolumeclaims", LABEL_STORAGE, name="probe"),)
+    children = ()
     idle_seconds = PASS_SECONDS
 
     def __init__(self) -> None:

@@ -40,6 +40,8 @@ from gryvia_operator.reconcile.status import set_condition
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 """The claim annotation the scheduler sets for a WaitForFirstConsumer claim (Kubernetes)."""
+POLL_SECONDS = 1.0
+"""How often a running probe's claim is looked at (bind time is measured to this)."""
 QUOTA_SUFFIX = ".storageclass.storage.k8s.io/"
 """`<class>.storageclass.storage.k8s.io/requests.storage`: Kubernetes' per-class quota."""
 
@@ -223,8 +225,8 @@ def _probe(
             probe = before.model_copy(
                 update={"finished_at": now, "result": "Pending", "message": text}
             )
-        else:
-            plan.requeue_after = max(spec.probe_timeout_seconds - waited, 0.5)
+        else:  # the claim's own events do not wake the controller (see handlers.storage)
+            plan.requeue_after = min(POLL_SECONDS, max(spec.probe_timeout_seconds - waited, 0.5))
     running = probe is not None and probe.finished_at is None
     due = probe is None or (asked is not None and asked != honoured)
     if probe is not None and probe.finished_at is not None:
@@ -236,7 +238,7 @@ def _probe(
     if not running and due and class_ok:
         probe = StorageProbe(claim=probe_name(storage, now), started_at=now)
         plan.create.append(_probe_claim(storage, seen, probe.claim))
-        plan.requeue_after = min(plan.requeue_after or 1.0, 1.0)
+        plan.requeue_after = POLL_SECONDS
         honoured = asked
     keep = probe.claim if probe is not None and probe.finished_at is None else None
     for claim in seen.probes:

@@ -40,6 +40,8 @@ class BenchBox:
     operator: subprocess.Popen[bytes]
     metrics_port: int
     workdir: Path
+    name: str = ""
+    """The sandbox's name (`gryvia_cli.sandbox.cluster.Sandbox(name)` while the box runs)."""
 
 
 @contextmanager
@@ -80,7 +82,7 @@ def operator_sandbox(
                 kubectl_run(kubectl, "create", "namespace", ns)
             extra = (("--enable-kueue",) if with_kueue else ()) + flags
             proc, metrics_port, _ = start_operator(box.kubeconfig, workdir, extra)
-            yield BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir)
+            yield BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir, name)
         except BaseException:
             log = workdir / "operator.log"
             if log.exists():

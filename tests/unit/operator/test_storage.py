@@ -184,3 +184,14 @@ def test_format_bytes() -> None:
     assert format_bytes(0) == "0"
     assert format_bytes(3 * 2**30) == "3Gi"
     assert format_bytes(1000) == "1000"
+
+
+def test_a_status_patch_clears_keys_left_out_of_nested_objects() -> None:
+    from gryvia_operator.controller.passes import merge_patch
+
+    before = {"probe": {"claim": "a", "finishedAt": "t", "result": "Bound"}, "used": "1Gi"}
+    after = {"probe": {"claim": "b"}}
+    assert merge_patch(before, after) == {
+        "used": None,
+        "probe": {"claim": "b", "finishedAt": None, "result": None},
+    }

@@ -1,0 +1,142 @@
+"""Dataset staging throughput: the copy Job of a GryviaDataset against a plain `rclone copy` of
+the same objects, from the sandbox's S3 server (SeaweedFS) on the same machine.
+
+Needs `make storage-bin s3-bin` (the provisioner and `weed`). For each run: 100 objects of
+`SIZE_MB / 100` MB in a new bucket; the dataset's copy Job's own time (the Job's startTime to
+completionTime, which includes rclone's start and the re-listing that checks the source did not
+change), the whole staging (the dataset created to Ready: check Job, claim provisioning, copy
+Job, the operator's passes), and `rclone copy` run here with default flags into a local
+folder. Prints MB/s of each and the ratios. `python -m tests.bench_staging [SIZE_MB]`
+(default 200).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.benchbox import BenchBox, kubectl_run, operator_sandbox
+
+RUNS = 2
+FILES = 100
+API = "gryvia.io/v1alpha1"
+
+
+def _seconds(start: str, end: str) -> float:
+    parse = dt.datetime.fromisoformat
+    return (parse(end.replace("Z", "+00:00")) - parse(start.replace("Z", "+00:00"))).total_seconds()
+
+
+def _status(box: BenchBox, name: str) -> dict[str, Any]:
+    out = kubectl_run(box.kubectl, "get", "gryviadataset", name, "-o", "json")
+    return dict(json.loads(out).get("status") or {})
+
+
+def _stage(box: BenchBox, run: int, bucket: str, endpoint: str) -> tuple[float, float]:
+    """(copy Job seconds, create-to-Ready seconds) of one dataset of `bucket`."""
+    name = f"bench-{run}"
+    body = {
+        "apiVersion": API,
+        "kind": "GryviaDataset",
+        "metadata": {"name": name},
+        "spec": {
+            "source": {"url": f"s3://{bucket}/d", "endpoint": endpoint,
+                       "secretRef": {"name": "s3"}},
+            "cache": {"storage": "bench", "size": "10Gi", "refreshSeconds": 0},
+        },
+    }  # fmt: skip
+    t0 = time.monotonic()
+    kubectl_run(box.kubectl, "create", "-f", "-", body=body)
+    copy_seconds = None
+    while time.monotonic() - t0 < 1800:
+        jobs = json.loads(
+            kubectl_run(
+                box.kubectl,
+                "get",
+                "jobs",
+                "-n",
+                "default",
+                "-l",
+                "gryvia.io/dataset-role=copy,gryvia.io/dataset=" + name,
+                "-o",
+                "json",
+            )
+        )["items"]
+        for job in jobs:
+            st = job.get("status") or {}
+            if st.get("completionTime") and st.get("startTime"):
+                copy_seconds = _seconds(st["startTime"], st["completionTime"])
+        status = _status(box, name)
+        if status.get("phase") == "Ready":
+            if copy_seconds is None:
+                raise RuntimeError("the copy Job was deleted before its times were read")
+            return copy_seconds, time.monotonic() - t0
+        if status.get("phase") == "Failed":
+            raise RuntimeError(f"staging failed: {status.get('message')}")
+        time.sleep(0.25)
+    raise RuntimeError("staging did not finish in 30 minutes")
+
+
+def main() -> None:
+    """Print the staging throughput table."""
+    from gryvia_cli.sandbox import cluster, s3, storage
+
+    own = len(sys.argv) > 1 and sys.argv[0].endswith("bench_staging.py")
+    size_mb = int(sys.argv[1]) if own else 200
+    rclone = shutil.which("rclone")
+    if rclone is None or s3.missing() or storage.missing():
+        raise RuntimeError("needs rclone, weed and the provisioner: make storage-bin s3-bin")
+    with operator_sandbox("stage", "1xH100:8", []) as box:
+        sb = cluster.Sandbox(box.name)
+        storage.start(sb, lambda _: None)
+        creds = s3.start(sb, lambda _: None)
+        kubectl_run(
+            box.kubectl, "create", "-f", "-",
+            body={"apiVersion": "v1", "kind": "List", "items": [
+                {"apiVersion": API, "kind": "GryviaStorage", "metadata": {"name": "bench"},
+                 "spec": {"backend": "existing", "storageClass": storage.STORAGE_CLASS}},
+                {"apiVersion": "v1", "kind": "Secret",
+                 "metadata": {"name": "s3", "namespace": "default"},
+                 "stringData": {"AWS_ACCESS_KEY_ID": creds.access_key_id,
+                                "AWS_SECRET_ACCESS_KEY": creds.secret_access_key}},
+            ]},
+        )  # fmt: skip
+        env = {"PATH": os.environ["PATH"], "HOME": str(box.workdir), "RCLONE_CONFIG": "/dev/null"}
+        env |= s3.rclone_env(creds, "src")
+        rows = []
+        for run in range(RUNS):
+            bucket = f"bench{run}"
+            with tempfile.TemporaryDirectory() as tmp:
+                src = Path(tmp) / "src"
+                src.mkdir()
+                for i in range(FILES):
+                    (src / f"shard-{i:04d}.bin").write_bytes(os.urandom(size_mb * 10_000))
+                subprocess.run([rclone, "copy", str(src), f"src:{bucket}/d"], env=env, check=True)
+                t0 = time.monotonic()
+                subprocess.run(
+                    [rclone, "copy", f"src:{bucket}/d", str(Path(tmp) / "plain")],
+                    env=env, check=True,
+                )  # fmt: skip
+                plain = time.monotonic() - t0
+            job, whole = _stage(box, run, bucket, creds.pod_endpoint)
+            rows.append((plain, job, whole))
+        print(f"dataset staging, {FILES} objects, {size_mb} MB, S3 (SeaweedFS) on loopback")
+        print(f"  {'run':>3}  {'rclone copy':>16}  {'copy Job':>16}  {'create to Ready':>16}")
+        for run, (plain, job, whole) in enumerate(rows):
+            cells = [f"{t:6.1f} s {size_mb / t:5.1f} MB/s" for t in (plain, job, whole)]
+            print(f"  {run:>3}  " + "  ".join(f"{c:>16}" for c in cells))
+        best = [min(r[i] for r in rows) for i in range(3)]
+        print(f"  copy Job / rclone copy (time, best of {RUNS}): {best[1] / best[0]:.2f}x; "
+              f"create to Ready / rclone copy: {best[2] / best[0]:.2f}x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

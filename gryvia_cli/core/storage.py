@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from gryvia_cli.core import timefmt
+from gryvia_cli.core.cells import Marked
 from gryvia_cli.core.manifests import manifest_body, new_object
 from gryvia_operator.api.storage import GryviaStorage
 
@@ -39,6 +40,8 @@ HEALTH_COLUMNS: Final = (
 """`gryvia health storage`: the columns of behaviour.md's table (NAME, BACKEND, CAPACITY, RDMA,
 provisioner, STATUS) with CLASS, USED, FREE and PROBE added."""
 
+PHASE_MARKERS: Final = {"Ready": "ok", "NotReady": "error", "Invalid": "error"}
+"""Marker of a STATUS cell by phase (`Unknown`, before the operator's first pass: warn)."""
 FLAGS: Final = {
     "spec.backend": "--backend",
     "spec.storageClass": "--class",
@@ -232,7 +235,7 @@ def storage_wide_row(storage: GryviaStorage, now: datetime) -> list[Any]:
 
 def health_row(storage: GryviaStorage, *, timed_out: bool = False, waited: float = 0) -> list[Any]:
     """The cells of HEALTH_COLUMNS; PROVISIONER is the provisioner's name and whether it
-    answers (`rancher.io/local-path answering`)."""
+    answers (`rancher.io/local-path answering`), STATUS the phase marked by PHASE_MARKERS."""
     status = storage.status
     name = (status.provisioner if status is not None else None) or storage.spec.class_provisioner()
     return [
@@ -245,7 +248,7 @@ def health_row(storage: GryviaStorage, *, timed_out: bool = False, waited: float
         "yes" if storage.spec.rdma else "no",
         f"{name} {provisioner_state(storage)}" if name else provisioner_state(storage),
         probe_cell(storage, timed_out=timed_out, waited=waited),
-        _phase(storage),
+        Marked(_phase(storage), PHASE_MARKERS.get(_phase(storage), "warn")),
     ]
 
 
@@ -308,11 +311,13 @@ def storage_details(storage: GryviaStorage, now: datetime) -> list[tuple[str, st
     if status is None:
         return [*lines, ("Status", "not seen by the operator yet")]
     lines += [
-        ("Used", f"{_text(status.used)} by {_text(status.claims)} claims, free {_text(status.free)}"),
+        ("Used", f"{_text(status.used)} by {_text(status.claims)} claims"),
+        ("Free", _text(status.free)),
         ("Provisioner", f"{_text(status.provisioner)}, {provisioner_state(storage)}"),
         ("Last probe", probe_cell(storage)),
     ]
     if status.probe is not None and status.probe.finished_at is not None:
         lines.append(("Probed", f"{timefmt.age(status.probe.finished_at, now)} ago"))
-    lines.append(("Status", f"{_phase(storage)}: {status.message}" if status.message else _phase(storage)))
+    phase = _phase(storage)
+    lines.append(("Status", f"{phase}: {status.message}" if status.message else phase))
     return lines

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from gryvia_cli.schemas.base import CliModel, Document
 
 
@@ -86,13 +88,13 @@ class HealthReport(Document):
     backends (exit 1 when a node is unhealthy, a GPU faulty or a backend not healthy)."""
 
     kind: Literal["HealthReport"]
-    items: list[HealthNode] = []
+    items: list[HealthNode] = Field(default_factory=list)
     """GPU nodes (absent for `gryvia health storage`)."""
-    gpuFaults: list[GpuFault] = []
+    gpuFaults: list[GpuFault] = Field(default_factory=list)
     """Absent for `gryvia health storage`."""
     gpusRead: int = 0
     """How many GPUs dcgm-exporter reported (absent for `gryvia health storage`)."""
-    storage: list[StorageBackendHealth] = []
+    storage: list[StorageBackendHealth] = Field(default_factory=list)
     """Storage backends (absent for `gryvia health gpu`)."""
 
 

@@ -4,6 +4,8 @@ shown; rows and details are those of `gryvia storage list -o wide` and `get -o t
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from gryvia_cli.core.storage import (
     PHASE_MARKERS,
     STORAGE_WIDE_COLUMNS,
@@ -11,7 +13,7 @@ from gryvia_cli.core.storage import (
     storage_wide_row,
 )
 from gryvia_cli.tui.columns import header_columns
-from gryvia_cli.tui.polledview import polled_view
+from gryvia_cli.tui.polledview import age_value, polled_view
 from gryvia_cli.tui.registry import Ctx, row_cells
 from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.storage import GryviaStorage
@@ -36,6 +38,30 @@ def storage_cells(storage: GryviaStorage, ctx: Ctx) -> list[Cell]:
     )
 
 
+def _quantity(value: object) -> Decimal | None:
+    """A quantity cell's value for sorting (`512Ti` after `2Ti`); None when unset or unparsable."""
+    from gryvia_operator.api.quantity import parse_quantity
+
+    try:
+        return parse_quantity(value) if isinstance(value, str | int) else None
+    except ValueError:
+        return None
+
+
+def _status_of(storage: GryviaStorage, name: str) -> object:
+    return getattr(storage.status, name, None) if storage.status is not None else None
+
+
+SORT_VALUES = {
+    "created": age_value,
+    "capacity": lambda s: _quantity(s.spec.capacity),
+    "used": lambda s: _quantity(_status_of(s, "used")),
+    "free": lambda s: _quantity(_status_of(s, "free")),
+    "claims": lambda s: _status_of(s, "claims"),
+}
+"""CAPACITY, USED and FREE sort by size, CLAIMS as a number, AGE by age."""
+
+
 def _search(storage: GryviaStorage) -> str:
     status = storage.status
     phase = (status.phase if status is not None else None) or ""
@@ -55,4 +81,5 @@ STORAGES = polled_view(
     search=_search,
     placeholder="filter: storage, backend, class or phase",
     details=lambda s, ctx: storage_details(s, ctx.now),
+    sort_values=SORT_VALUES,
 )

@@ -98,17 +98,30 @@ def check_storage(
 
 def _waiting(storage: Any, stamp: str) -> bool:
     """Whether the probe request `stamp` is still unanswered and the backend can answer it
-    (an Invalid one is not probed)."""
+    (the operator probes neither an Invalid backend nor one whose class is unusable)."""
     from gryvia_cli.core.storage import probe_finished
 
     status = storage.status
-    invalid = status is not None and status.phase == "Invalid"
-    return not invalid and not probe_finished(storage, stamp)
+    if status is not None and (status.phase == "Invalid" or not class_usable(storage)):
+        return False
+    return not probe_finished(storage, stamp)
+
+
+def class_usable(storage: Any) -> bool:
+    """False when the operator said the backend's class cannot be used (condition
+    ClassAvailable False for another reason than ClassCreating: a missing `existing` class, a
+    class of another provisioner), so it starts no probe; True otherwise."""
+    status = storage.status
+    for cond in (status.conditions if status is not None else None) or []:
+        if cond.type == "ClassAvailable" and cond.status == "False":
+            return cond.reason == "ClassCreating"
+    return True
 
 
 def render_storage_health(report: StorageHealth) -> None:
-    """Print the backends' table (`core.storage.HEALTH_COLUMNS`), then a warning per probe not
-    answered in time; a warning NO_STORAGE when there are none."""
+    """Print the backends' table (`core.storage.HEALTH_COLUMNS`), then a warning with the
+    status message of each backend not Ready and one per probe not answered in time; a warning
+    NO_STORAGE when there are none."""
     from gryvia_cli.core.storage import HEALTH_COLUMNS, health_row
 
     if not report.storages:
@@ -121,6 +134,10 @@ def render_storage_health(report: StorageHealth) -> None:
             for s in report.storages
         ],
     )
+    for storage in report.storages:
+        status = storage.status
+        if status is not None and status.phase != "Ready" and status.message:
+            warn(f"storage {storage.name}: {status.phase}: {status.message}")
     for name in sorted(report.timed_out):
         warn(
             f"storage {name}: the probe did not finish within {report.waited:.0f}s "

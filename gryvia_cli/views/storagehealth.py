@@ -7,12 +7,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.errors import ForbiddenError
 from gryvia_cli.kube import resources as r
 from gryvia_cli.output import render_table, warn
 from gryvia_cli.views.reads import read_optional
+
+if TYPE_CHECKING:
+    from gryvia_operator.api.storage import GryviaStorage
 
 POLL_SECONDS = 1.0
 """How often the wait re-reads the backends while probes run."""
@@ -24,7 +27,7 @@ class StorageHealth:
     """What `health storage` found: the backends (validated `GryviaStorage`s, by name order),
     the names whose probe request was not honoured in time, and how long it waited (s)."""
 
-    storages: list[Any]
+    storages: list[GryviaStorage]
     timed_out: set[str] = field(default_factory=set)
     waited: float = 0.0
 
@@ -42,7 +45,7 @@ class StorageHealth:
         return [health_item(s, timed_out=s.name in self.timed_out) for s in self.storages]
 
 
-def _read(access: Any) -> list[Any]:
+def _read(access: Any) -> list[GryviaStorage]:
     from gryvia_operator.api.parse import parse_all
     from gryvia_operator.api.storage import GryviaStorage
 
@@ -96,7 +99,7 @@ def check_storage(
         time.sleep(min(POLL_SECONDS, max(timeout - waited, 0.0)))
 
 
-def _waiting(storage: Any, stamp: str) -> bool:
+def _waiting(storage: GryviaStorage, stamp: str) -> bool:
     """Whether the probe request `stamp` is still unanswered and the backend can answer it
     (the operator probes neither an Invalid backend nor one whose class is unusable)."""
     from gryvia_cli.core.storage import probe_finished
@@ -107,7 +110,7 @@ def _waiting(storage: Any, stamp: str) -> bool:
     return not probe_finished(storage, stamp)
 
 
-def class_usable(storage: Any) -> bool:
+def class_usable(storage: GryviaStorage) -> bool:
     """False when the operator said the backend's class cannot be used (condition
     ClassAvailable False for another reason than ClassCreating: a missing `existing` class, a
     class of another provisioner), so it starts no probe; True otherwise."""

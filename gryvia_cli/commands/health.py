@@ -152,7 +152,7 @@ def _storage_health(
 
     probe = component is Component.storage and not no_probe
     if probe:
-        with spinner("asking the storage backends for a probe") as say:
+        with spinner("reading the storage backends") as say:
             found = check_storage(
                 state.access(), probe=True, timeout=timeout, now=state.now, progress=say
             )

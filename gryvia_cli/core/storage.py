@@ -155,11 +155,13 @@ def probe_stamp(now: datetime) -> str:
 
 def probe_finished(storage: GryviaStorage, stamp: str) -> bool:
     """Whether the operator honoured the probe request `stamp`: `status.lastProbeRequest` is
-    `stamp` and `status.probe.finishedAt` is set."""
+    `stamp` and `status.probe.finishedAt` is set, and not before the probe's `startedAt` (a
+    finish time older than the start is the last probe's, left by a partial status write)."""
     status = storage.status
-    if status is None or status.last_probe_request != stamp:
+    if status is None or status.last_probe_request != stamp or status.probe is None:
         return False
-    return status.probe is not None and status.probe.finished_at is not None
+    finished = status.probe.finished_at
+    return finished is not None and finished >= status.probe.started_at
 
 
 def provisioner_state(storage: GryviaStorage) -> str:

@@ -66,7 +66,8 @@ def check_storage(
     """Read the backends; with `probe`, merge-patch `gryvia.io/probe` on each (but an Invalid
     one) to `probe_stamp(now())` and re-read every POLL_SECONDS until each has
     `status.lastProbeRequest` equal to it and `status.probe.finishedAt` set (or turned
-    Invalid), at most `timeout` seconds; `progress` hears `probes answered: N of M (Ts)`. A
+    Invalid), at most `timeout` seconds; `progress` hears `waiting for N of M probes (at most
+    T s)` each time. A
     refused patch (no permission) is a warning and only the status is read. Raises what the
     access layer raises for other failures."""
     from gryvia_cli.core.storage import probe_stamp
@@ -93,7 +94,7 @@ def check_storage(
         storages = _read(access)
         by_name = {s.name: s for s in storages}
         pending = {n for n in asked if n in by_name and _waiting(by_name[n], stamp)}
-        progress(f"probes answered: {len(asked) - len(pending)} of {len(asked)} ({waited:.0f}s)")
+        progress(f"waiting for {len(pending)} of {len(asked)} probes (at most {timeout:.0f}s)")
         if not pending or waited >= timeout:
             return StorageHealth(storages, pending, waited)
         time.sleep(min(POLL_SECONDS, max(timeout - waited, 0.0)))

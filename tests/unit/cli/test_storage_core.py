@@ -199,6 +199,8 @@ def test_probe_stamp_and_when_a_request_is_answered() -> None:
         not probe_finished(_storage(running), STAMP) and probe_cell(_storage(running)) == "running"
     )
     assert not probe_finished(_storage(), STAMP)
+    stale = READY | {"probe": READY["probe"] | {"startedAt": "2026-12-06T06:30:03Z"}}
+    assert not probe_finished(_storage(stale), STAMP)  # the last probe's finish, a new start
     assert provisioner_state(_storage(READY | {"provisionerAnswering": None})) == "unknown"
 
 

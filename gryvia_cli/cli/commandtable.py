@@ -89,8 +89,14 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
     _cmd(
         "health",
         "Cluster",
-        "GPU node health: phase, driver, CUDA, RDMA, and GPUs reporting errors.",
+        "GPU node and storage health: phase, driver, CUDA, RDMA, GPU errors, storage probes.",
         pick="health",
+    ),
+    _cmd(
+        "storage",
+        "Cluster",
+        "Storage backends: the StorageClasses jobs name, their provisioner's health, quotas.",
+        "storages",
     ),
     _cmd(
         "gpu",

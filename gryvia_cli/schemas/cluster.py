@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 from gryvia_cli.schemas.base import CliModel, Document
 
@@ -53,15 +55,47 @@ class GpuFault(CliModel):
     """The GryviaAIJob of the pod; null when none."""
 
 
+class StorageBackendHealth(CliModel):
+    """One storage backend (GryviaStorage) as `gryvia health storage` shows it."""
+
+    name: str
+    backend: str
+    """local-path, nfs, csi or existing."""
+    storageClass: str
+    """The StorageClass jobs get."""
+    capacity: int | str | None
+    """Declared capacity (a quantity); null when not declared."""
+    used: str | None
+    """What the claims of the class request together (a quantity)."""
+    free: str | None
+    rdma: bool
+    provisioner: str | None
+    provisionerAnswering: bool | None
+    """Whether the last finished probe bound; null before the first."""
+    phase: str
+    """Ready, NotReady, Invalid, or Unknown before the operator's first pass."""
+    message: str | None
+    probe: dict[str, Any] | None
+    """The status's last probe: claim, startedAt, finishedAt, result, bindSeconds, message."""
+    probeTimedOut: bool
+    """The probe asked for did not finish within --timeout."""
+    healthy: bool
+    """Ready and, when a probe was asked for, answered in time."""
+
+
 class HealthReport(Document):
-    """`gryvia health -o json`: the GPU nodes and the GPUs reporting errors (exit 1 when a node
-    is unhealthy or a GPU faulty)."""
+    """`gryvia health -o json`: the GPU nodes, the GPUs reporting errors and the storage
+    backends (exit 1 when a node is unhealthy, a GPU faulty or a backend not healthy)."""
 
     kind: Literal["HealthReport"]
-    items: list[HealthNode]
-    gpuFaults: list[GpuFault]
-    gpusRead: int
-    """How many GPUs dcgm-exporter reported."""
+    items: list[HealthNode] = Field(default_factory=list)
+    """GPU nodes (absent for `gryvia health storage`)."""
+    gpuFaults: list[GpuFault] = Field(default_factory=list)
+    """Absent for `gryvia health storage`."""
+    gpusRead: int = 0
+    """How many GPUs dcgm-exporter reported (absent for `gryvia health storage`)."""
+    storage: list[StorageBackendHealth] = Field(default_factory=list)
+    """Storage backends (absent for `gryvia health gpu`)."""
 
 
 class FairShare(CliModel):

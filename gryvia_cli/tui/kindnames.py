@@ -46,6 +46,7 @@ ObjectKind = Literal[
     "inferenceservices",
     "modelregistries",
     "idlepolicies",
+    "storages",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies).
@@ -121,6 +122,7 @@ CONSOLE_KINDS: tuple[ConsoleKind, ...] = (
         ("model", "models", "modelregistry"),
     ),
     ConsoleKind("idlepolicies", api.IDLE_POLICY, "idle", "idle policy", ("idle", "idlepolicy")),
+    ConsoleKind("storages", api.STORAGE, "storage", "storage backend", ("storage",)),
 )
 """Every kind the console shows, one row each."""
 

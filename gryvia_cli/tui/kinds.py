@@ -3,7 +3,7 @@ watched), and where every spec is registered: tenants are in `kind_tenants.py`, 
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
 `kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_autotuners.py`,
 inference services in `kind_inference.py`, model registries in `kind_modelregistries.py`, idle
-policies in `kind_idlepolicies.py`. Cells only
+policies in `kind_idlepolicies.py`, storage backends in `kind_storage.py`. Cells only
 format; the figures come from gryvia_cli/core."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from gryvia_cli.tui.kind_idlepolicies import IDLE_POLICIES
 from gryvia_cli.tui.kind_inference import SERVICES
 from gryvia_cli.tui.kind_modelregistries import MODELS
 from gryvia_cli.tui.kind_policies import CHECKPOINTS, GPU_SHARING, HOOKS, PRIORITIES
+from gryvia_cli.tui.kind_storage import STORAGES
 from gryvia_cli.tui.kind_tenants import (
     TENANTS,
     TenantRow,
@@ -51,6 +52,7 @@ __all__ = [
     "PRIORITIES",
     "RESERVATIONS",
     "SERVICES",
+    "STORAGES",
     "TENANTS",
     "TUNERS",
     "WORKFLOWS",

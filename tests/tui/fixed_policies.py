@@ -311,16 +311,42 @@ IDLE = [
     ),
 ]
 
+STORAGES = [
+    obj(
+        "GryviaStorage",
+        "fast-nfs",
+        {"backend": "nfs", "endpoint": "nfs-1:/export/ai", "capacity": "100Ti"},
+        {
+            "phase": "Ready",
+            "storageClass": "fast-nfs",
+            "provisioner": "nfs.csi.k8s.io",
+            "provisionerAnswering": True,
+            "claims": 3,
+            "used": "1536Gi",
+            "free": "100864Gi",
+            "probe": {
+                "claim": "gryvia-probe-fast-nfs-1",
+                "startedAt": ts(2 * M),
+                "finishedAt": ts(2 * M),
+                "result": "Bound",
+                "bindSeconds": 0.8,
+            },
+        },
+    ),
+    obj("GryviaStorage", "scratch", {"backend": "existing", "storageClass": "gone"}),
+]
+
 
 def policy_cluster() -> dict[str, list[dict[str, Any]]]:
-    """fixed_cluster() with hooks, priorities, guards, sharing and idle policies, three more
-    budgets and events about them."""
+    """fixed_cluster() with hooks, priorities, guards, sharing and idle policies, storage
+    backends, three more budgets and events about them."""
     cluster = fixed_cluster()
     cluster["jobhooks"] = HOOKS
     cluster["priorities"] = PRIORITIES
     cluster["checkpointguards"] = GUARDS
     cluster["gpusharingpolicies"] = SHARING
     cluster["idlepolicies"] = IDLE
+    cluster["storages"] = STORAGES
     cluster["budgets"] = cluster["budgets"] + BUDGETS
     cluster["events"] = cluster["events"] + EVENTS
     return cluster

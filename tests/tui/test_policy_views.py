@@ -30,6 +30,7 @@ async def test_each_policy_view_by_name_describes_its_row(policy_source: FakeSou
         ("budget", "budgets", "acme-monthly", "Forecast"),
         ("rsv", "reservations", "acme-h100-weekly", "Nodes held"),
         ("idle", "idle", "tenant-acme/idle-gpus", "tenant-acme/llama-pretrain"),
+        ("gst", "storage", "fast-nfs", "Last probe"),
     ]
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)

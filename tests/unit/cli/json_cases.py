@@ -134,6 +134,22 @@ def _health(faulty: bool) -> Callable[[], str]:
     return printed
 
 
+def _health_storage() -> str:
+    from tests.unit.cli.helpers import run
+    from tests.unit.cli.test_storage_core import READY
+
+    fake = _running_job()
+    ready = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaStorage",
+        "metadata": {"name": "fast"},
+        "spec": {"backend": "local-path", "capacity": "512Ti"},
+        "status": READY,
+    }
+    fresh = {**ready, "metadata": {"name": "new"}, "status": None}
+    return run(["health", "storage", "--no-probe", "-o", "json"], fake.add(ready, fresh)).stdout
+
+
 def _fair_share() -> str:
     from tests.unit.cli.test_fairshare import FLAVORS, NLP, VISION
     from tests.unit.cli.test_tenancy_commands import TenancyFake, run
@@ -161,6 +177,7 @@ CASES: list[tuple[str, str, Callable[..., str]]] = [
     ("NcclReport", "socket fallback", _nccl("socket-fallback.log")),
     ("HealthReport", "healthy", _health(False)),
     ("HealthReport", "XID 79", _health(True)),
+    ("HealthReport", "storage, one Ready, one not seen yet", _health_storage),
     ("FairShareList", "borrowing", _fair_share),
     ("Version", "client and server", _version()),
     ("Version", "client only", _version("--client")),

@@ -293,7 +293,9 @@ def test_health_gpu_and_version_and_config(isolated_env) -> None:  # type: ignor
     sick = cluster().add(make_node("h2").gpus(8).product().not_ready().obj())
     assert run(["health", "gpu"], sick).exit_code == 1
     assert json.loads(run(["health", "-o", "json"], cluster()).output)["items"][0]["name"] == "h0"
-    assert "not available in this release" in run(["health", "storage"], cluster()).output
+    assert "not available in this release" in run(["health", "network"], cluster()).output
+    none = run(["health", "storage"], cluster())
+    assert "no storage backends (GryviaStorage) defined" in none.output and none.exit_code == 0
     client = run(["version", "--client"])
     assert client.exit_code == 0 and client.output.startswith("Client: gryvia")
     nowhere = run(["version"], KUBECONFIG="/nonexistent/kubeconfig", HOME="/nonexistent")

@@ -27,6 +27,7 @@ KINDS = {
     "inferenceservices": r.INFERENCE_SERVICE,
     "modelregistries": r.MODEL_REGISTRY,
     "idlepolicies": r.IDLE_POLICY,
+    "storages": r.STORAGE,
 }
 
 
@@ -51,6 +52,7 @@ def test_names_namespaces_and_problems() -> None:
     assert describe_ref("gaj train", None) == ObjectRef("jobs", "default", "train")
     assert describe_ref("tenant acme", "ml") == ObjectRef("tenants", None, "acme")
     assert describe_ref("GTN acme", None) == ObjectRef("tenants", None, "acme")
+    assert describe_ref("storage fast-nfs", "ml") == ObjectRef("storages", None, "fast-nfs")
     assert "cluster-scoped" in str(describe_ref("tenant ml/acme", None))
     assert "describe KIND NAME" in str(describe_ref("pod", None))
     assert "no kind the console describes" in str(describe_ref("gizmo a", None))

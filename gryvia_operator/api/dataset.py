@@ -162,6 +162,8 @@ class DatasetStatus(GryviaModel):
     """Files in the staged version."""
     staged_at: datetime | None = None
     """When the staged version was complete (UTC)."""
+    copy_seconds: float | None = None
+    """How long the staged version's copy took (rclone's own elapsed time, seconds)."""
     staging: Str253 | None = None
     """The copy or check Job that runs now."""
     staging_version: Str63 | None = None

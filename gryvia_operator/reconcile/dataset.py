@@ -179,6 +179,9 @@ def _finished_job(
             "sourceVersion": job.version or named,
         }
     )
+    stats = dj.last_stats(job.log)
+    if stats is not None and stats.elapsed is not None:
+        status["copySeconds"] = round(stats.elapsed, 3)
     status.pop("stagingVersion", None)
     status.pop("stagingStartedAt", None)
     status.pop("progress", None)

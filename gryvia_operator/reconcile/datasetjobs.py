@@ -203,7 +203,8 @@ def build_cache_claim(
 
 @dataclass(frozen=True)
 class CopyStats:
-    """One rclone stats line: bytes and files done and to do, speed (B/s), ETA (s)."""
+    """One rclone stats line: bytes and files done and to do, speed (B/s), ETA (s), time
+    since the copy started (s)."""
 
     bytes: int
     total_bytes: int | None
@@ -211,6 +212,7 @@ class CopyStats:
     total_files: int | None
     speed: float | None
     eta: int | None
+    elapsed: float | None = None
 
 
 def _json_lines(log: str) -> Iterable[Mapping[str, Any]]:
@@ -243,6 +245,7 @@ def last_stats(log: str) -> CopyStats | None:
         ),
         speed=float(found["speed"]) if found.get("speed") is not None else None,
         eta=int(eta) if isinstance(eta, int | float) else None,
+        elapsed=float(found["elapsedTime"]) if found.get("elapsedTime") is not None else None,
     )
 
 

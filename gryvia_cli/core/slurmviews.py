@@ -171,6 +171,7 @@ PENDING_REASON_CODES = {
     "Kueue": "QOSGrpGRES",
     "Suspended": "JobHeldUser",
     "DependencyWaiting": "Dependency",
+    "Storage": "BurstBufferResources",
 }
 """squeue's reason code per `status.pending.kind`."""
 

@@ -33,6 +33,7 @@ PendingKind = Literal[
     "Kueue",
     "Suspended",
     "DependencyWaiting",
+    "Storage",
 ]
 PENDING_KINDS: tuple[str, ...] = get_args(PendingKind)
 EndBasis = Literal["timeout", "history", "unknown"]
@@ -65,7 +66,8 @@ class PendingStatus(GryviaModel):
 
     kind: PendingKind
     """Resources, Quota, Budget, Reservation, Priority, NoSuchGPUType, TooLarge, Kueue,
-    Suspended or DependencyWaiting."""
+    Suspended, DependencyWaiting or Storage (its data claim refused by a ResourceQuota, or not
+    bound: `api.jobstorage`)."""
     resource: Str253 | None = None
     """What it waits for, e.g. `H100` (GPUs of that type), `quota team-a`, `budget team-a`."""
     needed: NonNegativeInt32 | None = None

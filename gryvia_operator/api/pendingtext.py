@@ -31,7 +31,8 @@ def _names(names: Sequence[str], count: int) -> str:
 def waiting_line(pending: PendingStatus | None, estimate: EstimatedStart | None) -> str:
     """One line for people, e.g. `waiting: needs 16 H100, 8 free; 2 jobs ahead (a, b); likely
     start 14:20-15:05 UTC, when job c (ends 14:20) and d (ends 15:05) finish`. "" when the
-    job does not wait."""
+    job does not wait. An unknown start whose reason is the blocker's message is not said
+    twice (Kueue, Suspended, Storage)."""
     if pending is None:
         return ""
     parts: list[str] = []
@@ -49,9 +50,13 @@ def waiting_line(pending: PendingStatus | None, estimate: EstimatedStart | None)
     if ahead is not None and ahead.count:
         noun = "job" if ahead.count == 1 else "jobs"
         parts.append(f"{ahead.count} {noun} ahead ({_names(ahead.names or [], ahead.count)})")
-    if estimate is not None and pending.kind not in NEVER_KINDS:
+    if estimate is not None and pending.kind not in NEVER_KINDS and not _said(estimate, pending):
         parts.append(start_text(estimate, pending.holders or []))
     return "waiting: " + "; ".join(p for p in parts if p)
+
+
+def _said(estimate: EstimatedStart, pending: PendingStatus) -> bool:
+    return estimate.likely is None and estimate.unknown_reason == pending.message
 
 
 def start_text(estimate: EstimatedStart, holders: Sequence[PendingHolder] = ()) -> str:

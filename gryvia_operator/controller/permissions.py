@@ -74,6 +74,7 @@ def required(s: OperatorSettings) -> frozenset[Permission]:
     p |= _grant("", ("nodes",), (*READ, "patch"))
     p |= _grant("", ("namespaces",), (*READ, "create", "patch", "delete"))
     p |= _grant("", ("resourcequotas", "limitranges"), CRUD)
+    p |= _grant("storage.k8s.io", ("storageclasses",), READ)  # jobs' spec.storage, backends
     p |= _grant("networking.k8s.io", ("networkpolicies",), CRUD)
     p |= _grant("rbac.authorization.k8s.io", ("rolebindings",), CRUD)
     p |= {Permission("rbac.authorization.k8s.io", "clusterroles", "bind", n) for n in TENANT_ROLES}

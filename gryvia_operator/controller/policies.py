@@ -25,6 +25,7 @@ from gryvia_operator.api.budgetscope import resolve_scope
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun, period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
+from gryvia_operator.api.storage import GryviaStorage
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import (
     AIJOBS,
@@ -32,6 +33,8 @@ from gryvia_operator.controller.store import (
     NAMESPACE_LABELS,
     QUOTAS,
     SKUS,
+    STORAGE_CLASSES,
+    STORAGES,
     TENANTS,
     USAGE,
 )
@@ -168,13 +171,18 @@ def quota_admission_for(rt: Runtime, body: Mapping[str, Any]) -> AdmissionDecisi
 
 def policy_context(rt: Runtime, namespace: str) -> PolicyContext:
     """What the webhook's quota policy needs for a job in `namespace`: the quotas governing it,
-    its tenant (from the namespace, `api.attribution`) and the GPU price catalog."""
+    its tenant (from the namespace, `api.attribution`), the GPU price catalog, and the storage
+    backends and StorageClasses a job's spec.storage may name."""
     known = tenants(rt)
     owner = namespace_tenant(namespace, known)
+    index = STORAGE_CLASSES
+    classes = {str(k): str(v) for k in rt.indices.keys(index) for v in rt.indices.values(index, k)}
     return PolicyContext(
         quotas=tuple(governing(namespace, quotas(rt))),
         tenant=known.get(owner) if owner else None,
         skus=tuple(skus(rt)),
+        storages=tuple(parse_valid(GryviaStorage, rt.indices.all_values(STORAGES))),
+        storage_classes=classes,
     )
 
 

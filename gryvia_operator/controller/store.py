@@ -70,8 +70,10 @@ IDLE_POLICIES = "gryvia_idle_policies"
 """GryviaIdlePolicies by (namespace, name)."""
 CHARGEBACKS = "gryvia_chargebacks"
 STORAGES = "gryvia_storages"
-DATASETS = "gryvia_datasets"
 """GryviaStorages by ("", name)."""
+STORAGE_CLASSES = "gryvia_storage_classes"
+"""StorageClasses by name -> provisioner (the webhook checks a job's spec.storage)."""
+DATASETS = "gryvia_datasets"
 """GryviaChargebacks by ("", name)."""
 SHARING_POLICIES = "gryvia_sharing_policies"
 SHARING_NODES = "gryvia_sharing_nodes"
@@ -107,6 +109,7 @@ INDEX_IDS = (
     CHARGEBACKS,
     STORAGES,
     DATASETS,
+    STORAGE_CLASSES,
     SHARING_POLICIES,
     SHARING_NODES,
     EXPORTER_PODS,

@@ -15,6 +15,13 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
+from gryvia_operator.api.jobstorage import (
+    DataClaim,
+    data_claim,
+    find_backend,
+    is_quota_refusal,
+    quota_refusal_text,
+)
 from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, statefulset_name
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, Invalid, KubeError
@@ -25,6 +32,7 @@ from gryvia_operator.controller.store import (
     NODES,
     PODS_BY_JOB,
     PODS_BY_NODE,
+    STORAGES,
     slim_body,
 )
 from gryvia_operator.handlers import jobsteps
@@ -79,12 +87,29 @@ def observe(rt: Runtime, job: GryviaAIJob) -> Observed:
         nodes=tuple(rt.indices.all_values(NODES)),
         node_pods=tuple(rt.indices.all_values(PODS_BY_NODE)),
         blocked=tuple(blocked),
+        data_claim=_data_claim(rt, job),
     )
 
 
-async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker | str | None:
-    """Run one child action; return a Blocker when a create finds a name it cannot adopt, or
-    the refusal message when the API server rejects the object as invalid."""
+class StorageRefused(str):
+    """A ResourceQuota refused the data claim: the text for the job (`quota_refusal_text`)."""
+
+
+def _data_claim(rt: Runtime, job: GryviaAIJob) -> DataClaim | None:
+    """The data claim's class and access mode: the GryviaStorage `spec.storage` names (from
+    the STORAGES index), else that name as a StorageClass."""
+    name = job.spec.storage
+    if not name:
+        return None
+    return data_claim(name, find_backend(name, rt.indices.values(STORAGES, ("", name))))
+
+
+async def _apply(
+    rt: Runtime, job: GryviaAIJob, action: ChildAction, claim: DataClaim | None = None
+) -> Blocker | str | None:
+    """Run one child action; return a Blocker when a create finds a name it cannot adopt, the
+    refusal message when the API server rejects the object as invalid, or a StorageRefused
+    when a ResourceQuota refuses the data claim (`claim`: what it was made of)."""
     ns = job.namespace
     rt.metrics.writes.labels(kind=action.kind, verb=action.verb).inc()
     if action.verb == "delete":
@@ -105,9 +130,29 @@ async def _apply(rt: Runtime, job: GryviaAIJob, action: ChildAction) -> Blocker 
             found = ChildView.from_object(result, action.kind)
             if found.owner_uid != (job.metadata.uid or ""):
                 return Blocker(action.kind, action.name, found.owner_name == job.name)
+        except KubeError as exc:
+            if action.kind != "PersistentVolumeClaim" or not is_quota_refusal(
+                exc.status, exc.message
+            ):
+                raise
+            wanted = claim or DataClaim(str(job.spec.storage))
+            return StorageRefused(quota_refusal_text(action.name, wanted, exc.message))
     view = ChildView.from_object(result, action.kind)
     rt.recent_children.note((action.kind, ns, action.name), view.resource_version, view)
     return None
+
+
+async def _apply_all(
+    rt: Runtime, job: GryviaAIJob, actions: tuple[ChildAction, ...], claim: DataClaim | None
+) -> list[Blocker | str | None]:
+    """Run `actions`: a data claim to create first, alone, and the rest only when no
+    ResourceQuota refused it (pods of a claim that does not exist would wait for nothing)."""
+    first = [a for a in actions if a.verb == "create" and a.kind == "PersistentVolumeClaim"]
+    done: list[Blocker | str | None] = [await _apply(rt, job, a, claim) for a in first]
+    if any(isinstance(d, StorageRefused) for d in done):
+        return done
+    rest = [a for a in actions if a not in first]
+    return [*done, *await asyncio.gather(*(_apply(rt, job, a, claim) for a in rest))]
 
 
 async def _write_status(
@@ -181,12 +226,16 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
     p = await jobsteps.prepare(rt, job, body, observe(rt, job))
     outcome = reconcile_job(p.job, p.observed, p.config, now)
     if outcome.actions:
-        found = await asyncio.gather(*(_apply(rt, p.job, a) for a in outcome.actions))
+        found = await _apply_all(rt, p.job, outcome.actions, p.observed.data_claim)
         blockers = [b for b in found if isinstance(b, Blocker)]
-        refused = [b for b in found if isinstance(b, str)]
-        if blockers or refused:
+        storage = next((b for b in found if isinstance(b, StorageRefused)), None)
+        refused = [b for b in found if isinstance(b, str) and not isinstance(b, StorageRefused)]
+        if blockers or refused or storage:
             observed = replace(
-                p.observed, blocked=(*p.observed.blocked, *blockers), refused=tuple(refused)
+                p.observed,
+                blocked=(*p.observed.blocked, *blockers),
+                refused=tuple(refused),
+                storage_refused=storage,
             )
             p = replace(p, observed=observed)
             outcome = reconcile_job(p.job, p.observed, p.config, now)

@@ -30,7 +30,15 @@ from gryvia_operator.controller.store import (
     TENANTS,
     USAGE,
 )
-from gryvia_operator.handlers import checkpointguard, gate, kueue, pending, priority, reservation
+from gryvia_operator.handlers import (
+    checkpointguard,
+    gate,
+    jobstorage,
+    kueue,
+    pending,
+    priority,
+    reservation,
+)
 from gryvia_operator.reconcile.aijob import Observed, current_status
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.reservation import JobReservation
@@ -143,6 +151,18 @@ async def _checkpoint(rt: Runtime, p: JobPass) -> JobPass:
     return replace(p, config=checkpointguard.config_for(rt, p.job))
 
 
+async def _storage(rt: Runtime, p: JobPass) -> JobPass:
+    return replace(p, observed=await jobstorage.with_claim_event(rt, p.observed))
+
+
+def _storage_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str, Any]:
+    return jobstorage.with_storage_message(status)
+
+
+def _storage_retry(p: JobPass, status: Mapping[str, Any]) -> float | None:
+    return jobstorage.retry(status)
+
+
 def _pending_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str, Any]:
     waits = reservation.wait_states(rt, p.job)
     return pending.with_wait_status(rt, p.job, p.observed, status, waits)
@@ -168,6 +188,14 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("priority", (PRIORITIES, QUOTAS, AIJOBS), "observed.admission, preempts_below", _priority),
     Step("checkpoint", (CHECKPOINT_GUARDS,), "config.checkpoint", _checkpoint),
+    Step(
+        "storage",
+        ("Event",),
+        "observed.claim_event, status.message of a job waiting for storage",
+        _storage,
+        _storage_finish,
+        retry=_storage_retry,
+    ),
     Step(
         "pending",
         (AIJOBS, QUOTAS, USAGE, SKUS, RESERVATIONS),

@@ -11,6 +11,7 @@ from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.aijob import Observed
+from gryvia_operator.reconcile.jobstorage import storage_wait
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
 from gryvia_operator.reconcile.quotas import governing
 
@@ -27,7 +28,19 @@ def with_wait_status(
     """`status` with `pending`/`estimatedStart` for a waiting job with GPUs (dropped
     otherwise); `reservations` are the job's reservation wait states
     (`handlers.reservation.wait_states`). The context (every job, the job's quotas, the
-    catalog) is read only for such a job: it costs a pass over every known job."""
+    catalog) is read only for such a job: it costs a pass over every known job. A job that
+    waits for its storage gets that blocker (`reconcile.jobstorage.storage_wait`), GPUs or
+    not."""
+    storage = storage_wait(
+        job,
+        status,
+        observed.storage_refused,
+        observed.pvc,
+        observed.pods,
+        observed.claim_event,
+    )
+    if storage is not None:
+        return wait_status(job, status, (), (), WaitContext(storage=storage), rt.clock())
     phase = status.get("phase") or JobPhase.PENDING.value
     scheduling = phase == JobPhase.SCHEDULING.value and not status.get("startTime")
     waits = phase in WAITING_PHASES or scheduling

@@ -1,5 +1,6 @@
-"""Tenancy indexes: quotas, tenants, the GPU catalog, usage records and namespace labels (read
-through `gryvia_operator.controller.policies`); a changed quota re-queues its held jobs."""
+"""Tenancy indexes: quotas, tenants, the GPU catalog, usage records, namespace labels and
+StorageClasses (read through `gryvia_operator.controller.policies`); a changed quota re-queues
+its held jobs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gryvia_operator.controller.store import (
     NAMESPACE_LABELS,
     QUOTAS,
     SKUS,
+    STORAGE_CLASSES,
     TENANTS,
     USAGE,
     slim_body,
@@ -52,6 +54,11 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     async def namespace_index(body: kopf.Body, name: str, **_: Any) -> Any:
         """Keep each namespace's labels (usage attribution)."""
         return {name: dict(body.get("metadata", {}).get("labels") or {})}
+
+    @kopf.index("storage.k8s.io", "v1", "storageclasses", id=STORAGE_CLASSES, registry=registry)
+    async def storage_class_index(body: kopf.Body, name: str, **_: Any) -> Any:
+        """Keep each StorageClass's provisioner (the webhook checks a job's spec.storage)."""
+        return {name: str(body.get("provisioner") or "")}
 
     @kopf.on.event(GROUP, VERSION, "gryviaquotas", id="gryvia_quota_events", registry=registry)
     async def quota_event(body: kopf.Body, **_: Any) -> None:

@@ -5,19 +5,18 @@ One pure function, `reconcile_job`, following behaviour reference section 4.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from gryvia_operator.api import DurationError, GryviaAIJob, JobPhase
 from gryvia_operator.api.names import ANNOTATION_CANCEL
 from gryvia_operator.api.priority import requeue_pending
-from gryvia_operator.reconcile.admission import ALLOW, AdmissionDecision
 from gryvia_operator.reconcile.children import WORKLOAD_KINDS, desired_children
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.drift import drift_patch
 from gryvia_operator.reconcile.env import WorkloadKind
+from gryvia_operator.reconcile.jobstorage import storage_refused_status
 from gryvia_operator.reconcile.kueuejob import (
     apply_workload_view,
     kueue_batch_job,
@@ -26,6 +25,9 @@ from gryvia_operator.reconcile.kueuejob import (
 )
 from gryvia_operator.reconcile.kueuestatus import workload_view
 from gryvia_operator.reconcile.names import Cond, Msg, Reason
+from gryvia_operator.reconcile.observed import Blocker as Blocker
+from gryvia_operator.reconcile.observed import ChildAction as ChildAction
+from gryvia_operator.reconcile.observed import Observed as Observed
 from gryvia_operator.reconcile.placement import select_nodes
 from gryvia_operator.reconcile.priority import (
     carried_retries,
@@ -41,74 +43,13 @@ from gryvia_operator.reconcile.status import (
     summarize_statefulset,
     timestamp,
 )
-from gryvia_operator.reconcile.views import ChildView, NodeView, PodView
+from gryvia_operator.reconcile.views import ChildView
 
-Verb = Literal["create", "patch", "delete"]
 STICKY_PHASES = frozenset({JobPhase.SUCCEEDED, JobPhase.FAILED})
 STOPPED_PHASES = frozenset({JobPhase.CANCELLED, JobPhase.PREEMPTED})
 CANCEL_TERMINAL = frozenset(
     {JobPhase.SUCCEEDED, JobPhase.FAILED, JobPhase.CANCELLED, JobPhase.REJECTED}
 )
-
-
-@dataclass(frozen=True)
-class Blocker:
-    """A child name taken by an object this job does not own.
-
-    `previous_owner` is True when a deleted job of the same name still owns it (wait for
-    garbage collection); False when something else owns it (a user error to report).
-    """
-
-    kind: str
-    name: str
-    previous_owner: bool
-
-
-@dataclass(frozen=True)
-class Observed:
-    """What the watches know about one job: its children, pods, and the nodes."""
-
-    workloads: tuple[ChildView, ...] = ()
-    """batch Jobs and StatefulSets controlled by this job (by UID)."""
-    service: ChildView | None = None
-    pvc: ChildView | None = None
-    pods: tuple[PodView, ...] = ()
-    """This job's pods."""
-    nodes: tuple[NodeView, ...] = ()
-    node_pods: tuple[PodView, ...] = ()
-    """Every pod bound to a node (GPU accounting for placement)."""
-    blocked: tuple[Blocker, ...] = ()
-    refused: tuple[str, ...] = ()
-    """API server refusals (422) of children this job asked for: its spec cannot run."""
-    admission: AdmissionDecision = ALLOW
-    """The quota gate's verdict for this job while it is Pending or Queued."""
-    preempts_below: int | None = None
-    """With priorities: the job's pods may preempt pods of a lower priority than this (their
-    GPUs count as free for placement; the kube-scheduler preempts them). None: no preemption."""
-    kueue_queue: str | None = None
-    """The Kueue LocalQueue of the job (`reconcile.kueue.resolve_queue`), None when Gryvia's own
-    gate admits it: a queued job skips the gate and placement, its batch Job is created
-    suspended with Kueue's labels and Kueue alone suspends and resumes it."""
-    kueue_workload: Mapping[str, Any] | None = None
-    """The Kueue Workload of the job's batch Job (None: not created yet)."""
-    kueue_cluster_queue: Mapping[str, Any] | None = None
-    """The ClusterQueue that admitted the job's Workload, read only while the job's
-    `status.kueue` lacks its borrowed GPUs (`kueuejob.needs_cluster_queue`)."""
-    kueue_queue_workloads: tuple[Mapping[str, Any], ...] = ()
-    """The Workloads of the job's namespace, read with `kueue_cluster_queue` (what it holds)."""
-    kueue_preemptor: str | None = None
-    """`namespace/name` of the GryviaAIJob whose Workload preempted this job's (None: not
-    preempted, or unknown)."""
-
-
-@dataclass(frozen=True)
-class ChildAction:
-    """Create a child, merge-patch it, or delete it (`body` is the object or the patch)."""
-
-    verb: Verb
-    kind: str
-    name: str
-    body: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -158,7 +99,8 @@ def reconcile_job(
     Order (each step can only stop the ones after it): deleted -> nothing; Succeeded/Failed
     sticky; Cancelled/Preempted -> delete the workload; Rejected -> delete every child; the
     cancel annotation -> Cancelled; Queued without Kueue -> hold; a bad timeout -> Failed;
-    the admission gate; a child the API server refused -> Failed; placement (Pending, or
+    the admission gate; a child the API server refused -> Failed; the data claim refused by
+    a ResourceQuota -> Pending (retried); placement (Pending, or
     Scheduling before Scheduled=True); then the
     PVC, Service and workload, drift patches, and the status derived from the workload.
     """
@@ -221,6 +163,9 @@ def reconcile_job(
         text = "; ".join(observed.refused)
         status = _terminal(status, JobPhase.FAILED, text, Reason.INVALID_SPEC, gen, now)
         return Reconciliation((), status)
+    if observed.storage_refused and not observed.workloads:  # the claim's quota said no
+        status = storage_refused_status(status, observed.storage_refused, now, gen)
+        return Reconciliation((), status, config.storage_retry_seconds)
     return _run(job, observed, config, now, status)
 
 
@@ -313,7 +258,7 @@ def _run(
     }
     requeue: float | None = None
     problems: list[str] = []
-    for child in desired_children(job, config, kind):
+    for child in desired_children(job, config, kind, observed.data_claim):
         key = (str(child["kind"]), str(child["metadata"]["name"]))
         if queue is not None and key[0] == "Job":
             child = kueue_batch_job(child, queue, job.spec.priority)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.jobstorage import DataClaim
 from gryvia_operator.api.names import (
     MASTER_PORT,
     PORT_NAME,
@@ -120,28 +121,38 @@ def build_headless_service(job: GryviaAIJob) -> dict[str, Any]:
     }
 
 
-def build_pvc(job: GryviaAIJob) -> dict[str, Any] | None:
-    """The data PVC `<job>-data` (ReadWriteMany, storageRequest), or None without spec.storage."""
+def build_pvc(job: GryviaAIJob, claim: DataClaim | None = None) -> dict[str, Any] | None:
+    """The data PVC `<job>-data` of `spec.storageRequest`, or None without spec.storage.
+
+    `claim` (`api.jobstorage.data_claim`) gives its class and access mode: the GryviaStorage
+    that spec.storage names; None, or a name no backend has: spec.storage as the class,
+    ReadWriteMany.
+    """
     spec = job.spec
     if not spec.storage:
         return None
+    claim = claim or DataClaim(spec.storage)
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": child_metadata(job, pvc_name(job.name)),
         "spec": {
-            "accessModes": ["ReadWriteMany"],
-            "storageClassName": spec.storage,
+            "accessModes": [claim.access_mode],
+            "storageClassName": claim.storage_class,
             "resources": {"requests": {"storage": str(spec.storage_request)}},
         },
     }
 
 
 def desired_children(
-    job: GryviaAIJob, config: ReconcileConfig | None = None, kind: WorkloadKind | None = None
+    job: GryviaAIJob,
+    config: ReconcileConfig | None = None,
+    kind: WorkloadKind | None = None,
+    claim: DataClaim | None = None,
 ) -> list[dict[str, Any]]:
-    """Every child the job should have, in creation order: PVC, Service, workload."""
-    pvc = build_pvc(job)
+    """Every child the job should have, in creation order: PVC (made of `claim`, see
+    `build_pvc`), Service, workload."""
+    pvc = build_pvc(job, claim)
     children = [pvc] if pvc is not None else []
     children.append(build_headless_service(job))
     children.append(build_workload(job, config, kind))

@@ -38,6 +38,7 @@ class Reason:
     INVALID_SPEC: Final = "InvalidSpec"
     CHILD_CONFLICT: Final = "ChildConflict"
     QUOTA_RESERVED: Final = "QuotaReserved"
+    STORAGE_QUOTA_EXCEEDED: Final = "StorageQuotaExceeded"
 
 
 class Msg:

@@ -47,6 +47,9 @@ class WaitContext:
     quotas: tuple[QuotaState, ...] = ()
     sku_types: tuple[str, ...] = ()
     reservations: Mapping[str, str] | None = None
+    storage: Found | None = None
+    """The Storage blocker (`reconcile.jobstorage.storage_wait`): it wins over every other
+    for a job that has not started."""
 
 
 def quota_facts(state: QuotaState) -> QuotaFacts:
@@ -135,7 +138,8 @@ def wait_status(
     """`status` (the reconciler's desired status) with `pending` and `estimatedStart` set for a
     waiting job and removed otherwise.
 
-    Waiting: phase Pending or Queued (the blocker follows from the quota hold, a reservation
+    Waiting for storage (`ctx.storage`, a job not started yet): that blocker. Else waiting:
+    phase Pending or Queued (the blocker follows from the quota hold, a reservation
     that is not active, the fail-fast rule, else the nodes), a suspended job (Suspended,
     Kueue with a queueName), or a Scheduling job that has not started and some of whose pods
     (`own_pods`) the scheduler found no node for (PodScheduled=False, Unschedulable):
@@ -148,6 +152,10 @@ def wait_status(
     out.pop("pending", None)
     out.pop("estimatedStart", None)
     phase = out.get("phase") or JobPhase.PENDING.value
+    early = phase in (JobPhase.PENDING.value, JobPhase.SCHEDULING.value)
+    if ctx.storage is not None and early and not out.get("startTime"):
+        out["pending"], out["estimatedStart"] = (clean(part) for part in ctx.storage)
+        return out
     suspended = job.spec.suspend and phase == JobPhase.SCHEDULING.value
     suspended = suspended and not out.get("startTime")
     unbound = [p for p in own_pods if p.unschedulable and not p.node_name and not p.deleting]

@@ -288,6 +288,8 @@ def _slim_spec(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         keys = ("replicas", "template")
     elif kind == "Service":
         keys = ("ports", "selector", "publishNotReadyAddresses", "clusterIP")
+    elif kind == "PersistentVolumeClaim":
+        keys = ("storageClassName",)
     else:
         keys = ()
     return {k: spec[k] for k in keys if k in spec}
@@ -305,6 +307,8 @@ def _slim_status(kind: str, status: Mapping[str, Any]) -> dict[str, Any]:
         return out
     if kind == "StatefulSet":
         return {k: status[k] for k in ("replicas", "readyReplicas") if k in status}
+    if kind == "PersistentVolumeClaim":  # whether it bound (a job may wait for it)
+        return {k: status[k] for k in ("phase",) if k in status}
     return {}
 
 

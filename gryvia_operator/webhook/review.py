@@ -21,10 +21,12 @@ from gryvia_operator.api import (
     validate_job,
 )
 from gryvia_operator.api import messages as msg
+from gryvia_operator.api.jobstorage import storage_admission
 from gryvia_operator.api.mig import type_listed
 from gryvia_operator.api.names import ANNOTATION_SUBMITTER
 from gryvia_operator.api.pending import never_fits
 from gryvia_operator.api.pricing import select_rate
+from gryvia_operator.api.storage import GryviaStorage
 
 ADMISSION_API = "admission.k8s.io/v1"
 AIJOB_PATH = "/validate-gryvia-io-v1alpha1-gryviaaijob"
@@ -51,12 +53,16 @@ class Verdict:
 class PolicyContext:
     """The quota policy a new job is checked against: the quotas covering its namespace, its
     tenant (for `tenant-<x>` namespaces) and the catalog. `ready` False means the policy
-    objects could not be read: the check fails open with a warning."""
+    objects could not be read: the check fails open with a warning. `storages` and
+    `storage_classes` (name -> provisioner; None: not known) are what a job's spec.storage
+    may name (`api.jobstorage.storage_admission`)."""
 
     quotas: tuple[GryviaQuota, ...] = ()
     tenant: GryviaTenant | None = None
     skus: tuple[GryviaGpuSku, ...] = ()
     ready: bool = True
+    storages: tuple[GryviaStorage, ...] = ()
+    storage_classes: Mapping[str, str] | None = None
 
 
 def policy_denials(job: GryviaAIJob, policy: PolicyContext) -> list[str]:
@@ -135,7 +141,9 @@ def admit_aijob(
     so a job the policy refuses (Rejected while the webhook was down, or since the quota
     changed) cannot be patched through, and a job cannot be patched into a disallowed GPU type
     or size (the CRD's CEL rule GPU_SHAPE_IMMUTABLE also holds those fields while the webhook
-    is down).
+    is down). A job's spec.storage (on CREATE and when an UPDATE changes it) is checked against the
+    storage backends and classes of `policy` (`api.jobstorage.storage_admission`: warnings,
+    and a denial when it names neither).
     """
     operation = request.get("operation")
     if operation == "DELETE":
@@ -170,6 +178,13 @@ def admit_aijob(
                 )
     if inventory is not None and judged and policy is not None and policy.ready:
         warnings += never_warning(job, inventory, policy)
+    storage = job.spec.storage
+    named = operation == "CREATE" or bool(changed & {"storage", "*"})
+    if storage and named and policy is not None and policy.ready:
+        refusal, notes = storage_admission(storage, policy.storages, policy.storage_classes)
+        warnings += notes
+        if refusal is not None:
+            return Verdict(False, refusal, tuple(warnings))
     return Verdict(True, msg.ALLOWED, tuple(warnings))
 
 

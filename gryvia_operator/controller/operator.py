@@ -22,7 +22,13 @@ from aiohttp import web
 
 from gryvia_operator.api.crd.generate import build_crds
 from gryvia_operator.controller import crdcheck, indexbarrier, permissions, standby
-from gryvia_operator.controller.kubeapi import AlreadyExists, KubeApi, load_configuration
+from gryvia_operator.controller.kubeapi import (
+    AlreadyExists,
+    KubeApi,
+    KubeError,
+    NotFound,
+    load_configuration,
+)
 from gryvia_operator.controller.leader import LeaderElector, LeaseTimings, default_identity
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
@@ -96,7 +102,18 @@ async def _start_webhook(
             return PolicyContext(ready=False)
         return wiring.policy_context(rt, namespace)
 
-    server = WebhookServer(host, s.webhook_port, tls, inventory, observe, quota_policy)
+    async def storage_class(name: str) -> str | None:
+        try:
+            found = await api.get("StorageClass", name)
+        except NotFound:
+            return None
+        except (KubeError, OSError):  # unknown: fail open (the job gets the plain-class warning)
+            return ""
+        return str(found.get("provisioner") or "")
+
+    server = WebhookServer(
+        host, s.webhook_port, tls, inventory, observe, quota_policy, storage_class
+    )
     port = await server.start()
     if s.webhook_self_register:
         url_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host

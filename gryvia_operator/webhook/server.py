@@ -6,8 +6,8 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from gryvia_operator.webhook.review import (
 log = logging.getLogger("gryvia.operator.webhook")
 Inventory = Callable[[], Iterable[tuple[str, int]]]
 Observe = Callable[[str, bool, float], None]
+ClassLookup = Callable[[str], Awaitable[str | None]]
+"""A StorageClass's provisioner read from the API server (None: no such class)."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +75,11 @@ class WebhookServer:
         inventory: Inventory,
         observe: Observe = lambda path, allowed, seconds: None,
         policy: Callable[[str], PolicyContext] | None = None,
+        storage_class: ClassLookup | None = None,
     ) -> None:
         self.host, self.port, self.tls = host, port, tls
         self._inventory, self._observe, self._policy = inventory, observe, policy
+        self._storage_class = storage_class
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -125,9 +129,35 @@ class WebhookServer:
         return web.json_response(answer)
 
     async def _aijob(self, request: web.Request) -> web.Response:
+        policy = await self._with_storage_class(request)
         return await self._answer(
-            request, lambda r: review_aijob(r, list(self._inventory()), self._policy)
+            request, lambda r: review_aijob(r, list(self._inventory()), policy)
         )
+
+    async def _with_storage_class(
+        self, request: web.Request
+    ) -> Callable[[str], PolicyContext] | None:
+        """The policy, with the StorageClass a job's spec.storage names read from the API
+        server when neither the backends nor the class index know it (a class created just
+        before the job, not yet seen by the watch): one GET, only for such a job."""
+        policy, lookup = self._policy, self._storage_class
+        if policy is None or lookup is None:
+            return policy
+        try:
+            req = json.loads(await request.read())["request"]
+            name, namespace = req["object"]["spec"]["storage"], req.get("namespace")
+        except (ValueError, KeyError, TypeError):
+            return policy
+        if not isinstance(name, str) or not name:
+            return policy
+        context = policy(str(namespace or ""))
+        classes = context.storage_classes
+        if classes is None or name in classes or any(s.name == name for s in context.storages):
+            return lambda _namespace: context
+        provisioner = await lookup(name)
+        if provisioner is not None:
+            context = replace(context, storage_classes={**classes, name: provisioner})
+        return lambda _namespace: context
 
     async def _aijob_mutation(self, request: web.Request) -> web.Response:
         return await self._answer(request, review_aijob_mutation)

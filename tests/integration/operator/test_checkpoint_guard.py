@@ -51,8 +51,15 @@ def ns(sandbox: SandboxHandle, guard_operator: OperatorProcess) -> Iterator[str]
 
 @pytest.fixture
 def volume(sandbox: SandboxHandle, tmp_path: Path) -> Iterator[str]:
-    """A storage class name with one static hostPath PV (the sandbox has no provisioner)."""
+    """A StorageClass (no provisioner: spec.storage must name a class that exists) with one
+    static hostPath PV (the sandbox has no provisioner)."""
     klass = f"ckpt-{uuid.uuid4().hex[:6]}"
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": klass},
+        "provisioner": "kubernetes.io/no-provisioner",
+    }
     pv = {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -64,11 +71,12 @@ def volume(sandbox: SandboxHandle, tmp_path: Path) -> Iterator[str]:
             "hostPath": {"path": str(tmp_path)},
         },
     }
-    sandbox.apply(pv)
+    sandbox.apply(sc, pv)
     try:
         yield klass
     finally:
         sandbox.kubectl_run("delete", "pv", klass, "--wait=false", check=False)
+        sandbox.kubectl_run("delete", "storageclass", klass, "--wait=false", check=False)
 
 
 @pytest.fixture

@@ -109,15 +109,17 @@ def is_quota_refusal(status: int, message: str) -> bool:
 
 def quota_refusal_text(claim: str, found: DataClaim, detail: str) -> str:
     """Why the data claim `claim` could not be made (`detail`: the API server's message) and
-    the fix: ask for less, or raise the backend's tenant limit (or the namespace's quota when
-    the class has no backend)."""
+    the fix: ask for less, or raise the backend's tenant limit (its quota
+    `gryvia-storage-<backend>`, `reconcile.storage.quota_name`) or, when another quota of
+    the namespace refused it or the class has no backend, that ResourceQuota."""
     start = detail.find("exceeded quota")
     reason = detail[start:] if start >= 0 else detail
-    if found.backend is not None:
+    match = _QUOTA_NAME.search(detail)
+    quota = match.group(1) if match else None
+    if found.backend is not None and quota in (None, f"gryvia-storage-{found.backend}"):
         raise_it = f"raise the tenant's limit in GryviaStorage {found.backend} spec.quotas"
-    else:
-        match = _QUOTA_NAME.search(detail)
-        raise_it = f"raise ResourceQuota {match.group(1) if match else '(see above)'}"
+    else:  # another quota of the namespace (or a class without a backend)
+        raise_it = f"raise ResourceQuota {quota or '(named above)'}"
     text = (
         f"data claim {claim} (class {found.storage_class}) was refused: {reason}; ask for less "
         f"with spec.storageRequest, or {raise_it}"

@@ -160,7 +160,7 @@ def _storage_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str
 
 
 def _storage_retry(p: JobPass, status: Mapping[str, Any]) -> float | None:
-    return jobstorage.retry(status)
+    return jobstorage.retry(status, p.config.storage_retry_seconds)
 
 
 def _pending_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str, Any]:

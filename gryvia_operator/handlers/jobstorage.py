@@ -11,9 +11,6 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.aijob import Observed
 from gryvia_operator.reconcile.jobstorage import claim_unbound
 
-RETRY_SECONDS = 30.0
-"""How often a job that waits for its storage is read again (a claim may bind, a quota free)."""
-
 
 async def with_claim_event(rt: Runtime, observed: Observed) -> Observed:
     """`observed` with the data claim's newest event (one LIST of the claim's events), read
@@ -41,8 +38,9 @@ def with_storage_message(status: dict[str, Any]) -> dict[str, Any]:
     return status
 
 
-def retry(status: Mapping[str, Any]) -> float | None:
-    """RETRY_SECONDS while the job waits for storage, else None."""
+def retry(status: Mapping[str, Any], seconds: float) -> float | None:
+    """`seconds` (`ReconcileConfig.storage_retry_seconds`) while the job waits for storage (a
+    claim may bind, a quota free up), else None."""
     pending = status.get("pending")
     waits = isinstance(pending, Mapping) and pending.get("kind") == "Storage"
-    return RETRY_SECONDS if waits else None
+    return seconds if waits else None

@@ -24,7 +24,8 @@ class ReconcileConfig:
     """Retry delay after a failed child write."""
     conflict_retry_seconds: float = 2.0
     storage_retry_seconds: float = 30.0
-    """How often a job whose data claim a ResourceQuota refused tries the claim again."""
+    """How often a job that waits for its storage (its data claim refused by a ResourceQuota,
+    or not bound) is read again."""
     """Retry delay while a child of a deleted job of the same name is being collected."""
     admission_gate: bool = False
     """The opt-in admission gate (budget rule of `gryvia_operator.api.budgetgate`)."""

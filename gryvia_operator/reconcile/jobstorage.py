@@ -39,11 +39,17 @@ def storage_refused_status(
 
 
 def claim_unbound(pvc: ChildView | None, pods: Sequence[PodView]) -> bool:
-    """Whether the job's data claim exists unbound while some of its pods wait for a node
-    (none bound to one: the scheduler keeps a pod off every node until its claim can bind)."""
+    """Whether the job's data claim exists unbound and keeps some of its pods off every node:
+    the scheduler picked a node for it (a WaitForFirstConsumer claim with `selectedNode`: its
+    provisioner alone is awaited), or the scheduler says a pod waits for its volumes
+    (`PodView.volume_wait`). A claim that is only unbound while the pods wait for GPUs is not
+    the reason (a WaitForFirstConsumer claim binds after its pod is placed)."""
     if pvc is None or pvc.deleting or pvc.status.get("phase") == "Bound":
         return False
-    return any(not p.node_name and not p.terminal and not p.deleting for p in pods)
+    waiting = [p for p in pods if not p.node_name and not p.terminal and not p.deleting]
+    return bool(waiting) and (
+        bool(pvc.status.get("selectedNode")) or any(p.volume_wait for p in waiting)
+    )
 
 
 def storage_wait(

@@ -125,6 +125,15 @@ def _container_times(statuses: Any) -> dict[str, Any]:
     }
 
 
+VOLUME_WORDS = ("persistentvolume", "persistent volume", "free storage", "volumebinding")
+"""Words of kube-scheduler's VolumeBinding messages (lower case): "pod has unbound immediate
+PersistentVolumeClaims", "didn't find available persistent volumes to bind", "did not have
+enough free storage", "running PreBind plugin "VolumeBinding"..."."""
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+"""The annotation the scheduler sets on a WaitForFirstConsumer claim once it picked a node:
+from then on the claim's provisioner alone keeps the pod waiting."""
+
+
 @dataclass(frozen=True)
 class PodView:
     """A Pod as GPU accounting and StatefulSet status see it."""
@@ -148,6 +157,9 @@ class PodView:
     """MIG slices requested per profile (`nvidia.com/mig-*` requests, else limits)."""
     unschedulable: bool = False
     """The scheduler found no node for it (condition PodScheduled=False, Unschedulable)."""
+    volume_wait: bool = False
+    """The scheduler's PodScheduled=False message blames its volumes (an unbound claim, no
+    persistent volume to bind, not enough free storage: kube-scheduler's VolumeBinding)."""
     priority: int = 0
     """`spec.priority` (from its PriorityClass): the scheduler may preempt it for higher ones."""
     uid: str = ""
@@ -197,6 +209,13 @@ class PodView:
                 and c.get("reason") == "Unschedulable"
                 for c in status.get("conditions") or []
             ),
+            volume_wait=any(
+                isinstance(c, Mapping)
+                and c.get("type") == "PodScheduled"
+                and c.get("status") == "False"
+                and any(w in str(c.get("message") or "").lower() for w in VOLUME_WORDS)
+                for c in status.get("conditions") or []
+            ),
             priority=_int(spec.get("priority")),
             uid=str(meta.get("uid") or ""),
             preempted_at=next(
@@ -229,7 +248,8 @@ class PodView:
 class ChildView:
     """A child of a GryviaAIJob (batch Job, StatefulSet, Service or PVC).
 
-    `spec` and `status` keep only the fields the operator compares or summarises.
+    `spec` and `status` keep only the fields the operator compares or summarises (a PVC's
+    status also `selectedNode`, from its SELECTED_NODE annotation).
     """
 
     kind: str
@@ -265,7 +285,7 @@ class ChildView:
             owner_uid=owner_uid,
             deleting=meta.get("deletionTimestamp") is not None,
             spec=_slim_spec(kind, _map(obj, "spec")),
-            status=_slim_status(kind, _map(obj, "status")),
+            status=_slim_status(kind, _map(obj, "status"), _map(meta, "annotations")),
         )
 
 
@@ -295,7 +315,9 @@ def _slim_spec(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return {k: spec[k] for k in keys if k in spec}
 
 
-def _slim_status(kind: str, status: Mapping[str, Any]) -> dict[str, Any]:
+def _slim_status(
+    kind: str, status: Mapping[str, Any], annotations: Mapping[str, Any]
+) -> dict[str, Any]:
     if kind == "Job":
         out = {k: status[k] for k in _JOB_STATUS_KEYS if k in status}
         if "conditions" in out:  # keep what summaries read, drop probe times
@@ -307,8 +329,11 @@ def _slim_status(kind: str, status: Mapping[str, Any]) -> dict[str, Any]:
         return out
     if kind == "StatefulSet":
         return {k: status[k] for k in ("replicas", "readyReplicas") if k in status}
-    if kind == "PersistentVolumeClaim":  # whether it bound (a job may wait for it)
-        return {k: status[k] for k in ("phase",) if k in status}
+    if kind == "PersistentVolumeClaim":  # whether it bound, or waits for its provisioner
+        out = {k: status[k] for k in ("phase",) if k in status}
+        if annotations.get(SELECTED_NODE):
+            out["selectedNode"] = str(annotations[SELECTED_NODE])
+        return out
     return {}
 
 

@@ -26,6 +26,7 @@ from gryvia_operator.reconcile.children import build_pvc
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.jobstorage import storage_wait
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
+from gryvia_operator.reconcile.views import ChildView, PodView
 from gryvia_operator.webhook.review import AIJOB_PATH, PolicyContext, review_aijob
 from gryvia_operator.webhook.server import TlsFiles, WebhookServer
 from tests.builders import gpu_node, make_child, make_job, make_pod
@@ -138,6 +139,9 @@ def test_a_quota_refusal_quotes_the_api_server_and_names_the_fix() -> None:
     )
     plain = quota_refusal_text("train-data", DataClaim("fast-sc"), REFUSAL)
     assert plain.endswith("or raise ResourceQuota gryvia-storage-fast")
+    other = REFUSAL.replace("gryvia-storage-fast", "tenant-storage")
+    text = quota_refusal_text("train-data", DataClaim("fast-sc", backend="fast"), other)
+    assert text.endswith("or raise ResourceQuota tenant-storage")
 
 
 def test_a_refused_claim_leaves_the_job_pending_and_retried() -> None:
@@ -159,16 +163,22 @@ def test_a_refused_claim_leaves_the_job_pending_and_retried() -> None:
     assert waiting_line(pending, estimate) == f"waiting: {text}"  # said once
 
 
+def _waiting_pod(message: str) -> PodView:
+    pod = make_pod("train-0").job("train").phase("Pending").obj()
+    pod["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ]
+    return PodView.from_pod(pod)
+
+
 def test_an_unbound_claim_keeping_pods_waiting_is_the_blocker() -> None:
     job = make_job("train").gpus(8).gpu_type("H100").storage("fast").model()
     status = {"phase": "Scheduling", "message": "0/1 replicas are ready"}
-    pvc = (
-        make_child("PersistentVolumeClaim", "train-data")
-        .spec(storageClassName="fast-sc")
-        .status(phase="Pending")
-        .view()
+    claim = make_child("PersistentVolumeClaim", "train-data").spec(storageClassName="fast-sc")
+    pvc = claim.status(phase="Pending").view()
+    pods = (
+        _waiting_pod("0/7 nodes are available: pod has unbound immediate PersistentVolumeClaims."),
     )
-    pods = (make_pod("train-0").job("train").phase("Pending").view(),)
     event = "waiting for a volume to be created by the external provisioner example.com/none"
     found = storage_wait(job, status, None, pvc, pods, event)
     assert found is not None
@@ -178,13 +188,19 @@ def test_an_unbound_claim_keeping_pods_waiting_is_the_blocker() -> None:
         "see 'gryvia health storage'"
     )
     assert with_storage_message({**status, "pending": found[0]})["message"] == message
+    # pods that wait for GPUs: the (WaitForFirstConsumer) claim is not the reason
+    gpus = (_waiting_pod("0/7 nodes are available: 7 Insufficient nvidia.com/gpu."),)
+    assert storage_wait(job, status, None, pvc, gpus) is None
+    # the scheduler picked a node for the claim: its provisioner alone is awaited
+    picked = claim.obj()
+    picked["metadata"]["annotations"] = {"volume.kubernetes.io/selected-node": "h100-a"}
+    assert storage_wait(job, status, None, ChildView.from_object(picked), gpus) is not None
     bound = make_child("PersistentVolumeClaim", "train-data").status(phase="Bound").view()
     assert storage_wait(job, status, None, bound, pods) is None
     running = (make_pod("train-0").job("train").on("h100-a").view(),)
     assert storage_wait(job, status, None, pvc, running) is None
-    assert (
-        storage_wait(job, {**status, "startTime": "2026-12-06T06:00:00Z"}, None, pvc, pods) is None
-    )
+    started = {**status, "startTime": "2026-12-06T06:00:00Z"}
+    assert storage_wait(job, started, None, pvc, pods) is None
 
 
 async def test_the_webhook_reads_a_class_the_index_has_not_seen_yet() -> None:

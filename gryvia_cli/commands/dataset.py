@@ -186,9 +186,7 @@ def create(
     ] = None,
     tenant: Annotated[
         list[str] | None,
-        typer.Option(
-            "--tenant", metavar="TENANT", help="A tenant that may mount it (repeatable)."
-        ),
+        typer.Option("--tenant", metavar="TENANT", help="A tenant that may mount it (repeatable)."),
     ] = None,
     namespace_access: Annotated[
         list[str] | None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gryvia_cli.core.datasets import DATASET_WIDE_COLUMNS, dataset_details, dataset_wide_row
 from gryvia_cli.tui.columns import header_columns
-from gryvia_cli.tui.polledview import polled_view
+from gryvia_cli.tui.polledview import age_value, polled_view
 from gryvia_cli.tui.registry import Ctx, row_cells
 from gryvia_cli.tui.widgets.rowtable import Cell
 from gryvia_operator.api.dataset import GryviaDataset
@@ -36,6 +36,11 @@ def dataset_cells(dataset: GryviaDataset, ctx: Ctx) -> list[Cell]:
     )
 
 
+def _size(dataset: GryviaDataset) -> int | None:
+    """Sort value of SIZE: the staged bytes (None before the first version)."""
+    return dataset.status.size_bytes if dataset.status is not None else None
+
+
 def _search(dataset: GryviaDataset) -> str:
     status = dataset.status
     phase = (status.phase if status is not None else None) or ""
@@ -56,4 +61,5 @@ DATASETS = polled_view(
     search=_search,
     placeholder="filter: dataset, source, storage or phase",
     details=lambda d, ctx: dataset_details(d, ctx.now),
+    sort_values={"created": age_value, "size": _size},
 )

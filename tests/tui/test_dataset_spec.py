@@ -1,0 +1,59 @@
+"""The registry spec of datasets without a screen: rows by name, cells (the CLI's `dataset
+list -o wide` with PHASE and PROGRESS marked), the SIZE sort by bytes, details, and the `:`
+words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gryvia_cli.tui.bindings import resolve_jump
+from gryvia_cli.tui.kinds import EVENT_KINDS
+from gryvia_cli.tui.registry import BY_KIND, REGISTRY, Ctx
+from gryvia_cli.tui.store import ClusterStore
+from tests.tui.builders import NOW
+
+
+def dataset(name: str, status: dict[str, Any] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaDataset",
+        "metadata": {"name": name, "creationTimestamp": "2026-11-20T10:00:00Z"},
+        "spec": {
+            "source": {"url": "s3://datasets/" + name},
+            "cache": {"storage": "fast-nfs", "size": "200Gi"},
+        },
+    }
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def test_rows_cells_sort_and_details() -> None:
+    spec = REGISTRY["datasets"]
+    staging = {
+        "phase": "Staging",
+        "stagingVersion": "1a2b3c4d5e6f7a8b",
+        "progress": {"bytes": 2**20, "totalBytes": 2**22, "files": 1, "totalFiles": 4},
+    }
+    ready = {"phase": "Ready", "version": "9f8e7d6c5b4a3210", "sizeBytes": 3 * 2**30, "files": 9}
+    ctx = Ctx(ClusterStore(), NOW, [dataset("b", ready), dataset("a", staging)])
+    rows = spec.rows(ctx)
+    assert list(rows) == ["a", "b"]
+    keys = [c.key for c in spec.columns]
+    a = dict(zip(keys, spec.cells(rows["a"], ctx), strict=True))
+    assert a["phase"] == ("Staging", "info")
+    assert a["progress"] == ("staging 25% (1.0 MiB of 4.0 MiB, 1 of 4 files)", "info")
+    b = dict(zip(keys, spec.cells(rows["b"], ctx), strict=True))
+    assert b["phase"] == ("Ready", "ok") and b["progress"] == ("-", "dim")
+    assert b["size"][0] == "3.0 GiB" and b["access"][0] == "all"
+    assert spec.sort_values["size"](rows["b"]) == 3 * 2**30
+    assert spec.sort_values["size"](rows["a"]) is None
+    (section,) = spec.sections(dataset("a", staging), ctx)
+    assert dict(section.rows)["Staging"].startswith("1a2b3c4d5e6f7a8b: staging 25%")
+
+
+def test_reached_with_colon_words_and_from_events() -> None:
+    for word in ("datasets", "dataset", "gds", "gryviadatasets"):
+        assert resolve_jump(word) == "datasets"
+    assert EVENT_KINDS["GryviaDataset"] == "datasets"
+    assert BY_KIND["datasets"] is REGISTRY["datasets"]

@@ -365,7 +365,7 @@ def _wait_staged(state: Session, name: str, requested: str, seconds: int) -> Non
     deadline = streams.deadline_after(seconds)
     link = streams.new_link(access)
     hint = f"see 'gryvia dataset get {name}'"
-    with spinner(f"{name}: waiting for the operator") as update:
+    with spinner(f"{name}: waiting for the operator to check the source") as update:
         while True:
             obj = link.call(
                 lambda: DATASETS.read(state, name), deadline=deadline, what=name, hint=hint
@@ -373,7 +373,7 @@ def _wait_staged(state: Session, name: str, requested: str, seconds: int) -> Non
             where = stage_wait(DATASETS.validated(GryviaDataset, obj), requested)
             if where.done:
                 break
-            update(where.text)
+            update(f"{name}: {where.text}")
             if deadline is not None and time.monotonic() > deadline:
                 raise WaitTimeoutError(
                     f"dataset {name} is not staged at the wait timeout ({where.text}); stopped "

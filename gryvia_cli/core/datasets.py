@@ -177,7 +177,7 @@ def stage_wait(dataset: GryviaDataset, requested: str) -> StageWait:
         text = "waiting for the operator to check the source"
     else:
         text = progress_text(None, phase) + (f": {message}" if message else "")
-    return StageWait(False, False, f"{dataset.name}: {text}", message)
+    return StageWait(False, False, text, message)
 
 
 def access_text(dataset: GryviaDataset) -> str:

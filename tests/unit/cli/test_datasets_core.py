@@ -106,9 +106,7 @@ def test_stage_wait_ends_only_on_the_honoured_request() -> None:
     asked = "2026-12-06T07:00:05Z"
     old = _dataset({"phase": "Ready", "lastStageRequest": "2026-12-01T00:00:00Z"})
     waiting = stage_wait(old, asked)
-    assert not waiting.done and waiting.text.endswith(
-        "waiting for the operator to check the source"
-    )
+    assert not waiting.done and waiting.text == "waiting for the operator to check the source"
     staging = _dataset(
         {
             "phase": "Staging",
@@ -116,9 +114,7 @@ def test_stage_wait_ends_only_on_the_honoured_request() -> None:
             "progress": {"bytes": 512, "totalBytes": 1024, "files": 1, "totalFiles": 2},
         }
     )
-    assert stage_wait(staging, asked).text == (
-        "imagenet-mini: staging 50% (512 B of 1.0 KiB, 1 of 2 files)"
-    )
+    assert stage_wait(staging, asked).text == ("staging 50% (512 B of 1.0 KiB, 1 of 2 files)")
     ready = stage_wait(_dataset({"phase": "Ready", "lastStageRequest": asked}), asked)
     assert (ready.done, ready.ok) == (True, True)
     failed = stage_wait(

@@ -3,6 +3,7 @@ storage backend and mounted read-only by the jobs that name it (docs/datasets.md
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -334,6 +335,7 @@ def stage(
       gryvia dataset stage imagenet-mini --wait --timeout 2h
     """
     from gryvia_cli.core.datasets import stage_request
+    from gryvia_operator.api.dataset import ANNOTATION_STAGE
     from gryvia_operator.api.helpers import parse_duration
 
     try:
@@ -341,8 +343,11 @@ def stage(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     state = session(ctx)
-    DATASETS.read(state, name)
+    before = (DATASETS.read(state, name).get("metadata") or {}).get("annotations") or {}
     value, patch = stage_request(state.now())
+    if before.get(ANNOTATION_STAGE) == value:  # asked twice in one second: a new value
+        time.sleep(1.0)
+        value, patch = stage_request(state.now())
     state.access().merge_patch(r.DATASET, name, None, patch)
     success(f"dataset {name}: staging requested at {value}")
     if wait:
@@ -351,10 +356,8 @@ def stage(
 
 def _wait_staged(state: Session, name: str, requested: str, seconds: int) -> None:
     """Poll the dataset until the stage request `requested` is done (`stage_wait`), the
-    progress on one updating line (a TTY) or one line per change. Raises JobEndedError (exit
-    1: GryviaError) on Failed or Invalid, WaitTimeoutError (exit 124) after `seconds`."""
-    import time
-
+    progress on one updating line (a TTY) or one line per change. Raises GryviaError (exit
+    1) on Failed or Invalid, WaitTimeoutError (exit 124) after `seconds`."""
     from gryvia_cli.core.datasets import stage_wait
     from gryvia_cli.errors import GryviaError, WaitTimeoutError
     from gryvia_cli.output import spinner

@@ -137,7 +137,6 @@ def test_create_list_get_stage_delete(plane: ControlPlane, tmp_path: Path) -> No
     assert "imagenet-mini: staging 80% (80.0 MiB of 100.0 MiB, 80 of 100 files" in staged.stderr
     assert "dataset imagenet-mini Ready" in staged.stderr
 
-    time.sleep(1.1)  # a new request is a new second
     first = _annotation(plane, "imagenet-mini")
     failed = {"phase": "Failed", "message": "copy failed: 403 Forbidden"}
     worker = threading.Thread(target=_operator, args=(plane, "imagenet-mini", first, failed))

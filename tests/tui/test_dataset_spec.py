@@ -1,16 +1,25 @@
-"""The registry spec of datasets without a screen: rows by name, cells (the CLI's `dataset
-list -o wide` with PHASE and PROGRESS marked), the SIZE sort by bytes, details, and the `:`
-words."""
+"""The registry spec of datasets: rows by name, cells (the CLI's `dataset list -o wide` with
+PHASE and PROGRESS marked), the SIZE sort by bytes, details, the `:` words, and the view on a
+fake cluster (a pilot test)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
+
+from gryvia_cli.tui import make_app
 from gryvia_cli.tui.bindings import resolve_jump
 from gryvia_cli.tui.kinds import EVENT_KINDS
 from gryvia_cli.tui.registry import BY_KIND, REGISTRY, Ctx
 from gryvia_cli.tui.store import ClusterStore
+from gryvia_cli.tui.widgets.rowtable import RowTable
 from tests.tui.builders import NOW
+from tests.tui.fake import FakeSource
+from tests.tui.fixed import fixed_cluster
+from tests.tui.test_views import described, jump, list_screen
+from tests.tui.waits import settle, wait_until
 
 
 def dataset(name: str, status: dict[str, Any] | None) -> dict[str, Any]:
@@ -57,3 +66,24 @@ def test_reached_with_colon_words_and_from_events() -> None:
         assert resolve_jump(word) == "datasets"
     assert EVENT_KINDS["GryviaDataset"] == "datasets"
     assert BY_KIND["datasets"] is REGISTRY["datasets"]
+
+
+@pytest.mark.tui
+async def test_the_view_by_its_word_shows_progress_and_describes_a_row() -> None:
+    staging = {
+        "phase": "Staging",
+        "stagingVersion": "1a2b3c4d5e6f7a8b",
+        "progress": {"bytes": 2**20, "totalBytes": 2**22, "files": 1, "totalFiles": 4},
+    }
+    cluster = {**fixed_cluster(), "datasets": [dataset("imagenet-mini", staging)]}
+    app = make_app(FakeSource(cluster), clock=lambda: NOW)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot)
+        await jump(pilot, "gds")
+        screen = await wait_until(pilot, lambda: list_screen(app, "datasets"), what="datasets")
+        table = screen.query_one(RowTable)
+        assert table.order == ["imagenet-mini"]
+        table.move_to_key("imagenet-mini")
+        await pilot.press("d")
+        text = await wait_until(pilot, lambda: described(app), what="the dataset described")
+        assert re.search(r"^  Staging\s+1a2b3c4d5e6f7a8b: staging 25% \(1\.0 MiB", text, re.M)

@@ -53,8 +53,9 @@ def list_datasets(
 ) -> None:
     """List datasets: source, backend, phase, staged version, size, files, staging progress.
 
-    PROGRESS is the copy's progress while Staging (`staging 45% (22.5 MiB of 50.0 MiB, 12 of
-    100 files, 3.1 MiB/s, ETA 8s)`), else `-`. `-o wide` adds ACCESS (tenants and
+    PROGRESS is what runs now: a copy's progress (`staging 45% (22.5 MiB of 50.0 MiB, 12 of
+    100 files, 3.1 MiB/s, ETA 8s)`; a Ready dataset stays Ready while its next version
+    copies), `checking the source`, else `-`. `-o wide` adds ACCESS (tenants and
     namespaces that may mount it, or all), CLAIM (the staged version's claim), STAGED (UTC)
     and MESSAGE; `-o json|yaml|name` prints the list as the API returns it.
 
@@ -98,8 +99,8 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
     """Print one dataset as YAML (the default) or JSON, status included.
 
     `status` holds the phase, the staged version (listing digest), its size and files, the
-    claim, and while Staging the copy's progress; `gryvia dataset list -o wide` shows the
-    same in a line.
+    claim, the copy's progress while one runs and the last source error; `gryvia dataset list
+    -o wide` shows the same in a line.
 
     Examples:
       gryvia dataset get imagenet-mini
@@ -326,9 +327,10 @@ def stage(
 
     Sets the annotation gryvia.io/stage to the current UTC time; the operator lists the
     source and, when its version (listing digest, or the declared --version) is new, copies
-    it into a new claim. With --wait, follows the dataset until the operator honoured the
-    request (status.lastStageRequest) and it is Ready or Failed, printing the progress on
-    stderr as it changes.
+    it into a new claim. With --wait, follows the dataset until the operator took the request
+    (status.lastStageRequest) and its check and copy ended, printing the progress on stderr
+    as it changes: exit 0 when Ready, 1 when Failed or the check or copy failed
+    (status.sourceError; the staged version stays).
 
     Examples:
       gryvia dataset stage imagenet-mini

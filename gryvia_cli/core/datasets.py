@@ -158,25 +158,52 @@ class StageWait:
     message: str | None
 
 
+def staging_text(dataset: GryviaDataset) -> str | None:
+    """What runs now: the copy's progress while a version copies (`status.stagingVersion`,
+    whatever the phase: a Ready dataset stays Ready while its next version copies),
+    `checking the source` while a check Job runs (`status.staging` without a version), else
+    None."""
+    status = dataset.status
+    if status is None:
+        return None
+    if status.staging_version:
+        return progress_text(status.progress, "Staging")
+    if status.staging:
+        return "checking the source"
+    return None
+
+
 def stage_wait(dataset: GryviaDataset, requested: str) -> StageWait:
-    """How the stage request `requested` (the annotation's value) of `dataset` stands: done
-    when `status.lastStageRequest` equals it and the phase is Ready or Failed, or at once
-    when the spec is Invalid; until then the text says it waits for the operator or gives
-    the staging progress (`progress_text`)."""
+    """How the stage request `requested` (the annotation's value) of `dataset` stands.
+
+    Done once the operator took it (`status.lastStageRequest` equals it: it records the
+    request when it starts the check Job), no check or copy runs any more (`status.staging`
+    unset; a changed source's copy starts in the same pass as the check ends) and the phase
+    is Ready or Failed; `ok` when Ready without a `status.sourceError` (a failed check or
+    copy leaves a dataset with a staged version Ready, with the error). Done and not ok at
+    once when the spec is Invalid. Until then the text is the copy's progress, `checking
+    the source`, the Pending message (a missing Secret or backend: the operator starts no
+    check until it is fixed), or `waiting for the operator to check the source`."""
     status = dataset.status
     phase = status.phase if status is not None else None
     message = status.message if status is not None else None
-    honoured = status is not None and status.last_stage_request == requested
     if phase == "Invalid":
         return StageWait(True, False, "invalid", message)
-    if honoured and phase in ("Ready", "Failed"):
-        return StageWait(True, phase == "Ready", progress_text(None, phase), message)
-    if phase == "Staging":
-        text = progress_text(status.progress if status is not None else None, phase)
-    elif not honoured:
-        text = "waiting for the operator to check the source"
+    honoured = status is not None and status.last_stage_request == requested
+    running = staging_text(dataset)
+    if status is not None and honoured and running is None and phase in ("Ready", "Failed"):
+        error = status.source_error
+        if phase == "Ready" and error:
+            return StageWait(
+                True, False, "kept its staged version (the check or copy failed)", error
+            )
+        return StageWait(True, phase == "Ready", progress_text(None, phase), error or message)
+    if running is not None:
+        text = running
+    elif phase == "Pending" and message:
+        text = f"pending: {message}"
     else:
-        text = progress_text(None, phase) + (f": {message}" if message else "")
+        text = "waiting for the operator to check the source"
     return StageWait(False, False, text, message)
 
 
@@ -198,17 +225,14 @@ def _when(value: datetime | None) -> str:
 
 
 def dataset_row(dataset: GryviaDataset, now: datetime) -> list[Any]:
-    """The cells of DATASET_COLUMNS: SIZE in binary units, PROGRESS the progress text while
-    Staging (else `-`); `-` for what the operator has not written yet."""
+    """The cells of DATASET_COLUMNS: SIZE in binary units, PROGRESS what runs now
+    (`staging_text`: the copy's progress, `checking the source`, else `-`); `-` for what the
+    operator has not written yet."""
     spec, status = dataset.spec, dataset.status
     phase = status.phase if status is not None else None
     size = status.size_bytes if status is not None else None
     files = status.files if status is not None else None
-    progress = (
-        progress_text(status.progress, phase)
-        if status is not None and phase == "Staging"
-        else timefmt.MISSING
-    )
+    progress = staging_text(dataset) or timefmt.MISSING
     return [
         dataset.name,
         spec.source.url,
@@ -264,9 +288,14 @@ def dataset_details(dataset: GryviaDataset, now: datetime) -> list[tuple[str, st
         ("Staged", f"{size}, {status.files if status.files is not None else '-'} files, "
                    f"{_when(status.staged_at)} in claim {status.cache_claim or '-'}"),
     ]  # fmt: skip
-    if status.phase == "Staging":
-        lines.append(("Staging", f"{status.staging_version or '?'}: "
-                                 f"{progress_text(status.progress, status.phase)}"))  # fmt: skip
+    if status.copy_seconds is not None:
+        lines.append(("Copy took", timefmt.format_seconds(status.copy_seconds)))
+    running = staging_text(dataset)
+    if running is not None:
+        version = f"{status.staging_version}: " if status.staging_version else ""
+        lines.append(("Now", f"{version}{running}"))
+    if status.source_error:
+        lines.append(("Source error", status.source_error))
     if status.last_check_at is not None:
         lines.append(("Last check", f"{timefmt.age(status.last_check_at, now)} ago"))
     lines.append(("Mounted in", ", ".join(status.namespaces or []) or "no namespace yet"))

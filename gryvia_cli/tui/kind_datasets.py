@@ -24,15 +24,12 @@ _PHASE, _PROGRESS = DATASET_WIDE_COLUMNS.index("PHASE"), DATASET_WIDE_COLUMNS.in
 
 def dataset_cells(dataset: GryviaDataset, ctx: Ctx) -> list[Cell]:
     """The cells of `gryvia dataset list -o wide`; PHASE marked by `PHASE_MARKERS`, PROGRESS
-    marked while staging and dim otherwise."""
+    marked while a check or copy runs and dim otherwise."""
     row = dataset_wide_row(dataset, ctx.now)
-    phase = str(row[_PHASE])
+    running = row[_PROGRESS] != "-"
     return row_cells(
         row,
-        {
-            _PHASE: PHASE_MARKERS.get(phase, ""),
-            _PROGRESS: "info" if phase == "Staging" else "dim",
-        },
+        {_PHASE: PHASE_MARKERS.get(str(row[_PHASE]), ""), _PROGRESS: "info" if running else "dim"},
     )
 
 

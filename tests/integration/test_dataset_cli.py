@@ -82,19 +82,24 @@ def _annotation(plane: ControlPlane, name: str) -> str | None:
 
 
 def _operator(plane: ControlPlane, name: str, before: str | None, final: dict[str, Any]) -> None:
-    """What the operator does with a stage request: wait for a new annotation value, stage
-    (two progress steps), then record the request with the final status."""
+    """What the operator does with a stage request (gryvia_operator/reconcile/dataset.py):
+    on a new annotation value it records the request and starts the check Job, then a copy
+    Job (two progress lines), then writes the outcome with nothing running any more."""
     deadline = time.monotonic() + 60
     asked = _annotation(plane, name)
     while asked in (None, before) and time.monotonic() < deadline:
         time.sleep(0.2)
         asked = _annotation(plane, name)
+    check = {"staging": f"{name}-check", "stagingVersion": None, "progress": None}
+    _status(plane, name, {"lastStageRequest": asked, **check})
+    time.sleep(1.5)
     for percent in (40, 80):
         progress = {"bytes": percent * MIB, "totalBytes": 100 * MIB, "files": percent,
                     "totalFiles": 100}  # fmt: skip
-        _status(plane, name, {"phase": "Staging", "progress": progress})
+        _status(plane, name, {"staging": f"{name}-copy", "stagingVersion": "9f8e7d6c5b4a3210",
+                              "progress": progress})  # fmt: skip
         time.sleep(1.5)
-    _status(plane, name, {**final, "lastStageRequest": asked, "progress": None})
+    _status(plane, name, {**final, "staging": None, "stagingVersion": None, "progress": None})
 
 
 def test_create_list_get_stage_delete(plane: ControlPlane, tmp_path: Path) -> None:
@@ -114,7 +119,8 @@ def test_create_list_get_stage_delete(plane: ControlPlane, tmp_path: Path) -> No
 
     progress = {"bytes": 45 * MIB, "totalBytes": 100 * MIB, "files": 12, "totalFiles": 100,
                 "bytesPerSecond": 3.1 * MIB, "etaSeconds": 8}  # fmt: skip
-    _status(plane, "imagenet-mini", {"phase": "Staging", "progress": progress})
+    copying = {"staging": "c", "stagingVersion": "1a2b3c4d5e6f7a8b", "progress": progress}
+    _status(plane, "imagenet-mini", {"phase": "Staging", **copying})
     listed = gryvia("dataset", "list", "-o", "wide")
     assert listed.returncode == 0, listed.stderr
     row = next(line for line in listed.stdout.splitlines() if line.startswith("imagenet-mini"))
@@ -134,16 +140,18 @@ def test_create_list_get_stage_delete(plane: ControlPlane, tmp_path: Path) -> No
     staged = gryvia("dataset", "stage", "imagenet-mini", "--wait")
     worker.join()
     assert staged.returncode == 0, staged.stderr
-    assert "imagenet-mini: staging 80% (80.0 MiB of 100.0 MiB, 80 of 100 files" in staged.stderr
+    assert "imagenet-mini: checking the source" in staged.stderr
+    assert "imagenet-mini: staging 80% (80.0 MiB of 100.0 MiB, 80 of 100 files)" in staged.stderr
     assert "dataset imagenet-mini Ready" in staged.stderr
 
     first = _annotation(plane, "imagenet-mini")
-    failed = {"phase": "Failed", "message": "copy failed: 403 Forbidden"}
+    failed = {"sourceError": "copy failed: 403 Forbidden"}  # Ready: the staged version stays
     worker = threading.Thread(target=_operator, args=(plane, "imagenet-mini", first, failed))
     worker.start()
     refused = gryvia("dataset", "stage", "imagenet-mini", "--wait")
     worker.join()
     assert refused.returncode == 1 and "copy failed: 403 Forbidden" in refused.stderr
+    assert "kept its staged version" in refused.stderr
 
     late = gryvia("dataset", "stage", "mnist", "--wait", "--timeout", "2s")
     assert late.returncode == 124, late.stderr

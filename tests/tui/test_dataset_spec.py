@@ -41,6 +41,7 @@ def test_rows_cells_sort_and_details() -> None:
     spec = REGISTRY["datasets"]
     staging = {
         "phase": "Staging",
+        "staging": "a-copy-1",
         "stagingVersion": "1a2b3c4d5e6f7a8b",
         "progress": {"bytes": 2**20, "totalBytes": 2**22, "files": 1, "totalFiles": 4},
     }
@@ -58,7 +59,7 @@ def test_rows_cells_sort_and_details() -> None:
     assert spec.sort_values["size"](rows["b"]) == 3 * 2**30
     assert spec.sort_values["size"](rows["a"]) is None
     (section,) = spec.sections(dataset("a", staging), ctx)
-    assert dict(section.rows)["Staging"].startswith("1a2b3c4d5e6f7a8b: staging 25%")
+    assert dict(section.rows)["Now"].startswith("1a2b3c4d5e6f7a8b: staging 25%")
 
 
 def test_reached_with_colon_words_and_from_events() -> None:
@@ -72,6 +73,7 @@ def test_reached_with_colon_words_and_from_events() -> None:
 async def test_the_view_by_its_word_shows_progress_and_describes_a_row() -> None:
     staging = {
         "phase": "Staging",
+        "staging": "a-copy-1",
         "stagingVersion": "1a2b3c4d5e6f7a8b",
         "progress": {"bytes": 2**20, "totalBytes": 2**22, "files": 1, "totalFiles": 4},
     }
@@ -86,4 +88,4 @@ async def test_the_view_by_its_word_shows_progress_and_describes_a_row() -> None
         table.move_to_key("imagenet-mini")
         await pilot.press("d")
         text = await wait_until(pilot, lambda: described(app), what="the dataset described")
-        assert re.search(r"^  Staging\s+1a2b3c4d5e6f7a8b: staging 25% \(1\.0 MiB", text, re.M)
+        assert re.search(r"^  Now\s+1a2b3c4d5e6f7a8b: staging 25% \(1\.0 MiB", text, re.M)

@@ -102,26 +102,32 @@ def test_stage_request_is_the_annotation_at_utc_seconds() -> None:
     assert patch == {"metadata": {"annotations": {ANNOTATION_STAGE: value}}}
 
 
-def test_stage_wait_ends_only_on_the_honoured_request() -> None:
+def test_stage_wait_ends_when_the_request_was_taken_and_nothing_runs() -> None:
     asked = "2026-12-06T07:00:05Z"
-    old = _dataset({"phase": "Ready", "lastStageRequest": "2026-12-01T00:00:00Z"})
+    staged = {"phase": "Ready", "version": "1a2b3c4d5e6f7a8b"}
+    old = _dataset({**staged, "lastStageRequest": "2026-12-01T00:00:00Z"})
     waiting = stage_wait(old, asked)
     assert not waiting.done and waiting.text == "waiting for the operator to check the source"
-    staging = _dataset(
-        {
-            "phase": "Staging",
-            "lastStageRequest": asked,
-            "progress": {"bytes": 512, "totalBytes": 1024, "files": 1, "totalFiles": 2},
-        }
-    )
-    assert stage_wait(staging, asked).text == ("staging 50% (512 B of 1.0 KiB, 1 of 2 files)")
-    ready = stage_wait(_dataset({"phase": "Ready", "lastStageRequest": asked}), asked)
+    # the operator records the request when it starts the check; Ready all along
+    checking = stage_wait(_dataset({**staged, "lastStageRequest": asked, "staging": "c"}), asked)
+    assert not checking.done and checking.text == "checking the source"
+    progress = {"bytes": 512, "totalBytes": 1024, "files": 1, "totalFiles": 2}
+    copying = _dataset({**staged, "lastStageRequest": asked, "staging": "copy-1",
+                        "stagingVersion": "9f8e7d6c5b4a3210", "progress": progress})  # fmt: skip
+    assert stage_wait(copying, asked).text == "staging 50% (512 B of 1.0 KiB, 1 of 2 files)"
+    ready = stage_wait(_dataset({**staged, "lastStageRequest": asked}), asked)
     assert (ready.done, ready.ok) == (True, True)
+    error = "directory not found"
+    kept = stage_wait(_dataset({**staged, "lastStageRequest": asked, "sourceError": error}), asked)
+    assert (kept.done, kept.ok, kept.message) == (True, False, error)  # Ready, re-stage failed
     failed = stage_wait(
         _dataset({"phase": "Failed", "lastStageRequest": asked, "message": "403 Forbidden"}),
         asked,
     )
     assert (failed.done, failed.ok, failed.message) == (True, False, "403 Forbidden")
+    secret = "Secret s3-reader not found in default"
+    pending = stage_wait(_dataset({"phase": "Pending", "message": secret}), asked)
+    assert not pending.done and pending.text == f"pending: {secret}"
     invalid = stage_wait(_dataset({"phase": "Invalid", "message": "bad"}), asked)
     assert (invalid.done, invalid.ok) == (True, False)
     assert not stage_wait(_dataset(), asked).done
@@ -133,8 +139,10 @@ def test_rows_before_the_operator_and_while_staging() -> None:
     assert fresh == ["imagenet-mini", "s3://datasets/imagenet-mini", "fast-nfs", "-", "-", "-",
                      "-", "-", "3h"]  # fmt: skip
     status = {
-        "phase": "Staging",
+        "phase": "Ready",
         "version": "1a2b3c4d5e6f7a8b",
+        "staging": "imagenet-mini-copy-1",
+        "stagingVersion": "9f8e7d6c5b4a3210",
         "sizeBytes": 3 * 2**30,
         "files": 100,
         "cacheClaim": "gryvia-dataset-imagenet-mini-1a2b3c4d5e6f7a8b",
@@ -145,7 +153,7 @@ def test_rows_before_the_operator_and_while_staging() -> None:
     row = dataset_wide_row(_dataset(status, tenants=["vision"], namespaces=["ml"]), NOW)
     assert len(row) == len(DATASET_WIDE_COLUMNS)
     assert row[3:8] == [
-        "Staging",
+        "Ready",  # the staged version stays while the next one copies
         "1a2b3c4d5e6f7a8b",
         "3.0 GiB",
         100,
@@ -157,8 +165,10 @@ def test_rows_before_the_operator_and_while_staging() -> None:
         "2026-12-06 06:00Z",
         status["message"],
     ]
-    ready = dataset_row(_dataset({**status, "phase": "Ready"}), NOW)
-    assert ready[7] == "-"  # progress only while staging
+    done = {k: v for k, v in status.items() if k not in ("staging", "stagingVersion")}
+    assert dataset_row(_dataset(done), NOW)[7] == "-"  # nothing runs
+    checking = dataset_row(_dataset({**done, "staging": "imagenet-mini-check-1"}), NOW)
+    assert checking[7] == "checking the source"
 
 
 def test_access_in_words() -> None:
@@ -178,9 +188,12 @@ def test_details_say_what_is_staged_and_what_stages() -> None:
         "progress": {"bytes": 10, "files": 1},
         "lastCheckAt": (NOW - timedelta(minutes=5)).isoformat(),
         "namespaces": ["tenant-vision"],
+        "sourceError": "403 Forbidden",
+        "copySeconds": 125.5,
     }
     lines = dict(dataset_details(_dataset(status, secret="s3-reader"), NOW))
+    assert lines["Source error"] == "403 Forbidden" and lines["Copy took"] == "2m5s"
     assert lines["Source"].endswith("(credentials: Secret s3-reader)")
     assert lines["Refresh"] == "every 60m"
-    assert lines["Staging"] == "v2-9f8e7d6c5b4a3210: staging 10 B, 1 file"
+    assert lines["Now"] == "v2-9f8e7d6c5b4a3210: staging 10 B, 1 file"
     assert lines["Last check"] == "5m ago" and lines["Mounted in"] == "tenant-vision"

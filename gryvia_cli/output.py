@@ -380,9 +380,11 @@ def spinner(message: str) -> Iterator[Any]:
     On a terminal the spinner redraws in place; otherwise each distinct update is one line.
     """
     if sys.stderr.isatty():
+        from gryvia_cli.usertext import user_text
+
         console = _console(stderr=True)
-        with console.status(message) as status:
-            yield lambda text: status.update(text)
+        with console.status(user_text(message)) as status:  # cluster text is never markup
+            yield lambda text: status.update(user_text(text))
         return
     last = [""]
 

@@ -157,6 +157,12 @@ COMMANDS: tuple[tuple[LazyCommand, tuple[str, ...]], ...] = (
         module="idlepolicy",
     ),
     _cmd(
+        "dataset",
+        "Workloads",
+        "Datasets: data staged once onto a storage backend, mounted read-only by jobs.",
+        "datasets",
+    ),
+    _cmd(
         "sharing",
         "Tenancy",
         "GPU sharing policies: time-slicing or MIG for selected GPU nodes.",

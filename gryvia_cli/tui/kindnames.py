@@ -47,6 +47,7 @@ ObjectKind = Literal[
     "modelregistries",
     "idlepolicies",
     "storages",
+    "datasets",
 ]
 """Kinds the console reads one object (or a list) of on demand: describe, and the lists of
 the registry views that poll (hooks, priorities, checkpoint guards, GPU sharing policies).
@@ -123,6 +124,7 @@ CONSOLE_KINDS: tuple[ConsoleKind, ...] = (
     ),
     ConsoleKind("idlepolicies", api.IDLE_POLICY, "idle", "idle policy", ("idle", "idlepolicy")),
     ConsoleKind("storages", api.STORAGE, "storage", "storage backend", ("storage",)),
+    ConsoleKind("datasets", api.DATASET, "datasets", "dataset", ("dataset",)),
 )
 """Every kind the console shows, one row each."""
 

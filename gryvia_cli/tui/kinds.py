@@ -3,7 +3,8 @@ watched), and where every spec is registered: tenants are in `kind_tenants.py`, 
 `kind_budgets.py`, hooks, priorities, checkpoint guards and GPU sharing policies in
 `kind_policies.py`, workflows in `kind_workflows.py`, auto-tuners in `kind_autotuners.py`,
 inference services in `kind_inference.py`, model registries in `kind_modelregistries.py`, idle
-policies in `kind_idlepolicies.py`, storage backends in `kind_storage.py`. Cells only
+policies in `kind_idlepolicies.py`, storage backends in `kind_storage.py`, datasets in
+`kind_datasets.py`. Cells only
 format; the figures come from gryvia_cli/core."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gryvia_cli.core.nodes import pod_gpus
 from gryvia_cli.core.reservations import reservation_details
 from gryvia_cli.tui.kind_autotuners import TUNERS
 from gryvia_cli.tui.kind_budgets import BUDGETS
+from gryvia_cli.tui.kind_datasets import DATASETS
 from gryvia_cli.tui.kind_idlepolicies import IDLE_POLICIES
 from gryvia_cli.tui.kind_inference import SERVICES
 from gryvia_cli.tui.kind_modelregistries import MODELS
@@ -43,6 +45,7 @@ from gryvia_operator.api.names import LABEL_JOB
 __all__ = [
     "BUDGETS",
     "CHECKPOINTS",
+    "DATASETS",
     "EVENTS",
     "GPU_SHARING",
     "HOOKS",

@@ -28,6 +28,7 @@ KINDS = {
     "modelregistries": r.MODEL_REGISTRY,
     "idlepolicies": r.IDLE_POLICY,
     "storages": r.STORAGE,
+    "datasets": r.DATASET,
 }
 
 

@@ -57,6 +57,10 @@ ANNOTATION_STAGE: Final = "gryvia.io/stage"
 (`gryvia dataset stage` sets it to the time it asked, RFC 3339 UTC)."""
 LABEL_DATASET: Final = "gryvia.io/dataset"
 """On everything a dataset makes (claims, volumes, Jobs): the dataset's name."""
+LABEL_ROLE: Final = "gryvia.io/dataset-role"
+"""On a dataset's Job: `check` or `copy`."""
+LABEL_VERSION: Final = "gryvia.io/dataset-version"
+"""On a copy Job and the claims of a version: the version."""
 SECRET_KEYS: Final = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 """The keys an S3 credentials Secret holds (the AWS SDKs' environment names)."""
 DEFAULT_REFRESH_SECONDS: Final = 3600

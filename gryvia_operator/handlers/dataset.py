@@ -18,7 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from gryvia_operator.api.attribution import tenant_of
-from gryvia_operator.api.dataset import DATASET_KIND, LABEL_DATASET, GryviaDataset
+from gryvia_operator.api.dataset import (
+    DATASET_KIND,
+    LABEL_DATASET,
+    LABEL_ROLE,
+    LABEL_VERSION,
+    GryviaDataset,
+)
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.storage import GryviaStorage
 from gryvia_operator.controller import policies
@@ -114,8 +120,8 @@ class DatasetKind(KindSpec[GryviaDataset, DatasetObserved]):
         for job in self.view.jobs.get(obj.name, []):
             name = str(job["metadata"]["name"])
             log = await _job_log(rt, ns, name) if name == current else ""
-            role = "copy" if _label(job, dj.LABEL_ROLE) == "copy" else "check"
-            version = _label(job, dj.LABEL_VERSION) or None
+            role = "copy" if _label(job, LABEL_ROLE) == "copy" else "check"
+            version = _label(job, LABEL_VERSION) or None
             jobs.append(JobView(name, role, _job_state(job), version, log))  # type: ignore[arg-type]
         claims: dict[str, tuple[str, str, str]] = {}
         mirrors: dict[tuple[str, str], str] = {}
@@ -124,7 +130,7 @@ class DatasetKind(KindSpec[GryviaDataset, DatasetObserved]):
             phase = str((claim.get("status") or {}).get("phase") or "Pending")
             if meta.get("namespace") == ns and spec.get("storageClassName"):
                 bound = str(spec.get("volumeName") or "")
-                claims[str(meta["name"])] = (_label(claim, dj.LABEL_VERSION), phase, bound)
+                claims[str(meta["name"])] = (_label(claim, LABEL_VERSION), phase, bound)
             else:
                 mirrors[(str(meta["namespace"]), str(meta["name"]))] = phase
         staged = obj.status.cache_claim if obj.status else None

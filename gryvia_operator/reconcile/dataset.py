@@ -25,6 +25,7 @@ from gryvia_operator.api.controlled import owner_reference
 from gryvia_operator.api.dataset import (
     ANNOTATION_STAGE,
     LABEL_DATASET,
+    LABEL_VERSION,
     DatasetProgress,
     GryviaDataset,
 )
@@ -196,7 +197,7 @@ def _start_copy(
     if claim not in seen.claims:
         plan.create.append(dj.build_cache_claim(dataset, storage, seen.staging_namespace, named))
     job = dj.build_job(dataset, "copy", name, seen.staging_namespace, digest=digest, claim=claim)
-    job["metadata"]["labels"][dj.LABEL_VERSION] = named
+    job["metadata"]["labels"][LABEL_VERSION] = named
     plan.create.append(job)
     status.update(
         {
@@ -257,7 +258,7 @@ def _mirror_pair(
 ) -> list[dict[str, Any]]:
     spec = volume.get("spec") or {}
     capacity = dict(spec.get("capacity") or {"storage": str(dataset.spec.cache.size)})
-    labels = {LABEL_DATASET: dataset.name, dj.LABEL_VERSION: version}
+    labels = {LABEL_DATASET: dataset.name, LABEL_VERSION: version}
     owner = [owner_reference(dataset, block_deletion=False)]
     pv_name = mirror_volume_name(dataset, version, ns)
     pv_spec: dict[str, Any] = {

@@ -27,13 +27,17 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from gryvia_operator.api.controlled import owner_reference
-from gryvia_operator.api.dataset import LABEL_DATASET, SECRET_KEYS, GryviaDataset
+from gryvia_operator.api.dataset import (
+    LABEL_DATASET,
+    LABEL_ROLE,
+    LABEL_VERSION,
+    SECRET_KEYS,
+    GryviaDataset,
+)
 from gryvia_operator.api.storage import GryviaStorage
 
 COPIER_IMAGE: Final = os.environ.get("GRYVIA_DATASET_COPIER_IMAGE", "rclone/rclone:1.60.1")
 """The copier's image (`GRYVIA_DATASET_COPIER_IMAGE` overrides it)."""
-LABEL_ROLE: Final = "gryvia.io/dataset-role"
-LABEL_VERSION: Final = "gryvia.io/dataset-version"
 VERSION_LINE: Final = "GRYVIA-DATASET-VERSION "
 SIZE_LINE: Final = "GRYVIA-DATASET-SIZE "
 CACHE_MOUNT: Final = "/cache"

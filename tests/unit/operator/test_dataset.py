@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gryvia_operator.api.dataset import GryviaDataset
+from gryvia_operator.api.dataset import LABEL_ROLE, GryviaDataset
 from gryvia_operator.api.storage import GryviaStorage
 from gryvia_operator.reconcile import datasetjobs as dj
 from gryvia_operator.reconcile.dataset import (
@@ -62,7 +62,7 @@ CHECK_LOG = (
 def test_a_new_dataset_is_checked_then_copied_into_a_claim_of_its_version() -> None:
     first = reconcile_dataset(dataset(), seen(), NOW)
     [check] = first.create
-    assert check["kind"] == "Job" and check["metadata"]["labels"][dj.LABEL_ROLE] == "check"
+    assert check["kind"] == "Job" and check["metadata"]["labels"][LABEL_ROLE] == "check"
     env = {e["name"]: e for e in check["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["RCLONE_CONFIG_SRC_ENDPOINT"]["value"] == "http://10.0.0.1:8333"
     assert env["AWS_SECRET_ACCESS_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "s3-reader"
@@ -117,7 +117,7 @@ def test_an_unchanged_source_is_not_copied_again() -> None:
 def test_a_declared_version_change_checks_and_names_the_new_version() -> None:
     staged = {"version": "v1-0123456789abcdef", "lastCheckAt": NOW.isoformat()}
     plan = reconcile_dataset(dataset(staged, version="v2"), seen(), NOW)
-    assert plan.create[0]["metadata"]["labels"][dj.LABEL_ROLE] == "check"
+    assert plan.create[0]["metadata"]["labels"][LABEL_ROLE] == "check"
 
 
 def test_a_missing_bucket_fails_with_rclone_s_error() -> None:

@@ -25,6 +25,7 @@ from gryvia_operator.api.base import (
     cel_rules,
 )
 from gryvia_operator.api.core import EnvVar, ResourceRequirements, Toleration, VolumeMount
+from gryvia_operator.api.datasetuse import DatasetMount
 from gryvia_operator.api.gputype import gpu_type_is_any, gpu_type_key
 from gryvia_operator.api.helpers import (
     DURATION_PATTERN,
@@ -152,6 +153,9 @@ class GryviaAIJobSpec(GryviaModel):
     """StorageClass name; when set the operator creates PVC `<job>-data` mounted at /data."""
     storage_request: Quantity = DEFAULT_STORAGE_REQUEST
     """Size of the `<job>-data` PVC."""
+    datasets: Annotated[list[DatasetMount], Field(max_length=16)] | None = None
+    """GryviaDatasets mounted read-only (`[{name, mountPath}]`); the job waits until each is
+    staged (docs/datasets.md)."""
     resources: ResourceRequirements | None = None
     """CPU and memory requests and limits of the trainer container."""
     volumes: list[FreeForm] | None = None

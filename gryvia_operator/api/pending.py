@@ -34,6 +34,7 @@ PendingKind = Literal[
     "Suspended",
     "DependencyWaiting",
     "Storage",
+    "Dataset",
 ]
 PENDING_KINDS: tuple[str, ...] = get_args(PendingKind)
 EndBasis = Literal["timeout", "history", "unknown"]

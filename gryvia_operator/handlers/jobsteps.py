@@ -22,6 +22,7 @@ from gryvia_operator.controller.store import (
     AIJOBS,
     BUDGETS,
     CHECKPOINT_GUARDS,
+    DATASETS,
     NODES,
     PRIORITIES,
     QUOTAS,
@@ -33,6 +34,7 @@ from gryvia_operator.controller.store import (
 from gryvia_operator.handlers import (
     checkpointguard,
     gate,
+    jobdatasets,
     jobstorage,
     kueue,
     pending,
@@ -159,6 +161,19 @@ def _storage_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str
     return jobstorage.with_storage_message(status)
 
 
+async def _datasets(rt: Runtime, p: JobPass) -> JobPass:
+    observed, config = jobdatasets.with_datasets(rt, p.job, p.observed, p.config)
+    return replace(p, observed=observed, config=config)
+
+
+def _datasets_finish(rt: Runtime, p: JobPass, status: dict[str, Any]) -> dict[str, Any]:
+    return jobdatasets.with_dataset_pending(p.job, p.observed, status)
+
+
+def _datasets_retry(p: JobPass, status: Mapping[str, Any]) -> float | None:
+    return jobdatasets.retry(p.observed, status)
+
+
 def _storage_retry(p: JobPass, status: Mapping[str, Any]) -> float | None:
     return jobstorage.retry(status, p.config.storage_retry_seconds)
 
@@ -188,6 +203,14 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("priority", (PRIORITIES, QUOTAS, AIJOBS), "observed.admission, preempts_below", _priority),
     Step("checkpoint", (CHECKPOINT_GUARDS,), "config.checkpoint", _checkpoint),
+    Step(
+        "datasets",
+        (DATASETS, TENANTS),
+        "observed.dataset_wait, config.datasets, status.pending kind Dataset",
+        _datasets,
+        _datasets_finish,
+        retry=_datasets_retry,
+    ),
     Step(
         "storage",
         ("Event",),

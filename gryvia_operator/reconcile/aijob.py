@@ -51,6 +51,9 @@ CANCEL_TERMINAL = frozenset(
     {JobPhase.SUCCEEDED, JobPhase.FAILED, JobPhase.CANCELLED, JobPhase.REJECTED}
 )
 
+DATASET_RETRY_SECONDS = 5.0
+"""How often a job waiting for its datasets is looked at (their staging moves on)."""
+
 
 @dataclass(frozen=True)
 class Reconciliation:
@@ -166,6 +169,12 @@ def reconcile_job(
     if observed.storage_refused and not observed.workloads:  # the claim's quota said no
         status = storage_refused_status(status, observed.storage_refused, now, gen)
         return Reconciliation((), status, config.storage_retry_seconds)
+    waits_for_data = phase in (JobPhase.PENDING, JobPhase.QUEUED) and not observed.workloads
+    if observed.dataset_wait and waits_for_data:  # a dataset is not staged (or not shared) yet
+        status = storage_refused_status(
+            status, observed.dataset_wait, now, gen, reason=Reason.DATASET_NOT_READY
+        )
+        return Reconciliation((), status, DATASET_RETRY_SECONDS)
     return _run(job, observed, config, now, status)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gryvia_operator.api.datasetuse import DatasetVolume
 from gryvia_operator.reconcile.checkpointguard import CheckpointPlan
 from gryvia_operator.reconcile.kueue import KueueSettings
 
@@ -79,5 +80,7 @@ class ReconcileConfig:
     kueue: KueueSettings = field(default_factory=KueueSettings)
     """The Kueue integration (`--enable-kueue`): off leaves Gryvia's own quota gate in charge of
     every job."""
+    datasets: tuple[DatasetVolume, ...] = ()
+    """This job's datasets that can be mounted (`api.datasetuse.dataset_use`), read-only."""
     checkpoint: CheckpointPlan | None = None
     """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""

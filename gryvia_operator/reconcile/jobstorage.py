@@ -19,10 +19,15 @@ from gryvia_operator.reconcile.views import ChildView, PodView
 
 
 def storage_refused_status(
-    status: dict[str, Any], text: str, now: datetime, generation: int | None
+    status: dict[str, Any],
+    text: str,
+    now: datetime,
+    generation: int | None,
+    reason: str = Reason.STORAGE_QUOTA_EXCEEDED,
 ) -> dict[str, Any]:
-    """`status` of a job whose data claim a ResourceQuota refused (`text`: why, and the fix):
-    Pending with that message, Ready=False (StorageQuotaExceeded); nothing placed."""
+    """`status` of a job whose data claim a ResourceQuota refused, or whose datasets are not
+    ready (`text`: why, and the fix): Pending with that message, Ready=False (`reason`);
+    nothing placed."""
     out = dict(status)
     out["phase"], out["message"] = JobPhase.PENDING.value, text
     out.pop("nodesAllocated", None)
@@ -30,7 +35,7 @@ def storage_refused_status(
         out.get("conditions") or [],
         Cond.READY,
         "False",
-        Reason.STORAGE_QUOTA_EXCEEDED,
+        reason,
         text,
         now,
         generation,

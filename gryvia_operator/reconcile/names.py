@@ -39,6 +39,7 @@ class Reason:
     CHILD_CONFLICT: Final = "ChildConflict"
     QUOTA_RESERVED: Final = "QuotaReserved"
     STORAGE_QUOTA_EXCEEDED: Final = "StorageQuotaExceeded"
+    DATASET_NOT_READY: Final = "DatasetNotReady"
 
 
 class Msg:

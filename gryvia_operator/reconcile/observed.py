@@ -51,6 +51,9 @@ class Observed:
     storage_refused: str | None = None
     """Why a ResourceQuota refused the data claim's creation (`api.jobstorage.
     quota_refusal_text`): the job waits as Pending (kind Storage) and is tried again."""
+    dataset_wait: str | None = None
+    """Why the datasets the job names cannot be mounted yet (`api.datasetuse.dataset_use`):
+    a job not started waits as Pending (kind Dataset), nothing created."""
     claim_event: str | None = None
     """The newest event of the data claim, read only while it is unbound and the job's pods
     wait for it (`reconcile.jobstorage.claim_unbound`)."""

@@ -122,6 +122,8 @@ def build_container(
     ]
     if spec.storage:
         mounts.append({"name": DATA_VOLUME, "mountPath": DATA_MOUNT})
+    for i, ds in enumerate(config.datasets):
+        mounts.append({"name": f"dataset-{i}", "mountPath": ds.mount_path, "readOnly": True})
     if spec.distributed_enabled:
         mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
     if mounts:
@@ -145,6 +147,9 @@ def build_pod_template(
         volumes.append(
             {"name": DATA_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(job.name)}}
         )
+    for i, ds in enumerate(config.datasets):
+        claim = {"claimName": ds.claim, "readOnly": True}
+        volumes.append({"name": f"dataset-{i}", "persistentVolumeClaim": claim})
     if spec.distributed_enabled:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
     if volumes:

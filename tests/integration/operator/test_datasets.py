@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from gryvia_cli.sandbox import cluster, podnet, storage
-from tests.conftest import SandboxHandle
+from tests.builders import sh_job
+from tests.conftest import SandboxHandle, wait_phase
 from tests.support.operator import OperatorProcess
 from tests.support.ports import free_port
 from tests.support.wait import wait_for
@@ -65,8 +66,18 @@ def _status(sandbox: SandboxHandle, name: str) -> dict[str, Any]:
     return (json.loads(got.stdout).get("status") or {}) if got.returncode == 0 else {}
 
 
+READ = (
+    "cd datasets/mini && echo $(find . -type f | wc -l) "
+    "$(sha256sum part-1/shard-0003.bin | cut -c1-64)"
+)
+"""A job's script: the files it sees under its dataset mount and one file's SHA-256."""
+
+
 def test_a_dataset_is_staged_once_and_again_only_when_its_source_changes(
-    sandbox: SandboxHandle, live_operator: OperatorProcess, served: tuple[str, Path]
+    sandbox: SandboxHandle,
+    live_operator: OperatorProcess,
+    served: tuple[str, Path],
+    namespace: str,
 ) -> None:
     box = cluster.Sandbox(sandbox.name)
     storage.start(box, lambda _: None)
@@ -87,7 +98,21 @@ def test_a_dataset_is_staged_once_and_again_only_when_its_source_changes(
             "spec": {"source": {"url": url}, "cache": {"storage": backend, "size": "64Mi"}},
         },
     )
+    mount = [{"name": name, "mountPath": "/datasets/mini"}]
+    jobs = [
+        sh_job(f"read-{i}", gpus=1, gpu_type="H100", script=READ, datasets=mount) for i in (1, 2)
+    ]
+    sandbox.apply(jobs[0], namespace=namespace)
     try:
+        early = wait_for(
+            lambda: (
+                sandbox.kubectl_json("get", "gryviaaijob", "-n", namespace, "read-1")
+                .get("status", {})
+                .get("pending")
+            ),
+            what="the early job's Dataset blocker",
+        )
+        assert early["kind"] == "Dataset" and f"dataset {name}" in early["message"]
         first = wait_for(
             lambda: (s := _status(sandbox, name)).get("phase") == "Ready" and s,
             timeout=120,
@@ -99,6 +124,16 @@ def test_a_dataset_is_staged_once_and_again_only_when_its_source_changes(
         pv = sandbox.kubectl_json("get", "pv", claim["spec"]["volumeName"])
         staged = Path(pv["spec"]["hostPath"]["path"])
         assert _sums(staged) == _sums(folder)
+        sandbox.apply(jobs[1], namespace=namespace)
+        want = f"20 {_sums(folder)['part-1/shard-0003.bin']}"
+        for job in ("read-1", "read-2"):
+            done = wait_phase(sandbox, namespace, job, "Succeeded", "Failed")
+            assert done["status"]["phase"] == "Succeeded", done["status"]
+            pods = sandbox.kubectl_json(
+                "get", "pods", "-n", namespace, "-l", f"gryvia.io/job={job}"
+            )
+            log = sandbox.kubectl_run("logs", "-n", namespace, pods["items"][0]["metadata"]["name"])
+            assert log.stdout.strip() == want
 
         def ask() -> str:
             when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

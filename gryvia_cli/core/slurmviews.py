@@ -172,6 +172,7 @@ PENDING_REASON_CODES = {
     "Suspended": "JobHeldUser",
     "DependencyWaiting": "Dependency",
     "Storage": "BurstBufferResources",
+    "Dataset": "BurstBufferStageIn",
 }
 """squeue's reason code per `status.pending.kind`."""
 

@@ -243,7 +243,8 @@ def get(ctx: typer.Context, name: NameArg, output: OutputOpt = None) -> None:
 def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
     """Delete a storage backend; a StorageClass Gryvia made for it goes with it.
 
-    Jobs that name it keep their claims; new jobs naming it are refused. Asks first unless
+    Jobs that name it keep their claims; new jobs naming it are denied once its class is
+    gone (backend existing: they get the class as it is, with a warning). Asks first unless
     --yes or stdin is not a terminal.
 
     Examples:
@@ -255,6 +256,6 @@ def delete(ctx: typer.Context, name: NameArg, yes: YesOpt = False) -> None:
         None,
         yes,
         question=f"Delete storage '{name}'? Jobs that name it keep their claims; new jobs "
-        "naming it are refused.",
+        "naming it are denied once its class is gone.",
         done=f"storage {name} deleted",
     )

@@ -132,10 +132,10 @@ bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the c
 bench-large: install k8s-bin ## The console's paged first list at 100,000 jobs: first rows, full list, RSS (tens of minutes to fill)
 	$(BIN)/python -m tests.bench_tui_pages 100000
 
-demo: install k8s-bin kueue-bin ## The demo: sandbox, chart, operator, tenants and jobs (Kueue admits them as root), then the console
+demo: install k8s-bin kueue-bin storage-bin rclone-bin ## The demo: sandbox, chart, operator, tenants and jobs (Kueue admits them as root), then the console
 	$(BIN)/gryvia demo up
 
-demo-check: install k8s-bin kueue-bin ## The demo without the console: set up, print and check every state
+demo-check: install k8s-bin kueue-bin storage-bin rclone-bin ## The demo without the console: set up, print and check every state
 	$(BIN)/gryvia demo check
 
 demo-down: install ## Stop the demo and everything it started

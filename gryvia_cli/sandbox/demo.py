@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from gryvia_cli.errors import GryviaError
-from gryvia_cli.sandbox import binaries, cluster, demokinds, demokueue, platform
+from gryvia_cli.sandbox import binaries, cluster, demokinds, demokueue, platform, storage
 from gryvia_cli.sandbox.bootstrap import run_kubectl as kubectl
 from gryvia_cli.sandbox.kubeconfig import export_line
 from gryvia_operator.api.attribution import tenant_namespace
@@ -217,6 +217,8 @@ def up(
     box = cluster.Sandbox(name)
     if not (box.workdir.exists() and all(box.alive().values())):
         cluster.up(name, nodes, progress=progress, with_kueue=kueue)
+    if not storage.missing():  # the backend fast-nfs binds with it (make storage-bin)
+        storage.start(box, progress)
     platform.install(box, progress, kueue=kueue)
     seed(box, progress, kueue=kueue)
     return box

@@ -8,7 +8,6 @@ naming neither a backend nor a class is denied by the webhook."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,31 +15,10 @@ import pytest
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, kubectl_json
-from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 API = "gryvia.io/v1alpha1"
-
-
-@pytest.fixture
-def tenant(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[str]:
-    """A tenant `js<hex>` and its namespace `tenant-<name>`, deleted after the test."""
-    name = f"js{uuid.uuid4().hex[:6]}"
-    sandbox.apply(
-        {
-            "apiVersion": API,
-            "kind": "GryviaTenant",
-            "metadata": {"name": name},
-            "spec": {"displayName": name, "deletionPolicy": "Delete"},
-        }
-    )
-    wait_for(
-        lambda: sandbox.kubectl_run("get", "ns", f"tenant-{name}", check=False).returncode == 0,
-        what="the tenant namespace",
-    )
-    yield name
-    sandbox.kubectl_run("delete", "gryviatenant", name, "--wait=false", check=False)
 
 
 def _job(name: str, storage: str, request: str = "1Mi") -> dict[str, Any]:
@@ -54,9 +32,9 @@ def _status(sandbox: SandboxHandle, ns: str, name: str) -> dict[str, Any]:
 
 
 def test_a_claim_over_the_tenants_storage_limit_waits_with_the_reason(
-    sandbox: SandboxHandle, tenant: str
+    sandbox: SandboxHandle, fresh_tenant: str
 ) -> None:
-    ns, tag = f"tenant-{tenant}", uuid.uuid4().hex[:6]
+    ns, tag = f"tenant-{fresh_tenant}", uuid.uuid4().hex[:6]
     klass, backend = f"none-{tag}", f"slow-{tag}"
     sandbox.apply(
         {
@@ -72,7 +50,7 @@ def test_a_claim_over_the_tenants_storage_limit_waits_with_the_reason(
             "spec": {
                 "backend": "existing",
                 "storageClass": klass,
-                "quotas": [{"tenant": tenant, "requests": "1Gi"}],
+                "quotas": [{"tenant": fresh_tenant, "requests": "1Gi"}],
             },
         },
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,29 +24,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 API = "gryvia.io/v1alpha1"
 
 
-@pytest.fixture
-def tenant(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[str]:
-    """A GryviaTenant `st-<hex>` and its namespace `tenant-st-<hex>`."""
-    name = f"st-{uuid.uuid4().hex[:6]}"
-    sandbox.apply(
-        {
-            "apiVersion": API,
-            "kind": "GryviaTenant",
-            "metadata": {"name": name},
-            "spec": {"deletionPolicy": "Delete"},
-        }
-    )
-    yield name
-    sandbox.kubectl_run("delete", "gryviatenant", name, "--wait=false", check=False)
-
-
 def _get(sandbox: SandboxHandle, *args: str) -> Any:
     done = sandbox.kubectl_run("get", *args, "-o", "json", check=False)
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
 def test_a_backend_makes_its_class_and_quotas_and_reports_a_silent_provisioner(
-    sandbox: SandboxHandle, tenant: str
+    sandbox: SandboxHandle, fresh_tenant: str
 ) -> None:
     name = f"gst-{uuid.uuid4().hex[:6]}"
     sandbox.apply(
@@ -60,7 +43,7 @@ def test_a_backend_makes_its_class_and_quotas_and_reports_a_silent_provisioner(
                 "provisioner": "example.com/nobody",
                 "capacity": "10Gi",
                 "probeTimeoutSeconds": 5,
-                "quotas": [{"tenant": tenant, "requests": "1Gi", "claims": 2}],
+                "quotas": [{"tenant": fresh_tenant, "requests": "1Gi", "claims": 2}],
             },
         }
     )
@@ -68,7 +51,7 @@ def test_a_backend_makes_its_class_and_quotas_and_reports_a_silent_provisioner(
         made = wait_for(lambda: _get(sandbox, "storageclass", name), what="the backend's class")
         assert made["provisioner"] == "example.com/nobody"
         assert made["metadata"]["ownerReferences"][0]["name"] == name
-        ns = f"tenant-{tenant}"
+        ns = f"tenant-{fresh_tenant}"
         quota = wait_for(
             lambda: _get(sandbox, "resourcequota", f"gryvia-storage-{name}", "-n", ns),
             what="the tenant's storage quota",

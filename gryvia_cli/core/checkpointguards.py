@@ -1,12 +1,24 @@
 """Checkpoint guards for people: the guard body `gryvia checkpoint create` applies, the rows of
-`gryvia checkpoint list` and the lines of `gryvia checkpoint get` (pure, no I/O)."""
+`gryvia checkpoint list`, the lines of `gryvia checkpoint get` and the Checkpoints line of
+`gryvia status JOB` (pure, no I/O)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
+from gryvia_cli.core import timefmt
 from gryvia_cli.core.manifests import new_object
-from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
+from gryvia_operator.api.checkpointguard import (
+    KEY_CLAIM,
+    KEY_DIRECTORY,
+    KEY_LAST_COMMIT,
+    KEY_RESTORES,
+    KEY_STEPS,
+    KEY_STORAGE,
+    GryviaCheckpointGuard,
+)
 
 GUARD_COLUMNS = ("NAME", "SELECTOR", "INTERVAL", "JOBS", "LAST-RESTORE")
 GUARD_WIDE_COLUMNS = (*GUARD_COLUMNS, "DIRECTORY", "WHOLE-JOB")
@@ -112,3 +124,27 @@ def guard_details(guard: GryviaCheckpointGuard) -> list[tuple[str, str]]:
     if not status or not status.jobs:
         lines.append(("Jobs", "none guarded yet (or the operator runs without checkpoint guards)"))
     return lines
+
+
+def checkpoints_text(data: Mapping[str, Any], now: datetime) -> str:
+    """One line for `gryvia status JOB` from the job's checkpoint ConfigMap data (keys in
+    `api.checkpointguard`): the last committed step and when it was seen, then where the
+    checkpoints are (folder, claim and its GryviaStorage). E.g. `step 1200 (3 committed, 2m
+    ago), in /data/checkpoints/train on claim gryvia-data-fast-nfs (GryviaStorage fast-nfs)`."""
+    steps = [s for s in str(data.get(KEY_STEPS) or "").split(",") if s.strip().isdigit()]
+    if steps:
+        when = str(data.get(KEY_LAST_COMMIT) or "")
+        ago = f", {timefmt.age(when, now)} ago" if when else ""
+        text = f"step {steps[-1]} ({len(steps)} committed{ago})"
+    else:
+        text = "no step committed yet"
+    restores = str(data.get(KEY_RESTORES) or "0")
+    if restores.isdigit() and int(restores):
+        text += f", {restores} pod(s) resumed"
+    directory, claim = str(data.get(KEY_DIRECTORY) or ""), str(data.get(KEY_CLAIM) or "")
+    storage = str(data.get(KEY_STORAGE) or "")
+    if directory:
+        text += f", in {directory}"
+    if claim:
+        text += f" on claim {claim}" + (f" (GryviaStorage {storage})" if storage else "")
+    return text

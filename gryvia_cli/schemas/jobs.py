@@ -57,6 +57,10 @@ class JobStatus(Document):
     """Where the GPU use was read; null when it was not."""
     cost: JobCostSoFar | None
     """Null when unknown (no price, no usage record)."""
+    checkpoints: dict[str, str] | None = None
+    """A guarded job's checkpoint record, the data of its ConfigMap `<job>-checkpoint`:
+    `resumeStep`, `committedSteps` (comma-separated), `lastCommitTime`, `restores`,
+    `directory`, `claim`, `storage` (docs/checkpoints.md); null when it has none."""
 
 
 class SeffReport(Document):

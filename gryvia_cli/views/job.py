@@ -56,6 +56,9 @@ class JobSnapshot:
     """Why the GPU use could not be read, in part or at all ("" when it could)."""
     gpus_source: str = ""
     """Where the GPU use was read (`views.gpumetrics.GpuRead.source`)."""
+    checkpoints: dict[str, str] | None = None
+    """A guarded job's checkpoint record: the data of its ConfigMap `<job>-checkpoint`
+    (docs/checkpoints.md: steps, folder, claim, GryviaStorage); None when it has none."""
 
     @property
     def summary(self) -> JobSummary:
@@ -66,8 +69,9 @@ class JobSnapshot:
         """The documented JSON shape of `status JOB -o json` (kind JobStatus,
         docs/reference/json/): `{apiVersion, kind, job, pods, events, nodes, gpus, gpusSource,
         cost}` with the API objects as they are, the nodes the pods are bound
-        to, the GPUs' use and where it was read, and the cost so far
-        `{soFar, perHour, currency, metered}` (null when unknown)."""
+        to, the GPUs' use and where it was read, the cost so far
+        `{soFar, perHour, currency, metered}` (null when unknown), and `checkpoints`: a
+        guarded job's checkpoint record (null when it has none)."""
         from gryvia_operator.api.names import CLI_API_VERSION
 
         cost = self.cost
@@ -88,6 +92,7 @@ class JobSnapshot:
                 "currency": cost.currency,
                 "metered": cost.metered,
             },
+            "checkpoints": self.checkpoints,
         }
 
     @property
@@ -144,12 +149,27 @@ def job_snapshot(state: Session, name: str, namespace: str, *, gpus: bool = True
     created = summarize_job(job).created
     cost = read_pricing(access, []).job_cost(job, state.now())
     snapshot = JobSnapshot(job, list(pods), since(ours, created), cost)
+    if (job.get("spec") or {}).get("storage"):  # a guarded job's checkpoints live there
+        snapshot.checkpoints = _checkpoints(access, name, namespace)
     if gpu_read is not None:
         read = gpu_read.result()
         snapshot.gpus_note, snapshot.gpus_source = read.note, read.source
         replicas = {pod: replica for pod, (replica, _) in running.items()}
         snapshot.gpus = job_gpu_use(read.readings, namespace, replicas)
     return snapshot
+
+
+def _checkpoints(access: Any, name: str, namespace: str) -> dict[str, str] | None:
+    """The data of the job's checkpoint ConfigMap; None when there is none or it cannot be
+    read (a job no guard covers has none: not worth a warning)."""
+    from gryvia_cli.errors import ApiError, ForbiddenError, NotFoundError
+    from gryvia_operator.api.checkpointguard import configmap_name
+
+    try:
+        found = access.get(r.CONFIG_MAP, configmap_name(name), namespace)
+    except (NotFoundError, ForbiddenError, ApiError):
+        return None
+    return {str(k): str(v) for k, v in (found.get("data") or {}).items()}
 
 
 def _line(label: str, *parts: Any) -> None:
@@ -199,6 +219,10 @@ def render_job(snapshot: JobSnapshot, now: datetime) -> None:
         _line("Nodes", ", ".join(snapshot.nodes))
     if snapshot.cost is not None:
         _line("Cost", _cost_line(snapshot.cost))
+    if snapshot.checkpoints is not None:
+        from gryvia_cli.core.checkpointguards import checkpoints_text
+
+        _line("Checkpoints", checkpoints_text(snapshot.checkpoints, now))
     if snapshot.gpus is not None:
         _line(
             "GPU use", summary_text(snapshot.gpus) or f"- ({snapshot.gpus_note or 'no readings'})"

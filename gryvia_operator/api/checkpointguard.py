@@ -31,6 +31,25 @@ from gryvia_operator.api.core import LabelSelector
 DEFAULT_INTERVAL_SECONDS = 600
 DEFAULT_DIRECTORY = "checkpoints"
 MAX_LISTED_STEPS = 20
+KEY_RESUME = "resumeStep"
+KEY_STEPS = "committedSteps"
+KEY_LAST_COMMIT = "lastCommitTime"
+KEY_RESTORES = "restores"
+"""Keys of a guarded job's ConfigMap `<job>-checkpoint` (`configmap_name`): the step a
+replacement pod resumes from, the newest committed steps (comma-separated), the time the newest
+was seen (RFC 3339, UTC) and how many pods were released with a resume step."""
+KEY_DIRECTORY = "directory"
+KEY_CLAIM = "claim"
+KEY_STORAGE = "storage"
+"""Where the checkpoints are: the trainer's folder, the claim mounted at /data, and the
+GryviaStorage behind it (empty for a plain StorageClass); `gryvia status JOB` prints them."""
+
+
+def configmap_name(job_name: str) -> str:
+    """`<job>-checkpoint`: the job's committed steps, resume step and checkpoint folder."""
+    return f"{job_name}-checkpoint"
+
+
 """Committed steps kept per job (the newest)."""
 
 _Int32 = SchemaExtra({"format": "int32"})

@@ -17,10 +17,13 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from gryvia_operator.api.names import pvc_name
 from gryvia_operator.api.storage import GryviaStorage
 
 DEFAULT_ACCESS_MODE: Final = "ReadWriteMany"
 """The access mode of a claim whose `spec.storage` names a plain StorageClass."""
+SHARED_PREFIX: Final = "gryvia-data-"
+"""A namespace's shared claim of a backend is `gryvia-data-<backend>`."""
 HEALTH_HINT: Final = "gryvia health storage"
 """The command that shows a backend's class, provisioner and probe."""
 MAX_TEXT: Final = 1024
@@ -37,6 +40,26 @@ class DataClaim:
     storage_class: str
     access_mode: str = DEFAULT_ACCESS_MODE
     backend: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        """Whether the jobs of a namespace share one claim of this backend: a GryviaStorage
+        whose first access mode is ReadWriteMany (what one job writes under `/data`, the next
+        reads; the claim outlives the jobs). A ReadWriteOnce backend, or a plain
+        StorageClass, gives each job its own claim `<job>-data`, deleted with the job."""
+        return self.backend is not None and self.access_mode == DEFAULT_ACCESS_MODE
+
+    def claim_name(self, job_name: str) -> str:
+        """The claim a job mounts at `/data`: `gryvia-data-<backend>` when `shared`, else
+        `<job>-data` (`api.names.pvc_name`)."""
+        return shared_claim_name(str(self.backend)) if self.shared else pvc_name(job_name)
+
+
+def shared_claim_name(backend: str) -> str:
+    """`gryvia-data-<backend>`: the claim the jobs of a namespace share on a ReadWriteMany
+    GryviaStorage (a backend's name is the value of label `gryvia.io/storage` on its objects,
+    so in practice at most 63 characters: this fits a claim name's 253)."""
+    return f"{SHARED_PREFIX}{backend}"
 
 
 def find_backend(name: str, storages: Iterable[Mapping[str, Any]]) -> GryviaStorage | None:

@@ -53,29 +53,38 @@ CONFLICT_RETRY_SECONDS = 0.5
 """Delay before reading a job again that changed while it was being reconciled."""
 
 
-def child_names(name: str) -> dict[str, str]:
-    """Kind -> the deterministic name of that child of job `name`."""
+def child_names(name: str, claim: DataClaim | None = None) -> dict[str, str]:
+    """Kind -> the deterministic name of that child of job `name` (the data claim's from
+    `claim`: `gryvia-data-<backend>` when shared, else `<job>-data`)."""
     return {
         "Job": batch_job_name(name),
         "StatefulSet": statefulset_name(name),
         "Service": service_name(name),
-        "PersistentVolumeClaim": pvc_name(name),
+        "PersistentVolumeClaim": claim.claim_name(name) if claim else pvc_name(name),
     }
 
 
 def observe(rt: Runtime, job: GryviaAIJob) -> Observed:
-    """Assemble what the indexes (and this operator's recent writes) know about `job`."""
+    """Assemble what the indexes (and this operator's recent writes) know about `job`.
+
+    The namespace's shared claim (`DataClaim.shared`) is indexed under its own name and owned
+    by no job: it is the job's data claim, never a conflict."""
     key = (job.namespace, job.name)
     uid = job.metadata.uid or ""
     mine: dict[str, ChildView] = {}
     blocked: list[Blocker] = []
-    for kind, name in child_names(job.name).items():
+    claim = _data_claim(rt, job)
+    shared = claim.claim_name(job.name) if claim is not None and claim.shared else None
+    for kind, name in child_names(job.name, claim).items():
         view = rt.recent_children.get((kind, job.namespace, name))
+        index_key = (job.namespace, name) if name == shared else key
         if view is None:
-            view = next((v for v in rt.indices.values(CHILDREN[kind], key) if v.name == name), None)
+            view = next(
+                (v for v in rt.indices.values(CHILDREN[kind], index_key) if v.name == name), None
+            )
         if view is None:
             continue
-        if view.owner_uid == uid:
+        if view.owner_uid == uid or (name == shared and not view.owner_uid):
             mine[kind] = view
         else:
             blocked.append(Blocker(kind, name, previous_owner=True))
@@ -87,7 +96,7 @@ def observe(rt: Runtime, job: GryviaAIJob) -> Observed:
         nodes=tuple(rt.indices.all_values(NODES)),
         node_pods=tuple(rt.indices.all_values(PODS_BY_NODE)),
         blocked=tuple(blocked),
-        data_claim=_data_claim(rt, job),
+        data_claim=claim,
     )
 
 
@@ -128,7 +137,8 @@ async def _apply(
         except AlreadyExists:
             result = await rt.api.get(action.kind, action.name, ns)
             found = ChildView.from_object(result, action.kind)
-            if found.owner_uid != (job.metadata.uid or ""):
+            shared = claim is not None and claim.shared and action.kind == "PersistentVolumeClaim"
+            if found.owner_uid != (job.metadata.uid or "") and not (shared and not found.owner_uid):
                 return Blocker(action.kind, action.name, found.owner_name == job.name)
         except KubeError as exc:
             if action.kind != "PersistentVolumeClaim" or not is_quota_refusal(

@@ -21,19 +21,23 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GryviaAIJob
-from gryvia_operator.api.checkpointguard import CHECKPOINT_GUARD_KIND, GryviaCheckpointGuard
+from gryvia_operator.api.checkpointguard import (
+    CHECKPOINT_GUARD_KIND,
+    GryviaCheckpointGuard,
+    configmap_name,
+)
+from gryvia_operator.api.jobstorage import DataClaim, data_claim, find_backend
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
 from gryvia_operator.controller.podlogs import trainer_log
 from gryvia_operator.controller.runtime import JobKey, Runtime
-from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS
+from gryvia_operator.controller.store import AIJOBS, CHECKPOINT_GUARDS, STORAGES
 from gryvia_operator.reconcile.checkpointguard import (
     SCHEDULING_GATE,
     CheckpointPlan,
     GuardedPod,
     JobCheckpoints,
     build_configmap,
-    configmap_name,
     is_guarded_pod,
     lost_pods,
     merge_commits,
@@ -62,12 +66,24 @@ def guards(rt: Runtime) -> list[GryviaCheckpointGuard]:
     return out
 
 
-def config_for(rt: Runtime, job: GryviaAIJob) -> ReconcileConfig:
-    """The reconcile config of one job: `rt.config` with the job's checkpoint plan."""
+def config_for(
+    rt: Runtime, job: GryviaAIJob, config: ReconcileConfig | None = None
+) -> ReconcileConfig:
+    """The reconcile config of one job: `config` (default `rt.config`) with the job's
+    checkpoint plan, placed on the job's data claim (`config.data_claim`)."""
+    config = config or rt.config
     if not rt.config.checkpoint_guards:
-        return rt.config
-    plan = plan_for(job, guards(rt))
-    return rt.config if plan is None else replace(rt.config, checkpoint=plan)
+        return config
+    plan = plan_for(job, guards(rt), config.data_claim or _data_claim(rt, job))
+    return config if plan is None else replace(config, checkpoint=plan)
+
+
+def _data_claim(rt: Runtime, job: GryviaAIJob) -> DataClaim | None:
+    """The job's data claim: the GryviaStorage `spec.storage` names, else that class."""
+    name = job.spec.storage
+    if not name:
+        return None
+    return data_claim(name, find_backend(name, rt.indices.values(STORAGES, ("", name))))
 
 
 def _stamp(rt: Runtime) -> str:
@@ -125,7 +141,7 @@ class GuardedJobs:
                 job = GryviaAIJob.model_validate(body)
             except ValidationError:
                 continue
-            plan = plan_for(job, known)
+            plan = plan_for(job, known, _data_claim(self.rt, job))
             state = await self._job_pass(key, dict(body), job, plan)
             if plan is not None and (key[0], plan.guard) in views:
                 views[(key[0], plan.guard)].jobs[key[1]] = state
@@ -153,20 +169,25 @@ class GuardedJobs:
         return steps
 
     async def _save(
-        self, key: JobKey, body: dict[str, Any], state: JobCheckpoints, resume: bool
+        self,
+        key: JobKey,
+        body: dict[str, Any],
+        state: JobCheckpoints,
+        resume: bool,
+        plan: CheckpointPlan | None,
     ) -> None:
-        """Create or update the job's ConfigMap with `state` (before any pod is released)."""
+        """Create or update the job's ConfigMap with `state` (before any pod is released) and
+        where its checkpoints are (`plan`)."""
         state = replace(state, started=True)
         if not self.states.get(key, JobCheckpoints()).started:
             try:
-                await self.rt.api.create(build_configmap(body, state, resume=resume))
+                await self.rt.api.create(build_configmap(body, state, resume=resume, plan=plan))
                 self.states[key] = state
                 return
             except AlreadyExists:
                 pass
-        await self.rt.api.patch(
-            "ConfigMap", configmap_name(key[1]), {"data": state_data(state, resume=resume)}, key[0]
-        )
+        data = state_data(state, resume=resume, plan=plan)
+        await self.rt.api.patch("ConfigMap", configmap_name(key[1]), {"data": data}, key[0])
         self.states[key] = state
 
     async def _job_pass(
@@ -188,7 +209,7 @@ class GuardedJobs:
                 if pod.phase in ("Succeeded", "Failed"):
                     self._remember(self.ended_read, pod.uid)
         if gated or state != before:
-            await self._save(key, body, state, resume)
+            await self._save(key, body, state, resume, plan)
         state = self.states[key]
         for pod in lost:
             self._remember(self.handled, pod.uid)
@@ -204,7 +225,7 @@ class GuardedJobs:
         released = [p for p in gated if await self._release(key, p)]
         if released and state.resume_step is not None and resume:
             state = replace(state, restores=state.restores + len(released))
-            await self._save(key, body, state, resume)
+            await self._save(key, body, state, resume, plan)
             if plan is not None:
                 self._record_restore(key, body, plan.guard, released[-1], state)
         return self.states[key]

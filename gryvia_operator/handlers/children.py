@@ -1,6 +1,8 @@
 """Handlers of a GryviaAIJob's children: index them by owner, queue the owner on any change.
 
-Children are batch Jobs, StatefulSets, Services and PVCs labelled gryvia.io/job.
+Children are batch Jobs, StatefulSets, Services and PVCs labelled gryvia.io/job. A namespace's
+shared data claim (`gryvia-data-<backend>`, label gryvia.io/job empty, no owner) is indexed under
+(namespace, its own name); a change to it queues the namespace's waiting jobs.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api.names import LABEL_JOB
+from gryvia_operator.api.storage import LABEL_STORAGE
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import CHILDREN
 from gryvia_operator.reconcile.views import ChildView
@@ -44,9 +47,11 @@ def _register_kind(
 
     @kopf.index(*api, id=index_id, labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
     async def child_index(body: kopf.Body, **_: Any) -> Any:
-        """Index a child under its owner job."""
+        """Index a child under its owner job (a shared claim under its own name)."""
         view = ChildView.from_object(body, kind)
-        return {(view.namespace, view.owner_name): view} if view.owner_name else {}
+        if view.owner_name:
+            return {(view.namespace, view.owner_name): view}
+        return {(view.namespace, view.name): view} if _shared(body) else {}
 
     @kopf.on.event(
         *api, id=f"{index_id}_events", labels={LABEL_JOB: kopf.PRESENT}, registry=registry
@@ -62,3 +67,13 @@ def _register_kind(
             rt.recent_children.seen(key, view.resource_version)
         if view.owner_name:
             rt.jobs.add((view.namespace, view.owner_name))
+        elif _shared(body):  # jobs waiting for it (to bind, or to exist again)
+            for waiting in [k for k in rt.waiting if k[0] == view.namespace]:
+                rt.jobs.add(waiting)
+
+
+def _shared(body: Any) -> bool:
+    """Whether `body` is a namespace's shared data claim (`reconcile.children.
+    shared_claim_metadata`): label gryvia.io/job empty, gryvia.io/storage set."""
+    labels = (body.get("metadata") or {}).get("labels") or {}
+    return labels.get(LABEL_JOB) == "" and bool(labels.get(LABEL_STORAGE))

@@ -28,6 +28,7 @@ from gryvia_operator.controller.store import (
     QUOTAS,
     RESERVATIONS,
     SKUS,
+    STORAGES,
     TENANTS,
     USAGE,
 )
@@ -150,7 +151,8 @@ async def _priority(rt: Runtime, p: JobPass) -> JobPass:
 
 
 async def _checkpoint(rt: Runtime, p: JobPass) -> JobPass:
-    return replace(p, config=checkpointguard.config_for(rt, p.job))
+    config = replace(p.config, data_claim=p.observed.data_claim)
+    return replace(p, config=checkpointguard.config_for(rt, p.job, config))
 
 
 async def _storage(rt: Runtime, p: JobPass) -> JobPass:
@@ -202,7 +204,12 @@ STEPS: tuple[Step, ...] = (
         retry=_gate_retry,
     ),
     Step("priority", (PRIORITIES, QUOTAS, AIJOBS), "observed.admission, preempts_below", _priority),
-    Step("checkpoint", (CHECKPOINT_GUARDS,), "config.checkpoint", _checkpoint),
+    Step(
+        "checkpoint",
+        (CHECKPOINT_GUARDS, STORAGES),
+        "config.data_claim, config.checkpoint",
+        _checkpoint,
+    ),
     Step(
         "datasets",
         (DATASETS, TENANTS),

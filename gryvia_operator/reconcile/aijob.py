@@ -125,6 +125,7 @@ def reconcile_job(
         return Reconciliation(_deletes(observed.workloads), status)
     if phase == JobPhase.REJECTED:
         owned = (*observed.workloads, *(c for c in (observed.service, observed.pvc) if c))
+        owned = tuple(c for c in owned if c.owner_uid)  # never the namespace's shared claim
         return Reconciliation(_deletes(tuple(owned)), status)
     if (job.metadata.annotations or {}).get(ANNOTATION_CANCEL) == "true":
         status = _terminal(status, JobPhase.CANCELLED, Msg.CANCELLED, Reason.CANCELLED, gen, now)
@@ -282,6 +283,8 @@ def _run(
             requeue = config.conflict_retry_seconds  # recreate once it is gone
         elif queue is not None and key[0] == "Job":
             pass  # Kueue alone suspends and resumes the Job
+        elif not have.owner_uid:
+            pass  # the namespace's shared claim: the first job sized it, no job patches it
         else:
             patch = drift_patch(child, have)
             if patch is not None:

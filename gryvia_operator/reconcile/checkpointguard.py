@@ -19,11 +19,20 @@ from typing import Any
 
 from gryvia_operator.api.aijob import GryviaAIJob
 from gryvia_operator.api.checkpointguard import (
+    KEY_CLAIM,
+    KEY_DIRECTORY,
+    KEY_LAST_COMMIT,
+    KEY_RESTORES,
+    KEY_RESUME,
+    KEY_STEPS,
+    KEY_STORAGE,
     MAX_LISTED_STEPS,
     GryviaCheckpointGuard,
     RestoreReason,
+    configmap_name,
 )
 from gryvia_operator.api.core import selector_matches
+from gryvia_operator.api.jobstorage import DataClaim
 from gryvia_operator.api.names import (
     API_VERSION,
     CONTAINER_NAME,
@@ -37,10 +46,6 @@ ENV_INTERVAL = "GRYVIA_CHECKPOINT_INTERVAL_SECONDS"
 ENV_RESUME = "GRYVIA_RESUME_STEP"
 SCHEDULING_GATE = GATE_CHECKPOINT_RESTORE
 """Scheduling gate on every pod of a guarded job until its resume step is written."""
-KEY_RESUME = "resumeStep"
-KEY_STEPS = "committedSteps"
-KEY_LAST_COMMIT = "lastCommitTime"
-KEY_RESTORES = "restores"
 COMMIT_LINE = re.compile(r"^GRYVIA_CHECKPOINT_COMMITTED step=(\d{1,18})\s*$", re.MULTILINE)
 """The line a trainer prints once the checkpoint of a step is complete (stdout or stderr)."""
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -55,18 +60,17 @@ _LOSS_REASONS: dict[str, RestoreReason] = {
 """DisruptionTarget condition reason -> restore reason (no condition: `PodDeleted`)."""
 
 
-def configmap_name(job_name: str) -> str:
-    """`<job>-checkpoint`: the job's committed steps and resume step."""
-    return f"{job_name}-checkpoint"
-
-
 @dataclass(frozen=True)
 class CheckpointPlan:
-    """What a guarded job's pods get: the guard's name, save interval and folder (absolute)."""
+    """What a guarded job's pods get: the guard's name, save interval and folder (absolute),
+    and where that folder lives: `claim` (mounted at /data) and `storage` (its GryviaStorage,
+    "" for a plain StorageClass)."""
 
     guard: str
     interval_seconds: int
     directory: str
+    claim: str = ""
+    storage: str = ""
     restore: bool = True
     """Release replacement pods with the resume step (off: they start afresh)."""
     whole_job: bool = True
@@ -85,9 +89,16 @@ def guard_for(
     return next((g for g in mine if selector_matches(g.spec.job_selector, labels)), None)
 
 
-def plan_for(job: GryviaAIJob, guards: Iterable[GryviaCheckpointGuard]) -> CheckpointPlan | None:
+def plan_for(
+    job: GryviaAIJob, guards: Iterable[GryviaCheckpointGuard], claim: DataClaim | None = None
+) -> CheckpointPlan | None:
     """The checkpoint plan of a job, or None: no guard, no `spec.storage` (the checkpoints
-    live on the job's PVC), or a StatefulSet workload (it restarts pods in place)."""
+    live on the job's data claim), or a StatefulSet workload (it restarts pods in place).
+
+    `claim` is the job's data claim (`api.jobstorage.data_claim`; None: spec.storage as a
+    StorageClass). On a namespace's shared claim the folder is `/data/<directory>/<job>`, so
+    the jobs sharing it never write each other's checkpoints, and they outlive the job;
+    on the job's own claim it is `/data/<directory>`."""
     if not job.spec.storage or job.spec.effective_workload_kind() != "job":
         return None
     guard = guard_for(job, guards)
@@ -95,10 +106,14 @@ def plan_for(job: GryviaAIJob, guards: Iterable[GryviaCheckpointGuard]) -> Check
         return None
     policy = guard.spec.checkpoint_policy
     restore = guard.spec.restore
+    claim = claim or DataClaim(job.spec.storage)
+    folder = f"{DATA_MOUNT}/{policy.directory}"
     return CheckpointPlan(
         guard=guard.name,
         interval_seconds=policy.interval_seconds,
-        directory=f"{DATA_MOUNT}/{policy.directory}",
+        directory=f"{folder}/{job.name}" if claim.shared else folder,
+        claim=claim.claim_name(job.name),
+        storage=claim.backend or "",
         restore=restore.enabled if restore else True,
         whole_job=restore.whole_job if restore else True,
     )
@@ -190,22 +205,33 @@ def merge_commits(state: JobCheckpoints, steps: Iterable[int], now: datetime) ->
     return replace(state, steps=merged, last_commit=stamp)
 
 
-def state_data(state: JobCheckpoints, *, resume: bool = True) -> dict[str, str]:
+def state_data(
+    state: JobCheckpoints, *, resume: bool = True, plan: CheckpointPlan | None = None
+) -> dict[str, str]:
     """The ConfigMap data of a record; `resumeStep` is empty before the first commit, and
-    always with `resume=False` (the guard's restore is off: pods start afresh)."""
+    always with `resume=False` (the guard's restore is off: pods start afresh). With `plan`,
+    also where the checkpoints are (`directory`, `claim`, `storage`)."""
     step = state.resume_step if resume else None
-    return {
+    data = {
         KEY_RESUME: "" if step is None else str(step),
         KEY_STEPS: ",".join(str(s) for s in state.steps),
         KEY_LAST_COMMIT: state.last_commit,
         KEY_RESTORES: str(state.restores),
     }
+    if plan is not None:
+        data |= {KEY_DIRECTORY: plan.directory, KEY_CLAIM: plan.claim, KEY_STORAGE: plan.storage}
+    return data
 
 
 def build_configmap(
-    job: Mapping[str, Any], state: JobCheckpoints, *, resume: bool = True
+    job: Mapping[str, Any],
+    state: JobCheckpoints,
+    *,
+    resume: bool = True,
+    plan: CheckpointPlan | None = None,
 ) -> dict[str, Any]:
-    """The job's `<job>-checkpoint` ConfigMap, owned by the job (deleted with it)."""
+    """The job's `<job>-checkpoint` ConfigMap, owned by the job (deleted with it); `plan`
+    adds where the checkpoints are (`state_data`)."""
     meta = job["metadata"]
     return {
         "apiVersion": "v1",
@@ -225,7 +251,7 @@ def build_configmap(
                 }
             ],
         },
-        "data": state_data(state, resume=resume),
+        "data": state_data(state, resume=resume, plan=plan),
     }
 
 

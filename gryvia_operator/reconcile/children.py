@@ -7,13 +7,16 @@ from typing import Any
 from gryvia_operator.api import GryviaAIJob
 from gryvia_operator.api.jobstorage import DataClaim
 from gryvia_operator.api.names import (
+    LABEL_JOB,
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
     MASTER_PORT,
     PORT_NAME,
     batch_job_name,
-    pvc_name,
     service_name,
     statefulset_name,
 )
+from gryvia_operator.api.storage import LABEL_STORAGE
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.env import WorkloadKind
 from gryvia_operator.reconcile.podtemplate import (
@@ -121,21 +124,37 @@ def build_headless_service(job: GryviaAIJob) -> dict[str, Any]:
     }
 
 
-def build_pvc(job: GryviaAIJob, claim: DataClaim | None = None) -> dict[str, Any] | None:
-    """The data PVC `<job>-data` of `spec.storageRequest`, or None without spec.storage.
+def shared_claim_metadata(job: GryviaAIJob, claim: DataClaim) -> dict[str, Any]:
+    """metadata of the namespace's shared claim `gryvia-data-<backend>`: no owner (it outlives
+    every job that mounts it), label `gryvia.io/storage` = the backend and `gryvia.io/job` with
+    an empty value (the operator's child watches select on that label; no job is named "")."""
+    return {
+        "name": claim.claim_name(job.name),
+        "namespace": job.namespace,
+        "labels": {LABEL_JOB: "", LABEL_STORAGE: str(claim.backend), LABEL_MANAGED_BY: MANAGED_BY},
+    }
 
-    `claim` (`api.jobstorage.data_claim`) gives its class and access mode: the GryviaStorage
-    that spec.storage names; None, or a name no backend has: spec.storage as the class,
-    ReadWriteMany.
+
+def build_pvc(job: GryviaAIJob, claim: DataClaim | None = None) -> dict[str, Any] | None:
+    """The data PVC of `spec.storageRequest`, or None without spec.storage.
+
+    `claim` (`api.jobstorage.data_claim`) gives its name, class and access mode: the
+    GryviaStorage that spec.storage names (a ReadWriteMany one: the namespace's shared claim
+    `gryvia-data-<backend>`, `shared_claim_metadata`); None, or a name no backend has:
+    spec.storage as the class, ReadWriteMany, the job's own claim `<job>-data`.
     """
     spec = job.spec
     if not spec.storage:
         return None
     claim = claim or DataClaim(spec.storage)
+    if claim.shared:
+        metadata = shared_claim_metadata(job, claim)
+    else:
+        metadata = child_metadata(job, claim.claim_name(job.name))
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": child_metadata(job, pvc_name(job.name)),
+        "metadata": metadata,
         "spec": {
             "accessModes": [claim.access_mode],
             "storageClassName": claim.storage_class,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gryvia_operator.api.datasetuse import DatasetVolume
+from gryvia_operator.api.jobstorage import DataClaim
 from gryvia_operator.reconcile.checkpointguard import CheckpointPlan
 from gryvia_operator.reconcile.kueue import KueueSettings
 
@@ -84,3 +85,6 @@ class ReconcileConfig:
     """This job's datasets that can be mounted (`api.datasetuse.dataset_use`), read-only."""
     checkpoint: CheckpointPlan | None = None
     """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""
+    data_claim: DataClaim | None = None
+    """The job's data claim (set per job by the storage step, `api.jobstorage.data_claim`):
+    its name is the claim the pods mount at `/data`; None: `<job>-data`."""

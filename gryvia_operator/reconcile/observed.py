@@ -45,7 +45,7 @@ class Observed:
     refused: tuple[str, ...] = ()
     """API server refusals (422) of children this job asked for: its spec cannot run."""
     data_claim: DataClaim | None = None
-    """What the data claim `<job>-data` is made of (`api.jobstorage.data_claim`: the backend
+    """What the data claim is made of (`api.jobstorage.data_claim`: its name, the backend
     `spec.storage` names, else that name as a StorageClass); None: the job has no storage, or
     the handler did not resolve it (then `spec.storage` is the class, ReadWriteMany)."""
     storage_refused: str | None = None

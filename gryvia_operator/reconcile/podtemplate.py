@@ -144,12 +144,12 @@ def build_pod_template(
         pod["subdomain"] = service_name(job.name)
     volumes = [dict(v) for v in spec.volumes or []]
     if spec.storage:
-        volumes.append(
-            {"name": DATA_VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(job.name)}}
-        )
+        claim = config.data_claim
+        name = claim.claim_name(job.name) if claim is not None else pvc_name(job.name)
+        volumes.append({"name": DATA_VOLUME, "persistentVolumeClaim": {"claimName": name}})
     for i, ds in enumerate(config.datasets):
-        claim = {"claimName": ds.claim, "readOnly": True}
-        volumes.append({"name": f"dataset-{i}", "persistentVolumeClaim": claim})
+        source = {"claimName": ds.claim, "readOnly": True}
+        volumes.append({"name": f"dataset-{i}", "persistentVolumeClaim": source})
     if spec.distributed_enabled:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
     if volumes:

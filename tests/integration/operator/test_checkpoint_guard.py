@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from gryvia_operator.api.checkpointguard import configmap_name
 from gryvia_operator.api.names import LABEL_JOB
-from gryvia_operator.reconcile.checkpointguard import SCHEDULING_GATE, configmap_name
+from gryvia_operator.reconcile.checkpointguard import SCHEDULING_GATE
 from tests.builders import make_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, kubectl_json, wait_phase

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from gryvia_cli.core.checkpointguards import (
     build_guard,
+    checkpoints_text,
     guard_details,
     guard_row,
     guard_wide_row,
@@ -52,3 +55,22 @@ def test_rows_and_details_show_steps_and_the_last_restore() -> None:
     assert details["Last restore"] == "train-0-x from step 8 (PodDeleted, 2026-12-01T12:00:00Z)"
     assert details["Job train"] == "committed 4, 8; 2 restore(s)"
     assert details["Restore"] == "whole job"
+
+
+def test_the_status_line_says_the_last_step_and_where_the_checkpoints_are() -> None:
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    data = {
+        "resumeStep": "1200",
+        "committedSteps": "400,800,1200",
+        "lastCommitTime": "2026-12-06T11:58:00Z",
+        "restores": "1",
+        "directory": "/data/checkpoints/train",
+        "claim": "gryvia-data-fast-nfs",
+        "storage": "fast-nfs",
+    }
+    assert checkpoints_text(data, now) == (
+        "step 1200 (3 committed, 2m ago), 1 pod(s) resumed, in /data/checkpoints/train on "
+        "claim gryvia-data-fast-nfs (GryviaStorage fast-nfs)"
+    )
+    plain = {"committedSteps": "", "restores": "0", "directory": "/data/ck", "claim": "t-data"}
+    assert checkpoints_text(plain, now) == "no step committed yet, in /data/ck on claim t-data"

@@ -177,7 +177,9 @@ def test_status_of_a_job_with_pods_and_events() -> None:
     assert (
         set(snapshot)
         == {"apiVersion", "kind", "job", "pods", "events", "nodes", "gpus", "gpusSource", "cost"}
+        | {"checkpoints"}
         and snapshot["pods"][0]["metadata"]["name"] == "run-0-abc"
+        and snapshot["checkpoints"] is None  # not guarded
     )
     assert run(["status", "nope"], fake).exit_code == 1
 

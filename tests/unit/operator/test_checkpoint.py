@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from gryvia_operator.api.checkpointguard import GryviaCheckpointGuard
 from gryvia_operator.api.core import LabelSelector, selector_matches
+from gryvia_operator.api.jobstorage import DataClaim
 from gryvia_operator.reconcile.checkpointguard import (
     ENV_DIR,
     ENV_INTERVAL,
@@ -99,12 +100,29 @@ def test_selector_matches_labels_and_expressions() -> None:
 
 def test_plan_needs_a_matching_guard_in_the_namespace_and_the_jobs_pvc() -> None:
     plan = plan_for(job(), [guard("b"), guard("a", checkpointPolicy={"directory": "ck/x"})])
-    assert plan == CheckpointPlan("a", 600, "/data/ck/x")  # first by name wins
+    assert plan == CheckpointPlan("a", 600, "/data/ck/x", claim="train-data")  # first by name
     assert plan_for(job(labels={}), [guard()]) is None
     assert plan_for(job(), [guard(namespace="other")]) is None
     assert plan_for(job(storage=False), [guard()]) is None  # checkpoints live on the PVC
     off = plan_for(job(), [guard(restore={"enabled": False, "wholeJob": False})])
     assert off is not None and not off.restore and not off.whole_job
+
+
+def test_on_a_shared_claim_each_job_checkpoints_into_its_own_folder() -> None:
+    shared = DataClaim("fast-nfs", "ReadWriteMany", backend="fast-nfs")
+    plan = plan_for(job(), [guard()], shared)
+    assert plan is not None
+    assert (plan.directory, plan.claim, plan.storage) == (
+        "/data/checkpoints/train",
+        "gryvia-data-fast-nfs",
+        "fast-nfs",
+    )
+    once = plan_for(job(), [guard()], DataClaim("local", "ReadWriteOnce", backend="local"))
+    assert once is not None and (once.directory, once.claim) == ("/data/checkpoints", "train-data")
+    data = state_data(JobCheckpoints(steps=(10, 20)), plan=plan)
+    assert data["directory"] == "/data/checkpoints/train" and data["storage"] == "fast-nfs"
+    assert data["claim"] == "gryvia-data-fast-nfs" and data["resumeStep"] == "20"
+    assert "directory" not in state_data(JobCheckpoints())
 
 
 def test_guard_spec_is_validated() -> None:

@@ -8,17 +8,16 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob
+from gryvia_operator.api.checkpointguard import KEY_RESUME, configmap_name
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.handlers.checkpointguard import GuardedJobs
 from gryvia_operator.reconcile.checkpointguard import (
     ENV_RESUME,
-    KEY_RESUME,
     SCHEDULING_GATE,
     CheckpointPlan,
     JobCheckpoints,
     build_configmap,
     checkpoint_env,
-    configmap_name,
     lost_pods,
     merge_commits,
     parse_commits,

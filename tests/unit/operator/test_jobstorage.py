@@ -22,7 +22,7 @@ from gryvia_operator.api.pendingtext import waiting_line
 from gryvia_operator.api.storage import GryviaStorage
 from gryvia_operator.handlers.jobstorage import with_storage_message
 from gryvia_operator.reconcile.aijob import Observed, reconcile_job
-from gryvia_operator.reconcile.children import build_pvc
+from gryvia_operator.reconcile.children import build_batch_job, build_pvc
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.jobstorage import storage_wait
 from gryvia_operator.reconcile.pending import WaitContext, wait_status
@@ -79,6 +79,35 @@ def test_reconcile_creates_the_claim_from_the_backend() -> None:
     first = result.actions[0]
     assert (first.verb, first.kind) == ("create", "PersistentVolumeClaim")
     assert first.body["spec"]["storageClassName"] == "fast-sc"
+
+
+def test_a_read_write_many_backend_gives_the_namespace_one_shared_claim() -> None:
+    claim = data_claim("fast", _model(_backend("fast")))  # accessModes default: ReadWriteMany
+    assert claim.shared and claim.claim_name("t") == "gryvia-data-fast"
+    assert not DataClaim("plain").shared  # a plain class: the job's own claim
+    assert not DataClaim("x", "ReadWriteOnce", "x").shared
+    job = make_job("t").gpus(0).storage("fast", "500Gi").model()
+    pvc = build_pvc(job, claim)
+    assert pvc is not None
+    meta = pvc["metadata"]
+    assert (meta["name"], meta["namespace"]) == ("gryvia-data-fast", job.namespace)
+    assert "ownerReferences" not in meta  # it outlives the jobs that mount it
+    assert meta["labels"]["gryvia.io/job"] == "" and meta["labels"]["gryvia.io/storage"] == "fast"
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "500Gi"
+    config = ReconcileConfig(data_claim=claim)
+    template = build_batch_job(job, config)["spec"]["template"]["spec"]
+    data = next(v for v in template["volumes"] if v["name"] == "data")
+    assert data["persistentVolumeClaim"]["claimName"] == "gryvia-data-fast"
+    # an existing shared claim (no owner) is the job's: never patched, never a conflict,
+    # and a rejected job does not delete it
+    shared = ChildView(
+        "PersistentVolumeClaim", job.namespace, "gryvia-data-fast", spec={"resources": {}}
+    )
+    observed = Observed(nodes=NODES, data_claim=claim, pvc=shared)
+    result = reconcile_job(job, observed, config, NOW)
+    assert [a for a in result.actions if a.kind == "PersistentVolumeClaim"] == []
+    rejected = make_job("t").gpus(0).storage("fast").status(phase="Rejected").model()
+    assert reconcile_job(rejected, observed, config, NOW).actions == ()
 
 
 def test_admission_warns_for_a_plain_class_and_a_backend_not_ready() -> None:

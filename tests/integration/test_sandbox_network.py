@@ -286,7 +286,10 @@ def test_down_and_the_next_up_after_a_crash_leave_no_network_behind(tmp_path: Pa
             assert net is not None
             ip = _sleeper(box)
             assert {f"netns {net.netns(ip)}", f"link {net.veth(ip)}"} <= set(_leftovers(net))
-            pids = [int(m.name) for m in (box.state / "procs").glob("*")]
+            procs = box.state / "procs"  # the runner reports the pod before its process starts
+            pids = wait_for(
+                lambda: [int(m.name) for m in procs.glob("*")] or None, what="the sleeper's process"
+            )
             pod_net = Path(f"/run/netns/{net.netns(ip)}").stat().st_ino
             assert [Path(f"/proc/{pid}/ns/net").stat().st_ino for pid in pids] == [pod_net]
             assert f"address {net.gateway} on {net.bridge}" in _leftovers(net)

@@ -31,6 +31,7 @@ from gryvia_operator.api.core import LabelSelector
 DEFAULT_INTERVAL_SECONDS = 600
 DEFAULT_DIRECTORY = "checkpoints"
 MAX_LISTED_STEPS = 20
+"""Committed steps kept per job (the newest)."""
 KEY_RESUME = "resumeStep"
 KEY_STEPS = "committedSteps"
 KEY_LAST_COMMIT = "lastCommitTime"
@@ -49,8 +50,6 @@ def configmap_name(job_name: str) -> str:
     """`<job>-checkpoint`: the job's committed steps, resume step and checkpoint folder."""
     return f"{job_name}-checkpoint"
 
-
-"""Committed steps kept per job (the newest)."""
 
 _Int32 = SchemaExtra({"format": "int32"})
 RestoreReason = Literal["PodDeleted", "PodEvicted", "NodeLost", "PodFailed"]

@@ -83,6 +83,15 @@ def data_claim(name: str, backend: GryviaStorage | None) -> DataClaim:
     return DataClaim(backend.class_name(), backend.spec.access_modes[0], backend.name)
 
 
+def job_claim(storage: str | None, storages: Iterable[Mapping[str, Any]]) -> DataClaim | None:
+    """The data claim of a job whose `spec.storage` is `storage` (None: no storage, no claim),
+    given the GryviaStorage bodies the index holds under that name (`data_claim`,
+    `find_backend`)."""
+    if not storage:
+        return None
+    return data_claim(storage, find_backend(storage, storages))
+
+
 def _fix(name: str) -> str:
     return f"gryvia storage create {name} --backend existing --class {name}"
 

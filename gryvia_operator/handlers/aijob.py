@@ -17,9 +17,8 @@ from pydantic import ValidationError
 from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
 from gryvia_operator.api.jobstorage import (
     DataClaim,
-    data_claim,
-    find_backend,
     is_quota_refusal,
+    job_claim,
     quota_refusal_text,
 )
 from gryvia_operator.api.names import batch_job_name, pvc_name, service_name, statefulset_name
@@ -84,7 +83,7 @@ def observe(rt: Runtime, job: GryviaAIJob) -> Observed:
             )
         if view is None:
             continue
-        if view.owner_uid == uid or (name == shared and not view.owner_uid):
+        if _ours(view.owner_uid, uid, name == shared):
             mine[kind] = view
         else:
             blocked.append(Blocker(kind, name, previous_owner=True))
@@ -105,12 +104,16 @@ class StorageRefused(str):
 
 
 def _data_claim(rt: Runtime, job: GryviaAIJob) -> DataClaim | None:
-    """The data claim's class and access mode: the GryviaStorage `spec.storage` names (from
-    the STORAGES index), else that name as a StorageClass."""
+    """The data claim's name, class and access mode: the GryviaStorage `spec.storage` names
+    (from the STORAGES index), else that name as a StorageClass."""
     name = job.spec.storage
-    if not name:
-        return None
-    return data_claim(name, find_backend(name, rt.indices.values(STORAGES, ("", name))))
+    return job_claim(name, rt.indices.values(STORAGES, ("", name or "")))
+
+
+def _ours(owner_uid: str, uid: str, shared: bool) -> bool:
+    """Whether a child whose controller has `owner_uid` belongs to the job `uid`: owned by it,
+    or the namespace's shared claim (`shared`), which no job owns."""
+    return owner_uid == uid or (shared and not owner_uid)
 
 
 async def _apply(
@@ -138,7 +141,7 @@ async def _apply(
             result = await rt.api.get(action.kind, action.name, ns)
             found = ChildView.from_object(result, action.kind)
             shared = claim is not None and claim.shared and action.kind == "PersistentVolumeClaim"
-            if found.owner_uid != (job.metadata.uid or "") and not (shared and not found.owner_uid):
+            if not _ours(found.owner_uid, job.metadata.uid or "", shared):
                 return Blocker(action.kind, action.name, found.owner_name == job.name)
         except KubeError as exc:
             if action.kind != "PersistentVolumeClaim" or not is_quota_refusal(

@@ -26,7 +26,7 @@ from gryvia_operator.api.checkpointguard import (
     GryviaCheckpointGuard,
     configmap_name,
 )
-from gryvia_operator.api.jobstorage import DataClaim, data_claim, find_backend
+from gryvia_operator.api.jobstorage import job_claim
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
 from gryvia_operator.controller.podlogs import trainer_log
@@ -74,16 +74,8 @@ def config_for(
     config = config or rt.config
     if not rt.config.checkpoint_guards:
         return config
-    plan = plan_for(job, guards(rt), config.data_claim or _data_claim(rt, job))
+    plan = plan_for(job, guards(rt), config.data_claim)
     return config if plan is None else replace(config, checkpoint=plan)
-
-
-def _data_claim(rt: Runtime, job: GryviaAIJob) -> DataClaim | None:
-    """The job's data claim: the GryviaStorage `spec.storage` names, else that class."""
-    name = job.spec.storage
-    if not name:
-        return None
-    return data_claim(name, find_backend(name, rt.indices.values(STORAGES, ("", name))))
 
 
 def _stamp(rt: Runtime) -> str:
@@ -141,7 +133,9 @@ class GuardedJobs:
                 job = GryviaAIJob.model_validate(body)
             except ValidationError:
                 continue
-            plan = plan_for(job, known, _data_claim(self.rt, job))
+            storage = job.spec.storage
+            claim = job_claim(storage, self.rt.indices.values(STORAGES, ("", storage or "")))
+            plan = plan_for(job, known, claim)
             state = await self._job_pass(key, dict(body), job, plan)
             if plan is not None and (key[0], plan.guard) in views:
                 views[(key[0], plan.guard)].jobs[key[1]] = state

@@ -86,5 +86,6 @@ class ReconcileConfig:
     checkpoint: CheckpointPlan | None = None
     """The job's checkpoint guard plan (set per job by the handler; None: not guarded)."""
     data_claim: DataClaim | None = None
-    """The job's data claim (set per job by the storage step, `api.jobstorage.data_claim`):
-    its name is the claim the pods mount at `/data`; None: `<job>-data`."""
+    """The job's data claim (`Observed.data_claim`, copied here per job by
+    `handlers.jobsteps` so the pod template and the checkpoint plan see it): its name is the
+    claim the pods mount at `/data`; None: `<job>-data`."""

@@ -129,8 +129,9 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
 	$(BIN)/python -m tests.bench
 
-bench-large: install k8s-bin ## The console's paged first list at 100,000 jobs: first rows, full list, RSS (tens of minutes to fill)
+bench-large: install k8s-bin ## At 100,000: the console's paged first list (first rows, full list, RSS) and the operator's restart (tens of minutes to fill)
 	$(BIN)/python -m tests.bench_tui_pages 100000
+	$(BIN)/python -m tests.bench_scale 10000 20000 100000
 
 demo: install k8s-bin kueue-bin storage-bin rclone-bin ## The demo: sandbox, chart, operator, tenants and jobs (Kueue admits them as root), then the console
 	$(BIN)/gryvia demo up

@@ -9,6 +9,7 @@ SUITES = [
     "tests.bench_sandbox",
     "tests.bench_operator",
     "tests.bench_restart",
+    "tests.bench_scale",
     "tests.bench_jobrecords",
     "tests.bench_staging",
     "tests.bench_handover",

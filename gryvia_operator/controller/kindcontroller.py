@@ -169,6 +169,7 @@ class KindController(Generic[M, O]):
             self.kick,
             self.status,
             partial(spec.woken, self.rt),
+            self.rt.informer,
         )
         spec.watch(registry, self.rt, self.kick)
 

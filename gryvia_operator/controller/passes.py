@@ -19,6 +19,7 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.controller.informer import Informer
 from gryvia_operator.controller.kubeapi import KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 
@@ -145,6 +146,9 @@ class ChildSource:
     label: str | None
     index_id: str | None = None
     name: str = "child"
+    informed: bool = False
+    """Read through the runtime's informer of the resource (a kind that `Runtime.informer`
+    already lists and watches, such as GryviaAIJobs), not a kopf handler of its own."""
 
 
 def register_pass_loop(
@@ -156,6 +160,7 @@ def register_pass_loop(
     kick: asyncio.Event,
     status: StatusWriter,
     woken: Callable[[], None] | None = None,
+    informer: Callable[[str], Informer] | None = None,
 ) -> None:
     """Register a pass-loop kind: its index (`index_entry` per object, keyed by (namespace,
     name)), the indexes of its `children` that have one, and a kick of the loop when an object
@@ -179,7 +184,37 @@ def register_pass_loop(
             woken()
 
     for child in children:
-        _register_child(registry, child, controller, kick)
+        if child.informed and informer is not None:
+            _inform_child(informer, child, controller, kick)
+        else:
+            _register_child(registry, child, controller, kick)
+
+
+def _inform_child(
+    informer: Callable[[str], Informer], child: ChildSource, controller: str, kick: asyncio.Event
+) -> None:
+    prefix = f"/apis/{child.group}/{child.version}" if child.group else f"/api/{child.version}"
+    source = informer(f"{prefix}/{child.plural}")
+
+    def labelled(body: Mapping[str, Any]) -> str | None:
+        meta = body.get("metadata") or {}
+        if child.label is None:
+            return str(meta.get("name") or "")
+        value = (meta.get("labels") or {}).get(child.label)
+        return None if value is None else str(value)
+
+    def index(body: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
+        owner = labelled(body)
+        namespace = str((body.get("metadata") or {}).get("namespace") or "")
+        return {} if owner is None else {(namespace, owner): index_entry(body)}
+
+    def event(type: str, body: Mapping[str, Any]) -> None:
+        if labelled(body) is not None:
+            kick.set()
+
+    if child.index_id is not None:
+        source.add_index(child.index_id, index)
+    source.add_listener(f"{controller}_{child.name}", event)
 
 
 def _register_child(

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from gryvia_operator.api.resources import by_kind
+from gryvia_operator.controller.informer import Informer
 from gryvia_operator.controller.kubeapi import KubeApi
 from gryvia_operator.controller.metrics import Metrics
 from gryvia_operator.controller.store import Indices, Recent
@@ -95,6 +97,11 @@ class Runtime:
     """When the API server last answered this replica's watch probe (None: no probe)."""
     """False until the webhook server listens (True when there is none)."""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    informers: dict[tuple[str, str], Informer] = field(default_factory=dict)
+    """The kinds read by list-and-watch instead of kopf, by (collection path, label selector)."""
+    acting: bool = False
+    """True once this replica reconciles (its caches synced with workers to start): a
+    standby's listeners write nothing."""
     on_synced: Callable[[], None] | None = None
     """Called once when caches are synced, inside a kopf handler's context (workers started
     there inherit kopf's event-posting context)."""
@@ -106,10 +113,37 @@ class Runtime:
         task.add_done_callback(_report_end)
         self.tasks.append(task)
 
+    def informer(self, path: str, label_selector: str = "") -> Informer:
+        """The one informer of `path` (every namespace) and `label_selector`, made on the
+        first ask; `start_informers` runs it."""
+        key = (path, label_selector)
+        if key not in self.informers:
+            self.informers[key] = Informer(self.api, path, label_selector=label_selector)
+        return self.informers[key]
+
+    def job_informer(self) -> Informer:
+        """The one list-and-watch of GryviaAIJobs in every namespace (the job index and each
+        reader of job events add theirs to it)."""
+        return self.informer(by_kind("GryviaAIJob").path())
+
+    async def start_informers(self) -> None:
+        """Run every informer not running yet (as a task of `spawn`), give their indexes to
+        `indices`, and return once each has listed: called from kopf's startup, before kopf
+        watches anything, so no handler sees an index before its first list is complete."""
+        for informer in self.informers.values():
+            for index_id in informer.indexers:
+                self.indices.attach({index_id: informer.index(index_id)})
+            if informer.task is None or informer.task.done():
+                informer.synced.clear()
+                self.spawn(informer.run(), f"informer {informer.path}")
+                informer.task = self.tasks[-1]
+        await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+
     def mark_synced(self) -> None:
         """Record that kopf released its handlers: every index is populated."""
         if not self.synced.is_set():
             self.synced.set()
+            self.acting = self.on_synced is not None
             log.info("caches synced; %s", "reconciling" if self.on_synced else "standing by")
             if self.on_synced is not None:
                 self.on_synced()

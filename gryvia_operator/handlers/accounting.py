@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import kopf
@@ -360,12 +360,10 @@ def _comparable(status: Mapping[str, Any]) -> Any:
 def register(registry: kopf.OperatorRegistry, rt: Runtime, acc: Accounting) -> None:
     """Kick metering when a job ends or is deleted."""
 
-    @kopf.on.event(GROUP, VERSION, "gryviaaijobs", id="gryvia_accounting_events", registry=registry)
-    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
+    def job_event(type: str, body: Mapping[str, Any]) -> Awaitable[None] | None:
         """A job ended or went away: meter now rather than at the next tick."""
         if type == "DELETED":
-            await acc.on_job_deleted(dict(body))
-            return
+            return acc.on_job_deleted(dict(body))
         phase = (body.get("status") or {}).get("phase")
         meta = body.get("metadata") or {}
         run = run_index(body.get("status") or {})
@@ -373,6 +371,9 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, acc: Accounting) -> N
         started = phase == "Running" and rt.indices.first(USAGE, key) is None
         if phase in TERMINAL_PHASES or (started and key not in acc.records):
             acc.kick.set()  # a run began (open its record) or ended (seal it)
+        return None
+
+    rt.job_informer().add_listener("accounting", job_event)
 
     @kopf.on.event(
         GROUP, VERSION, "gryviatenants", id="gryvia_tenant_status_events", registry=registry

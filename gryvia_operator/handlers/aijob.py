@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import kopf
 from pydantic import ValidationError
 
-from gryvia_operator.api import GROUP, VERSION, GryviaAIJob, validate_job
+from gryvia_operator.api import GryviaAIJob, validate_job
 from gryvia_operator.api.jobstorage import (
     DataClaim,
     is_quota_refusal,
@@ -48,6 +50,7 @@ from gryvia_operator.reconcile.views import ChildView
 
 log = logging.getLogger("gryvia.operator.aijob")
 PLURAL = "gryviaaijobs"
+KIND = "GryviaAIJob"
 CONFLICT_RETRY_SECONDS = 0.5
 """Delay before reading a job again that changed while it was being reconciled."""
 
@@ -266,24 +269,30 @@ async def _reconcile(rt: Runtime, key: JobKey) -> None:
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
-    """Register the GryviaAIJob index and event handler."""
+    """Keep the GryviaAIJob index and queue each job that changes. Jobs are read by
+    list-and-watch (`controller.informer`), not kopf: a cluster keeps thousands of finished
+    ones, and kopf's per-object start-up cost made the operator's restart grow with them
+    (issue 42). Every other reader of jobs adds its listener to `rt.job_informer()`."""
+    del registry  # nothing of kopf's: kept for the handler modules' one signature
+    jobs = rt.job_informer()
+    jobs.add_index(AIJOBS, job_index)
+    jobs.add_listener("aijob", partial(job_event, rt))
 
-    @kopf.index(GROUP, VERSION, PLURAL, id=AIJOBS, registry=registry)
-    async def aijob_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep the job body, without managedFields."""
-        return {(namespace or "", name): slim_body(body)}
 
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="gryvia_aijob_events", registry=registry)
-    async def aijob_event(
-        type: str, body: kopf.Body, namespace: str | None, name: str, **_: Any
-    ) -> None:
-        """Queue the job (forget it when deleted)."""
-        rt.mark_synced()
-        key = (namespace or "", name)
-        if type == "DELETED":
-            rt.recent_jobs.forget(key)
-            rt.waiting.discard(key)
-            rt.jobs.drop(key)
-            return
-        rt.recent_jobs.seen(key, str(body.get("metadata", {}).get("resourceVersion", "")))
-        rt.jobs.add(key)
+def job_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """A job's body without managedFields, under (namespace, name)."""
+    meta = body.get("metadata") or {}
+    return {(str(meta.get("namespace") or ""), str(meta.get("name") or "")): slim_body(body)}
+
+
+def job_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
+    """Queue the job (forget it when deleted)."""
+    meta = body.get("metadata") or {}
+    key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    if type == "DELETED":
+        rt.recent_jobs.forget(key)
+        rt.waiting.discard(key)
+        rt.jobs.drop(key)
+        return
+    rt.recent_jobs.seen(key, str(meta.get("resourceVersion", "")))
+    rt.jobs.add(key)

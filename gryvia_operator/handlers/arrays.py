@@ -7,11 +7,11 @@ elements from the job index and patches `spec.suspend: false` on the ones it ret
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import kopf
 
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api.arrays import (
     element_from_job,
     max_parallel_of,
@@ -46,20 +46,30 @@ async def release(rt: Runtime, namespace: str, array: str, max_parallel: int | N
     return names
 
 
-def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
-    """Re-plan an array whenever one of its elements changes."""
+async def release_all(rt: Runtime) -> None:
+    """Re-plan every array the job index holds (once this replica starts reconciling: the
+    events of the jobs' first list came before it could)."""
+    arrays: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for body in rt.indices.all_values(AIJOBS):
+        meta = body.get("metadata") or {}
+        array = (meta.get("labels") or {}).get(LABEL_ARRAY_NAME)
+        if array:
+            arrays.setdefault((str(meta.get("namespace") or ""), str(array)), body)
+    for (namespace, array), body in arrays.items():
+        await release(rt, namespace, array, max_parallel_of(body))
 
-    @kopf.on.event(
-        GROUP,
-        VERSION,
-        "gryviaaijobs",
-        id="gryvia_array_events",
-        registry=registry,
-        labels={LABEL_ARRAY_NAME: kopf.PRESENT},
-    )
-    async def array_event(type: str, body: kopf.Body, namespace: str | None, **_: Any) -> None:
+
+def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
+    """Re-plan an array whenever one of its elements changes (on the replica that
+    reconciles; a standby's listener does nothing)."""
+    del registry  # the jobs' informer, not kopf: kept for the handler modules' one signature
+
+    def array_event(type: str, body: Mapping[str, Any]) -> Awaitable[Any] | None:
         """An element changed or went away: the array may run another one now."""
-        array = (body.get("metadata", {}).get("labels") or {}).get(LABEL_ARRAY_NAME, "")
-        if not array or not rt.synced.is_set():
-            return
-        await release(rt, namespace or "", array, max_parallel_of(body))
+        meta = body.get("metadata") or {}
+        array = (meta.get("labels") or {}).get(LABEL_ARRAY_NAME, "")
+        if not array or not rt.acting:
+            return None
+        return release(rt, str(meta.get("namespace") or ""), array, max_parallel_of(body))
+
+    rt.job_informer().add_listener("arrays", array_event)

@@ -89,7 +89,7 @@ class TunerSpec(KindSpec[GryviaAutoTuner, Observed]):
     info = AUTOTUNER_KIND
     controller = "autotuner"
     index_id = AUTOTUNERS
-    children = (ChildSource(GROUP, VERSION, "gryviaaijobs", LABEL_TUNER),)
+    children = (ChildSource(GROUP, VERSION, "gryviaaijobs", LABEL_TUNER, informed=True),)
     idle_seconds = IDLE_SECONDS
     child_word = "trial job"
     not_created_reason = "TrialNotCreated"

@@ -7,6 +7,8 @@ shared data claim (`gryvia-data-<backend>`, label gryvia.io/job empty, no owner)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import kopf
@@ -26,50 +28,39 @@ WATCHED = (
 """(group, version, plural, kind) of every child kind."""
 
 
-def configure(settings: kopf.OperatorSettings) -> None:
-    """Watch only children carrying the gryvia.io/job label (server-side selector)."""
-    for group, _version, plural, _kind in WATCHED:
-        selector = (group, plural) if group else plural
-        settings.watching.label_selectors[selector] = LABEL_JOB
-
-
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
-    """Register an index and an event handler per child kind."""
+    """Keep an index and queue owners per child kind. Children are read by list-and-watch
+    (`controller.informer`), not kopf: a cluster holds one or more per job (issue 42), and
+    kopf's per-object start-up cost made the operator's restart grow with its history."""
+    del registry  # nothing of kopf's: kept for the handler modules' one signature
     for group, version, plural, kind in WATCHED:
-        _register_kind(registry, rt, group, version, plural, kind)
+        prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        informer = rt.informer(f"{prefix}/{plural}", label_selector=LABEL_JOB)
+        informer.add_index(CHILDREN[kind], partial(child_index, kind))
+        informer.add_listener("children", partial(child_event, rt, kind))
 
 
-def _register_kind(
-    registry: kopf.OperatorRegistry, rt: Runtime, group: str, version: str, plural: str, kind: str
-) -> None:
-    index_id = CHILDREN[kind]
-    api = (group, version, plural) if group else (version, plural)
+def child_index(kind: str, body: Mapping[str, Any]) -> dict[tuple[str, str], ChildView]:
+    """A child under its owner job (a shared claim under its own name; else nothing)."""
+    view = ChildView.from_object(body, kind)
+    if view.owner_name:
+        return {(view.namespace, view.owner_name): view}
+    return {(view.namespace, view.name): view} if _shared(body) else {}
 
-    @kopf.index(*api, id=index_id, labels={LABEL_JOB: kopf.PRESENT}, registry=registry)
-    async def child_index(body: kopf.Body, **_: Any) -> Any:
-        """Index a child under its owner job (a shared claim under its own name)."""
-        view = ChildView.from_object(body, kind)
-        if view.owner_name:
-            return {(view.namespace, view.owner_name): view}
-        return {(view.namespace, view.name): view} if _shared(body) else {}
 
-    @kopf.on.event(
-        *api, id=f"{index_id}_events", labels={LABEL_JOB: kopf.PRESENT}, registry=registry
-    )
-    async def child_event(type: str, body: kopf.Body, **_: Any) -> None:
-        """Queue the owner job."""
-        rt.mark_synced()
-        view = ChildView.from_object(body, kind)
-        key = (kind, view.namespace, view.name)
-        if type == "DELETED":
-            rt.recent_children.forget(key)
-        else:
-            rt.recent_children.seen(key, view.resource_version)
-        if view.owner_name:
-            rt.jobs.add((view.namespace, view.owner_name))
-        elif _shared(body):  # jobs waiting for it (to bind, or to exist again)
-            for waiting in [k for k in rt.waiting if k[0] == view.namespace]:
-                rt.jobs.add(waiting)
+def child_event(rt: Runtime, kind: str, type: str, body: Mapping[str, Any]) -> None:
+    """Queue the owner job (a shared claim: the namespace's waiting jobs)."""
+    view = ChildView.from_object(body, kind)
+    key = (kind, view.namespace, view.name)
+    if type == "DELETED":
+        rt.recent_children.forget(key)
+    else:
+        rt.recent_children.seen(key, view.resource_version)
+    if view.owner_name:
+        rt.jobs.add((view.namespace, view.owner_name))
+    elif _shared(body):  # jobs waiting for it (to bind, or to exist again)
+        for waiting in [k for k in rt.waiting if k[0] == view.namespace]:
+            rt.jobs.add(waiting)
 
 
 def _shared(body: Any) -> bool:

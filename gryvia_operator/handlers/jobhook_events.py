@@ -4,6 +4,7 @@ hooks (`JobHooks.hooks`), and any hook or job change runs a delivery pass
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
@@ -40,11 +41,10 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, hooks: JobHooks) -> N
         }
         hooks.kick.set()
 
-    @kopf.on.event(
-        GROUP, VERSION, "gryviaaijobs", id="gryvia_jobhook_job_events", registry=registry
-    )
-    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
+    def job_event(type: str, body: Mapping[str, Any]) -> None:
         if type == "DELETED":
             hooks.forget_job(str((body.get("metadata") or {}).get("uid")))
         else:
             hooks.kick.set()
+
+    rt.job_informer().add_listener("jobhooks", job_event)

@@ -20,15 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import kopf
-
-from gryvia_operator.api import GROUP, VERSION
 from gryvia_operator.api import resources as api
 from gryvia_operator.api.attribution import tenant_of
 from gryvia_operator.api.helpers import TERMINAL_PHASES
 from gryvia_operator.api.names import usage_record_name
 from gryvia_operator.api.priority import run_index
 from gryvia_operator.controller import policies
+from gryvia_operator.controller.informer import Informer
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeApi, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import PODS_BY_JOB, USAGE
@@ -208,10 +206,11 @@ async def write_record(api: KubeApi, body: dict[str, Any]) -> bool:
     return True
 
 
-def register(registry: kopf.OperatorRegistry, recorder: JobRecorder) -> None:
+def register(jobs: Informer, recorder: JobRecorder) -> None:
     """Hand every GryviaAIJob event to the recorder (the job kind's events, not the records')."""
 
-    @kopf.on.event(GROUP, VERSION, "gryviaaijobs", id="gryvia_job_record_events", registry=registry)
-    async def job_event(type: str, body: kopf.Body, **_: Any) -> None:
+    def job_event(type: str, body: Mapping[str, Any]) -> None:
         """A job ended or went away: record it."""
         recorder.on_job(type or "", body)
+
+    jobs.add_listener("jobrecords", job_event)

@@ -20,7 +20,8 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api.ledger import ANNOTATION_LEDGER_ENTRY
-from gryvia_operator.api.names import GROUP, LABEL_TENANT, VERSION
+from gryvia_operator.api.names import LABEL_TENANT
+from gryvia_operator.api.resources import by_kind
 from gryvia_operator.controller.kubeapi import AlreadyExists, KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.reconcile.ledger import is_pending, plan
@@ -94,14 +95,13 @@ class LedgerWriter:
 def register(registry: kopf.OperatorRegistry, rt: Runtime, writer: LedgerWriter) -> None:
     """Index sealed, unmarked usage records; start the writer once caches are synced."""
 
-    @kopf.index(GROUP, VERSION, "gryviausagerecords", id=PENDING, registry=registry)
-    async def pending_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep the sealed records still to be ledgered. Others map to {}: kopf keeps an
-        earlier value when a handler returns None, an empty mapping drops it."""
+    def pending_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+        """Keep the sealed records still to be ledgered (others give nothing)."""
         if not is_pending(body, ANNOTATION_LEDGER_ENTRY):
             return {}
         writer.kick.set()
         meta = body.get("metadata") or {}
+        namespace, name = meta.get("namespace"), str(meta.get("name") or "")
         return {
             (namespace or "", name): {
                 "metadata": {"name": name, "namespace": namespace, "uid": meta.get("uid")},
@@ -109,7 +109,6 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime, writer: LedgerWriter)
             }
         }
 
-    @kopf.on.startup(registry=registry)
-    async def attach(**kwargs: Any) -> None:
-        if PENDING in kwargs:  # the live index: empty (falsy) now, filled as the watch lists
-            writer.index = kwargs[PENDING]
+    records = rt.informer(by_kind("GryviaUsageRecord").path())
+    records.add_index(PENDING, pending_index)
+    writer.index = records.index(PENDING)

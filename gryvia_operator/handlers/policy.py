@@ -4,11 +4,13 @@ its held jobs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.resources import by_kind
 from gryvia_operator.controller.policies import requeue_held
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import (
@@ -20,6 +22,19 @@ from gryvia_operator.controller.store import (
     USAGE,
     slim_body,
 )
+
+
+def usage_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """A usage record under (namespace, name): its name, namespace and spec (the informer of
+    usage records keeps them, not kopf: a cluster holds one per metered run, issue 42)."""
+    meta = body.get("metadata") or {}
+    namespace, name = meta.get("namespace"), str(meta.get("name") or "")
+    return {
+        (namespace or "", name): {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": dict(body.get("spec") or {}),
+        }
+    }
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
@@ -40,15 +55,7 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
         """Keep the catalog."""
         return {name: slim_body(body)}
 
-    @kopf.index(GROUP, VERSION, "gryviausagerecords", id=USAGE, registry=registry)
-    async def usage_index(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """Keep each usage record's metadata and spec."""
-        return {
-            (namespace or "", name): {
-                "metadata": {"name": name, "namespace": namespace},
-                "spec": dict(body.get("spec") or {}),
-            }
-        }
+    rt.informer(by_kind("GryviaUsageRecord").path()).add_index(USAGE, usage_index)
 
     @kopf.index("", "v1", "namespaces", id=NAMESPACE_LABELS, registry=registry)
     async def namespace_index(body: kopf.Body, name: str, **_: Any) -> Any:

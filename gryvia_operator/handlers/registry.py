@@ -117,8 +117,9 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
     Jobs, their children, pods and nodes use only index and event handlers, so kopf stores no
     handler progress or diff-base on them (no extra patches per event); only GryviaTenants (few,
     rarely changed) have change handlers, with a finalizer. The storages are set to annotations
-    under gryvia.io so nothing lands in a CRD's pruned status. Children are watched with a
-    server-side label selector. Events are posted in the background by kopf's poster.
+    under gryvia.io so nothing lands in a CRD's pruned status. Children and usage records are
+    read by list-and-watch (`Runtime.start_informers`, here at startup, before kopf watches).
+    Events are posted in the background by kopf's poster.
     """
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
@@ -140,7 +141,6 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
     if peering is not None:
         settings.peering.name = peering
         settings.peering.mandatory = True
-    children.configure(settings)
 
 
 def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf.OperatorRegistry:
@@ -156,7 +156,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
     recorder = jobrecords.JobRecorder(rt)
-    jobrecords.register(registry, recorder)
+    jobrecords.register(rt.job_informer(), recorder)
     writer = ledger.LedgerWriter(rt) if rt.config.billing_ledger else None
     if writer is not None:
         ledger.register(registry, rt, writer)
@@ -199,6 +199,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     def start_workers() -> None:
         rt.spawn(rt.jobs.run_workers(rt.job_workers, reconcile_job), "aijob-workers")
         rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
+        rt.spawn(arrays.release_all(rt), "arrays")
         rt.spawn(acc.quota_loop(), "quota")
         rt.spawn(acc.metering_loop(), "metering")
         rt.spawn(recorder.loop(), "jobrecords")
@@ -219,6 +220,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     async def startup(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
         configure_kopf(settings, peering)
         rt.indices.attach(kwargs)
+        await rt.start_informers()  # before kopf watches: no handler sees a partial index
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:

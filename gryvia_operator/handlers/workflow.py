@@ -50,7 +50,7 @@ class WorkflowSpec(KindSpec[GryviaWorkflow, list[StepJob]]):
     info = WORKFLOW_KIND
     controller = "workflow"
     index_id = WORKFLOWS
-    children = (ChildSource(GROUP, VERSION, "gryviaaijobs", LABEL_WORKFLOW),)
+    children = (ChildSource(GROUP, VERSION, "gryviaaijobs", LABEL_WORKFLOW, informed=True),)
     idle_seconds = PASS_SECONDS
     child_word = "step job"
     not_created_reason = "StepNotCreated"

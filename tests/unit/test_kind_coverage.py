@@ -20,8 +20,8 @@ KIND_IDS = [k.kind for k in ALL_KINDS]
 
 
 def _watched_plurals() -> dict[str, set[str]]:
-    """The plurals the operator's kopf registry watches (every optional feature on), each with
-    the modules and handler ids that watch it."""
+    """The plurals the operator's kopf registry and informers watch (every optional feature
+    on), each with the modules and handler ids (index ids) that watch it."""
     from gryvia_operator.controller.runtime import Runtime
     from gryvia_operator.handlers.registry import build_registry
     from gryvia_operator.reconcile.config import ReconcileConfig
@@ -40,6 +40,10 @@ def _watched_plurals() -> dict[str, set[str]]:
         for handler in part.get_all_handlers():
             plural = handler.selector.plural or handler.selector.any_name
             watched.setdefault(str(plural), set()).update({handler.fn.__module__, handler.id})
+    for (path, _), informer in rt.informers.items():  # kinds read by list-and-watch
+        fns = [*informer.indexers.values(), *informer.listeners.values()]
+        modules = {getattr(fn, "func", fn).__module__ for fn in fns}
+        watched.setdefault(path.rsplit("/", 1)[1], set()).update({*modules, *informer.indexers})
     return watched
 
 

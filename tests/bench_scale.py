@@ -22,10 +22,12 @@ history, on a fresh one-node sandbox.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from tests.bench_operator import NS as NAMESPACE
@@ -122,15 +124,58 @@ def backlog(box: BenchBox, client: Client, count: int) -> list[str]:
     started = time.perf_counter()
     box.operator, box.metrics_port, _ = start_operator(box.kubeconfig, workdir, ready_within=900)
     ready = time.perf_counter() - started
+    parts = {"operator": [box.operator.pid], **_control_plane(box)}
+    before = {name: _cpu_seconds(pids) for name, pids in parts.items()}
     last = _wait_count(jobs, [f"queued-{i:05d}" for i in range(count)], 900) - started
+    used = {name: _cpu_seconds(pids) - before[name] for name, pids in parts.items()}
+    writes: dict[str, float] = {}
+    for line in _metrics(box.metrics_port).splitlines():
+        if line.startswith("gryvia_operator_api_writes_total{"):
+            labels, value = line.rsplit(" ", 1)
+            writes[labels.split("{", 1)[1].rstrip("}")] = float(value)
     jobs.stop = True
     rate = count / (last - ready)
     verdict = "met" if rate >= 100 else "MISSED"
+    drain = last - ready
+    shares = ", ".join(f"{n} {c:.0f} s ({c / drain:.2f} cores)" for n, c in used.items())
     return [
         f"backlog of {count} jobs created while the operator was down: ready after "
         f"{ready:.1f} s, every Job after {last:.1f} s: {rate:.0f} jobs/s from ready "
         f"(target >= 100/s): {verdict}",
+        f"  CPU while draining ({drain:.0f} s): {shares}",
+        "  API writes a job: "
+        + ", ".join(f"{k} {v / count:.2f}" for k, v in sorted(writes.items()) if v),
     ]
+
+
+def _control_plane(box: BenchBox) -> dict[str, list[int]]:
+    """The pids of the sandbox's kube-apiserver, etcd and kube-controller-manager."""
+    found: dict[str, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        program = Path(argv[0].decode(errors="replace")).name
+        if program in ("kube-apiserver", "etcd", "kube-controller-manager") and any(
+            box.name.encode() in a for a in argv
+        ):
+            found.setdefault(program, []).append(int(proc.name))
+    return found
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of `pids` so far (0 for one gone)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _count(client: Client, path: str) -> int:

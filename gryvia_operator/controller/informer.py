@@ -127,16 +127,25 @@ class Informer:
     def replace(self, items: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
         """Take a complete list in place of what is held; returns the changes it implies
         (objects new or of another resourceVersion, and those gone) as events."""
-        changes: list[tuple[str, Mapping[str, Any]]] = []
         seen: set[str] = set()
-        for body in items:
-            meta = body.get("metadata") or {}
-            oid = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-            seen.add(oid)
-            before = self._versions.get(oid)
-            if before != str(meta.get("resourceVersion") or ""):
-                self.apply("ADDED", body)
-                changes.append(("ADDED" if before is None else "MODIFIED", body))
+        changes = [change for body in items for change in self.take(body, seen)]
+        return changes + self.drop_unseen(seen)
+
+    def take(self, body: Mapping[str, Any], seen: set[str]) -> list[tuple[str, Mapping[str, Any]]]:
+        """One object of a list (its id added to `seen`): applied when new or of another
+        resourceVersion; the change as a one-event list, else []."""
+        meta = body.get("metadata") or {}
+        oid = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        seen.add(oid)
+        before = self._versions.get(oid)
+        if before == str(meta.get("resourceVersion") or ""):
+            return []
+        self.apply("ADDED", body)
+        return [("ADDED" if before is None else "MODIFIED", body)]
+
+    def drop_unseen(self, seen: set[str]) -> list[tuple[str, Mapping[str, Any]]]:
+        """After a complete list: drop the objects it did not have, as DELETED events."""
+        changes: list[tuple[str, Mapping[str, Any]]] = []
         for oid in [o for o in self._versions if o not in seen]:
             namespace, _, name = oid.partition("/")
             gone = {"metadata": {"namespace": namespace or None, "name": name}}
@@ -146,8 +155,11 @@ class Informer:
 
     # the edges: LIST, WATCH
 
-    async def _list(self) -> tuple[list[dict[str, Any]], str]:
-        items: list[dict[str, Any]] = []
+    async def _list(self) -> None:
+        """A complete paged LIST applied page by page (a page's objects are dropped once
+        applied: the whole list is never held at once); its changes are reported as each
+        page comes, those of the first list with type "" (kopf's None)."""
+        seen: set[str] = set()
         token = ""
         while True:
             query = {"limit": str(PAGE)}
@@ -156,11 +168,16 @@ class Informer:
             if self.label_selector:
                 query["labelSelector"] = self.label_selector
             reply = await self.api.get_path(self.path, query)
-            items += reply.get("items") or []
+            changes = [c for body in reply.get("items") or [] for c in self.take(body, seen)]
+            del reply["items"]
+            self._report([("", b) for _, b in changes] if not self._listed else changes)
             meta = reply.get("metadata") or {}
             token = meta.get("continue") or ""
             if not token:
-                return items, str(meta.get("resourceVersion") or "")
+                break
+        self._report(self.drop_unseen(seen))
+        self.version = str(meta.get("resourceVersion") or "")
+        self._listed = True
 
     async def run(self) -> None:
         """List, then watch for ever (until cancelled)."""
@@ -169,12 +186,7 @@ class Informer:
         while True:
             try:
                 if relist:
-                    items, self.version = await self._list()
-                    changes = self.replace(items)
-                    if not self._listed:  # the first list: every object, as kopf's type None
-                        changes = [("", body) for _, body in changes]
-                    self._report(changes)  # a relist: what changed while no watch ran
-                    self._listed = True
+                    await self._list()
                     self.synced.set()
                     relist = False
                 relist = await self._watch()

@@ -96,7 +96,8 @@ class KubeApi:
     """Async create/get/patch/delete/list of raw objects (dicts) by kind name."""
 
     def __init__(self, configuration: k8s_client.Configuration, *, workers: int = 16) -> None:
-        configuration.connection_pool_maxsize = max(workers, 4)
+        # room for the informers' long watches (`controller.informer`) besides the workers
+        configuration.connection_pool_maxsize = max(workers, 4) + 16
         self._client = k8s_client.ApiClient(configuration)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kubeapi")
         self.timeout = 30.0

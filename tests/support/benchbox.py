@@ -69,6 +69,7 @@ def operator_sandbox(
         os.environ["GRYVIA_SANDBOX_HOME"] = str(workdir / "home")
         name = f"{label}{os.getpid() % 10000}"
         proc: subprocess.Popen[bytes] | None = None
+        bench: BenchBox | None = None
         try:
             print(f"starting sandbox {name} ({nodes}) ...", file=sys.stderr)
             box = cluster.up(name, nodes, with_kueue=with_kueue)
@@ -82,7 +83,9 @@ def operator_sandbox(
                 kubectl_run(kubectl, "create", "namespace", ns)
             extra = (("--enable-kueue",) if with_kueue else ()) + flags
             proc, metrics_port, _ = start_operator(box.kubeconfig, workdir, extra)
-            yield BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir, name)
+            bench = BenchBox(box.kubeconfig, kubectl, proc, metrics_port, workdir, name)
+            yield bench
+            proc = bench.operator  # a bench that restarted the operator: the one running now
         except BaseException:
             log = workdir / "operator.log"
             if log.exists():
@@ -90,6 +93,9 @@ def operator_sandbox(
                 print("operator log (tail):", *tail, sep="\n  ", file=sys.stderr)
             raise
         finally:
+            if bench is not None and bench.operator is not proc:
+                bench.operator.kill()  # restarted, then the bench failed
+                bench.operator.wait()
             if proc is not None:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()

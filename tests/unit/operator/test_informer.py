@@ -86,3 +86,43 @@ def test_watch_events_update_the_version_and_only_a_410_asks_for_a_relist() -> N
         assert "etcd down" in str(exc)
     else:
         raise AssertionError("a watch error other than 410 must end the watch")
+
+
+class _PagedApi:
+    """Serves `items` in pages of `limit`, as the API server does (`continue` = next offset)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items, self.calls = items, 0
+
+    async def get_path(self, path: str, query: Mapping[str, str]) -> dict[str, Any]:
+        self.calls += 1
+        start, limit = int(query.get("continue") or 0), int(query["limit"])
+        end = start + limit
+        token = str(end) if end < len(self.items) else ""
+        meta = {"resourceVersion": "99", **({"continue": token} if token else {})}
+        return {"items": self.items[start:end], "metadata": meta}
+
+
+def test_the_list_is_read_page_by_page_and_a_relist_reports_only_differences() -> None:
+    import asyncio
+
+    from gryvia_operator.controller import informer as module
+
+    items = [_child(f"c-{i:04d}", f"o{i % 7}", "1") for i in range(1203)]
+    api = _PagedApi(items)
+    informer = Informer(cast(Any, api), "/apis/batch/v1/jobs")
+    informer.add_index("by-owner", _by_owner)
+    seen: list[tuple[str, str]] = []
+    informer.add_listener("test", lambda kind, body: seen.append((kind, body["metadata"]["name"])))
+    asyncio.run(informer._list())
+    assert api.calls == -(-1203 // module.PAGE) and informer.version == "99"
+    assert len(seen) == 1203 and {kind for kind, _ in seen} == {""}  # the first list: type ""
+    assert sum(len(v) for v in informer.index("by-owner").values()) == 1203
+
+    seen.clear()
+    api.items = items[:1001]  # 202 gone
+    api.items[5] = _child("c-0005", "o9", "2")
+    asyncio.run(informer._list())
+    assert ("MODIFIED", "c-0005") in seen and len(seen) == 1 + (1203 - 1001)
+    assert sum(1 for kind, _ in seen if kind == "DELETED") == 1203 - 1001
+    assert informer.index("by-owner")[("ns", "o9")] == ["c-0005"]

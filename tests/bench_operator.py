@@ -80,10 +80,20 @@ class Watcher(threading.Thread):
         self.client, self.plural, self.prefix = client, plural, api_prefix
         self.seen: dict[str, float] = {}
         self.stop = False
+        self.listed = threading.Event()
+        """Set once the watch's starting resourceVersion is read: every object created after
+        that is seen."""
+
+    def begin(self) -> None:
+        """Start the thread and return once its starting point is read."""
+        self.start()
+        if not self.listed.wait(30):
+            raise RuntimeError(f"no list of {self.plural} within 30 s")
 
     def run(self) -> None:
         path = f"{self.prefix}/namespaces/{NS}/{self.plural}"
         rv = self.client.call("GET", path)["metadata"]["resourceVersion"]
+        self.listed.set()
         api = self.client.api._client
         while not self.stop:
             _, url, headers, _, _ = api.param_serialize(
@@ -341,8 +351,7 @@ def main() -> int:
             client.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
             proc, metrics_port, _ = start_operator(box.kubeconfig, workdir)
             jobs = Watcher(client, "jobs", "/apis/batch/v1")
-            jobs.start()
-            time.sleep(1)
+            jobs.begin()
 
             print("webhook admission latency ...", file=sys.stderr)
             hook = bench_webhook(client, f"http://127.0.0.1:{metrics_port}/metrics")

@@ -74,8 +74,7 @@ def _metric_value(text: str, name: str, match: str) -> float:
 def burst(box: BenchBox, client: Client, count: int) -> list[str]:
     """Run the burst and return the lines to print."""
     jobs = Watcher(client, "jobs", "/apis/batch/v1")
-    jobs.start()
-    time.sleep(1)
+    jobs.begin()
     metric = "gryvia_operator_reconcile_duration_seconds"
     before = histogram(_metrics(box.metrics_port), metric, 'controller="aijob"')
     submitted: dict[str, float] = {}
@@ -117,8 +116,7 @@ def backlog(box: BenchBox, client: Client, count: int) -> list[str]:
         body = {"apiVersion": "v1", "kind": "List", "items": items}
         kubectl_run(box.kubectl, "create", "-f", "-", body=body)
     jobs = Watcher(client, "jobs", "/apis/batch/v1")
-    jobs.start()
-    time.sleep(1)
+    jobs.begin()
     workdir = box.workdir / "backlog"
     workdir.mkdir()
     started = time.perf_counter()

@@ -25,7 +25,6 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 from gryvia_operator.controller.kubeapi import KubeApi, KubeError
 
@@ -102,7 +101,7 @@ class Informer:
     def apply(self, kind: str, body: Mapping[str, Any]) -> None:
         """Apply one event ("ADDED", "MODIFIED", "DELETED") to the indexes."""
         meta = body.get("metadata") or {}
-        oid = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        oid = _object_id(meta)
         for index_id, keys in self._given.pop(oid, {}).items():
             for key in keys:
                 values = self._data[index_id].get(key)
@@ -135,7 +134,7 @@ class Informer:
         """One object of a list (its id added to `seen`): applied when new or of another
         resourceVersion; the change as a one-event list, else []."""
         meta = body.get("metadata") or {}
-        oid = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        oid = _object_id(meta)
         seen.add(oid)
         before = self._versions.get(oid)
         if before == str(meta.get("resourceVersion") or ""):
@@ -280,34 +279,17 @@ class Informer:
 
     def _stream(self, query: Mapping[str, str], stop: threading.Event) -> Iterator[list[bytes]]:
         """The watch's lines as they come, a batch per chunk read (blocking; on a thread)."""
-        client = self.api._client
-        _, url, headers, _, _ = client.param_serialize(
-            "GET", self.path, header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )  # fmt: skip
-        url += "?" + urlencode(query)
-        response = client.rest_client.pool_manager.request(
-            "GET", url, headers=headers, preload_content=False,
-            timeout=_timeout(WATCH_SECONDS + 30),
-        )  # fmt: skip
-        try:
-            if response.status >= 400:
-                body = response.read()[:300].decode(errors="replace")
-                raise KubeError(response.status, str(response.reason), body)
-            buffer = b""
-            for chunk in response.stream(65536):
+        buffer = b""
+        with contextlib.closing(self.api.stream(self.path, query, WATCH_SECONDS + 30)) as chunks:
+            for chunk in chunks:
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 if lines:
                     yield [line for line in lines if line.strip()]
                 if stop.is_set():
                     return
-        finally:
-            with contextlib.suppress(Exception):
-                response.release_conn()
 
 
-def _timeout(read: float) -> Any:
-    import urllib3
-
-    return urllib3.Timeout(connect=10.0, read=read)
+def _object_id(meta: Mapping[str, Any]) -> str:
+    """`namespace/name` of an object's metadata (`/name` for a cluster-scoped one)."""
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"

@@ -8,9 +8,10 @@ up in the one resource table, `gryvia_operator.api.resources` (an unknown kind r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,30 @@ class KubeApi:
         status 0 for a transport failure such as no answer within `timeout` seconds."""
         result: bytes = await self._run("GET", path, query=query, raw=True, timeout=timeout)
         return result
+
+    def stream(
+        self, path: str, query: Mapping[str, str], read_timeout: float
+    ) -> Generator[bytes, None, None]:
+        """A long GET on a raw API path (a watch), its body's chunks as they come; blocking,
+        so iterate it on a thread. A chunk that takes over `read_timeout` seconds raises
+        urllib3's ReadTimeoutError; an error status raises KubeError."""
+        import urllib3
+
+        _, url, headers, _, _ = self._client.param_serialize(
+            "GET", path, header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )  # fmt: skip
+        response = self._client.rest_client.pool_manager.request(
+            "GET", f"{url}?{urlencode(query)}", headers=headers, preload_content=False,
+            timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
+        )  # fmt: skip
+        try:
+            if response.status >= 400:
+                raise _error(response.status, str(response.reason), response.read() or b"")
+            yield from response.stream(65536)
+        finally:
+            with contextlib.suppress(Exception):
+                response.release_conn()
 
     async def list(
         self,

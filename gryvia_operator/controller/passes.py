@@ -19,6 +19,7 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api import GROUP, VERSION
+from gryvia_operator.api.resources import Resource
 from gryvia_operator.controller.informer import Informer
 from gryvia_operator.controller.kubeapi import KubeError, NotFound
 from gryvia_operator.controller.runtime import Runtime
@@ -193,8 +194,7 @@ def register_pass_loop(
 def _inform_child(
     informer: Callable[[str], Informer], child: ChildSource, controller: str, kick: asyncio.Event
 ) -> None:
-    prefix = f"/apis/{child.group}/{child.version}" if child.group else f"/api/{child.version}"
-    source = informer(f"{prefix}/{child.plural}")
+    source = informer(Resource("", child.group, child.version, child.plural).path())
 
     def labelled(body: Mapping[str, Any]) -> str | None:
         meta = body.get("metadata") or {}

@@ -106,12 +106,14 @@ class Runtime:
     """Called once when caches are synced, inside a kopf handler's context (workers started
     there inherit kopf's event-posting context)."""
 
-    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """Run a background loop for the operator's lifetime (cancelled at shutdown); one that
-        ends with an exception is logged by `name` at once, not lost with its task."""
+        ends with an exception is logged by `name` at once, not lost with its task. Returns
+        the task."""
         task = asyncio.create_task(coro, name=name)
         task.add_done_callback(_report_end)
         self.tasks.append(task)
+        return task
 
     def informer(self, path: str, label_selector: str = "") -> Informer:
         """The one informer of `path` (every namespace) and `label_selector`, made on the
@@ -135,8 +137,7 @@ class Runtime:
                 self.indices.attach({index_id: informer.index(index_id)})
             if informer.task is None or informer.task.done():
                 informer.synced.clear()
-                self.spawn(informer.run(), f"informer {informer.path}")
-                informer.task = self.tasks[-1]
+                informer.task = self.spawn(informer.run(), f"informer {informer.path}")
         await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
 
     def mark_synced(self) -> None:

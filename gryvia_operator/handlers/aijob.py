@@ -281,18 +281,21 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
 
 def job_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     """A job's body without managedFields, under (namespace, name)."""
-    meta = body.get("metadata") or {}
-    return {(str(meta.get("namespace") or ""), str(meta.get("name") or "")): slim_body(body)}
+    return {_job_key(body): slim_body(body)}
 
 
 def job_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
     """Queue the job (forget it when deleted)."""
-    meta = body.get("metadata") or {}
-    key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    key = _job_key(body)
     if type == "DELETED":
         rt.recent_jobs.forget(key)
         rt.waiting.discard(key)
         rt.jobs.drop(key)
         return
-    rt.recent_jobs.seen(key, str(meta.get("resourceVersion", "")))
+    rt.recent_jobs.seen(key, str((body.get("metadata") or {}).get("resourceVersion", "")))
     rt.jobs.add(key)
+
+
+def _job_key(body: Mapping[str, Any]) -> JobKey:
+    meta = body.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))

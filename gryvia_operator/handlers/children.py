@@ -14,18 +14,14 @@ from typing import Any
 import kopf
 
 from gryvia_operator.api.names import LABEL_JOB
+from gryvia_operator.api.resources import by_kind
 from gryvia_operator.api.storage import LABEL_STORAGE
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import CHILDREN
 from gryvia_operator.reconcile.views import ChildView
 
-WATCHED = (
-    ("batch", "v1", "jobs", "Job"),
-    ("apps", "v1", "statefulsets", "StatefulSet"),
-    ("", "v1", "services", "Service"),
-    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
-)
-"""(group, version, plural, kind) of every child kind."""
+WATCHED = ("Job", "StatefulSet", "Service", "PersistentVolumeClaim")
+"""Every child kind (`api.resources` has their paths)."""
 
 
 def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
@@ -33,9 +29,8 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     (`controller.informer`), not kopf: a cluster holds one or more per job (issue 42), and
     kopf's per-object start-up cost made the operator's restart grow with its history."""
     del registry  # nothing of kopf's: kept for the handler modules' one signature
-    for group, version, plural, kind in WATCHED:
-        prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        informer = rt.informer(f"{prefix}/{plural}", label_selector=LABEL_JOB)
+    for kind in WATCHED:
+        informer = rt.informer(by_kind(kind).path(), label_selector=LABEL_JOB)
         informer.add_index(CHILDREN[kind], partial(child_index, kind))
         informer.add_listener("children", partial(child_event, rt, kind))
 

@@ -1,9 +1,9 @@
-"""Tables of one-line printable ASCII cells laid out by hand, byte for byte as Rich lays
+"""Tables of one-line cells of single-width characters laid out by hand, byte for byte as Rich lays
 them out when nothing needs shortening (kubectl style: upper-case headers, three spaces
 between columns, no rule, no trailing blanks).
 
 Pure: cells in, text out. `gryvia_cli.output` writes it, and hands anything else (wide,
-non-ASCII or multi-line cells) to Rich.
+East Asian wide, combining or multi-line cells) to Rich.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def plain_table(
     columns: Sequence[str], rows: Sequence[Sequence[Any]], color: bool, width: int | None
 ) -> str | None:
     """The table as Rich prints it when nothing needs shortening, or None when a cell is not
-    one line of printable ASCII or the table is wider than `width` (Rich's job then)."""
+    one line of single-width printable characters (`single_width`) or the table is wider than
+    `width` (Rich's job then)."""
     if width is None or (color and os.environ.get("TERM") in ("dumb", "unknown")):
         return None
     header = [(c.upper(), "bold" if color else "") for c in columns]
@@ -52,7 +53,7 @@ def plain_table(
                 text, style = value.text, MARKER_STYLES.get(value.marker, "")
             else:
                 text, style = ("" if value is None else str(value)) or EMPTY, ""
-            if not (text.isascii() and text.isprintable()):
+            if not single_width(text):
                 return None
             if style not in SGR and style:
                 return None
@@ -62,13 +63,26 @@ def plain_table(
         max([len(name), *(len(line[i][0]) for line in body if i < len(line))])
         for i, (name, _) in enumerate(header)
     ]
-    if not all(name.isascii() and name.isprintable() for name, _ in header):
+    if not all(single_width(name) for name, _ in header):
         return None
     if sum(widths) + len(GAP) * (len(widths) - 1) > width:
         return None
     out = [layout_line(header, widths, "bold" if color else "")]
     out.extend(layout_line(line, widths, "") for line in body)
     return TRAILING.sub(r"\1", "".join(out))
+
+
+def single_width(text: str) -> bool:
+    """True when `text` is one line of printable characters that each take one terminal
+    cell (ASCII, and e.g. `✓`, `ï`; not East Asian wide or combining characters), so that
+    `len` is its width on screen (Rich's `cell_len`, the Unicode East Asian Width rules)."""
+    if not text.isprintable():
+        return False
+    if text.isascii():
+        return True
+    from rich.cells import cell_len
+
+    return cell_len(text) == len(text)
 
 
 def text_of(value: Any) -> tuple[str, str]:

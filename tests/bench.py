@@ -14,6 +14,7 @@ SUITES = [
     "tests.bench_staging",
     "tests.bench_handover",
     "tests.bench_cli",
+    "tests.bench_nodes",
     "tests.bench_tui",
     "tests.bench_tui_pages",
     "tests.bench_quit",

@@ -1,5 +1,5 @@
 """The fast table layout of `output.render_table` is Rich's, byte for byte, whenever it
-applies (one-line ASCII cells that fit the width), with and without colour."""
+applies (one-line cells of single-width characters that fit the width), with and without colour."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from gryvia_cli import output, tablelayout
 from gryvia_cli.core.cells import Marked
 
-TEXT = st.text(alphabet=string.ascii_letters + string.digits + " -_/.:~$<>[]", max_size=30)
+TEXT = st.text(alphabet=string.ascii_letters + string.digits + " -_/.:~$<>[]✓✗▶ïé→…", max_size=30)
 CELL = st.one_of(
     TEXT,
     st.none(),
@@ -64,7 +64,9 @@ def test_the_fast_layout_is_richs(
 
 def test_what_the_fast_layout_leaves_to_rich() -> None:
     assert tablelayout.plain_table(["name"], [["x" * 90]], False, 80) is None
-    assert tablelayout.plain_table(["name"], [["naïve"]], False, 80) is None
+    assert tablelayout.plain_table(["name"], [["日本"]], False, 80) is None  # wide
+    assert tablelayout.plain_table(["name"], [["nai\u0308ve"]], False, 80) is None  # combining
+    assert tablelayout.plain_table(["name"], [["naïve ✓"]], False, 80) == "NAME\nnaïve ✓\n"
     assert tablelayout.plain_table(["name"], [["two\nlines"]], False, 80) is None
     assert tablelayout.plain_table(["name"], [["a", "b"]], False, 80) is None
     assert tablelayout.plain_table(["name"], [["a"]], False, None) is None

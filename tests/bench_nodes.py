@@ -1,0 +1,231 @@
+"""Node-count curve of the CLI's node reads, beside kubectl: 50, 500 and 2,000 GPU nodes.
+
+Issue #42 point 1 asks each scale benchmark for a curve over 50 / 500 / 2,000 nodes. The
+sandbox's nodes each carry a GPU-exporter process, which 2,000 nodes on two cores cannot
+run, so this benchmark registers the nodes by hand on a bare API server
+(`tests.support.controlplane`: etcd and kube-apiserver): the same Node manifests the sandbox
+registers (`gryvia_cli.sandbox.nodespec.build_nodes`, half H100 and half A100-80G, eight GPUs
+each), with 1,000 suspended GryviaAIJobs beside them. A node read costs the same whether a
+kubelet or this script wrote the Node; what it leaves out is the operator (no GryviaGpuNode
+samples, no pods), so `capacity` and `sinfo` show every node idle; the GryviaGpuNode the
+operator keeps for each node is created with it, as `list nodes` reads both.
+
+At each size it times (median wall and CPU of `bench_cli.RUNS` runs after a warm-up, as
+subprocesses, output piped) `gryvia list nodes`, `sinfo`, `capacity` and `queue -A` against
+the kubectl read of the same objects, prints the ratio, and then one table per command with
+the growth between sizes (time at this size over time at the previous one). Targets: the
+CLI's (issue 22): within 1.5x of kubectl's wall time.
+
+Run: `python -m tests.bench_nodes [NODES ...]` (default 50 500 2000; about two minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.bench_cli import RUNS, median
+from tests.builders import make_job
+
+SIZES = (50, 500, 2000)
+JOBS = 1000
+NAMESPACES = 5
+LIMIT = 1.5
+
+
+@dataclass(frozen=True)
+class Case:
+    """A gryvia command and the kubectl command that reads the same objects."""
+
+    label: str
+    gryvia: tuple[str, ...]
+    kubectl: tuple[str, ...]
+
+
+CASES = (
+    Case("list nodes", ("list", "nodes"), ("get", "gryviagpunodes,nodes")),
+    Case("sinfo", ("sinfo",), ("get", "nodes")),
+    Case("capacity", ("capacity",), ("get", "gaj,nodes", "-A")),
+    Case("queue -A", ("queue", "-A"), ("get", "gaj,pods,nodes", "-A")),
+)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One command at one node count: (wall, CPU) seconds of each tool."""
+
+    nodes: int
+    case: str
+    gryvia: tuple[float, float]
+    kubectl: tuple[float, float]
+
+    @property
+    def ratio(self) -> float:
+        """gryvia's median wall time over kubectl's."""
+        return self.gryvia[0] / self.kubectl[0]
+
+
+def _kubectl(kubectl: list[str], *args: str, body: object | None = None) -> None:
+    subprocess.run(
+        [*kubectl, *args],
+        input=None if body is None else json.dumps(body),
+        text=True,
+        capture_output=True,
+        check=True,
+        timeout=600,
+    )
+
+
+def _as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def prepare(kubectl: list[str]) -> None:
+    """CRDs, namespaces and JOBS suspended jobs (half H100, half A100-80G)."""
+    from gryvia_operator.api.crd import generate as crdgen
+
+    _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=_as_list(crdgen.build_crds()))
+    _kubectl(kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    namespaces = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"bench-{n}"}}
+        for n in range(NAMESPACES)
+    ]
+    _kubectl(kubectl, "create", "-f", "-", body=_as_list(namespaces))
+    jobs = [
+        make_job(f"bench-{i:04d}", f"bench-{i % NAMESPACES}")
+        .gpus(8)
+        .gpu_type("H100" if i % 2 else "A100-80G")
+        .image("busybox")
+        .command("sleep", "1")
+        .suspend()
+        .manifest()
+        for i in range(JOBS)
+    ]
+    _kubectl(kubectl, "create", "-f", "-", body=_as_list(jobs))
+
+
+def node_manifests(count: int) -> list[dict[str, Any]]:
+    """`count` sandbox Node manifests, H100:8 and A100-80G:8 alternating, so that the first
+    N of them are half of each for every N."""
+    from gryvia_cli.sandbox.nodespec import build_nodes, parse_node_spec
+
+    half = (count + 1) // 2
+    h100 = build_nodes(parse_node_spec(f"{half}xH100:8"))
+    a100 = build_nodes(parse_node_spec(f"{half}xA100-80G:8"))
+    return [node for pair in zip(h100, a100, strict=True) for node in pair][:count]
+
+
+def registration(node: dict[str, Any]) -> dict[str, Any]:
+    """The GryviaGpuNode the operator keeps for `node` (name, GPU type and count)."""
+    labels = node["metadata"]["labels"]
+    name = node["metadata"]["name"]
+    gpu_type = "H100" if name.startswith("gpu-h100") else "A100-80G"
+    return {
+        "apiVersion": "gryvia.io/v1alpha1",
+        "kind": "GryviaGpuNode",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeName": name,
+            "gpuType": gpu_type,
+            "gpuCount": int(labels["nvidia.com/gpu.count"]),
+        },
+    }
+
+
+def grow(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) -> None:
+    """Register nodes[have:want] and their GryviaGpuNodes, 500 to a `kubectl create`."""
+    for start in range(have, want, 500):
+        chunk = nodes[start : min(start + 500, want)]
+        _kubectl(kubectl, "create", "-f", "-", body=_as_list(chunk))
+        _kubectl(kubectl, "create", "-f", "-", body=_as_list([registration(n) for n in chunk]))
+
+
+def measure(nodes: int, gryvia: list[str], kube: list[str], env: dict[str, str]) -> list[Point]:
+    """Every case at the current node count."""
+    return [
+        Point(nodes, c.label, median([*gryvia, *c.gryvia], env), median([*kube, *c.kubectl], env))
+        for c in CASES
+    ]
+
+
+def _ms(pair: tuple[float, float]) -> str:
+    return f"{pair[0] * 1000:.0f}/{pair[1] * 1000:.0f} ms"
+
+
+def report(points: list[Point]) -> str:
+    """One table per command: nodes, both tools' wall/CPU, ratio, target, growth of each."""
+    lines = []
+    for case in CASES:
+        rows = [p for p in points if p.case == case.label]
+        lines.append(f"{case.label}  (kubectl {' '.join(case.kubectl)})")
+        lines.append(
+            f"  {'nodes':>6}  {'gryvia wall/cpu':>16}  {'kubectl wall/cpu':>16}  "
+            f"{'ratio':>5}  {'target':>7}  {'gryvia growth':>13}  {'kubectl growth':>14}"
+        )
+        before: Point | None = None
+        for p in rows:
+            growth = (
+                (
+                    f"{p.gryvia[0] / before.gryvia[0]:.2f}x",
+                    f"{p.kubectl[0] / before.kubectl[0]:.2f}x",
+                )
+                if before
+                else ("", "")
+            )
+            met = "met" if p.ratio <= LIMIT else "MISSED"
+            lines.append(
+                f"  {p.nodes:>6}  {_ms(p.gryvia):>16}  {_ms(p.kubectl):>16}  {p.ratio:>5.2f}  "
+                f"{met:>7}  {growth[0]:>13}  {growth[1]:>14}"
+            )
+            before = p
+    lines.append(
+        f"(median of {RUNS} runs after a warm-up; {JOBS} suspended jobs; target <= {LIMIT}x "
+        f"kubectl; load average {os.getloadavg()[0]:.2f})"
+    )
+    return "\n".join(lines)
+
+
+def main(sizes: tuple[int, ...] = SIZES) -> None:
+    """Bring a bare API server up, grow the nodes to each size in turn, time, print, stop."""
+    from gryvia_cli.sandbox import binaries
+    from tests.support.controlplane import control_plane
+
+    with (
+        tempfile.TemporaryDirectory(prefix="gryvia-bench-nodes-") as home,
+        control_plane(Path(home) / "plane") as plane,
+    ):
+        kube = [str(binaries.path_of("kubectl")), "--kubeconfig", str(plane.kubeconfig)]
+        prepare(kube)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("GRYVIA_") and k not in ("PYTHONDONTWRITEBYTECODE",)
+        }
+        env.update(
+            KUBECONFIG=str(plane.kubeconfig),
+            GRYVIA_CONFIG_HOME=f"{home}/config",
+            XDG_CONFIG_HOME=f"{home}/config",
+            XDG_STATE_HOME=f"{home}/state",
+            NO_COLOR="1",
+        )
+        gryvia = [sys.executable, "-m", "gryvia_cli"]
+        points: list[Point] = []
+        have, manifests = 0, node_manifests(max(sizes))
+        for size in sorted(sizes):
+            t0 = time.monotonic()
+            grow(kube, manifests, have, size)
+            have = size
+            print(f"{size} nodes in place ({time.monotonic() - t0:.1f} s)", flush=True)
+            points += measure(size, gryvia, kube, env)
+        print(report(points), flush=True)
+
+
+if __name__ == "__main__":
+    main(tuple(int(a) for a in sys.argv[1:]) or SIZES)

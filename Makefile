@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help image install k8s-bin k9s-bin kueue-bin stripe-mock-bin storage-bin rclone-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench bench-large demo demo-check demo-down clean
+.PHONY: help image install k8s-bin node-bin k9s-bin kueue-bin stripe-mock-bin storage-bin rclone-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin krew-archive lint format test test-all test-pure test-cluster test-unit crds docs bench bench-large demo demo-check demo-down clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -41,6 +41,10 @@ slurm-bin: ## Slurm 22.05 and munge (Debian's packages): the oracle the sbatch i
 k8s-bin: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok, helm, dex from Go modules
 	tools/k8s/build.sh
 	tools/k8s/build-dex.sh
+
+node-bin: ## kubelet, containerd, runc, CNI plugins and pause for `gryvia sandbox up --real-node` (as root)
+	tools/k8s/build.sh
+	tools/k8s/build-node.sh
 
 kueue-bin: ## Build Kueue's controller manager into the same cache (sandbox up --kueue and its tests)
 	tools/k8s/build-kueue.sh

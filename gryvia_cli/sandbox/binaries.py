@@ -27,6 +27,15 @@ BINARIES = (
     "helm",
 )
 
+#: What the real node of `sandbox up --real-node` runs from the same folder; `make node-bin`
+#: builds them (kubelet by build.sh, the rest by build-node.sh). Not in `BINARIES`: the other
+#: sandboxes need none of them.
+NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "pause")
+
+#: Debian's runc and CNI plugins (bridge, host-local, loopback), which build-node.sh installs.
+RUNC = Path("/usr/sbin/runc")
+CNI_BIN_DIR = Path("/usr/lib/cni")
+
 
 class BinariesMissingError(GryviaError):
     """Raised when a needed binary has not been built; the message says how to build it."""
@@ -85,6 +94,21 @@ def missing() -> list[str]:
     """Return the names of binaries not yet built (empty when all are there)."""
     folder = bin_dir()
     return [name for name in BINARIES if not os.access(folder / name, os.X_OK)]
+
+
+def node_missing() -> list[str]:
+    """Return what the real node lacks: binaries of `NODE_BINARIES` not built, runc and the CNI
+    plugins not installed (empty when all are there; `make node-bin`, as root, gets them)."""
+    folder = bin_dir()
+    absent = [name for name in NODE_BINARIES if not os.access(folder / name, os.X_OK)]
+    if not os.access(RUNC, os.X_OK):
+        absent.append(str(RUNC))
+    absent += [
+        str(CNI_BIN_DIR / plugin)
+        for plugin in ("bridge", "host-local", "loopback")
+        if not os.access(CNI_BIN_DIR / plugin, os.X_OK)
+    ]
+    return absent
 
 
 def path_of(name: str) -> Path:

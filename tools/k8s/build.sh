@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control-plane binaries that the sandbox and the integration tests run:
-# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl, helm.
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl, helm;
+# and kubelet, for the real node of `gryvia sandbox up --real-node` (build-node.sh adds the rest).
 #
 # Versions are pinned in exactly one place: the go.mod of each wrapper module beside this file.
 # Output: $GRYVIA_K8S_CACHE/<kubernetes version>/bin (default ~/.cache/gryvia/k8s/...).
@@ -92,7 +93,7 @@ build() {
   printf '    %s built in %ds\n' "$module" "$(( $(date +%s) - t0 ))"
 }
 
-# Kubernetes: one `go build` for all four so they share compiled packages. The version is stamped
+# Kubernetes: one `go build` for all five so they share compiled packages. The version is stamped
 # where `--version` and the /version endpoint read it, so they report the real release.
 k8s_minor="${k8s_version#v1.}"; k8s_minor="${k8s_minor%%.*}"
 k8s_ld=""
@@ -100,9 +101,9 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ld="$k8s_ld -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$k8s_minor"
   k8s_ld="$k8s_ld -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
-build kubernetes "kube-apiserver kube-controller-manager kube-scheduler kubectl" "$k8s_ld" \
+build kubernetes "kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet" "$k8s_ld" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet
 build etcd "etcd" "" ./cmd/etcd
 build kwok "kwok kwokctl" "" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 # Helm's default Kubernetes version (for `helm template` and `helm lint` without a cluster) is set

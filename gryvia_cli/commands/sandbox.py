@@ -111,6 +111,15 @@ def up(
             "storage-bin'): claims of StorageClass local-path bind to folders of the sandbox.",
         ),
     ] = False,
+    with_real_node: Annotated[
+        bool,
+        typer.Option(
+            "--real-node",
+            help="Also run one real node (as root; 'make node-bin' builds it): a kubelet with "
+            "containerd, tainted for Gryvia's own pods, pulling from the sandbox's registry "
+            "(started too). The chart's operator runs there; GPU jobs stay simulated.",
+        ),
+    ] = False,
     with_s3: Annotated[
         bool,
         typer.Option(
@@ -156,6 +165,7 @@ def up(
         with_storage=with_storage,
         with_s3=with_s3,
         kueue_block_admission=kueue_block_admission,
+        with_real_node=with_real_node,
     )
     target = kubeconfig or kc.default_target()
     for note in kc.merge(box.kubeconfig, target, switch=switch):
@@ -173,7 +183,7 @@ def up(
 
         path = save_prometheus(box.context, url)
         info(f"  GPU use of context {box.context} comes from Prometheus {url} (saved in {path})")
-    if with_registry:
+    if with_registry or with_real_node:
         chart = registry.publish(box, lambda m: info(f"• {m}"))
         where = "" if bare else " (in a --bare sandbox: this one has release gryvia already)"
         info(f"  install it as the FAQ does{where}: helm install gryvia {chart} --plain-http \\")

@@ -24,6 +24,7 @@ from gryvia_cli.sandbox import (
     oidc,
     podnet,
     prometheus,
+    realnode,
     registry,
     s3,
     storage,
@@ -74,6 +75,7 @@ def up(
     with_storage: bool = False,
     with_s3: bool = False,
     kueue_block_admission: bool = False,
+    with_real_node: bool = False,
 ) -> Sandbox:
     """Create and start sandbox `name` with the nodes of spec `nodes`; return it.
 
@@ -91,6 +93,8 @@ def up(
     `with_storage`, the local-path provisioner serves StorageClass `local-path`
     (`storage.start`); with `with_s3`, an S3 server runs on loopback (`s3.start`;
     `s3.load(box)` then gives its endpoint and keys). Both SandboxError at once when not built.
+    With `with_real_node`, a kubelet with containerd joins as node `system-0` (`realnode`;
+    the registry starts too, its images' source); SandboxError at once when it cannot run here.
     """
     check_name(name)
     groups = nodespec.parse_node_spec(nodes)
@@ -109,6 +113,8 @@ def up(
     if with_storage and (why := storage.missing()):
         raise SandboxError(why)
     if with_s3 and (why := s3.missing()):
+        raise SandboxError(why)
+    if with_real_node and (why := realnode.missing() or registry.missing()):
         raise SandboxError(why)
     if box.workdir.exists():
         if any(box.alive().values()):
@@ -137,14 +143,18 @@ def up(
                     progress(f"OIDC issuer {issuer.issuer}")
                     patches.append(patch)
                 ports = component_ports(api_port)
-                config_path.write_text(kwokctl_config(binaries.bin_dir(), ports, patches))
+                extra = realnode.options(config_path) if with_real_node else None
+                patches += realnode.patches(box) if with_real_node else []
+                config_path.write_text(kwokctl_config(binaries.bin_dir(), ports, patches, extra))
                 _start(box, groups, config_path, wait=wait, progress=progress)
                 if with_kueue:
                     kueue.start(box, progress, block_admission=kueue_block_admission)
                 if with_prometheus:
                     prometheus.start(box, progress)
-                if with_registry:
-                    registry.start(box, progress)
+                if with_registry or with_real_node:
+                    where = registry.start(box, progress)
+                    if with_real_node:
+                        realnode.start(box, where, progress)
                 if with_storage:
                     storage.start(box, progress)
                 if with_s3:
@@ -162,6 +172,7 @@ def up(
                 raise
     finally:
         config_path.unlink(missing_ok=True)
+        realnode.scheduler_file(config_path).unlink(missing_ok=True)
 
 
 PORT_RACE_ATTEMPTS = 3
@@ -279,6 +290,7 @@ def down(name: str) -> bool:
         os.kill(runner, signal.SIGTERM)
         _wait_gone([runner], 10)
     _kill_pod_groups(box)
+    realnode.stop(box)
     if binaries.bin_dir().joinpath("kwokctl").exists():
         run_kwokctl(box, "delete", "cluster", check=False)
     for pid in pids.values():  # whatever kwokctl did not stop

@@ -20,14 +20,18 @@ from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, home
 
 
 def kwokctl_config(
-    bin_dir: Path, ports: Mapping[str, int], patches: list[dict[str, Any]] | None = None
+    bin_dir: Path,
+    ports: Mapping[str, int],
+    patches: list[dict[str, Any]] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> str:
     """Return kwokctl's configuration: local binaries, secure port, admission and RBAC on,
     kwok's Logs, Exec and PortForward CRDs, an audit log of creates and deletes of Gryvia objects
     (`data/audit-policy.yaml`), and the node Stages (pods are left to the pod runner).
     `patches` are kwokctl `componentsPatches` (e.g. the API server's OIDC trust, `oidc`),
     merged with APISERVER_PATCH. `ports` sets component ports by option name
-    (`ports.component_ports`); a component left out gets kwokctl's pick."""
+    (`ports.component_ports`); a component left out gets kwokctl's pick. `extra` are
+    more kwokctl options (the real node's, `realnode.options`)."""
     options: dict[str, Any] = {
         "runtime": "binary",
         "bindAddress": "127.0.0.1",
@@ -44,6 +48,7 @@ def kwokctl_config(
         "kubeAuditPolicy": str(_data_file("audit-policy.yaml")),
     }
     options.update(ports)
+    options.update(extra or {})
     doc: dict[str, Any] = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",

@@ -40,6 +40,7 @@ from gryvia_cli.sandbox import (
 )
 from gryvia_cli.sandbox.hostsfiles import HostsFiles
 from gryvia_cli.sandbox.netplan import SandboxNet
+from gryvia_cli.sandbox.nodeconf import NODE_NAME
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podleases import PodLeases
 from gryvia_cli.sandbox.podstatus import now
@@ -95,7 +96,8 @@ class PodRunner:
             self.api.core.list_pod_for_all_namespaces,
             self.on_pod,
             self.stop,
-            field_selector="spec.nodeName!=",
+            # a real node's pods are its kubelet's (`realnode`)
+            field_selector=f"spec.nodeName!=,spec.nodeName!={NODE_NAME}",
         )
 
     def _runs(self) -> list[PodRun]:

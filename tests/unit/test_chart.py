@@ -701,8 +701,14 @@ def test_deployment_scheduling_and_namespace_values() -> None:
     pod = template["spec"]
     assert pod["priorityClassName"] == "system-cluster-critical"
     assert pod["nodeSelector"] == {"role": "infra"}
-    assert pod["tolerations"] == [{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}]
+    # the user's toleration, then the system nodes' (systemNodes, on by default); the user's
+    # node affinity replaces the preference for system nodes
+    assert pod["tolerations"] == [
+        {"key": "infra", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "gryvia.io/system-node", "operator": "Exists", "effect": "NoSchedule"},
+    ]
     assert sorted(pod["affinity"]) == ["nodeAffinity", "podAntiAffinity"]
+    assert "preferredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["nodeAffinity"]
     [spread] = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
     assert spread["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
     assert template["metadata"]["annotations"] == {"a": "b"}
@@ -714,6 +720,20 @@ def test_deployment_scheduling_and_namespace_values() -> None:
     pdb = one(objs, "PodDisruptionBudget")
     assert pdb["spec"]["minAvailable"] == 1
     assert pdb["spec"]["selector"] == deployment["spec"]["selector"]
+
+
+def test_operator_pods_prefer_system_nodes_unless_told_not_to() -> None:
+    pod = one(render(), "Deployment")["spec"]["template"]["spec"]
+    [term] = pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["preference"]["matchExpressions"] == [
+        {"key": "gryvia.io/system-node", "operator": "In", "values": ["true"]}
+    ]
+    assert {"key": "gryvia.io/system-node", "operator": "Exists", "effect": "NoSchedule"} in pod[
+        "tolerations"
+    ]
+    off = one(render("--set", "systemNodes=false"), "Deployment")["spec"]["template"]["spec"]
+    assert "tolerations" not in off
+    assert "nodeAffinity" not in off.get("affinity", {})
 
 
 def test_peering_for_a_single_replica_per_watched_namespace() -> None:

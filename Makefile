@@ -105,7 +105,7 @@ test: install k8s-bin kueue-bin stripe-mock-bin storage-bin rclone-bin proxy-bin
 	$(both_halves)
 
 test-all: export GRYVIA_TEST_FULL = 1
-test-all: install k8s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array)
+test-all: install k8s-bin kueue-bin stripe-mock-bin storage-bin s3-bin proxy-bin prometheus-bin registry-bin slurm-bin node-bin image lint ## `make test` with the long proofs whole (500 key sequences, 10 operator kills, a 500-element array) and the chart on a real node (as root)
 	$(both_halves)
 
 test-pure: install ## Unit tests and console tests without a cluster, on both cores (pytest-xdist)
@@ -130,7 +130,7 @@ docs: install crds ## Regenerate every generated document (CLI, CRDs, chart valu
 	$(BIN)/python -m gryvia.apidoc > docs/reference/python.md
 	$(BIN)/python -m gryvia_cli.schemas docs/reference/json
 
-bench: install k8s-bin k9s-bin kueue-bin ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission)
+bench: install k8s-bin k9s-bin kueue-bin registry-bin node-bin image ## Benchmarks that print numbers (the console's beside k9s, Kueue's gang start and admission, the operator pod on a real node)
 	$(BIN)/python -m tests.bench
 
 bench-large: install k8s-bin ## At 100,000: the console's paged first list (first rows, full list, RSS) and the operator's restart (tens of minutes to fill)

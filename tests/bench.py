@@ -13,6 +13,7 @@ SUITES = [
     "tests.bench_jobrecords",
     "tests.bench_staging",
     "tests.bench_handover",
+    "tests.bench_realnode",
     "tests.bench_cli",
     "tests.bench_nodes",
     "tests.bench_tui",

@@ -16,7 +16,14 @@ the kubectl read of the same objects, prints the ratio, and then one table per c
 the growth between sizes (time at this size over time at the previous one). Targets: the
 CLI's (issue 22): within 1.5x of kubectl's wall time.
 
-Run: `python -m tests.bench_nodes [NODES ...]` (default 50 500 2000; about two minutes).
+Then the operator over the same sizes, on a one-node sandbox (`tests.support.benchbox`) the
+nodes are added to (kwok keeps them Ready; the GPU-exporter DaemonSet, a process per node,
+is deleted first): at each size the time
+until the operator has registered every node (a GryviaGpuNode each), then its restart
+(SIGKILL, start) to `/readyz` and its peak RSS, with the growth between sizes. Nodes are read
+by kopf (an index and an event handler), not by the operator's informers.
+
+Run: `python -m tests.bench_nodes [NODES ...]` (default 50 500 2000; about five minutes).
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ SIZES = (50, 500, 2000)
 JOBS = 1000
 NAMESPACES = 5
 LIMIT = 1.5
+EXPORTERS = "gpu-operator"
+"""The sandbox's GPU-exporter namespace (`gryvia_cli.sandbox.gpusim.EXPORTER_NAMESPACE`)."""
 
 
 @dataclass(frozen=True)
@@ -139,11 +148,17 @@ def registration(node: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def grow_nodes(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) -> None:
+    """Register nodes[have:want], 500 to a `kubectl create`."""
+    for start in range(have, want, 500):
+        _kubectl(kubectl, "create", "-f", "-", body=_as_list(nodes[start : min(start + 500, want)]))
+
+
 def grow(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) -> None:
     """Register nodes[have:want] and their GryviaGpuNodes, 500 to a `kubectl create`."""
+    grow_nodes(kubectl, nodes, have, want)
     for start in range(have, want, 500):
         chunk = nodes[start : min(start + 500, want)]
-        _kubectl(kubectl, "create", "-f", "-", body=_as_list(chunk))
         _kubectl(kubectl, "create", "-f", "-", body=_as_list([registration(n) for n in chunk]))
 
 
@@ -225,6 +240,45 @@ def main(sizes: tuple[int, ...] = SIZES) -> None:
             print(f"{size} nodes in place ({time.monotonic() - t0:.1f} s)", flush=True)
             points += measure(size, gryvia, kube, env)
         print(report(points), flush=True)
+    print(operator_curve(sizes), flush=True)
+
+
+def _count(kubectl: list[str], resource: str) -> int:
+    out = subprocess.run(
+        [*kubectl, "get", resource, "-o", "name"], capture_output=True, text=True, check=True
+    )
+    return len(out.stdout.split())
+
+
+def operator_curve(sizes: tuple[int, ...]) -> str:
+    """The operator's node registration and restart at each size (a table, with growth)."""
+    from tests.bench_scale import _restart
+    from tests.support.benchbox import operator_sandbox
+
+    lines = [f"  {'nodes':>6}  {'registered':>10}  {'restart to ready':>16}  {'growth':>6}  RSS"]
+    with operator_sandbox("nodes", "1xcpu", []) as box:
+        manifests = node_manifests(max(sizes))
+        # a process per GPU node would not fit two cores at 2,000 nodes
+        _kubectl(box.kubectl, "delete", "daemonset", "-n", EXPORTERS, "nvidia-dcgm-exporter")
+        have, before = 0, None
+        for size in sorted(sizes):
+            t0 = time.monotonic()
+            grow_nodes(box.kubectl, manifests, have, size)
+            have = size
+            deadline = time.monotonic() + 600
+            while _count(box.kubectl, "gryviagpunodes") < size:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the operator registered fewer than {size} nodes in 600 s")
+                time.sleep(0.5)
+            registered = time.monotonic() - t0
+            ready, _, rss = _restart(box, 0)
+            growth = f"{ready / before:.2f}x" if before else ""
+            before = ready
+            lines.append(
+                f"  {size:>6}  {registered:>9.1f}s  {ready:>15.1f}s  {growth:>6}  {rss:.0f} MB"
+            )
+            print(lines[-1], flush=True)
+    return "\n".join(["operator (nodes through kopf)", *lines])
 
 
 if __name__ == "__main__":

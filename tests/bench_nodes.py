@@ -277,7 +277,7 @@ def operator_curve(sizes: tuple[int, ...]) -> str:
             lines.append(
                 f"  {size:>6}  {registered:>9.1f}s  {ready:>15.1f}s  {growth:>6}  {rss:.0f} MB"
             )
-            print(lines[-1], flush=True)
+            print(lines[-1], file=sys.stderr, flush=True)
     return "\n".join(["operator (nodes through kopf)", *lines])
 
 

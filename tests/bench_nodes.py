@@ -28,7 +28,6 @@ Run: `python -m tests.bench_nodes [NODES ...]` (default 50 500 2000; about five 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -38,12 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench_cli import RUNS, median
-from tests.builders import make_job
+from tests.bench_cli import RUNS, median, prepare
+from tests.support.benchbox import kubectl_run
 
 SIZES = (50, 500, 2000)
 JOBS = 1000
-NAMESPACES = 5
 LIMIT = 1.5
 EXPORTERS = "gpu-operator"
 """The sandbox's GPU-exporter namespace (`gryvia_cli.sandbox.gpusim.EXPORTER_NAMESPACE`)."""
@@ -82,42 +80,11 @@ class Point:
 
 
 def _kubectl(kubectl: list[str], *args: str, body: object | None = None) -> None:
-    subprocess.run(
-        [*kubectl, *args],
-        input=None if body is None else json.dumps(body),
-        text=True,
-        capture_output=True,
-        check=True,
-        timeout=600,
-    )
+    kubectl_run(kubectl, *args, body=body)
 
 
 def _as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": items}
-
-
-def prepare(kubectl: list[str]) -> None:
-    """CRDs, namespaces and JOBS suspended jobs (half H100, half A100-80G)."""
-    from gryvia_operator.api.crd import generate as crdgen
-
-    _kubectl(kubectl, "apply", "--server-side", "-f", "-", body=_as_list(crdgen.build_crds()))
-    _kubectl(kubectl, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-    namespaces = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"bench-{n}"}}
-        for n in range(NAMESPACES)
-    ]
-    _kubectl(kubectl, "create", "-f", "-", body=_as_list(namespaces))
-    jobs = [
-        make_job(f"bench-{i:04d}", f"bench-{i % NAMESPACES}")
-        .gpus(8)
-        .gpu_type("H100" if i % 2 else "A100-80G")
-        .image("busybox")
-        .command("sleep", "1")
-        .suspend()
-        .manifest()
-        for i in range(JOBS)
-    ]
-    _kubectl(kubectl, "create", "-f", "-", body=_as_list(jobs))
 
 
 def node_manifests(count: int) -> list[dict[str, Any]]:
@@ -217,7 +184,7 @@ def main(sizes: tuple[int, ...] = SIZES) -> None:
         control_plane(Path(home) / "plane") as plane,
     ):
         kube = [str(binaries.path_of("kubectl")), "--kubeconfig", str(plane.kubeconfig)]
-        prepare(kube)
+        prepare(binaries.path_of("kubectl"), plane.kubeconfig, 0, JOBS)  # CRDs, 1,000 jobs
         env = {
             k: v
             for k, v in os.environ.items()

@@ -16,11 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gryvia_operator.api.names import LABEL_SYSTEM_NODE
+
 NODE_NAME = "system-0"
 """The real node's name (the pod runner leaves its pods to its kubelet)."""
-SYSTEM_LABEL = "gryvia.io/system-node"
+SYSTEM_LABEL = LABEL_SYSTEM_NODE
 """Label and taint key of nodes set aside for Gryvia's own pods (the chart's operator pods
 tolerate the taint and prefer the label)."""
+SIMULATED_PODS = f"spec.nodeName!=,spec.nodeName!={NODE_NAME}"
+"""The field selector of the pods the pod runner runs: scheduled, and not on the real node
+(its kubelet runs those)."""
 PAUSE_IMAGE = "localhost/gryvia/pause:3.10"
 """The pod sandbox image: Kubernetes' own pause.c, built by `make node-bin`, imported into
 containerd (never pulled)."""

@@ -6,9 +6,8 @@ on the sandbox's bridge, see `netplan`; without root, a 127.x.y.z loopback addre
 network), runs init containers then containers (`command`+`args`, env resolved as the
 kubelet does, `workingDir` under a per-pod folder), writes their output as CRI log files that
 kwok serves to `kubectl logs`, reports phase and container states, restarts containers as the
-`restartPolicy` says, and kills the processes when the pod is deleted. Images are not pulled.
-
-Run as `python -m gryvia_cli.sandbox.runner --kubeconfig FILE --state DIR`.
+`restartPolicy` says, and kills the processes when the pod is deleted. Images are not pulled;
+the real node's pods are its kubelet's (`realnode`). Usage: `python -m gryvia_cli.sandbox.runner -h`
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from gryvia_cli.sandbox import (
 )
 from gryvia_cli.sandbox.hostsfiles import HostsFiles
 from gryvia_cli.sandbox.netplan import SandboxNet
-from gryvia_cli.sandbox.nodeconf import NODE_NAME
+from gryvia_cli.sandbox.nodeconf import SIMULATED_PODS
 from gryvia_cli.sandbox.podapi import PodApi
 from gryvia_cli.sandbox.podleases import PodLeases
 from gryvia_cli.sandbox.podstatus import now
@@ -96,8 +95,7 @@ class PodRunner:
             self.api.core.list_pod_for_all_namespaces,
             self.on_pod,
             self.stop,
-            # a real node's pods are its kubelet's (`realnode`)
-            field_selector=f"spec.nodeName!=,spec.nodeName!={NODE_NAME}",
+            field_selector=SIMULATED_PODS,
         )
 
     def _runs(self) -> list[PodRun]:

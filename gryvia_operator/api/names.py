@@ -29,6 +29,10 @@ LABEL_TYPE: Final = "gryvia.io/type"
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY: Final = "gryvia-operator"
 
+LABEL_SYSTEM_NODE: Final = "gryvia.io/system-node"
+"""Label and NoSchedule taint key of nodes set aside for platform pods: the chart's operator
+pods tolerate the taint and prefer the label (`systemNodes`); the sandbox's real node has both."""
+
 # Node labels written by GPU registration and read by placement.
 LABEL_GPU: Final = "gryvia.io/gpu"
 LABEL_GPU_FAMILY: Final = "gryvia.io/gpu-family"

@@ -79,10 +79,6 @@ class Point:
         return self.gryvia[0] / self.kubectl[0]
 
 
-def _kubectl(kubectl: list[str], *args: str, body: object | None = None) -> None:
-    kubectl_run(kubectl, *args, body=body)
-
-
 def _as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
@@ -118,7 +114,9 @@ def registration(node: dict[str, Any]) -> dict[str, Any]:
 def grow_nodes(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) -> None:
     """Register nodes[have:want], 500 to a `kubectl create`."""
     for start in range(have, want, 500):
-        _kubectl(kubectl, "create", "-f", "-", body=_as_list(nodes[start : min(start + 500, want)]))
+        kubectl_run(
+            kubectl, "create", "-f", "-", body=_as_list(nodes[start : min(start + 500, want)])
+        )
 
 
 def grow(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) -> None:
@@ -126,7 +124,7 @@ def grow(kubectl: list[str], nodes: list[dict[str, Any]], have: int, want: int) 
     grow_nodes(kubectl, nodes, have, want)
     for start in range(have, want, 500):
         chunk = nodes[start : min(start + 500, want)]
-        _kubectl(kubectl, "create", "-f", "-", body=_as_list([registration(n) for n in chunk]))
+        kubectl_run(kubectl, "create", "-f", "-", body=_as_list([registration(n) for n in chunk]))
 
 
 def measure(nodes: int, gryvia: list[str], kube: list[str], env: dict[str, str]) -> list[Point]:
@@ -226,7 +224,7 @@ def operator_curve(sizes: tuple[int, ...]) -> str:
     with operator_sandbox("nodes", "1xcpu", []) as box:
         manifests = node_manifests(max(sizes))
         # a process per GPU node would not fit two cores at 2,000 nodes
-        _kubectl(box.kubectl, "delete", "daemonset", "-n", EXPORTERS, "nvidia-dcgm-exporter")
+        kubectl_run(box.kubectl, "delete", "daemonset", "-n", EXPORTERS, "nvidia-dcgm-exporter")
         have, before = 0, None
         for size in sorted(sizes):
             t0 = time.monotonic()

@@ -26,6 +26,7 @@ import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from gryvia_cli.sandbox.sandboxes import Sandbox
 from tests.support.realnode import (
@@ -99,16 +100,14 @@ def main() -> None:
             kubectl(box, "delete", "pod", "-n", NS, first, "--wait=false")
             wait_for(lambda: leader(box) not in ("", first) or None, timeout=60, what="hand-over")
             handover = time.monotonic() - t0
+            installed = {p["metadata"]["name"] for p in pods}
+
+            def replacement() -> list[dict[str, Any]] | None:
+                new = [p for p in operator_pods(box) if p["metadata"]["name"] not in installed]
+                return [p for p in new if ready(p)] or None
+
             fresh = wait_for(
-                lambda: (
-                    [
-                        p
-                        for p in operator_pods(box)
-                        if p["metadata"]["name"] not in {q["metadata"]["name"] for q in pods}
-                        and ready(p)
-                    ]
-                    or None
-                ),
+                replacement,
                 timeout=120,
                 what="the replacement pod",
             )

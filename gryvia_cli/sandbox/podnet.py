@@ -100,6 +100,17 @@ def create_sandbox_network(name: str, workdir: Path, state: Path) -> SandboxNet:
     return net
 
 
+def create_bridge(bridge: str, nid: str) -> SandboxNet:
+    """Create bridge `bridge` with its address on a free range (the first tried derived from
+    `nid`), under the same machine lock as the sandboxes' networks (the real node's bridge,
+    `realnode`). Raises NetworkError or NetworkPlanError."""
+    with _machine_lock():
+        taken = netplan.parse_taken(_ip_json("-4", "route", "show", "table", "all"))
+        net = SandboxNet(nid, bridge, netplan.choose_subnet(nid, taken))
+        run_batch(netplan.bridge_up_batch(net))
+    return net
+
+
 def load(state: Path) -> SandboxNet | None:
     """Return the network recorded in `state`, or None (the sandbox uses the host network)."""
     path = state / netplan.NETWORK_FILE

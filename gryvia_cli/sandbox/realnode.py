@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import ipaddress
 import json
 import os
 import shutil
@@ -29,7 +28,9 @@ from typing import Any
 
 import yaml
 
-from gryvia_cli.sandbox import binaries, certs, netplan, nodeconf
+from gryvia_cli.sandbox import binaries, certs, netplan, nodeconf, podnet
+from gryvia_cli.sandbox.bootstrap import log_tails, wait_nodes_ready
+from gryvia_cli.sandbox.netplan import NetworkPlanError, SandboxNet
 from gryvia_cli.sandbox.nodeconf import NODE_NAME, NodePaths
 from gryvia_cli.sandbox.sandboxes import Sandbox, SandboxError, pid_alive
 
@@ -59,9 +60,9 @@ def missing() -> str:
     absent = binaries.node_missing() + ([] if shutil.which("iptables") else ["iptables"])
     if absent:
         return f"not built yet: {', '.join(absent)} (run 'make node-bin' as root)"
-    other = subprocess.run(["pgrep", "-x", "kubelet"], capture_output=True, text=True)
-    if other.stdout.strip():
-        pid = other.stdout.split()[0]
+    other = _run(["pgrep", "-x", "kubelet"], "pgrep", check=False)
+    if other.strip():
+        pid = other.split()[0]
         return f"a kubelet already runs here (pid {pid}): one real node a machine"
     return ""
 
@@ -124,14 +125,6 @@ def _host_ip() -> str:
     raise SandboxError("no global IPv4 address on this machine for the kubelet's node IP")
 
 
-def _network(box: Sandbox, root: Path) -> tuple[str, ipaddress.IPv4Network]:
-    """Plan (bridge, subnet) of the node's pods: a free /16 of the sandbox pool."""
-    nid = netplan.net_id(str(root.absolute()))
-    routes = _run(["ip", "-4", "-j", "route", "show", "table", "all"], "ip route")
-    taken = netplan.parse_taken(json.loads(routes))
-    return f"gk{nid}", netplan.choose_subnet(nid, taken)
-
-
 def _dnat(bridge: str, api_port: int, add: bool) -> list[str]:
     return [
         "iptables", "-t", "nat", "-A" if add else "-D", "PREROUTING", "-i", bridge,
@@ -152,12 +145,10 @@ def start(box: Sandbox, registry: str, progress: Any) -> None:
     for folder in (node.etc / "cni", node.run, node.var, node.pki):
         folder.mkdir(parents=True, exist_ok=True)
     (node.root / "ip_forward").write_text(Path("/proc/sys/net/ipv4/ip_forward").read_text())
-    bridge, subnet = _network(box, node.root)
-    gateway = str(subnet.network_address + 1)
-    (node.root / "network.json").write_text(json.dumps({"bridge": bridge, "subnet": str(subnet)}))
-    _run(["ip", "link", "add", bridge, "type", "bridge"], "ip link add")
-    _run(["ip", "addr", "add", f"{gateway}/{subnet.prefixlen}", "dev", bridge], "ip addr add")
-    _run(["ip", "link", "set", bridge, "up"], "ip link set up")
+    nid = netplan.net_id(str(node.root))
+    net = podnet.create_bridge(f"gk{nid}", nid)
+    bridge = net.bridge
+    (node.root / netplan.NETWORK_FILE).write_text(net.to_json())
     Path(f"/proc/sys/net/ipv4/conf/{bridge}/route_localnet").write_text("1")
     kubeconfig = yaml.safe_load(box.kubeconfig.read_text())
     server = kubeconfig["clusters"][0]["cluster"]["server"]
@@ -172,7 +163,7 @@ def start(box: Sandbox, registry: str, progress: Any) -> None:
         hosts = node.etc / "certs.d" / name / "hosts.toml"
         hosts.parent.mkdir(parents=True, exist_ok=True)
         hosts.write_text(nodeconf.hosts_toml(name, registry))
-    conflist = nodeconf.cni_config(bridge, str(subnet), gateway, node.var / "cni-ipam")
+    conflist = nodeconf.cni_config(bridge, str(net.subnet), net.gateway, node.var / "cni-ipam")
     (node.etc / "cni" / "10-gryvia.conflist").write_text(json.dumps(conflist, indent=2))
     cert, key = certs.client_certificate(
         (pki / "ca.crt").read_bytes(), (pki / "ca.key").read_bytes(),
@@ -191,7 +182,7 @@ def start(box: Sandbox, registry: str, progress: Any) -> None:
     env = {"PATH": f"{bins}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
     containerd = [str(bins / "containerd"), "--config", str(node.etc / "containerd.toml")]
     box.start("containerd", containerd, env=env)
-    _wait(node.socket.exists, 30, "containerd's socket", box.workdir / "logs" / "containerd.log")
+    _wait(node.socket.exists, 30, "containerd's socket", box)
     archive = node.var / "pause.tar"
     archive.write_bytes(nodeconf.pause_image_archive((bins / "pause").read_bytes()))
     _run([*_ctr(node), "images", "import", str(archive)], "ctr images import (pause)")
@@ -210,37 +201,21 @@ def start(box: Sandbox, registry: str, progress: Any) -> None:
         ],
         env=env,
     )  # fmt: skip
-    kubectl = [str(binaries.path_of("kubectl")), "--kubeconfig", str(box.kubeconfig)]
-    log = box.workdir / "logs" / "kubelet.log"
-    _wait(lambda: _ready(kubectl), READY_TIMEOUT, f"node {NODE_NAME} to be Ready", log)
+    wait_nodes_ready(box, [NODE_NAME], READY_TIMEOUT)
 
 
 def _ctr(node: NodePaths) -> list[str]:
     return [str(binaries.bin_dir() / "ctr"), "--address", str(node.socket), "-n", "k8s.io"]
 
 
-def _ready(kubectl: list[str]) -> bool:
-    done = subprocess.run(
-        [*kubectl, "get", "node", NODE_NAME, "-o", "json"], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        return False
-    conditions = json.loads(done.stdout).get("status", {}).get("conditions", [])
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-
-
-def _wait(done: Any, timeout: float, what: str, log: Path | None = None) -> None:
-    """Poll `done()` every 0.25 s. Raises SandboxError after `timeout` seconds, with the
-    last error lines of `log` (the sandbox is removed after a failed start, its logs too)."""
+def _wait(done: Any, timeout: float, what: str, box: Sandbox) -> None:
+    """Poll `done()` every 0.25 s. Raises SandboxError after `timeout` seconds, with the tails
+    of the sandbox's logs (the sandbox is removed after a failed start, its logs too)."""
     deadline = time.monotonic() + timeout
     while not done():
         if time.monotonic() > deadline:
-            tail = ""
-            if log is not None and log.exists():
-                lines = log.read_text(errors="replace").splitlines()
-                errors = [line for line in lines if '"command failed"' in line or " E" in line[:6]]
-                tail = "\n" + "\n".join((errors or lines)[-8:])
-            raise SandboxError(f"timed out after {timeout:.0f}s waiting for {what}{tail}")
+            tails = log_tails(box.workdir / "logs")
+            raise SandboxError(f"timed out after {timeout:.0f}s waiting for {what}{tails}")
         time.sleep(0.25)
 
 
@@ -268,11 +243,11 @@ def stop(box: Sandbox) -> None:
     mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
     for mount in sorted((m for m in mounts if m.startswith(f"{node.root}/")), reverse=True):
         _run(["umount", "-l", mount], "umount", check=False)
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        network = json.loads((node.root / "network.json").read_text())
+    with contextlib.suppress(OSError, ValueError, NetworkPlanError):
+        net = SandboxNet.from_json((node.root / netplan.NETWORK_FILE).read_text())
         api_port = int((node.root / "api-port").read_text())
-        _run(_dnat(network["bridge"], api_port, add=False), "iptables -D", check=False)
-        _run(["ip", "link", "del", network["bridge"]], "ip link del", check=False)
+        _run(_dnat(net.bridge, api_port, add=False), "iptables -D", check=False)
+        _run(["ip", "link", "del", net.bridge], "ip link del", check=False)
     for tree in Path("/sys/fs/cgroup").glob("*/kubepods"):
         for folder in sorted((p for p in tree.rglob("*") if p.is_dir()), reverse=True):
             with contextlib.suppress(OSError):

@@ -56,18 +56,13 @@ IMAGE = "localhost/gryvia-operator:{version}"
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.Sandbox]:
     """A sandbox with one H100 node, one CPU node and the real node (and its registry)."""
-    home = tmp_path_factory.mktemp("real-node-home")
-    previous = os.environ.get("GRYVIA_SANDBOX_HOME")
-    os.environ["GRYVIA_SANDBOX_HOME"] = str(home)
     name = f"r{os.getpid()}-{uuid.uuid4().hex[:4]}"
-    try:
-        yield cluster.up(name, "1xH100:8,1xcpu", with_real_node=True)
-    finally:
-        cluster.down(name)
-        if previous is None:
-            os.environ.pop("GRYVIA_SANDBOX_HOME", None)
-        else:
-            os.environ["GRYVIA_SANDBOX_HOME"] = previous
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GRYVIA_SANDBOX_HOME", str(tmp_path_factory.mktemp("real-node-home")))
+        try:
+            yield cluster.up(name, "1xH100:8,1xcpu", with_real_node=True)
+        finally:
+            cluster.down(name)
 
 
 def test_the_faq_install_runs_the_operator_on_the_real_node(box: cluster.Sandbox) -> None:

@@ -34,7 +34,9 @@ def run(
 
     When the console closes, the process ends at once (`os._exit` with the app's return
     code, after flushing stdout and stderr): worker threads may still wait on a stalled
-    network, and neither they nor the interpreter's teardown of a large heap may delay `q`.
+    network, and neither they nor the interpreter's teardown of a large heap may delay `q`;
+    should closing itself hang, the process ends `EXIT_DEADLINE_SECONDS` after `q` anyway
+    (`driver.exit_by_deadline`, which prints every thread's stack to stderr).
     A closed terminal (the window, tmux pane or ssh session: SIGHUP, or a hung-up tty) ends it
     the same way with code 129 (128 + SIGHUP): there is no terminal left to restore or draw on.
     """
@@ -71,6 +73,7 @@ def run(
     settle()
     signal.signal(signal.SIGHUP, lambda signum, frame: os._exit(HANGUP_EXIT_CODE))
     exit_on_hangup(sys.__stdin__.fileno() if sys.__stdin__ else 0)
+    app.exit_deadline = True
     app.run()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

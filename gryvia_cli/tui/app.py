@@ -16,7 +16,7 @@ from gryvia_cli.core.plaintext import visible
 from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
 from gryvia_cli.tui.describeref import describe_ref
-from gryvia_cli.tui.driver import quick_driver
+from gryvia_cli.tui.driver import exit_by_deadline, quick_driver
 from gryvia_cli.tui.feed import Feed
 from gryvia_cli.tui.retarget import Retargeting
 from gryvia_cli.tui.screens.base import ViewScreen
@@ -86,7 +86,16 @@ class GryviaApp(UserCommands, Retargeting):
         self.connection_detail = ""
         self._told_failed: set[str] = set()
         self._tracked: set[Stoppable] = set()
+        self.exit_deadline = False
+        """Set by `gryvia_cli.tui.run`: asking to close also arms `exit_by_deadline`."""
         self.set_reactive(GryviaApp.target, source.target)
+
+    def exit(self, result: object = None, return_code: int = 0, message: object = None) -> None:
+        """Close the console; with `exit_deadline` the process ends within
+        `EXIT_DEADLINE_SECONDS` even when closing hangs."""
+        if self.exit_deadline:
+            exit_by_deadline(self._driver, return_code)
+        super().exit(result, return_code, message)  # type: ignore[arg-type]
 
     def now(self) -> datetime:
         """The clock every view uses: the test's frozen one, else the source's (the API

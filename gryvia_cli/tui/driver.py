@@ -97,3 +97,48 @@ def exit_on_hangup(fd: int) -> None:
                     os._exit(HANGUP_EXIT_CODE)
 
     threading.Thread(target=wait_for_hangup, name="tty-hangup", daemon=True).start()
+
+
+EXIT_DEADLINE_SECONDS = 1.5
+"""How long the console may take to close once asked (`q`) before the process ends anyway:
+three times the 500 ms `q` target, twice the slowest healthy quit seen on a loaded machine."""
+
+_RESET = (
+    "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l"  # mouse reporting off
+    "\x1b[?2004l\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l"  # paste, keyboard, alt screen, cursor
+)
+"""What Textual's driver writes when it leaves application mode (`stop_application_mode`)."""
+
+
+def exit_by_deadline(
+    driver: Driver | None, code: int, seconds: float = EXIT_DEADLINE_SECONDS
+) -> None:
+    """End the process with `code` `seconds` from now, from a daemon thread, unless it ended.
+
+    Armed when the console is asked to close: the normal path returns from `App.run` and
+    ends the process at once (`gryvia_cli.tui.run`), so this fires only when closing hangs
+    (a worker, a lock, a teardown step waiting for the network). It then restores the
+    terminal (the modes Textual sets, the tty attributes `driver` saved), writes one line
+    and every thread's stack to stderr (for a bug report), and calls `os._exit(code)`.
+    """
+    import faulthandler
+    import os
+    import sys
+    import termios
+    import threading
+    import time
+
+    def force() -> None:
+        time.sleep(seconds)
+        fileno, attrs = getattr(driver, "fileno", None), getattr(driver, "attrs_before", None)
+        with contextlib.suppress(Exception):
+            if fileno is not None and attrs is not None:
+                termios.tcsetattr(fileno, termios.TCSANOW, attrs)
+        with contextlib.suppress(Exception):
+            os.write(sys.__stdout__.fileno() if sys.__stdout__ else 1, _RESET.encode())
+            note = f"gryvia tui: closing took over {seconds:g} s; ended without waiting.\n"
+            os.write(2, note.encode())
+            faulthandler.dump_traceback(file=sys.__stderr__ or 2, all_threads=True)
+        os._exit(code)
+
+    threading.Thread(target=force, name="exit-deadline", daemon=True).start()

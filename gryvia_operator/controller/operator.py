@@ -21,7 +21,7 @@ import kopf
 from aiohttp import web
 
 from gryvia_operator.api.crd.generate import build_crds
-from gryvia_operator.controller import crdcheck, indexbarrier, permissions, standby
+from gryvia_operator.controller import crdcheck, indexbarrier, kopftasks, permissions, standby
 from gryvia_operator.controller.kubeapi import (
     AlreadyExists,
     KubeApi,
@@ -30,6 +30,7 @@ from gryvia_operator.controller.kubeapi import (
     load_configuration,
 )
 from gryvia_operator.controller.leader import LeaderElector, LeaseTimings, default_identity
+from gryvia_operator.controller.loopwatch import LoopWatch
 from gryvia_operator.controller.probes import serve_probes
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import NODES
@@ -240,21 +241,25 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
         settings: kopf.OperatorSettings,
         stop: asyncio.Event | None,
     ) -> None:
-        await kopf.operator(
-            registry=registry,
-            settings=settings,
-            clusterwide=not s.namespaces,
-            namespaces=s.namespaces,
-            standalone=s.peering is None,
-            peering_name=s.peering,
-            stop_flag=stop,
-        )
+        with kopftasks.kopf_context():
+            await kopf.operator(
+                registry=registry,
+                settings=settings,
+                clusterwide=not s.namespaces,
+                namespaces=s.namespaces,
+                standalone=s.peering is None,
+                peering_name=s.peering,
+                stop_flag=stop,
+            )
 
     def configure(settings: kopf.OperatorSettings) -> None:
         wiring.configure_kopf(settings, s.peering)
 
     runners: list[web.AppRunner] = []
     server: WebhookServer | None = None
+    watch = LoopWatch()
+    watch.start()
+    kopftasks.install()  # a kopf stop leaves the servers' connections alone
     with tempfile.TemporaryDirectory(prefix="gryvia-operator-") as tmp:
         try:
             role = elector.describe if elector is not None else None
@@ -281,6 +286,7 @@ async def run(s: OperatorSettings, wiring: Wiring) -> None:
                     run_kopf,
                 )
         finally:
+            watch.stop()
             for task in rt.tasks:
                 task.cancel()
             if server is not None:

@@ -39,7 +39,12 @@ class ConsoleProcess:
     ) -> None:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        full_env = {**os.environ, **(env or {}), "TERM": "xterm-256color"}
+        full_env = {
+            **os.environ,
+            **(env or {}),
+            "TERM": "xterm-256color",
+            "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack (see `stacks`)
+        }
         full_env.pop("NO_COLOR", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gryvia_cli", *args],
@@ -107,8 +112,25 @@ class ConsoleProcess:
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"the console still runs {timeout:.0f}s after {key!r}") from None
+            raise AssertionError(
+                f"the console still runs {timeout:.0f}s after {key!r}; its threads:\n"
+                + self.stacks()
+            ) from None
         return time.monotonic() - start
+
+    def stacks(self, timeout: float = 10.0) -> str:
+        """Abort the still-running console and return the thread stacks Python's fault
+        handler printed (for failure messages: where a hang waits)."""
+        mark = self.mark()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGABRT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and "Thread 0x" not in self.since(mark):
+            time.sleep(0.05)
+        text = self.since(mark)
+        return text[text.find("Fatal Python error") :] if "Fatal Python" in text else text[-4000:]
 
     def close(self) -> None:
         """Kill the console (and its process group) if it still runs; close the pty."""

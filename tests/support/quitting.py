@@ -7,6 +7,7 @@ on (before the console starts, or once it went live and its top bar shows the fa
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from tests.support.console import ConsoleProcess
@@ -14,6 +15,8 @@ from tests.support.relay import Relay
 from tests.support.wait import wait_for
 
 FAULTS = ("latency", "blackhole")
+DEADLINE_NOTE = "closing took over"
+"""What `gryvia_cli.tui.driver.exit_by_deadline` writes before the stacks."""
 LATENCY_SECONDS = 5.0
 
 
@@ -64,4 +67,9 @@ def _one_try(relay: Relay, kubeconfig: Path, home: Path, fault: str, live_first:
             wait_for(lambda: relay.accepted > accepted, timeout=30, what="a connection in flight")
         seconds = console.press_and_time_exit("q")
         assert console.proc.returncode == 0, console.output[-2000:]
+        if DEADLINE_NOTE in console.output:  # closing hung: the deadline ended it (a bug)
+            text = console.output
+            warnings.warn(
+                f"q under {fault}: {text[text.find(DEADLINE_NOTE) :][:6000]}", stacklevel=1
+            )
         return seconds

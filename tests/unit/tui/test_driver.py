@@ -67,3 +67,25 @@ def test_exit_still_does_not_wait_out_the_input_threads_polls() -> None:
     finally:
         os.close(write_fd)
         os.close(driver.fileno)
+
+
+def test_a_close_that_hangs_ends_the_process_by_the_deadline_with_every_threads_stack() -> None:
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import threading\n"
+        "from gryvia_cli.tui.driver import exit_by_deadline\n"
+        "exit_by_deadline(None, 3, seconds=0.2)\n"
+        "threading.Event().wait()  # the close that never returns\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 3, done.stderr
+    assert time.monotonic() - started >= 0.2
+    assert "closing took over 0.2 s; ended without waiting" in done.stderr
+    assert "most recent call first" in done.stderr  # the stacks (faulthandler's format)
+    assert "\x1b[?1049l" in done.stdout  # the alternate screen is left

@@ -2,6 +2,11 @@
 
 Deduplicated, one worker per key at a time, delayed and rate-limited re-adds. A handler says
 "retry later" or "give up" with kopf's own exceptions, as a kopf handler would.
+
+Two lanes, as controller-runtime's priority queue has: a key added with `low=True` (an object
+of a start-up list that needs nothing, such as a finished job) waits behind every normal key,
+so that a new leader first serves the jobs submitted while its predecessor was gone, not
+the thousands of finished ones its first list also returns. A normal add promotes a low key.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ class WorkQueue(Generic[K]):
 
     def __init__(self, name: str, *, base_delay: float = 0.05, max_delay: float = 60.0) -> None:
         self.name = name
-        self._queue: asyncio.Queue[K] = asyncio.Queue()
+        self._queue: asyncio.PriorityQueue[tuple[int, int, K]] = asyncio.PriorityQueue()
+        self._lane: dict[K, int] = {}
+        """The lane (0 normal, 1 low) of each dirty key."""
+        self._seq = 0
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._timers: dict[K, tuple[float, asyncio.TimerHandle]] = {}
@@ -38,16 +46,27 @@ class WorkQueue(Generic[K]):
     def __len__(self) -> int:
         return len(self._dirty)
 
-    def add(self, key: K) -> None:
-        """Queue `key` now (no-op when already queued)."""
+    def add(self, key: K, *, low: bool = False) -> None:
+        """Queue `key` now (no-op when already queued, unless this normal add promotes a low
+        key); `low`: behind every normal key."""
         timer = self._timers.pop(key, None)
         if timer is not None:
             timer[1].cancel()
+        lane = 1 if low else 0
         if key in self._dirty:
+            if lane < self._lane[key]:
+                self._lane[key] = lane
+                if key not in self._processing:
+                    self._push(key)
             return
         self._dirty.add(key)
+        self._lane[key] = lane
         if key not in self._processing:
-            self._queue.put_nowait(key)
+            self._push(key)
+
+    def _push(self, key: K) -> None:
+        self._seq += 1
+        self._queue.put_nowait((self._lane[key], self._seq, key))
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds, unless an earlier add is already pending."""
@@ -88,8 +107,12 @@ class WorkQueue(Generic[K]):
 
     async def get(self) -> K:
         """Wait for the next key; the caller must call `done(key)` when finished."""
-        key = await self._queue.get()
+        while True:  # an entry left behind by a promotion or an earlier run is skipped
+            lane, _, key = await self._queue.get()
+            if key in self._dirty and key not in self._processing and self._lane[key] == lane:
+                break
         self._dirty.discard(key)
+        del self._lane[key]
         self._processing.add(key)
         return key
 
@@ -97,7 +120,7 @@ class WorkQueue(Generic[K]):
         """Mark `key` finished; it is queued again if it was added meanwhile."""
         self._processing.discard(key)
         if key in self._dirty:
-            self._queue.put_nowait(key)
+            self._push(key)
 
     async def run_workers(self, count: int, handle: Callable[[K], Awaitable[None]]) -> None:
         """Process keys with `count` concurrent workers until cancelled.

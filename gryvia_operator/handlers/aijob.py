@@ -17,6 +17,7 @@ import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api import GryviaAIJob, validate_job
+from gryvia_operator.api.arrays import FINISHED_PHASES
 from gryvia_operator.api.jobstorage import (
     DataClaim,
     is_quota_refusal,
@@ -285,7 +286,8 @@ def job_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def job_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
-    """Queue the job (forget it when deleted)."""
+    """Queue the job (forget it when deleted); a finished job of the first list waits in the
+    queue's low lane, behind the jobs that need work (a new leader serves new jobs first)."""
     key = _job_key(body)
     if type == "DELETED":
         rt.recent_jobs.forget(key)
@@ -293,7 +295,8 @@ def job_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
         rt.jobs.drop(key)
         return
     rt.recent_jobs.seen(key, str((body.get("metadata") or {}).get("resourceVersion", "")))
-    rt.jobs.add(key)
+    phase = (body.get("status") or {}).get("phase")
+    rt.jobs.add(key, low=type == "" and phase in FINISHED_PHASES)
 
 
 def _job_key(body: Mapping[str, Any]) -> JobKey:

@@ -29,6 +29,24 @@ async def test_queue_deduplicates_and_serialises_a_key() -> None:
     assert await asyncio.wait_for(queue.get(), 1) == "a"
 
 
+async def test_low_keys_wait_behind_normal_ones_and_a_normal_add_promotes_one() -> None:
+    queue: WorkQueue[str] = WorkQueue("t")
+    for key in ("finished-1", "finished-2", "finished-3"):
+        queue.add(key, low=True)
+    queue.add("new")
+    queue.add("finished-3")  # something changed about it: promoted, handed out once
+    queue.add("new", low=True)  # a low add never demotes
+    order = []
+    for _ in range(4):
+        key = await asyncio.wait_for(queue.get(), 1)
+        order.append(key)
+        queue.done(key)
+    assert order == ["new", "finished-3", "finished-1", "finished-2"]
+    assert len(queue) == 0
+    queue.add("finished-1", low=True)
+    assert await asyncio.wait_for(queue.get(), 1) == "finished-1"
+
+
 async def test_queue_add_after_keeps_the_earliest() -> None:
     queue: WorkQueue[str] = WorkQueue("t")
     queue.add_after("a", 0.05)

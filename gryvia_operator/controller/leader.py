@@ -127,6 +127,7 @@ class LeaderElector:
         self.leader_name = ""
         self._record: tuple[str, str] | None = None
         self._seen_at = 0.0
+        self._duration = timings.lease_duration
         self._renewed_at = 0.0
 
     def _expired(self, lease: Mapping[str, Any] | None) -> bool:
@@ -136,8 +137,16 @@ class LeaderElector:
         if record != self._record:
             self._record, self._seen_at = record, now
         spec = (lease or {}).get("spec") or {}
-        duration = float(spec.get("leaseDurationSeconds") or self.timings.lease_duration)
-        return not record[0] or now - self._seen_at >= duration
+        self._duration = float(spec.get("leaseDurationSeconds") or self.timings.lease_duration)
+        return not record[0] or now - self._seen_at >= self._duration
+
+    def next_try(self, jitter: float) -> float:
+        """Seconds a standby waits before its next try: `retry_period` times (1 + `jitter`)
+        (0 to 0.2), but no longer than until the record it saw expires (its own clock), so a
+        crashed leader's Lease is taken when it expires, not up to a retry period later."""
+        retry = self.timings.retry_period * (1 + jitter)
+        expires_in = self._seen_at + self._duration - self._clock()
+        return max(0.0, min(retry, expires_in + 0.01))
 
     async def try_once(self) -> bool:
         """One try to create, renew or take the Lease; True when this process holds it.
@@ -176,9 +185,10 @@ class LeaderElector:
         return True
 
     async def acquire(self) -> None:
-        """Try every `retry_period` (with up to 20 % jitter) until this process leads."""
+        """Try every `retry_period` (with up to 20 % jitter), and when the Lease seen expires,
+        until this process leads."""
         while not await self.try_once():
-            await asyncio.sleep(self.timings.retry_period * (1 + 0.2 * random.random()))
+            await asyncio.sleep(self.next_try(0.2 * random.random()))
         self.role = "leader"
 
     async def keep(self) -> None:

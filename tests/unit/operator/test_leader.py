@@ -163,3 +163,17 @@ def test_the_elector_creates_a_missing_lease_and_renews_then_leaves_a_live_one_a
 def test_timings_where_a_leader_could_outlive_its_lease_are_refused(flags: list[str]) -> None:
     with pytest.raises(ValueError, match="retry-period < --renew-deadline < --lease-duration"):
         parse_settings(flags)
+
+
+def test_a_standby_tries_again_when_the_lease_it_saw_expires_not_a_retry_period_later() -> None:
+    clock = _Clock()
+    elector = LeaderElector(
+        cast(KubeApi, None), "gryvia-operator", "gryvia-system", "b", LeaseTimings(), clock
+    )
+    assert not elector._expired(_lease("a", leaseDurationSeconds=15))
+    assert elector.next_try(0.1) == pytest.approx(2.2)  # the retry period, jittered
+    clock.now += 14.0
+    assert elector.next_try(0.1) == pytest.approx(1.01)  # its expiry comes first
+    clock.now += 1.01
+    assert elector._expired(_lease("a", leaseDurationSeconds=15))
+    assert elector.next_try(0.1) == pytest.approx(0.0, abs=1e-9)

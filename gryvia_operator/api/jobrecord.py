@@ -45,6 +45,10 @@ Amount = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]{1,6})?$", ma
 Month = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}$")]
 
 
+ROLLUP_FOLD_LIMIT = 1000
+"""Records one roll-up takes per pass (its `folded` list); more wait for the next pass."""
+
+
 class JobRollup(GryviaModel):
     """The jobs of one tenant that ended in one month, summed once their records went."""
 
@@ -55,9 +59,12 @@ class JobRollup(GryviaModel):
     states: dict[str, NonNegativeInt32] = Field(default_factory=dict, max_length=16)
     """Jobs per final phase (`Succeeded`: 12, ...)."""
     through: datetime
-    """The latest end time folded in: a record that ended at or before it is already counted
-    (a roll-up pass that stopped between writing this and deleting the records is safe to
-    repeat)."""
+    """The latest end time folded in (`gryvia sacct` names it)."""
+    folded: list[str] = Field(default_factory=list, max_length=ROLLUP_FOLD_LIMIT)
+    """The jobUIDs of the records the latest passes folded in whose deletion is not yet seen:
+    such a record, still listed, is already counted and only deleted again (a roll-up pass
+    that stopped between writing this and deleting its records is safe to repeat); a record
+    that ended earlier but was written later is still folded in."""
 
 
 class GryviaJobRecordSpec(GryviaModel):

@@ -15,7 +15,12 @@ from math import ceil
 from typing import Any
 
 from gryvia_operator.api.helpers import TERMINAL_PHASES, parse_duration
-from gryvia_operator.api.jobrecord import JobRollup, job_record_name, rollup_name
+from gryvia_operator.api.jobrecord import (
+    ROLLUP_FOLD_LIMIT,
+    JobRollup,
+    job_record_name,
+    rollup_name,
+)
 from gryvia_operator.api.names import (
     ANNOTATION_SBATCH_JOB_NAME,
     ANNOTATION_SUBMITTER,
@@ -203,10 +208,13 @@ def month_of(when: dt.datetime) -> str:
 def plan_rollup(records: Iterable[Mapping[str, Any]], cutoff: dt.datetime) -> RollupPlan:
     """What a roll-up pass does with every stored GryviaJobRecord (`records`, raw, both
     shapes): each job record that ended before `cutoff` (now - retention) is folded into the
-    roll-up of its (namespace, tenant, month of its end) and deleted. A record that ended at
-    or before the roll-up's `through` is already counted and is only deleted (a pass cut short
-    after its roll-up writes is repeated safely). Only changed roll-ups are written; they keep
-    the stored one's `metadata.resourceVersion` as the write's precondition."""
+    roll-up of its (namespace, tenant, month of its end) and deleted, at most
+    `ROLLUP_FOLD_LIMIT` a roll-up a pass. A record whose jobUID is in the roll-up's `folded`
+    list is already counted and only deleted (a pass cut short after its roll-up writes is
+    repeated safely); any other, even one that ended before the roll-up's `through` but was
+    written later, is folded in. Only changed roll-ups are written, with `folded` set to the
+    jobUIDs this pass deletes; they keep the stored one's `metadata.resourceVersion` as the
+    write's precondition."""
     rollups: dict[tuple[str, str, str], dict[str, Any]] = {}
     due: list[Mapping[str, Any]] = []
     for rec in records:
@@ -218,23 +226,36 @@ def plan_rollup(records: Iterable[Mapping[str, Any]], cutoff: dt.datetime) -> Ro
         ended = parse_time(spec.get("ended"))
         if ended is not None and ended < cutoff:
             due.append(rec)
+    counted = {k: set(r["spec"]["rollup"].get("folded") or []) for k, r in rollups.items()}
+    folded: dict[tuple[str, str, str], set[str]] = {}
     plan = RollupPlan()
-    changed: set[tuple[str, str, str]] = set()
-    for rec in sorted(due, key=lambda r: str((r.get("spec") or {}).get("ended"))):
-        spec = rec.get("spec") or {}
-        ended = parse_time(spec.get("ended"))
-        assert ended is not None
-        key = (_ns(rec), str(spec.get("tenant", "")), month_of(ended))
-        plan.deletes.append((_ns(rec), str((rec.get("metadata") or {}).get("name", ""))))
-        current = rollups.get(key)
-        through = parse_time(((current or {}).get("spec") or {}).get("rollup", {}).get("through"))
-        if through is not None and ended <= through:
+    for rec, key, uid, end in sorted(
+        (_facts(rec) for rec in due), key=lambda f: (f[2] not in counted.get(f[1], ()), f[3])
+    ):  # the already counted first (at most the limit: the pass that folded them kept to it)
+        spec, name = rec.get("spec") or {}, str((rec.get("metadata") or {}).get("name", ""))
+        mine = folded.setdefault(key, set())
+        if uid in counted.get(key, ()):  # folded by a pass cut short: deleted again only
+            mine.add(uid)
+            plan.deletes.append((_ns(rec), name))
             continue
-        rollups[key] = _fold(current, key, spec, ended)
-        changed.add(key)
-    for key in sorted(changed):
+        if len(mine) >= ROLLUP_FOLD_LIMIT:
+            continue  # the next pass takes it
+        mine.add(uid)
+        plan.deletes.append((_ns(rec), name))
+        rollups[key] = _fold(rollups.get(key), key, spec, parse_time(end) or cutoff)
+    for key in sorted(k for k, uids in folded.items() if uids - counted.get(k, set())):
+        rollups[key]["spec"]["rollup"]["folded"] = sorted(folded[key])
         plan.writes.append(_rollup_body(key, rollups[key]))
     return plan
+
+
+def _facts(rec: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[str, str, str], str, str]:
+    """(record, its roll-up key, its jobUID (else name), its end as stored) of a due record."""
+    spec = rec.get("spec") or {}
+    ended = parse_time(spec.get("ended"))
+    assert ended is not None
+    uid = str(spec.get("jobUID") or (rec.get("metadata") or {}).get("name", ""))
+    return rec, (_ns(rec), str(spec.get("tenant", "")), month_of(ended)), uid, stamp(ended)
 
 
 def _ns(rec: Mapping[str, Any]) -> str:
@@ -252,7 +273,9 @@ def _fold(
     states = dict(roll.get("states") or {})
     phase = str(spec.get("phase") or "Cancelled")
     states[phase] = int(states.get(phase, 0)) + 1
-    roll.update(jobs=int(roll.get("jobs", 0)) + 1, states=states, through=stamp(ended))
+    through = parse_time(roll.get("through"))
+    latest = ended if through is None or ended > through else through
+    roll.update(jobs=int(roll.get("jobs", 0)) + 1, states=states, through=stamp(latest))
     JobRollup.model_validate(roll)  # the shape the CRD holds
     hours = decimal_of(old.get("gpuHours")) + decimal_of(spec.get("gpuHours"))
     new_spec: dict[str, Any] = {"tenant": key[1], "rollup": roll}

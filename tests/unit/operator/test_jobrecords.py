@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gryvia_operator.api.jobrecord import GryviaJobRecord
+from gryvia_operator.api.jobrecord import ROLLUP_FOLD_LIMIT, GryviaJobRecord
 from gryvia_operator.reconcile.jobrecords import build_job_record, plan_rollup
 from gryvia_operator.reconcile.views import PodView
 from tests.builders import make_job
@@ -85,7 +85,7 @@ def test_records_older_than_the_retention_fold_into_their_month_and_go() -> None
     assert august["spec"] == {
         "tenant": "nlp", "gpuHours": 1.0, "cost": "3.3500",
         "rollup": {"month": "2026-08", "jobs": 2, "states": {"Succeeded": 1, "Failed": 1},
-                   "through": "2026-08-20T00:00:00Z"},
+                   "through": "2026-08-20T00:00:00Z", "folded": ["a", "b"]},
     }  # fmt: skip
     GryviaJobRecord.model_validate(august)
     # a pass cut short after writing the roll-up: the records it counted are only deleted
@@ -98,3 +98,27 @@ def test_records_older_than_the_retention_fold_into_their_month_and_go() -> None
     assert more.writes[0]["metadata"]["resourceVersion"] == "7"
     assert more.writes[0]["spec"]["rollup"]["jobs"] == 3
     assert more.writes[0]["spec"]["cost"] == "4.6000"
+    assert more.writes[0]["spec"]["rollup"]["folded"] == ["e"]
+
+
+def test_a_record_written_after_its_month_was_rolled_up_is_still_counted() -> None:
+    """A record that ended before the roll-up's `through` but was listed only after the pass
+    that wrote it (written late, or by a pass between two writes) adds to it."""
+    cutoff = NOW - timedelta(days=90)
+    first = plan_rollup([_record("a", datetime(2026, 8, 20, tzinfo=UTC))], cutoff).writes[0]
+    stored = {**first, "metadata": {**first["metadata"], "resourceVersion": "7"}}
+    earlier = _record("b", datetime(2026, 8, 3, tzinfo=UTC), "Failed", "2.10")
+    plan = plan_rollup([stored, earlier], cutoff)
+    assert plan.deletes == [("tenant-nlp", "job-b")]
+    roll = plan.writes[0]["spec"]["rollup"]
+    assert roll["jobs"] == 2 and roll["states"] == {"Succeeded": 1, "Failed": 1}
+    assert roll["through"] == "2026-08-20T00:00:00Z" and roll["folded"] == ["b"]
+    assert plan.writes[0]["spec"]["cost"] == "3.3500"
+
+
+def test_a_pass_takes_at_most_the_fold_limit_into_one_roll_up() -> None:
+    cutoff = NOW - timedelta(days=90)
+    many = [_record(f"u{i:04d}", datetime(2026, 8, 3, tzinfo=UTC)) for i in range(1005)]
+    plan = plan_rollup(many, cutoff)
+    assert len(plan.deletes) == ROLLUP_FOLD_LIMIT
+    assert plan.writes[0]["spec"]["rollup"]["jobs"] == ROLLUP_FOLD_LIMIT

@@ -242,20 +242,22 @@ def plan_rollup(records: Iterable[Mapping[str, Any]], cutoff: dt.datetime) -> Ro
             continue  # the next pass takes it
         mine.add(uid)
         plan.deletes.append((_ns(rec), name))
-        rollups[key] = _fold(rollups.get(key), key, spec, parse_time(end) or cutoff)
+        rollups[key] = _fold(rollups.get(key), key, spec, end)
     for key in sorted(k for k, uids in folded.items() if uids - counted.get(k, set())):
         rollups[key]["spec"]["rollup"]["folded"] = sorted(folded[key])
         plan.writes.append(_rollup_body(key, rollups[key]))
     return plan
 
 
-def _facts(rec: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[str, str, str], str, str]:
-    """(record, its roll-up key, its jobUID (else name), its end as stored) of a due record."""
+def _facts(
+    rec: Mapping[str, Any],
+) -> tuple[Mapping[str, Any], tuple[str, str, str], str, dt.datetime]:
+    """(record, its roll-up key, its jobUID (else name), its end) of a due record."""
     spec = rec.get("spec") or {}
     ended = parse_time(spec.get("ended"))
     assert ended is not None
     uid = str(spec.get("jobUID") or (rec.get("metadata") or {}).get("name", ""))
-    return rec, (_ns(rec), str(spec.get("tenant", "")), month_of(ended)), uid, stamp(ended)
+    return rec, (_ns(rec), str(spec.get("tenant", "")), month_of(ended)), uid, ended
 
 
 def _ns(rec: Mapping[str, Any]) -> str:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 import pytest
 
 from gryvia_operator.controller.loopwatch import LoopWatch
+from tests.support.wait import wait_for
 
 
-def _blocking_call(seconds: float) -> None:
-    time.sleep(seconds)  # the synchronous call that holds the loop (what is being detected)
+def _blocking_call(watch: LoopWatch) -> None:
+    """Hold the loop's thread (what is being detected) until the watch has reported it."""
+    wait_for(lambda: watch.stalls == 1, timeout=10, interval=0.01, what="the stall reported")
 
 
 def test_a_blocked_loop_is_reported_once_with_the_blocking_frame(
@@ -21,8 +22,8 @@ def test_a_blocked_loop_is_reported_once_with_the_blocking_frame(
     async def main() -> LoopWatch:
         watch = LoopWatch(threshold=0.2, interval=0.05)
         watch.start()
-        await asyncio.sleep(0.1)
-        _blocking_call(0.6)
+        await asyncio.sleep(0)  # the first heartbeat
+        _blocking_call(watch)
         for _ in range(100):  # let the watch see the loop run again
             await asyncio.sleep(0.02)
             if any("ran again" in r.getMessage() for r in caplog.records):

@@ -16,6 +16,7 @@ SUITES = [
     "tests.bench_realnode",
     "tests.bench_cli",
     "tests.bench_nodes",
+    "tests.bench_nodes_tui",
     "tests.bench_tui",
     "tests.bench_tui_pages",
     "tests.bench_quit",

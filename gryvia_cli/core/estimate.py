@@ -18,17 +18,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gryvia_cli.core.cells import plural
 from gryvia_cli.core.jobs import JobSummary
 from gryvia_cli.core.unpriced import UNPRICED, fix_text
-from gryvia_operator.api import (
-    GryviaBudget,
-    GryviaGpuSku,
-    GryviaQuota,
-    GryviaTenant,
-    parse_duration,
-)
 from gryvia_operator.api.attribution import tenant_namespace
 from gryvia_operator.api.budgetgate import (
     BudgetCheck,
@@ -39,7 +33,11 @@ from gryvia_operator.api.budgetgate import (
     money,
 )
 from gryvia_operator.api.gputype import gpu_type_is_any
+from gryvia_operator.api.helpers import parse_duration
 from gryvia_operator.api.pricing import Rate, select_rate
+
+if TYPE_CHECKING:  # only annotations: building the models is left to whoever validates them
+    from gryvia_operator.api import GryviaBudget, GryviaGpuSku, GryviaQuota, GryviaTenant
 
 BUDGET_CURRENCY = "USD"
 

@@ -12,11 +12,14 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gryvia_cli.core.estimate import estimate_cost
 from gryvia_cli.core.jobs import JobSummary, durations
-from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
 from gryvia_operator.api.periods import period_window, record_share
+
+if TYPE_CHECKING:  # only annotations: building the models is left to whoever validates them
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
 
 
 @dataclass(frozen=True)

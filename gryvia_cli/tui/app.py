@@ -1,4 +1,7 @@
-"""GryviaApp: views as modes, the live feed into the store, jumps, switchers; `make_app`."""
+"""GryviaApp: views as modes, the live feed into the store, jumps, switchers; `make_app`.
+
+Screens load where they are first shown (`modes`, and inside the actions that push them):
+starting the console imports Textual, the store and the first view only."""
 
 from __future__ import annotations
 
@@ -15,26 +18,15 @@ from textual.reactive import reactive
 from gryvia_cli.core.plaintext import visible
 from gryvia_cli.tui.bindings import APP, REGISTRY_VIEWS, VIEWS, bindings, resolve_jump
 from gryvia_cli.tui.commands import GryviaCommands
-from gryvia_cli.tui.describeref import describe_ref
 from gryvia_cli.tui.driver import exit_by_deadline, quick_driver
 from gryvia_cli.tui.feed import Feed
+from gryvia_cli.tui.modes import view_modes
 from gryvia_cli.tui.retarget import Retargeting
-from gryvia_cli.tui.screens.base import ViewScreen
-from gryvia_cli.tui.screens.capacity import CapacityScreen
-from gryvia_cli.tui.screens.cost import CostScreen
-from gryvia_cli.tui.screens.dialogs import PromptDialog
-from gryvia_cli.tui.screens.help import HelpScreen
-from gryvia_cli.tui.screens.job import JobScreen
-from gryvia_cli.tui.screens.jobs import JobsScreen
-from gryvia_cli.tui.screens.nodes import NodesScreen
-from gryvia_cli.tui.screens.queue import QueueScreen
-from gryvia_cli.tui.screens.registry import open_object, registry_modes
-from gryvia_cli.tui.screens.submit import SubmitScreen
 from gryvia_cli.tui.source import ClusterSource, Stoppable, Target
 from gryvia_cli.tui.store import ClusterStore
 from gryvia_cli.tui.theme import GRYVIA_THEME
 from gryvia_cli.tui.threads import DaemonExecutor
-from gryvia_cli.tui.usercommands import TABLE_COLUMNS, UserCommands
+from gryvia_cli.tui.usercommands import UserCommands, table_columns
 from gryvia_cli.tui.userconfig import LoadedConfig, load_console_config
 from gryvia_cli.tui.widgets.textfield import is_typing
 
@@ -51,15 +43,7 @@ class GryviaApp(UserCommands, Retargeting):
     TITLE = "gryvia"
     BINDINGS: ClassVar = bindings(APP)
     COMMANDS: ClassVar = App.COMMANDS | {GryviaCommands}
-    MODES: ClassVar = {
-        "jobs": JobsScreen,
-        "queue": QueueScreen,
-        "capacity": CapacityScreen,
-        "cost": CostScreen,
-        "nodes": NodesScreen,
-        "submit": SubmitScreen,
-        **registry_modes(REGISTRY_VIEWS),
-    }
+    MODES: ClassVar = view_modes(REGISTRY_VIEWS)
 
     target: reactive[Target] = reactive(Target("", None), always_update=True)
     connection: reactive[str] = reactive("connecting", always_update=True)
@@ -150,11 +134,16 @@ class GryviaApp(UserCommands, Retargeting):
 
     def open_job(self, key: str | None, tab: str) -> None:
         """Push the Job view of `key` (namespace/name)."""
+        from gryvia_cli.tui.screens.job import JobScreen
+
         if key:
             self.push_screen(JobScreen(key, tab))
 
     def action_jump(self) -> None:
         """`:` — type a view name (or ctx, ns, quit)."""
+        from gryvia_cli.tui.screens.base import ViewScreen
+        from gryvia_cli.tui.screens.dialogs import PromptDialog
+
         if isinstance(self.screen, ViewScreen):
             self.screen.open_command_line()
         else:
@@ -194,6 +183,9 @@ class GryviaApp(UserCommands, Retargeting):
 
     def _describe(self, argument: str) -> None:
         """`:describe KIND NAME`: open the object's describe view (a job's Job view)."""
+        from gryvia_cli.tui.describeref import describe_ref
+        from gryvia_cli.tui.screens.registry import open_object
+
         ref = describe_ref(argument, self.target.namespace)
         if isinstance(ref, str):
             self.notify(ref, severity="warning", markup=False)
@@ -202,6 +194,9 @@ class GryviaApp(UserCommands, Retargeting):
 
     def action_help(self) -> None:
         """Show every key."""
+        from gryvia_cli.tui.screens.help import HelpScreen
+        from gryvia_cli.tui.screens.job import JobScreen
+
         current = "job" if isinstance(self.screen, JobScreen) else (self.current_mode or "jobs")
         self.push_screen(HelpScreen(current, self.readonly))
 
@@ -223,5 +218,5 @@ def make_app(
         readonly=readonly,
         clock=clock,
         view=view,
-        user_config=load_console_config(config_file, TABLE_COLUMNS),
+        user_config=load_console_config(config_file, table_columns),
     )

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gryvia_cli.core.jobs import JobSummary, durations
-from gryvia_cli.core.nodes import GpuNode
 from gryvia_cli.core.phases import bucket, phase_marker
-from gryvia_cli.core.queue import QueueEntry
-from gryvia_cli.core.spend import JobCost
 from gryvia_cli.core.timefmt import age, format_seconds, human_duration
 from gryvia_cli.tui.store import JobItem
 from gryvia_cli.tui.widgets.rowtable import Cell, Column
 from gryvia_operator.api.maintenance import maintenance_text
+
+if TYPE_CHECKING:  # only annotations: the cost, node and queue cores load with their views
+    from gryvia_cli.core.nodes import GpuNode
+    from gryvia_cli.core.queue import QueueEntry
+    from gryvia_cli.core.spend import JobCost
 
 PHASE_GLYPHS = {
     "Running": "▶",
@@ -87,7 +89,7 @@ JOB_COLUMNS = (
     Column("cost", "COST", 10, 5, "right"),
 )
 
-CostOf = Callable[[JobItem], JobCost]
+CostOf = Callable[[JobItem], "JobCost"]
 
 
 def job_cells(item: JobItem, now: datetime, cost: JobCost) -> list[Cell]:

@@ -5,6 +5,10 @@ Pure data (no Textual, no kubernetes). Watch threads turn raw objects into `Upda
 with `ClusterStore.apply`. Derived views (GPU nodes, allocation) are cached per kind version.
 A job's tenant follows the operator's rule (`api.attribution.tenant_of_object`) with the
 GryviaTenants the store holds; `apply` re-attributes jobs when those tenants change.
+
+The billing models (pydantic), the cost and the capacity cores are imported where first used
+(validating such an object, a job's cost, the GPU nodes), not with this module: the console's
+first frame needs none of them.
 """
 
 from __future__ import annotations
@@ -13,39 +17,39 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-from pydantic import ValidationError
-
-from gryvia_cli.core.capacity import allocated_from_jobs
 from gryvia_cli.core.jobs import JobSummary, summarize_job
-from gryvia_cli.core.nodes import GpuNode, allocated_by_node, gpu_nodes
-from gryvia_cli.core.spend import JobCost, job_cost
 from gryvia_cli.tui.kindnames import KINDS, Kind
-from gryvia_operator.api import (
-    GryviaBudget,
-    GryviaGpuSku,
-    GryviaQuota,
-    GryviaReservation,
-    GryviaTenant,
-    GryviaUsageRecord,
-)
 from gryvia_operator.api.attribution import tenant_of_object
-from gryvia_operator.api.base import GryviaResource
-from gryvia_operator.api.pricing import default_catalog
+
+if TYPE_CHECKING:
+    from gryvia_cli.core.nodes import GpuNode
+    from gryvia_cli.core.spend import JobCost
+    from gryvia_operator.api import GryviaGpuSku, GryviaQuota, GryviaTenant, GryviaUsageRecord
+    from gryvia_operator.api.base import GryviaResource
 
 log = logging.getLogger("gryvia.tui.store")
 
-"""Every kind the store holds, in the order of `Kind`."""
-_MODELS: dict[str, type[GryviaResource]] = {
-    "skus": GryviaGpuSku,
-    "tenants": GryviaTenant,
-    "quotas": GryviaQuota,
-    "usage": GryviaUsageRecord,
-    "budgets": GryviaBudget,
-    "reservations": GryviaReservation,
-}
+_MODELS: dict[str, type[GryviaResource]] = {}
+"""The model each validated kind is kept as (filled by `_model` on first use)."""
 T = TypeVar("T")
+
+
+def _model(kind: Kind) -> type[GryviaResource]:
+    """The pydantic model objects of `kind` are validated with (KeyError: not a model kind)."""
+    if kind not in _MODELS:  # first use (watch threads may race here: each fills it whole)
+        import gryvia_operator.api as api
+
+        _MODELS.update(
+            skus=api.GryviaGpuSku,
+            tenants=api.GryviaTenant,
+            quotas=api.GryviaQuota,
+            usage=api.GryviaUsageRecord,
+            budgets=api.GryviaBudget,
+            reservations=api.GryviaReservation,
+        )
+    return _MODELS[kind]
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,11 @@ def make_entry(kind: Kind, raw: dict[str, Any]) -> Any:
         return _slim_node(raw)
     if kind == "gpunodes":
         return raw
+    from pydantic import ValidationError
+
+    model = _model(kind)
     try:
-        return _MODELS[kind].model_validate(raw)
+        return model.model_validate(raw)
     except (ValidationError, ValueError) as exc:
         log.warning("skipping invalid %s %s: %s", kind, object_key(raw), exc)
         return None
@@ -238,7 +245,10 @@ class ClusterStore:
 
     def models(self, kind: Kind, model: type[T]) -> list[T]:
         """The validated objects of a billing kind (skus, tenants, quotas, usage)."""
-        return cast("list[T]", list(self.objects[kind].values()))
+        return cast("list[T]", self._held(kind))
+
+    def _held(self, kind: Kind) -> list[Any]:
+        return list(self.objects[kind].values())
 
     def derived(self, name: str, kinds: tuple[Kind, ...], build: Callable[[], T]) -> T:
         """`build()` cached until one of `kinds` changes."""
@@ -252,6 +262,8 @@ class ClusterStore:
 
     def gpu_nodes(self) -> list[GpuNode]:
         """GPU nodes: GryviaGpuNodes joined with Nodes (core.nodes.gpu_nodes)."""
+        from gryvia_cli.core.nodes import gpu_nodes
+
         return self.derived(
             "gpu_nodes",
             ("gpunodes", "nodes"),
@@ -262,6 +274,9 @@ class ClusterStore:
 
     def allocated(self) -> dict[str, int]:
         """GPUs held per node: from live pods when they can be read, else from placed jobs."""
+        from gryvia_cli.core.capacity import allocated_from_jobs
+        from gryvia_cli.core.nodes import allocated_by_node
+
         if "pods" in self.loaded and "pods" not in self.failed:
             return self.derived(
                 "alloc", ("pods",), lambda: allocated_by_node(self.objects["pods"].values())
@@ -275,16 +290,18 @@ class ClusterStore:
     def skus(self) -> list[GryviaGpuSku]:
         """The GPU price catalog; the default catalog while the cluster publishes no SKU
         (what the operator prices with then)."""
-        return self.models("skus", GryviaGpuSku) or self.derived(
-            "default_skus", (), default_catalog
-        )
+        from gryvia_operator.api.pricing import default_catalog
+
+        held: list[GryviaGpuSku] = self._held("skus")
+        return held or self.derived("default_skus", (), default_catalog)
 
     def usage_by_job(self) -> dict[tuple[str, str], list[GryviaUsageRecord]]:
         """Usage records per (namespace, job name)."""
 
         def build() -> dict[tuple[str, str], list[GryviaUsageRecord]]:
             out: dict[tuple[str, str], list[GryviaUsageRecord]] = {}
-            for rec in self.models("usage", GryviaUsageRecord):
+            records: list[GryviaUsageRecord] = self._held("usage")
+            for rec in records:
                 out.setdefault((rec.namespace, rec.spec.job), []).append(rec)
             return out
 
@@ -292,16 +309,12 @@ class ClusterStore:
 
     def job_cost(self, item: JobItem, now: datetime) -> JobCost:
         """A job's cost so far and estimate (core.estimate rates, this store's records)."""
+        from gryvia_cli.core.spend import job_cost
+
         records = self.usage_by_job().get((item.summary.namespace, item.summary.name), [])
-        return job_cost(
-            item.summary,
-            item.uid,
-            records,
-            self.skus(),
-            self.models("tenants", GryviaTenant),
-            self.models("quotas", GryviaQuota),
-            now,
-        )
+        tenants: list[GryviaTenant] = self._held("tenants")
+        quotas: list[GryviaQuota] = self._held("quotas")
+        return job_cost(item.summary, item.uid, records, self.skus(), tenants, quotas, now)
 
     def tenant_names(self) -> frozenset[str]:
         """Names of the GryviaTenants the store holds (cluster-scoped, so keyed by name)."""

@@ -3,38 +3,46 @@ columns the file may hide, and the warning when the file could not be used."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.screen import ModalScreen
 
-import gryvia_cli.tui.kinds  # noqa: F401  (registers the view specs)
 from gryvia_cli.tui.bindings import resolve_jump
-from gryvia_cli.tui.drill import COST_JOB_COLUMNS, POD_COLUMNS
-from gryvia_cli.tui.registry import REGISTRY
-from gryvia_cli.tui.rows import JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS
-from gryvia_cli.tui.screens.cost import TENANT_COLUMNS, TOP_COLUMNS, WORKLOAD_COLUMNS
-from gryvia_cli.tui.screens.tables import TableView
 from gryvia_cli.tui.userconfig import FILTER_VIEWS
 
 if TYPE_CHECKING:
     from gryvia_cli.tui.userconfig import LoadedConfig
 
-TABLE_COLUMNS = {
-    name: tuple(c.key for c in columns)
-    for name, columns in {
-        "jobs": JOB_COLUMNS,
-        "queue": QUEUE_COLUMNS,
-        "nodes": NODE_COLUMNS,
-        "cost-tenants": TENANT_COLUMNS,
-        "cost-top": TOP_COLUMNS,
-        "cost-workloads": WORKLOAD_COLUMNS,
-        "pods": POD_COLUMNS,
-        "costjobs": COST_JOB_COLUMNS,
-        **{spec.table_name: spec.columns for spec in REGISTRY.values()},
-    }.items()
-}
-"""Table name in console.yaml (`columns:`) -> its column keys (the registry views' too)."""
+
+@cache
+def table_columns() -> dict[str, tuple[str, ...]]:
+    """Table name in console.yaml (`columns:`) -> its column keys (the registry views' too).
+
+    Built on first use (`load_console_config` asks only when the file exists): it loads the
+    Cost and drill-down views' columns and every registry spec, which starting the console
+    without a config file does not need."""
+    import gryvia_cli.tui.kinds  # noqa: F401  (registers the view specs)
+    from gryvia_cli.tui.drill import COST_JOB_COLUMNS, POD_COLUMNS
+    from gryvia_cli.tui.registry import REGISTRY
+    from gryvia_cli.tui.rows import JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS
+    from gryvia_cli.tui.screens.cost import TENANT_COLUMNS, TOP_COLUMNS, WORKLOAD_COLUMNS
+
+    return {
+        name: tuple(c.key for c in columns)
+        for name, columns in {
+            "jobs": JOB_COLUMNS,
+            "queue": QUEUE_COLUMNS,
+            "nodes": NODE_COLUMNS,
+            "cost-tenants": TENANT_COLUMNS,
+            "cost-top": TOP_COLUMNS,
+            "cost-workloads": WORKLOAD_COLUMNS,
+            "pods": POD_COLUMNS,
+            "costjobs": COST_JOB_COLUMNS,
+            **{spec.table_name: spec.columns for spec in REGISTRY.values()},
+        }.items()
+    }
 
 
 class UserCommands(App[None]):
@@ -90,6 +98,8 @@ class UserCommands(App[None]):
         return out + [(f":{name}", command, "") for name, command in config.aliases.items()]
 
     async def _view_with_filter(self, view: str, query: str) -> None:
+        from gryvia_cli.tui.screens.tables import TableView
+
         await self.switch_mode(view)
         screen = self.screen
         if isinstance(screen, TableView):

@@ -16,7 +16,7 @@ with the defaults, says why (each problem names the field and the fix) and saves
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,19 +216,24 @@ def _describe(exc: Exception) -> list[str]:
     return out
 
 
-def load_console_config(path: Path | None, tables: Mapping[str, Sequence[str]]) -> LoadedConfig:
+def load_console_config(
+    path: Path | None,
+    tables: Mapping[str, Sequence[str]] | Callable[[], Mapping[str, Sequence[str]]],
+) -> LoadedConfig:
     """Read the console's config file at `path` (None or missing: the defaults). Never
     raises: a file that is not valid YAML or not valid config gives the defaults with the
-    problems (`path: field: what is wrong and the fix`)."""
-    import yaml
-
+    problems (`path: field: what is wrong and the fix`). `tables` gives every table's column
+    keys (a callable is called only when the file exists)."""
     if path is None or not path.exists():
         return LoadedConfig(path=path)
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ValueError("the file must be a mapping with aliases, hotkeys and columns")
-        config = ConsoleConfig.model_validate(data, context={"tables": tables})
+        columns = tables() if callable(tables) else tables
+        config = ConsoleConfig.model_validate(data, context={"tables": columns})
     except Exception as exc:  # any bad file falls back, by design
         return LoadedConfig(path=path, problems=[f"{path}: {p}" for p in _describe(exc)])
     return LoadedConfig(config, path)

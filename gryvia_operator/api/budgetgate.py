@@ -26,12 +26,14 @@ import datetime as dt
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from gryvia_operator.api.budget import GryviaBudget
 from gryvia_operator.api.budgetscope import resolve_scope
 from gryvia_operator.api.pricing import Rate
-from gryvia_operator.api.quota import GryviaQuota
+
+if TYPE_CHECKING:  # only annotations: the gate's callers hold the validated models
+    from gryvia_operator.api.budget import GryviaBudget
+    from gryvia_operator.api.quota import GryviaQuota
 
 BUDGET_CURRENCY = "USD"
 DEFAULT_HOURS = Decimal(1)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gryvia_operator.api.attribution import tenant_namespace
-from gryvia_operator.api.budget import GryviaBudget
+
+if TYPE_CHECKING:  # only annotations: callers hold the validated models
+    from gryvia_operator.api.budget import GryviaBudget
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+import gryvia_cli.tui.kinds  # noqa: F401  (registers the specs: their sort keys join SCOPES)
 from gryvia_cli.tui.bindings import REGISTRY_VIEWS, SCOPE_TITLES, SCOPES, Key
 from gryvia_cli.usertext import user_text
 

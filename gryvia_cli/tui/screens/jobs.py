@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,7 +11,6 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from gryvia_cli.core.paging import count_words
-from gryvia_cli.core.spend import JobCost
 from gryvia_cli.tui.bindings import JOBS, bindings, write_actions
 from gryvia_cli.tui.kindnames import Kind
 from gryvia_cli.tui.messages import JobsDeleted
@@ -23,6 +22,9 @@ from gryvia_cli.tui.store import Change, JobItem
 from gryvia_cli.tui.widgets.filterinput import FilterInput
 from gryvia_cli.tui.widgets.rowtable import Cell, RowTable
 from gryvia_cli.usertext import user_text
+
+if TYPE_CHECKING:
+    from gryvia_cli.core.spend import JobCost
 
 TICK_SECONDS = 2.0
 LOADING_ORDER_SECONDS = 0.5

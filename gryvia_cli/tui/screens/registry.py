@@ -9,8 +9,7 @@ never parsed as markup.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -275,11 +274,6 @@ class ListScreen(TableView):
             self.dismiss()
         else:
             self.query_one("#list-filter", FilterInput).value = ""
-
-
-def registry_modes(names: Sequence[str]) -> dict[str, Callable[[], ListScreen]]:
-    """App modes for the registry views `names`: a ListScreen factory each."""
-    return {name: partial(ListScreen, REGISTRY[name]) for name in names}
 
 
 def render_sections(sections: Sequence[Section]) -> Text:

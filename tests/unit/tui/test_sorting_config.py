@@ -10,7 +10,7 @@ import yaml
 from gryvia_cli.core.cost import TeamScope
 from gryvia_cli.tui.drill import pods_on_node, team_jobs
 from gryvia_cli.tui.sorting import SortState, cycle, ordered, press
-from gryvia_cli.tui.usercommands import TABLE_COLUMNS
+from gryvia_cli.tui.usercommands import table_columns
 from gryvia_cli.tui.userconfig import (
     ConsoleConfig,
     command_problem,
@@ -60,7 +60,7 @@ def test_a_good_file_loads_and_expands_aliases(tmp_path: Path) -> None:
             }
         )
     )
-    loaded = load_console_config(path, TABLE_COLUMNS)
+    loaded = load_console_config(path, table_columns)
     assert loaded.problems == [] and loaded.saves
     config = loaded.config
     assert config.expand("failed") == "jobs phase:failed"
@@ -93,7 +93,7 @@ def test_a_bad_file_names_the_field_and_the_fix_and_falls_back(
 ) -> None:
     path = tmp_path / "console.yaml"
     path.write_text(yaml.safe_dump(data))
-    loaded = load_console_config(path, TABLE_COLUMNS)
+    loaded = load_console_config(path, table_columns)
     assert loaded.config == ConsoleConfig() and not loaded.saves
     assert len(loaded.problems) == 1, loaded.problems
     assert loaded.problems[0].startswith(f"{path}: {field}: ") and fix in loaded.problems[0]
@@ -103,27 +103,27 @@ def test_a_bad_file_names_the_field_and_the_fix_and_falls_back(
 def test_a_file_that_is_not_a_mapping_never_raises(tmp_path: Path, text: str) -> None:
     path = tmp_path / "console.yaml"
     path.write_text(text)
-    loaded = load_console_config(path, TABLE_COLUMNS)
+    loaded = load_console_config(path, table_columns)
     assert loaded.config == ConsoleConfig() and loaded.problems and not loaded.saves
 
 
 def test_a_missing_file_gives_the_defaults(tmp_path: Path) -> None:
-    loaded = load_console_config(tmp_path / "console.yaml", TABLE_COLUMNS)
+    loaded = load_console_config(tmp_path / "console.yaml", table_columns)
     assert loaded.config == ConsoleConfig() and loaded.problems == [] and loaded.saves
-    assert not load_console_config(None, TABLE_COLUMNS).saves
+    assert not load_console_config(None, table_columns).saves
 
 
 def test_save_hidden_keeps_the_other_keys_and_drops_empty_choices(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "console.yaml"
-    loaded = load_console_config(path, TABLE_COLUMNS)
+    loaded = load_console_config(path, table_columns)
     save_hidden(loaded, "jobs", ["type", "tenant"])
     assert yaml.safe_load(path.read_text()) == {"columns": {"jobs": {"hidden": ["tenant", "type"]}}}
     path.write_text(yaml.safe_dump({"aliases": {"f": "jobs phase:failed"}, "columns": {}}))
-    loaded = load_console_config(path, TABLE_COLUMNS)
+    loaded = load_console_config(path, table_columns)
     save_hidden(loaded, "nodes", ["driver"])
     save_hidden(loaded, "nodes", [])
     assert yaml.safe_load(path.read_text()) == {"aliases": {"f": "jobs phase:failed"}}
-    assert load_console_config(path, TABLE_COLUMNS).config.hidden("nodes") == frozenset()
+    assert load_console_config(path, table_columns).config.hidden("nodes") == frozenset()
 
 
 def test_the_file_lives_next_to_the_cli_config_and_follows_xdg(tmp_path: Path) -> None:

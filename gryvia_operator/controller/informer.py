@@ -130,15 +130,18 @@ class Informer:
         changes = [change for body in items for change in self.take(body, seen)]
         return changes + self.drop_unseen(seen)
 
-    def take(self, body: Mapping[str, Any], seen: set[str]) -> list[tuple[str, Mapping[str, Any]]]:
+    def take(
+        self, body: Mapping[str, Any], seen: set[str], *, every: bool = False
+    ) -> list[tuple[str, Mapping[str, Any]]]:
         """One object of a list (its id added to `seen`): applied when new or of another
-        resourceVersion; the change as a one-event list, else []."""
+        resourceVersion; the change as a one-event list, else [] (`every`: an unchanged
+        object too, as "MODIFIED")."""
         meta = body.get("metadata") or {}
         oid = _object_id(meta)
         seen.add(oid)
         before = self._versions.get(oid)
         if before == str(meta.get("resourceVersion") or ""):
-            return []
+            return [("MODIFIED", body)] if every else []
         self.apply("ADDED", body)
         return [("ADDED" if before is None else "MODIFIED", body)]
 
@@ -157,9 +160,12 @@ class Informer:
     async def _list(self) -> None:
         """A complete paged LIST applied page by page (a page's objects are dropped once
         applied: the whole list is never held at once); its changes are reported as each
-        page comes, those of the first list with type "" (kopf's None)."""
+        page comes. The first list of a run reports every object, changed or not, with type
+        "" (kopf's None): each run's listeners are new (a standby's registry, then the
+        leader's) and see the whole list, as kopf's handlers do at each start."""
         seen: set[str] = set()
         token = ""
+        first = not self._listed
         while True:
             query = {"limit": str(PAGE)}
             if token:
@@ -167,9 +173,10 @@ class Informer:
             if self.label_selector:
                 query["labelSelector"] = self.label_selector
             reply = await self.api.get_path(self.path, query)
-            changes = [c for body in reply.get("items") or [] for c in self.take(body, seen)]
+            items = reply.get("items") or []
+            changes = [c for body in items for c in self.take(body, seen, every=first)]
             del reply["items"]
-            self._report([("", b) for _, b in changes] if not self._listed else changes)
+            self._report([("", b) for _, b in changes] if first else changes)
             meta = reply.get("metadata") or {}
             token = meta.get("continue") or ""
             if not token:
@@ -179,9 +186,11 @@ class Informer:
         self._listed = True
 
     async def run(self) -> None:
-        """List, then watch for ever (until cancelled)."""
+        """List (every object reported, as the first list of this run), then watch for ever
+        (until cancelled)."""
         delay = 1.0
         relist = True
+        self._listed = False
         while True:
             try:
                 if relist:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,7 @@ from gryvia_operator.api.checkpointguard import (
     configmap_name,
 )
 from gryvia_operator.api.jobstorage import job_claim
+from gryvia_operator.api.resources import POD
 from gryvia_operator.controller.kindcontroller import KindController, KindSpec, Outcome
 from gryvia_operator.controller.kubeapi import AlreadyExists, Invalid, KubeError, NotFound
 from gryvia_operator.controller.podlogs import trainer_log
@@ -290,14 +292,15 @@ class GuardSpec(KindSpec[GryviaCheckpointGuard, GuardView]):
         self.jobs = GuardedJobs(rt)
 
     def watch(self, registry: kopf.OperatorRegistry, rt: Runtime, kick: asyncio.Event) -> None:
-        """Track the pods of guarded jobs; pass now when one is gated or lost."""
+        """Track the pods of guarded jobs (from the pods' list-and-watch, `handlers.pod`);
+        pass now when one is gated or lost."""
+        del registry  # pods are not kopf's
 
-        @kopf.on.event("v1", "pods", id="gryvia_checkpoint_pods", registry=registry)
-        async def checkpoint_pod_event(type: str, body: kopf.Body, **_: Any) -> None:
-            """Track pods of guarded jobs."""
-            rt.mark_synced()
+        def checkpoint_pod_event(type: str, body: Mapping[str, Any]) -> None:
             if self.jobs.on_pod(type, body):
                 kick.set()
+
+        rt.informer(POD.path()).add_listener("checkpointguard", checkpoint_pod_event)
 
     async def before_pass(self, rt: Runtime) -> None:
         """Record commits, act on losses and release gated pods of every guarded job."""

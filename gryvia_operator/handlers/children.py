@@ -44,7 +44,10 @@ def child_index(kind: str, body: Mapping[str, Any]) -> dict[tuple[str, str], Chi
 
 
 def child_event(rt: Runtime, kind: str, type: str, body: Mapping[str, Any]) -> None:
-    """Queue the owner job (a shared claim: the namespace's waiting jobs)."""
+    """Queue the owner job (a shared claim: the namespace's waiting jobs). A child of the
+    first list queues its owner in the low lane: the owner's own event has already queued it
+    in the normal lane if it needs work, and a cluster's thousands of finished jobs must not
+    go ahead of the new ones when a replica starts or takes over."""
     view = ChildView.from_object(body, kind)
     key = (kind, view.namespace, view.name)
     if type == "DELETED":
@@ -52,7 +55,7 @@ def child_event(rt: Runtime, kind: str, type: str, body: Mapping[str, Any]) -> N
     else:
         rt.recent_children.seen(key, view.resource_version)
     if view.owner_name:
-        rt.jobs.add((view.namespace, view.owner_name))
+        rt.jobs.add((view.namespace, view.owner_name), low=type == "")
     elif _shared(body):  # jobs waiting for it (to bind, or to exist again)
         for waiting in [k for k in rt.waiting if k[0] == view.namespace]:
             rt.jobs.add(waiting)

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import kopf
 from pydantic import ValidationError
 
 from gryvia_operator.api.dcgm import EXPORTER_LABELS, GpuReading, metrics_port, parse
 from gryvia_operator.api.helpers import JobPhase
 from gryvia_operator.api.jobmetrics import JobGpuMetrics
 from gryvia_operator.api.names import CONTAINER_NAME
+from gryvia_operator.api.resources import POD
 from gryvia_operator.controller.conditions import update_conditions
 from gryvia_operator.controller.kubeapi import KubeError
 from gryvia_operator.controller.passes import run_passes
@@ -76,23 +77,31 @@ async def query_prometheus(url: str) -> list[GpuReading]:
     return readings_from_http(answer.status_code, answer.text)
 
 
-def register(registry: kopf.OperatorRegistry) -> None:
-    """Index the dcgm-exporter pods (EXPORTER_PODS), so a pass reads the index, not a LIST."""
+def register(rt: Runtime) -> None:
+    """Index the dcgm-exporter pods (EXPORTER_PODS) from the pods' list-and-watch
+    (`handlers.pod`), so a pass reads the index, not a LIST."""
+    rt.informer(POD.path()).add_index(EXPORTER_PODS, exporter_pod)
 
-    @kopf.index("v1", "pods", id=EXPORTER_PODS, labels=dict(EXPORTER_LABELS), registry=registry)
-    async def exporter_pods(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> Any:
-        """A running exporter pod as the sampler needs it: name, namespace, ports, phase."""
-        ports = [
-            {"name": port.get("name"), "containerPort": port.get("containerPort")}
-            for c in (body.get("spec") or {}).get("containers") or []
-            for port in c.get("ports") or []
-        ]
-        slim = {
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"containers": [{"ports": ports}]},
-            "status": {"phase": (body.get("status") or {}).get("phase")},
-        }
-        return {(namespace, name): slim}
+
+def exporter_pod(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """A dcgm-exporter pod (labels EXPORTER_LABELS) as the sampler needs it, under (namespace,
+    name): name, namespace, ports, phase; {} for any other pod."""
+    meta = body.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if any(labels.get(key) != value for key, value in EXPORTER_LABELS.items()):
+        return {}
+    ports = [
+        {"name": port.get("name"), "containerPort": port.get("containerPort")}
+        for c in (body.get("spec") or {}).get("containers") or []
+        for port in c.get("ports") or []
+    ]
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    slim = {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [{"ports": ports}]},
+        "status": {"phase": (body.get("status") or {}).get("phase")},
+    }
+    return {(namespace, name): slim}
 
 
 class GpuSampler:

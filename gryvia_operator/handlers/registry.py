@@ -117,8 +117,9 @@ def configure_kopf(settings: kopf.OperatorSettings, peering: str | None) -> None
     Jobs, their children, pods and nodes use only index and event handlers, so kopf stores no
     handler progress or diff-base on them (no extra patches per event); only GryviaTenants (few,
     rarely changed) have change handlers, with a finalizer. The storages are set to annotations
-    under gryvia.io so nothing lands in a CRD's pruned status. Children and usage records are
-    read by list-and-watch (`Runtime.start_informers`, here at startup, before kopf watches).
+    under gryvia.io so nothing lands in a CRD's pruned status. Jobs, children, pods and usage
+    records are read by list-and-watch (`Runtime.start_informers`, here at startup, before
+    kopf watches).
     Events are posted in the background by kopf's poster.
     """
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
@@ -149,9 +150,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
     registry = kopf.OperatorRegistry()
     for module in (aijob, children, node, gpunode, policy, tenant, arrays, gate, priority):
         module.register(registry, rt)
-    pod.register(
-        registry, rt, savedlogs.LogSaver(rt), scheduler_preemption.SchedulerPreemptions(rt)
-    )
+    pods = pod.register(rt, savedlogs.LogSaver(rt), scheduler_preemption.SchedulerPreemptions(rt))
     kueue.register(registry, rt)
     acc = accounting.Accounting(rt)
     accounting.register(registry, rt, acc)
@@ -175,7 +174,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         kind.register(registry)
     sampler = gpumetrics.GpuSampler(rt) if rt.config.gpu_metrics else None
     if sampler is not None:
-        gpumetrics.register(registry)
+        gpumetrics.register(rt)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -197,6 +196,7 @@ def build_registry(rt: Runtime, configuration: Any, peering: str | None) -> kopf
         await node.reconcile_node(rt, name)
 
     def start_workers() -> None:
+        pods.flush()
         rt.spawn(rt.jobs.run_workers(rt.job_workers, reconcile_job), "aijob-workers")
         rt.spawn(rt.nodes.run_workers(rt.node_workers, reconcile_node), "node-workers")
         rt.spawn(arrays.release_all(rt), "arrays")

@@ -11,8 +11,8 @@ finalizer. The decisions are in
 `gryvia_operator.reconcile.savedlogs`; this module only does the I/O.
 
 The finalizer is always removed: after a save, after a failed save (logged), when the job is
-gone; a failed removal is retried every `RETRY_SECONDS`; an operator that restarts sees every
-deleted pod again in kopf's initial listing.
+gone; a failed removal is retried every `RETRY_SECONDS`; an operator that restarts (or a standby
+that takes over) sees every deleted pod again in the pods' first list (`handlers.pod`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ log = logging.getLogger("gryvia.operator.savedlogs")
 RETRY_SECONDS = 5.0
 """Delay before trying again to remove a finalizer whose removal failed."""
 RELEASE_ATTEMPTS = 5
+CONCURRENT_SAVES = 8
+"""Pods whose log is saved at once: a backlog (a new leader's first list, a burst of jobs
+ending) then shares the API server with the job workers instead of flooding it (measured:
+226 saves started together held a new leader's first reconcile back by 11 s)."""
 
 
 class LogSaver:
@@ -46,6 +50,7 @@ class LogSaver:
         self.busy: set[str] = set()
         self.timers: dict[str, asyncio.Task[None]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.gate = asyncio.Semaphore(CONCURRENT_SAVES)
 
     def on_pod(self, pod: Mapping[str, Any]) -> None:
         """React to a pod event (never blocks, never raises): start saving a deleted pod's
@@ -93,6 +98,12 @@ class LogSaver:
         self.timers[uid] = task
 
     async def _handle(
+        self, pod: Mapping[str, Any], job: Mapping[str, Any] | None, decision: rules.LogDecision
+    ) -> None:
+        async with self.gate:
+            await self._handle_one(pod, job, decision)
+
+    async def _handle_one(
         self, pod: Mapping[str, Any], job: Mapping[str, Any] | None, decision: rules.LogDecision
     ) -> None:
         meta = pod["metadata"]

@@ -81,7 +81,9 @@ class WorkspaceSpec(KindSpec[GryviaWorkspace, Observed]):
     info = WORKSPACE_KIND
     controller = "workspace"
     index_id = WORKSPACES
-    children = (ChildSource("", "v1", "pods", LABEL_WORKSPACE, WORKSPACE_PODS, "pod"),)
+    children = (
+        ChildSource("", "v1", "pods", LABEL_WORKSPACE, WORKSPACE_PODS, "pod", informed=True),
+    )
     idle_seconds = PASS_SECONDS
     child_word = "workspace child"
     not_created_reason = "WorkspaceChildNotCreated"

@@ -126,3 +126,37 @@ def test_the_list_is_read_page_by_page_and_a_relist_reports_only_differences() -
     assert ("MODIFIED", "c-0005") in seen and len(seen) == 1 + (1203 - 1001)
     assert sum(1 for kind, _ in seen if kind == "DELETED") == 1203 - 1001
     assert informer.index("by-owner")[("ns", "o9")] == ["c-0005"]
+
+
+def test_a_new_run_reports_every_held_object_to_its_new_listeners() -> None:
+    """A standby's run listed everything; the leader's run (new listeners, the informer's
+    indexes kept) reports every object again as the first list ("" each), changed or not,
+    and drops what went meanwhile."""
+    import asyncio
+
+    items = [_child(f"c-{i}", "o", "1") for i in range(5)]
+    api = _PagedApi(items)
+    informer = Informer(cast(Any, api), "/apis/batch/v1/jobs")
+    informer.add_index("by-owner", _by_owner)
+    asyncio.run(informer._list())  # the standby's run
+
+    seen: list[tuple[str, str]] = []
+    informer.add_listener("test", lambda kind, body: seen.append((kind, body["metadata"]["name"])))
+    api.items = items[:4]  # c-4 went while no watch ran
+
+    async def leader_run() -> None:
+        task = asyncio.ensure_future(informer.run())
+        await informer.synced.wait()
+        task.cancel()
+
+    informer._watch = _never_ends  # type: ignore[method-assign]
+    asyncio.run(leader_run())
+    assert sorted(seen) == [("", f"c-{i}") for i in range(4)] + [("DELETED", "c-4")]
+    assert informer.index("by-owner")[("ns", "o")] == [f"c-{i}" for i in range(4)]
+
+
+async def _never_ends() -> bool:
+    import asyncio
+
+    await asyncio.Event().wait()
+    return False

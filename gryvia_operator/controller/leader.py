@@ -1,9 +1,10 @@
 """Leader election through a `coordination.k8s.io/v1` Lease, as client-go's leaderelection
 package does it (the election controller-runtime operators get by default).
 
-One replica holds the Lease and renews it every `retry_period`; the others try as often and
-take it only when the record they see (holder and renew time) has not changed for the
-Lease's `leaseDurationSeconds` by their own clock, so clocks that disagree do not matter. A
+One replica holds the Lease and renews it every `retry_period`; the others read it four times
+as often and take it only when the record they see (holder and renew time) has not changed
+for the Lease's `leaseDurationSeconds` by their own clock, so clocks that disagree do not
+matter. A
 leader that has not renewed for `renew_deadline` (shorter than the lease duration) has lost:
 the process stops before any standby may take the Lease. A leader that stops gracefully
 releases it (empty holder, duration 1 s), so a standby takes over at its next try.
@@ -29,6 +30,8 @@ from typing import Any
 from gryvia_operator.controller.kubeapi import AlreadyExists, Conflict, KubeApi, KubeError, NotFound
 
 log = logging.getLogger("gryvia.leader")
+STANDBY_READS = 4
+"""How many times a standby reads the Lease per retry period (`LeaderElector.next_try`)."""
 
 
 @dataclass(frozen=True)
@@ -141,10 +144,15 @@ class LeaderElector:
         return not record[0] or now - self._seen_at >= self._duration
 
     def next_try(self, jitter: float) -> float:
-        """Seconds a standby waits before its next try: `retry_period` times (1 + `jitter`)
-        (0 to 0.2), but no longer than until the record it saw expires (its own clock), so a
-        crashed leader's Lease is taken when it expires, not up to a retry period later."""
-        retry = self.timings.retry_period * (1 + jitter)
+        """Seconds a standby waits before its next try: a quarter of `retry_period` times
+        (1 + `jitter`) (0 to 0.2), but no longer than until the record it saw expires (its own
+        clock), so a crashed leader's Lease is taken when it expires, not up to a retry period
+        later. A quarter: the record's age counts from when this replica saw it change, so a
+        standby that read the Lease once a retry period saw each renewal up to 2.4 s late and
+        took a crashed leader's Lease that much after it expired (hand-overs of 15-17 s at a
+        15 s lease, issue 40); reading it four times as often (one GET a half second) bounds
+        that to 0.6 s. Still by its own clock only, so clocks that disagree do not matter."""
+        retry = self.timings.retry_period / STANDBY_READS * (1 + jitter)
         expires_in = self._seen_at + self._duration - self._clock()
         return max(0.0, min(retry, expires_in + 0.01))
 
@@ -185,8 +193,8 @@ class LeaderElector:
         return True
 
     async def acquire(self) -> None:
-        """Try every `retry_period` (with up to 20 % jitter), and when the Lease seen expires,
-        until this process leads."""
+        """Try four times a `retry_period` (with up to 20 % jitter), and when the Lease seen
+        expires, until this process leads."""
         while not await self.try_once():
             await asyncio.sleep(self.next_try(0.2 * random.random()))
         self.role = "leader"

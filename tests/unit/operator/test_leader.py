@@ -171,9 +171,9 @@ def test_a_standby_tries_again_when_the_lease_it_saw_expires_not_a_retry_period_
         cast(KubeApi, None), "gryvia-operator", "gryvia-system", "b", LeaseTimings(), clock
     )
     assert not elector._expired(_lease("a", leaseDurationSeconds=15))
-    assert elector.next_try(0.1) == pytest.approx(2.2)  # the retry period, jittered
-    clock.now += 14.0
-    assert elector.next_try(0.1) == pytest.approx(1.01)  # its expiry comes first
-    clock.now += 1.01
+    assert elector.next_try(0.1) == pytest.approx(0.55)  # a quarter retry period, jittered
+    clock.now += 14.7
+    assert elector.next_try(0.1) == pytest.approx(0.31)  # its expiry comes first
+    clock.now += 0.31
     assert elector._expired(_lease("a", leaseDurationSeconds=15))
     assert elector.next_try(0.1) == pytest.approx(0.0, abs=1e-9)

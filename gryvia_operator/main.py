@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -49,21 +50,32 @@ def configure_logging(settings: OperatorSettings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `gryvia-operator` and `python -m gryvia_operator`."""
+    """Entry point of `gryvia-operator` and `python -m gryvia_operator`: runs the operator,
+    then ends the process at once with its exit status (0, 130 on SIGINT, the refusal's
+    status) rather than returning it.
+
+    Once `run` has returned, the Lease is released, the servers are stopped and the logs are
+    flushed, but a thread of the API client's pool may still wait on a long GET (a watch
+    probe, a log read) for its full timeout, and the interpreter's exit joins those threads:
+    measured 10-18 s from SIGTERM to exit, which a rolling upgrade and every restart paid."""
     settings = parse_settings(argv)
     configure_logging(settings)
     from gryvia_operator.controller.operator import RefusedToStartError, run
     from gryvia_operator.handlers.registry import WIRING
 
+    code = 0
     try:
         asyncio.run(run(settings, WIRING))
     except KeyboardInterrupt:
-        return 130
+        code = 130
     except RefusedToStartError as exc:
         for line in exc.lines:
             logging.getLogger("gryvia_operator").error("%s", line)
-        return exc.exit_code
-    return 0
+        code = exc.exit_code
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,10 +19,14 @@ import yaml
 from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.cli.conftest import CliCase, apply, kubectl_json, wait_for_phase
+from tests.support.depth import amount
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 LONG = "sleep 900"
+SOONER, LATER = amount(20, 30), amount(40, 60)
+"""The two holders' timeouts in seconds (30 and 60 under `make test-all`): the sooner one
+must still run when the job behind both is first seen pending, so that both are its holders."""
 
 
 def _time(text: str) -> dt.datetime:
@@ -240,13 +244,14 @@ def test_estimate_behind_two_timeouts_is_within_15s(case: CliCase, spaces: list[
     apply(
         sandbox,
         ns,
-        sh_job("r30", gpus=4, gpu_type="L40", script=LONG, timeout="30s"),
-        sh_job("r60", gpus=4, gpu_type="L40", script=LONG, timeout="60s"),
+        sh_job("sooner", gpus=4, gpu_type="L40", script=LONG, timeout=f"{SOONER}s"),
+        sh_job("later", gpus=4, gpu_type="L40", script=LONG, timeout=f"{LATER}s"),
     )
-    r30 = wait_for_phase(sandbox, ns, "r30", "Running")
-    r60 = wait_for_phase(sandbox, ns, "r60", "Running")
+    sooner = wait_for_phase(sandbox, ns, "sooner", "Running")
+    later = wait_for_phase(sandbox, ns, "later", "Running")
     ends = [
-        _time(j["status"]["startTime"]) + dt.timedelta(seconds=s) for j, s in ((r30, 30), (r60, 60))
+        _time(j["status"]["startTime"]) + dt.timedelta(seconds=s)
+        for j, s in ((sooner, SOONER), (later, LATER))
     ]
     both = sh_job(
         "both", gpus=4, gpu_type="L40", script="sleep 5", distributed={"enabled": True, "nodes": 2}
@@ -255,7 +260,7 @@ def test_estimate_behind_two_timeouts_is_within_15s(case: CliCase, spaces: list[
     status = _pending(sandbox, ns, "both", "Resources")
     estimate = status["estimatedStart"]
     assert estimate == {"earliest": _stamp(ends[1]), "likely": _stamp(ends[1])}
-    assert [h["name"] for h in status["pending"]["holders"]] == ["r30", "r60"]
+    assert [h["name"] for h in status["pending"]["holders"]] == ["sooner", "later"]
     started = wait_for(
         lambda: (_job(sandbox, ns, "both").get("status") or {}).get("startTime"),
         timeout=240,

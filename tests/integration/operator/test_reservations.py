@@ -1,12 +1,13 @@
 """Issue 18 part 2 against the sandbox, operator running with `--enable-reservations`.
 
 A reservation of 8 H100 GPUs for one namespace, made with `gryvia reservation create`, whose
-1-minute window opens a few seconds after it is created: at the start one H100 node is
-tainted and labelled; an ordinary 8-GPU H100 job lands on the other H100 node and a second
-one waits with the Reservation blocker; the owner's annotated job lands on the reserved
-node; another namespace's annotated job gets Reservation=False/OwnerMismatch and a Warning
-event; at the end of the window the taint and labels are gone. A second (immediate)
-reservation is released on delete, and a hand-labelled orphan node is swept clean.
+window (`WINDOW`: 30 s, a minute under `make test-all`) opens a few seconds after it is
+created: at the start one H100 node is tainted and labelled; an ordinary 8-GPU H100 job
+lands on the other H100 node and a second one waits with the Reservation blocker; the owner's
+annotated job lands on the reserved node; another namespace's annotated job gets
+Reservation=False/OwnerMismatch and a Warning event; at the end of the window the taint and
+labels are gone. A second (immediate) reservation is released on delete, and a hand-labelled
+orphan node is swept clean.
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ from tests.builders import sh_job
 from tests.conftest import SandboxHandle
 from tests.integration.operator.conftest import create, get_job, wait_phase
 from tests.support.cli import run_gryvia
+from tests.support.depth import amount
 from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
+WINDOW = amount(30, 60)
+"""Seconds the first test's reservation window is open: the owner's job must be bound onto the
+reserved node before it closes (a bound job keeps its node and its Bound condition after)."""
 TAINT = "gryvia.io/reserved"
 FOR, BY = "gryvia.io/reserved-for", "gryvia.io/reserved-by"
 H100_NODES = ("gpu-h100-0", "gpu-h100-1")
@@ -112,7 +117,7 @@ def test_a_window_claims_one_h100_node_for_its_owner_and_releases_it(
     mine, other = spaces
     name = f"rsv-{uuid.uuid4().hex[:6]}"
     start = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=10)
-    end = start + dt.timedelta(minutes=1)
+    end = start + dt.timedelta(seconds=WINDOW)
     stamp = "%Y-%m-%dT%H:%M:%SZ"
     gryvia(
         sandbox,

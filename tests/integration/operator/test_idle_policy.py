@@ -4,8 +4,8 @@ issue 36 acceptance.
 Four running jobs on GPUs: three sleep (a training job, an evaluation job, and an exempt
 training job), one spins (`nice`d: always runnable, so its GPU reads busy, yet it leaves the
 CPUs to the other tests). The operator's sampler measures them; the sleeping ones also get a
-first idle sample taken 50 s before (written through the status subresource, as the sampler
-writes it), so the window ends about 10 s after the policies are created instead of 60 s.
+first idle sample taken 55 s before (written through the status subresource, as the sampler
+writes it), so the window ends about 5 s after the policies are created instead of 60 s.
 Two policies with a 60 s window and a 20 s grace, one suspending training jobs, one
 cancelling evaluation jobs, warn each idle job once and then act, and leave the other two
 alone; each warning and action is a job condition naming the policy and the measured
@@ -40,6 +40,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
 
 GRACE = 20
 """Seconds from a warning to the action: room for the SIGKILL and restart in between."""
+BACKDATE = 55
+"""How long before now the planted first idle sample was taken (the window is 60 s)."""
 IDLE_EVENTS = ["IdleWarning", "IdleJobSuspended", "IdleJobCancelled"]
 
 
@@ -59,9 +61,9 @@ def ns(sandbox: SandboxHandle, live_operator: OperatorProcess) -> Iterator[str]:
 
 
 def _sample(sandbox: SandboxHandle, ns: str, job: str, activity: float) -> None:
-    """A sample taken 50 s ago: the policy's idle period starts at the first idle sample it
-    sees, so the 60 s window ends about 10 s after the policy is created."""
-    taken = datetime.now(UTC) - timedelta(seconds=50)
+    """A sample taken BACKDATE (55) s ago: the policy's idle period starts at the first idle
+    sample it sees, so the 60 s window ends about 5 s after the policy is created."""
+    taken = datetime.now(UTC) - timedelta(seconds=BACKDATE)
     now = taken.strftime("%Y-%m-%dT%H:%M:%SZ")
     metrics = {
         "field": FIELD_ENGINE_ACTIVE,
@@ -142,7 +144,7 @@ def test_idle_jobs_are_warned_once_then_suspended_or_cancelled_through_a_sigkill
         what="the hook Ready",
     )
     # just before the policies, so their first pass sees them before the sampler's next ones
-    backdated = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=50)
+    backdated = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=BACKDATE)
     for name in ("idle", "exempt", "lazy"):
         _sample(sandbox, ns, name, 1.5)
     create(

@@ -1,7 +1,7 @@
 """Issue 18 part 2 against the sandbox, operator running with `--enable-reservations`.
 
 A reservation of 8 H100 GPUs for one namespace, made with `gryvia reservation create`, whose
-window (`WINDOW`: 30 s, a minute under `make test-all`) opens a few seconds after it is
+window (`WINDOW`: 45 s, a minute under `make test-all`) opens a few seconds after it is
 created: at the start one H100 node is tainted and labelled; an ordinary 8-GPU H100 job
 lands on the other H100 node and a second one waits with the Reservation blocker; the owner's
 annotated job lands on the reserved node; another namespace's annotated job gets
@@ -31,7 +31,7 @@ from tests.support.operator import OperatorProcess
 from tests.support.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.sandbox]
-WINDOW = amount(30, 60)
+WINDOW = amount(45, 60)
 """Seconds the first test's reservation window is open: the owner's job must be bound onto the
 reserved node before it closes (a bound job keeps its node and its Bound condition after)."""
 TAINT = "gryvia.io/reserved"

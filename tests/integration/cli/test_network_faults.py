@@ -2,13 +2,13 @@
 
 `submit --wait --logs`, `logs -f` and `status --watch` run as subprocesses with a kubeconfig
 pointed at a loopback relay (tests/support/relay.py) in front of the sandbox's API server;
-the test checks the cluster directly (kubectl, not through the relay). A long blackhole
-(70 s under `make test`, past the console's 60 s "unreachable" mark and the 50 s job;
-120 s under `make test-all`) ends none of them: each says `reconnecting to the API server` within 30 s, and each
-succeeds within 10 s of forwarding resuming with every log line exactly once; the console
-(`gryvia tui`, in a pty through the same relay, in the same window: one wait for both)
-says it reconnects and converges within 10 s. Cutting every connection several times under
-`logs -f` loses and repeats no line either.
+the test checks the cluster directly (kubectl, not through the relay). A long blackhole (70 s
+under `make test`, past the console's 60 s "unreachable" mark and the 50 s job; 120 s under
+`make test-all`) ends none of them: each says `reconnecting to the API server` within 30 s, and
+each succeeds within 10 s of forwarding resuming with every log line exactly once; the console
+(`gryvia tui`, in a pty through the same relay, in the same window: one wait for both) says it
+reconnects and converges within 10 s. Cutting every connection several times under `logs -f`
+loses and repeats no line either.
 """
 
 from __future__ import annotations

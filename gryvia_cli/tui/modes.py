@@ -4,53 +4,29 @@ first time the view is shown, so that starting the console loads only the first 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from textual.screen import Screen
 
-
-def jobs() -> Screen[None]:
-    """The Jobs view."""
-    from gryvia_cli.tui.screens.jobs import JobsScreen
-
-    return JobsScreen()
-
-
-def queue() -> Screen[None]:
-    """The Queue view."""
-    from gryvia_cli.tui.screens.queue import QueueScreen
-
-    return QueueScreen()
+FIXED_VIEWS: dict[str, tuple[str, str]] = {
+    "jobs": ("gryvia_cli.tui.screens.jobs", "JobsScreen"),
+    "queue": ("gryvia_cli.tui.screens.queue", "QueueScreen"),
+    "capacity": ("gryvia_cli.tui.screens.capacity", "CapacityScreen"),
+    "cost": ("gryvia_cli.tui.screens.cost", "CostScreen"),
+    "nodes": ("gryvia_cli.tui.screens.nodes", "NodesScreen"),
+    "submit": ("gryvia_cli.tui.screens.submit", "SubmitScreen"),
+}
+"""Each fixed view's screen: (module, class), imported when the view is first shown."""
 
 
-def capacity() -> Screen[None]:
-    """The Capacity view."""
-    from gryvia_cli.tui.screens.capacity import CapacityScreen
-
-    return CapacityScreen()
-
-
-def cost() -> Screen[None]:
-    """The Cost view."""
-    from gryvia_cli.tui.screens.cost import CostScreen
-
-    return CostScreen()
-
-
-def nodes() -> Screen[None]:
-    """The Nodes view."""
-    from gryvia_cli.tui.screens.nodes import NodesScreen
-
-    return NodesScreen()
-
-
-def submit() -> Screen[None]:
-    """The Submit view."""
-    from gryvia_cli.tui.screens.submit import SubmitScreen
-
-    return SubmitScreen()
+def fixed_view(name: str) -> Screen[None]:
+    """A new screen of fixed view `name` (a key of FIXED_VIEWS), its module imported now."""
+    module, cls = FIXED_VIEWS[name]
+    screen: Screen[None] = getattr(importlib.import_module(module), cls)()
+    return screen
 
 
 def registry_view(name: str) -> Screen[None]:
@@ -65,11 +41,6 @@ def view_modes(registry_views: Sequence[str]) -> dict[str, str | Callable[[], Sc
     """Every view's mode (typed as Textual's `App.MODES`): the fixed views, then the registry
     views `registry_views`."""
     fixed: dict[str, str | Callable[[], Screen[Any]]] = {
-        "jobs": jobs,
-        "queue": queue,
-        "capacity": capacity,
-        "cost": cost,
-        "nodes": nodes,
-        "submit": submit,
+        name: partial(fixed_view, name) for name in FIXED_VIEWS
     }
     return fixed | {name: partial(registry_view, name) for name in registry_views}

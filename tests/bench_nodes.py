@@ -28,17 +28,22 @@ Run: `python -m tests.bench_nodes [NODES ...]` (default 50 500 2000; about five 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.bench_cli import RUNS, median, prepare
 from tests.support.benchbox import kubectl_run
+
+if TYPE_CHECKING:
+    from tests.support.controlplane import ControlPlane
 
 SIZES = (50, 500, 2000)
 JOBS = 1000
@@ -172,17 +177,40 @@ def report(points: list[Point]) -> str:
     return "\n".join(lines)
 
 
-def main(sizes: tuple[int, ...] = SIZES) -> None:
-    """Bring a bare API server up, grow the nodes to each size in turn, time, print, stop."""
+@contextlib.contextmanager
+def jobs_plane(prefix: str) -> Iterator[tuple[str, ControlPlane, list[str]]]:
+    """A bare API server (etcd and kube-apiserver) in a temporary home named `prefix...`,
+    with the CRDs and JOBS suspended jobs: (home, the plane, kubectl's argv for it). Both
+    node benchmarks run on it; it is stopped and the home removed on exit."""
     from gryvia_cli.sandbox import binaries
     from tests.support.controlplane import control_plane
 
     with (
-        tempfile.TemporaryDirectory(prefix="gryvia-bench-nodes-") as home,
+        tempfile.TemporaryDirectory(prefix=prefix) as home,
         control_plane(Path(home) / "plane") as plane,
     ):
         kube = [str(binaries.path_of("kubectl")), "--kubeconfig", str(plane.kubeconfig)]
         prepare(binaries.path_of("kubectl"), plane.kubeconfig, 0, JOBS)  # CRDs, 1,000 jobs
+        yield home, plane, kube
+
+
+def growing(
+    kube: list[str], manifests: list[dict[str, Any]], sizes: tuple[int, ...]
+) -> Iterator[int]:
+    """Register `manifests` (and their GryviaGpuNodes) up to each of `sizes` in turn, smallest
+    first; yields each size once its nodes are in place (and says how long that took)."""
+    have = 0
+    for size in sorted(sizes):
+        t0 = time.monotonic()
+        grow(kube, manifests, have, size)
+        have = size
+        print(f"{size} nodes in place ({time.monotonic() - t0:.1f} s)", flush=True)
+        yield size
+
+
+def main(sizes: tuple[int, ...] = SIZES) -> None:
+    """Bring a bare API server up, grow the nodes to each size in turn, time, print, stop."""
+    with jobs_plane("gryvia-bench-nodes-") as (home, plane, kube):
         env = {
             k: v
             for k, v in os.environ.items()
@@ -197,12 +225,7 @@ def main(sizes: tuple[int, ...] = SIZES) -> None:
         )
         gryvia = [sys.executable, "-m", "gryvia_cli"]
         points: list[Point] = []
-        have, manifests = 0, node_manifests(max(sizes))
-        for size in sorted(sizes):
-            t0 = time.monotonic()
-            grow(kube, manifests, have, size)
-            have = size
-            print(f"{size} nodes in place ({time.monotonic() - t0:.1f} s)", flush=True)
+        for size in growing(kube, node_manifests(max(sizes)), sizes):
             points += measure(size, gryvia, kube, env)
         print(report(points), flush=True)
     print(operator_curve(sizes), flush=True)

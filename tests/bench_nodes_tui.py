@@ -37,14 +37,13 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.bench_nodes import JOBS, SIZES, grow, node_manifests
+from tests.bench_nodes import JOBS, SIZES, growing, jobs_plane, node_manifests
 from tests.bench_tui import Program, _k9s_binary
 from tests.support.ptyscreen import PtyScreen
 
@@ -274,17 +273,8 @@ def report(points: list[Point]) -> str:
 def main(sizes: tuple[int, ...] = SIZES) -> None:
     """Build k9s if needed, bring a bare API server up, grow the nodes to each size in turn,
     start both consoles, print the tables, stop."""
-    from gryvia_cli.sandbox import binaries
-    from tests.bench_cli import prepare
-    from tests.support.controlplane import control_plane
-
     k9s = _k9s_binary()
-    with (
-        tempfile.TemporaryDirectory(prefix="gryvia-bench-nodes-tui-") as home,
-        control_plane(Path(home) / "plane") as plane,
-    ):
-        kube = [str(binaries.path_of("kubectl")), "--kubeconfig", str(plane.kubeconfig)]
-        prepare(binaries.path_of("kubectl"), plane.kubeconfig, 0, JOBS)  # CRDs, 1,000 jobs
+    with jobs_plane("gryvia-bench-nodes-tui-") as (home, plane, kube):
         env = {
             "GRYVIA_CONFIG_HOME": f"{home}/config",
             "XDG_CONFIG_HOME": f"{home}/config",
@@ -294,12 +284,8 @@ def main(sizes: tuple[int, ...] = SIZES) -> None:
         }
         consoles = [gryvia_console(plane.kubeconfig), k9s_console(plane.kubeconfig, k9s)]
         points: list[Point] = []
-        have, manifests = 0, ready_manifests(max(sizes))
-        for index, size in enumerate(sorted(sizes)):
-            t0 = time.monotonic()
-            grow(kube, manifests, have, size)
-            have = size
-            print(f"{size} nodes in place ({time.monotonic() - t0:.1f} s)", flush=True)
+        manifests = ready_manifests(max(sizes))
+        for index, size in enumerate(growing(kube, manifests, sizes)):
             if index == 0:  # uncounted: bytecode and page cache for both
                 for console in consoles:
                     try:

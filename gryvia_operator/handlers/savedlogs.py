@@ -101,28 +101,23 @@ class LogSaver:
         self, pod: Mapping[str, Any], job: Mapping[str, Any] | None, decision: rules.LogDecision
     ) -> None:
         async with self.gate:
-            await self._handle_one(pod, job, decision)
-
-    async def _handle_one(
-        self, pod: Mapping[str, Any], job: Mapping[str, Any] | None, decision: rules.LogDecision
-    ) -> None:
-        meta = pod["metadata"]
-        where = f"{meta['namespace']}/{meta['name']}"
-        try:
-            if decision.action == "save" and job is not None:
-                await self._save(pod, job, decision)
-            else:
-                log.debug("pod %s: not saving its log (%s)", where, decision.why)
-        except (KubeError, OSError, ValueError) as exc:
-            log.warning("pod %s: could not save its log: %s", where, exc)
-        except Exception:  # never keep a pod because of a bug here
-            log.exception("pod %s: saving its log failed", where)
-        try:
-            released = await self._release(pod)
-        finally:
-            self.busy.discard(str(meta.get("uid", "")))
-        if not released:
-            self._later(pod, RETRY_SECONDS)
+            meta = pod["metadata"]
+            where = f"{meta['namespace']}/{meta['name']}"
+            try:
+                if decision.action == "save" and job is not None:
+                    await self._save(pod, job, decision)
+                else:
+                    log.debug("pod %s: not saving its log (%s)", where, decision.why)
+            except (KubeError, OSError, ValueError) as exc:
+                log.warning("pod %s: could not save its log: %s", where, exc)
+            except Exception:  # never keep a pod because of a bug here
+                log.exception("pod %s: saving its log failed", where)
+            try:
+                released = await self._release(pod)
+            finally:
+                self.busy.discard(str(meta.get("uid", "")))
+            if not released:
+                self._later(pod, RETRY_SECONDS)
 
     async def _save(
         self, pod: Mapping[str, Any], job: Mapping[str, Any], decision: rules.LogDecision

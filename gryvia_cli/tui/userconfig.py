@@ -217,13 +217,12 @@ def _describe(exc: Exception) -> list[str]:
 
 
 def load_console_config(
-    path: Path | None,
-    tables: Mapping[str, Sequence[str]] | Callable[[], Mapping[str, Sequence[str]]],
+    path: Path | None, tables: Callable[[], Mapping[str, Sequence[str]]]
 ) -> LoadedConfig:
     """Read the console's config file at `path` (None or missing: the defaults). Never
     raises: a file that is not valid YAML or not valid config gives the defaults with the
-    problems (`path: field: what is wrong and the fix`). `tables` gives every table's column
-    keys (a callable is called only when the file exists)."""
+    problems (`path: field: what is wrong and the fix`). `tables()` gives every table's
+    column keys; it is called only when the file exists (building it loads every view)."""
     if path is None or not path.exists():
         return LoadedConfig(path=path)
     import yaml
@@ -232,8 +231,7 @@ def load_console_config(
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ValueError("the file must be a mapping with aliases, hotkeys and columns")
-        columns = tables() if callable(tables) else tables
-        config = ConsoleConfig.model_validate(data, context={"tables": columns})
+        config = ConsoleConfig.model_validate(data, context={"tables": tables()})
     except Exception as exc:  # any bad file falls back, by design
         return LoadedConfig(path=path, problems=[f"{path}: {p}" for p in _describe(exc)])
     return LoadedConfig(config, path)

@@ -99,6 +99,8 @@ class Runtime:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     informers: dict[tuple[str, str], Informer] = field(default_factory=dict)
     """The kinds read by list-and-watch instead of kopf, by (collection path, label selector)."""
+    optional_informers: set[tuple[str, str]] = field(default_factory=set)
+    """The keys of `informers` whose first list start-up does not wait for."""
     acting: bool = False
     """True once this replica reconciles (its caches synced with workers to start): a
     standby's listeners write nothing."""
@@ -115,12 +117,16 @@ class Runtime:
         self.tasks.append(task)
         return task
 
-    def informer(self, path: str, label_selector: str = "") -> Informer:
+    def informer(self, path: str, label_selector: str = "", *, awaited: bool = True) -> Informer:
         """The one informer of `path` (every namespace) and `label_selector`, made on the
-        first ask; `start_informers` runs it."""
+        first ask; `start_informers` runs it. `awaited=False`: start-up does not wait for its
+        first list (a kind of another project, such as Kueue's Workloads, whose CRD may be
+        missing: its readers fall back to a LIST until `synced` is set)."""
         key = (path, label_selector)
         if key not in self.informers:
             self.informers[key] = Informer(self.api, path, label_selector=label_selector)
+        if not awaited:
+            self.optional_informers.add(key)
         return self.informers[key]
 
     def job_informer(self) -> Informer:
@@ -138,7 +144,8 @@ class Runtime:
             if informer.task is None or informer.task.done():
                 informer.synced.clear()
                 informer.task = self.spawn(informer.run(), f"informer {informer.path}")
-        await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+        awaited = [i for k, i in self.informers.items() if k not in self.optional_informers]
+        await asyncio.gather(*(i.synced.wait() for i in awaited))
 
     def mark_synced(self) -> None:
         """Record that kopf released its handlers: every index is populated."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gryvia_cli.cli.fastpath import FastArgs, parse
+from gryvia_cli.cli.fastpath import FastArgs, parse, run_fast
 
 
 def test_the_plain_forms_of_list_jobs_are_parsed_as_click_would() -> None:
@@ -55,6 +55,65 @@ def test_the_plain_forms_of_list_jobs_are_parsed_as_click_would() -> None:
 )
 def test_every_other_command_line_goes_to_the_typer_app(argv: list[str]) -> None:
     assert parse(argv, {}) is None
+
+
+def test_tui_and_its_options_are_parsed_as_click_would() -> None:
+    args = parse(["--kubeconfig", "k", "-n", "root-ns", "tui", "-A", "--readonly", "-n", "x"], {})
+    assert args == FastArgs(
+        command="tui",
+        kubeconfig="k",
+        root_namespace="root-ns",
+        namespace="x",
+        all_namespaces=True,
+        readonly=True,
+    )
+    assert parse(["tui", "--context=c", "--no-color"], {}) == FastArgs(
+        command="tui", context="c", no_color=True
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tui", "--help"],
+        ["tui", "-o", "json"],  # no such option of tui: Click's usage error
+        ["tui", "-l", "a=b"],
+        ["tui", "jobs"],
+        ["--readonly", "tui"],  # a command's flag before the command
+        ["list", "jobs", "--readonly"],
+    ],
+)
+def test_other_tui_lines_go_to_the_typer_app(argv: list[str]) -> None:
+    assert parse(argv, {}) is None
+
+
+def test_tui_runs_the_console_with_the_session_the_typer_command_would_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gryvia_cli.tui
+
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(gryvia_cli.tui, "run", lambda **kw: seen.append(kw))
+    monkeypatch.setenv("GRYVIA_NAMESPACE", "from-env")
+    monkeypatch.delenv("GRYVIA_CONTEXT", raising=False)
+    assert run_fast(["--kubeconfig", "/k", "tui", "--readonly"]) == 0
+    assert run_fast(["tui", "-A", "-n", "mine"]) == 0
+    assert seen == [
+        {
+            "kubeconfig": "/k",
+            "context": None,
+            "namespace": "from-env",
+            "all_namespaces": False,
+            "readonly": True,
+        },
+        {
+            "kubeconfig": None,
+            "context": None,
+            "namespace": "mine",
+            "all_namespaces": True,
+            "readonly": False,
+        },
+    ]
 
 
 def test_output_and_verbose_from_the_environment_go_to_the_typer_app() -> None:

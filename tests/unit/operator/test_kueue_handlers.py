@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob, GryviaTenant
+from gryvia_operator.api.resources import WORKLOAD
 from gryvia_operator.controller import kueuequeues
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, QUOTAS
@@ -14,6 +15,8 @@ from gryvia_operator.handlers import kueue
 from gryvia_operator.reconcile.aijob import Observed
 from gryvia_operator.reconcile.config import ReconcileConfig
 from gryvia_operator.reconcile.kueue import KueueSettings, build_local_queue
+from gryvia_operator.reconcile.kueuejob import kueue_job_status
+from gryvia_operator.reconcile.kueuestatus import workload_view
 from gryvia_operator.reconcile.views import ChildView, NodeView
 from tests.builders import make_job
 from tests.unit.operator.fakeapi import FakeApi
@@ -132,6 +135,89 @@ async def test_workload_of_the_batch_job_is_observed() -> None:
     observed = await kueue.with_kueue(_runtime(api), _job(), Observed(workloads=(batch,)))
     assert observed.kueue_workload is not None
     assert observed.kueue_workload["metadata"]["name"] == "job-train-abc"
+
+
+def _admitted(name: str, uid: str, gpus: int) -> dict[str, Any]:
+    assignment = {
+        "flavors": {"nvidia.com/gpu": "gryvia-h100"},
+        "resourceUsage": {"nvidia.com/gpu": str(gpus)},
+    }
+    return {
+        "kind": "Workload",
+        "metadata": {
+            "name": name,
+            "namespace": "tenant-vision",
+            "labels": {kueue.JOB_UID_LABEL: uid},
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name}],
+            "managedFields": [{"manager": "kueue"}],
+        },
+        "spec": {"podSets": [{"name": "main", "template": {"spec": {"containers": []}}}]},
+        "status": {
+            "admission": {"clusterQueue": "gryvia-vision", "podSetAssignments": [assignment]},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True"},
+                {"type": "Admitted", "status": "True"},
+            ],
+        },
+    }
+
+
+async def test_workloads_come_from_the_informer_once_it_has_listed_with_no_list_per_job() -> None:
+    api = FakeApi()
+    api.put(build_local_queue("vision"))
+    api.put(
+        {
+            "kind": "ClusterQueue",
+            "metadata": {"name": "gryvia-vision"},
+            "spec": {
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "gryvia-h100",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
+                            }
+                        ],
+                    }
+                ]
+            },
+        }
+    )
+    rt = _runtime(api)
+    kueue.register(cast(Any, None), rt)
+    informer = rt.informers[(WORKLOAD.path(), "")]
+    assert (WORKLOAD.path(), "") in rt.optional_informers  # start-up does not wait for Kueue
+    for body in (_admitted("train", "job-uid", 8), _admitted("other", "other-uid", 4)):
+        informer.apply("ADDED", body)
+    batch = ChildView(kind="Job", namespace="tenant-vision", name="train", uid="job-uid")
+
+    before = await kueue.with_kueue(rt, _job(), Observed(workloads=(batch,)))
+    assert before.kueue_workload is None  # not synced yet: a LIST of the API (which has none)
+    assert ("list", "Workload", "") in api.calls
+
+    informer.synced.set()
+    api.calls.clear()
+    observed = await kueue.with_kueue(rt, _job(), Observed(workloads=(batch,)))
+    assert observed.kueue_workload is not None
+    assert observed.kueue_workload["metadata"]["name"] == "train"
+    assert "spec" not in observed.kueue_workload  # the pod templates are not kept
+    assert "managedFields" not in observed.kueue_workload["metadata"]
+    assert len(observed.kueue_queue_workloads) == 2  # the namespace's, for the borrowed GPUs
+    assert not [c for c in api.calls if c[0] == "list"]
+    view = workload_view(observed.kueue_workload)
+    status = kueue_job_status(
+        None, "gryvia", view, observed.kueue_cluster_queue, 8, observed.kueue_queue_workloads
+    )
+    assert status["borrowedGPUs"] == 4  # 12 admitted in the flavor, 8 nominal
+
+
+async def test_a_workload_change_queues_the_job_that_owns_its_batch_job() -> None:
+    rt = _runtime(FakeApi())
+    kueue.workload_event(rt, "MODIFIED", _admitted("train", "u", 1))
+    kueue.workload_event(rt, "", _admitted("old", "u2", 1))
+    assert await rt.jobs.get() == ("tenant-vision", "train")  # a first-list one comes last
+    assert await rt.jobs.get() == ("tenant-vision", "old")
 
 
 async def test_integration_off_or_no_queue_leaves_the_job_to_gryvia() -> None:

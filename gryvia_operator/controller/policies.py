@@ -22,6 +22,7 @@ from gryvia_operator.api import (
 )
 from gryvia_operator.api.attribution import namespace_tenant
 from gryvia_operator.api.budgetscope import resolve_scope
+from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.parse import parse_valid
 from gryvia_operator.api.periods import MeteredRun, period_window, spend_in_window
 from gryvia_operator.api.pricing import gpu_types_with_sku
@@ -30,6 +31,7 @@ from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import (
     AIJOBS,
     BUDGETS,
+    JOB_FACTS,
     NAMESPACE_LABELS,
     QUOTAS,
     SKUS,
@@ -87,6 +89,20 @@ def spend(
     start, end = period_window("month", now)
     runs = [run for run in map(MeteredRun.of_raw, mine) if run is not None]
     return spend_in_window(runs, start, end)
+
+
+def known_job_facts(rt: Runtime) -> list[JobFacts]:
+    """`known_jobs` projected to `JobFacts`: the job informer's projection of the same
+    resourceVersion (`store.JOB_FACTS`) where it has one, else projected here (a job this
+    operator wrote later than the watch delivered). Costs a look-up per job, not a projection."""
+    out = []
+    for body in known_jobs(rt):
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        version = str(meta.get("resourceVersion") or "")
+        held = rt.indices.first(JOB_FACTS, key)
+        out.append(held[1] if version and held and held[0] == version else job_facts(body))
+    return out
 
 
 def known_jobs(rt: Runtime) -> list[Mapping[str, Any]]:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from gryvia_operator.api import GryviaAIJob, validate_job
 from gryvia_operator.api.arrays import FINISHED_PHASES
+from gryvia_operator.api.jobfacts import JobFacts, job_facts
 from gryvia_operator.api.jobstorage import (
     DataClaim,
     is_quota_refusal,
@@ -31,6 +32,7 @@ from gryvia_operator.controller.runtime import JobKey, Runtime
 from gryvia_operator.controller.store import (
     AIJOBS,
     CHILDREN,
+    JOB_FACTS,
     NODES,
     PODS_BY_JOB,
     PODS_BY_NODE,
@@ -277,12 +279,20 @@ def register(registry: kopf.OperatorRegistry, rt: Runtime) -> None:
     del registry  # nothing of kopf's: kept for the handler modules' one signature
     jobs = rt.job_informer()
     jobs.add_index(AIJOBS, job_index)
+    jobs.add_index(JOB_FACTS, facts_index)
     jobs.add_listener("aijob", partial(job_event, rt))
 
 
 def job_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     """A job's body without managedFields, under (namespace, name)."""
     return {_job_key(body): slim_body(body)}
+
+
+def facts_index(body: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, JobFacts]]:
+    """A job's `JobFacts` (what the wait blocker and the start estimate read of every job),
+    with the resourceVersion they were projected from, under (namespace, name)."""
+    version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+    return {_job_key(body): (version, job_facts(body))}
 
 
 def job_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:

@@ -84,7 +84,7 @@ def _workloads(rt: Runtime, namespace: str) -> list[dict[str, Any]] | None:
     if informer is None or not informer.synced.is_set():
         return None
     index = informer.index(WORKLOADS)
-    return index[namespace] if namespace in index else []
+    return index.get(namespace, [])
 
 
 async def _exists(api: KubeApi, kind: str, name: str, namespace: str | None = None) -> bool:

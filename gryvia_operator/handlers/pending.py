@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gryvia_operator.api import GryviaAIJob, JobPhase
-from gryvia_operator.api.jobfacts import job_facts
 from gryvia_operator.api.pricing import gpu_types_with_sku
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
@@ -48,7 +47,7 @@ def with_wait_status(
         return wait_status(job, status, (), (), WaitContext(), rt.clock())
     governed = governing(job.namespace, policies.quotas(rt))
     context = WaitContext(
-        jobs=tuple(job_facts(b) for b in policies.known_jobs(rt)),
+        jobs=tuple(policies.known_job_facts(rt)),
         quotas=tuple(policies.quota_states(rt, governed)) if governed else (),
         sku_types=tuple(gpu_types_with_sku(policies.skus(rt))),
         reservations=reservations,

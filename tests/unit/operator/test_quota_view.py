@@ -4,13 +4,16 @@ allocated" while the job it had just admitted already held 8)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaQuota
+from gryvia_operator.api.jobfacts import job_facts
 from gryvia_operator.controller import policies
 from gryvia_operator.controller.runtime import Runtime
-from gryvia_operator.controller.store import AIJOBS, USAGE
+from gryvia_operator.controller.store import AIJOBS, JOB_FACTS, USAGE
+from gryvia_operator.handlers import aijob
 from tests.builders import make_job
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -47,3 +50,23 @@ def test_a_job_just_admitted_counts_as_holding_before_its_watch_event() -> None:
 
     rt.recent_jobs.seen(("ml", "first"), "11")  # the watch caught up: its copy is used again
     assert policies.known_jobs(rt) == [watched]
+
+
+def test_job_facts_come_from_the_informer_projection_of_the_same_version() -> None:
+    watched = make_job("first").gpus(8).gpu_type("H100").meta(resourceVersion="10").obj()
+    rt = _runtime(watched)
+    projected = aijob.facts_index(watched)
+    marker = replace(projected[("ml", "first")][1], name="from-the-index")
+    rt.indices.attach({JOB_FACTS: {("ml", "first"): [("10", marker)]}})
+    assert policies.known_job_facts(rt) == [marker]  # no projection per call
+
+    admitted = make_job("first").gpus(8).gpu_type("H100").phase("Scheduling").obj()
+    admitted["metadata"].update(namespace="ml", resourceVersion="11")
+    rt.recent_jobs.note(("ml", "first"), "11", admitted)  # newer than the index: projected here
+    [facts] = policies.known_job_facts(rt)
+    assert (facts.name, facts.phase) == ("first", "Scheduling")
+
+    rt.indices.attach({JOB_FACTS: {}})  # no projection held (e.g. not indexed yet): projected
+    rt.recent_jobs.forget(("ml", "first"))
+    [facts] = policies.known_job_facts(rt)
+    assert facts == job_facts(watched)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from gryvia_operator.api import GryviaAIJob, GryviaTenant
-from gryvia_operator.api.resources import WORKLOAD
+from gryvia_operator.api.resources import CLUSTER_QUEUE, LOCAL_QUEUE, WORKLOAD
 from gryvia_operator.controller import kueuequeues
 from gryvia_operator.controller.runtime import Runtime
 from gryvia_operator.controller.store import AIJOBS, CHILDREN, NODES, QUOTAS
@@ -162,28 +162,29 @@ def _admitted(name: str, uid: str, gpus: int) -> dict[str, Any]:
     }
 
 
-async def test_workloads_come_from_the_informer_once_it_has_listed_with_no_list_per_job() -> None:
+async def test_workloads_and_queues_come_from_the_informers_once_listed_with_no_call_per_job() -> (
+    None
+):
     api = FakeApi()
     api.put(build_local_queue("vision"))
-    api.put(
-        {
-            "kind": "ClusterQueue",
-            "metadata": {"name": "gryvia-vision"},
-            "spec": {
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["nvidia.com/gpu"],
-                        "flavors": [
-                            {
-                                "name": "gryvia-h100",
-                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
-                            }
-                        ],
-                    }
-                ]
-            },
-        }
-    )
+    cluster_queue = {
+        "kind": "ClusterQueue",
+        "metadata": {"name": "gryvia-vision"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "gryvia-h100",
+                            "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    api.put(cluster_queue)
     rt = _runtime(api)
     kueue.register(cast(Any, None), rt)
     informer = rt.informers[(WORKLOAD.path(), "")]
@@ -197,6 +198,10 @@ async def test_workloads_come_from_the_informer_once_it_has_listed_with_no_list_
     assert ("list", "Workload", "") in api.calls
 
     informer.synced.set()
+    for res, body in ((LOCAL_QUEUE, build_local_queue("vision")), (CLUSTER_QUEUE, cluster_queue)):
+        queues = rt.informers[(res.path(), "")]
+        queues.apply("ADDED", body)
+        queues.synced.set()
     api.calls.clear()
     observed = await kueue.with_kueue(rt, _job(), Observed(workloads=(batch,)))
     assert observed.kueue_workload is not None
@@ -204,7 +209,7 @@ async def test_workloads_come_from_the_informer_once_it_has_listed_with_no_list_
     assert "spec" not in observed.kueue_workload  # the pod templates are not kept
     assert "managedFields" not in observed.kueue_workload["metadata"]
     assert len(observed.kueue_queue_workloads) == 2  # the namespace's, for the borrowed GPUs
-    assert not [c for c in api.calls if c[0] == "list"]
+    assert api.calls == []  # no LIST of Workloads, no GET of the LocalQueue or ClusterQueue
     view = workload_view(observed.kueue_workload)
     status = kueue_job_status(
         None, "gryvia", view, observed.kueue_cluster_queue, 8, observed.kueue_queue_workloads

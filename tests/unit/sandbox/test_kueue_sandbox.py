@@ -74,6 +74,9 @@ def test_configuration_admits_without_blocking_unless_asked_on_loopback() -> Non
     assert config["internalCertManagement"] == {"enable": False}
     assert config["leaderElection"] == {"leaderElect": False}
     assert config["manageJobsWithoutQueueName"] is False
+    # Kueue's release concurrency: Workloads are created and admitted five at a time
+    concurrency = config["controller"]["groupKindConcurrency"]
+    assert concurrency["Job.batch"] == concurrency["Workload.kueue.x-k8s.io"] == 5
 
 
 def test_webhooks_keep_kueue_kinds_and_batch_jobs_pointed_at_loopback() -> None:

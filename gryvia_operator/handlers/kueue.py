@@ -37,7 +37,8 @@ behaviour.md section 4 step 10 does; a change of its Workload queues it at once 
 
 
 WORKLOADS = "kueue-workloads"
-"""The Workload informer's index: namespace -> its Workloads, trimmed (`workload_index`)."""
+"""The Workload informer's index: namespace -> its Workloads, and (namespace, UID of the batch
+Job) -> that Job's Workloads; trimmed (`workload_index`)."""
 KEPT_METADATA = ("name", "namespace", "uid", "labels", "creationTimestamp", "ownerReferences")
 QUEUES = "kueue-queues"
 """The LocalQueue and ClusterQueue informers' index: (namespace, name) -> metadata and spec
@@ -83,14 +84,19 @@ def _queue(rt: Runtime, queues: Resource, namespace: str, name: str) -> dict[str
     return held[0] if held else None
 
 
-def workload_index(body: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """A Workload under its namespace, with only what the job's reconcile reads: the metadata
-    of `KEPT_METADATA` and the status (not its spec's pod templates, nor managedFields)."""
+def workload_index(body: Mapping[str, Any]) -> dict[Any, dict[str, Any]]:
+    """A Workload under its namespace and under (namespace, its batch Job's UID: label
+    `JOB_UID_LABEL`), with only what the job's reconcile reads: the metadata of
+    `KEPT_METADATA` and the status (not its spec's pod templates, nor managedFields)."""
     meta = body.get("metadata") or {}
-    kept = {k: meta[k] for k in KEPT_METADATA if k in meta}
-    return {
-        str(meta.get("namespace") or ""): {"metadata": kept, "status": body.get("status") or {}}
-    }
+    kept = {"metadata": {k: meta[k] for k in KEPT_METADATA if k in meta}}
+    kept["status"] = body.get("status") or {}
+    namespace = str(meta.get("namespace") or "")
+    out: dict[Any, dict[str, Any]] = {namespace: kept}
+    uid = (meta.get("labels") or {}).get(JOB_UID_LABEL)
+    if uid:
+        out[(namespace, str(uid))] = kept
+    return out
 
 
 def workload_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
@@ -102,13 +108,13 @@ def workload_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
             rt.jobs.add((str(meta.get("namespace") or ""), str(owner.get("name"))), low=type == "")
 
 
-def _workloads(rt: Runtime, namespace: str) -> list[dict[str, Any]] | None:
-    """The Workloads of `namespace` from the informer's index; None until its first list."""
+def _workloads(rt: Runtime, key: str | tuple[str, str]) -> list[dict[str, Any]] | None:
+    """The Workloads under `key` (a namespace, or (namespace, batch Job UID)) in the informer's
+    index; None until its first list."""
     informer = rt.informers.get((WORKLOAD.path(), ""))
     if informer is None or not informer.synced.is_set():
         return None
-    index = informer.index(WORKLOADS)
-    return index.get(namespace, [])
+    return informer.index(WORKLOADS).get(key, [])
 
 
 async def _exists(api: KubeApi, kind: str, name: str, namespace: str | None = None) -> bool:
@@ -146,13 +152,11 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
     if batch is None:
         await ensure_priority_class(rt.api, priority_class_name(job.spec.priority))
         return replace(observed, kueue_queue=queue)
-    cached = _workloads(rt, job.namespace)
-    if cached is None:
+    found = _workloads(rt, (job.namespace, batch.uid))
+    if found is None:
         found = await rt.api.list(
             "Workload", job.namespace, label_selector=f"{JOB_UID_LABEL}={batch.uid}"
         )
-    else:
-        found = [w for w in cached if _job_uid(w) == batch.uid]
     workload = max(found, key=lambda w: w["metadata"].get("creationTimestamp", ""), default=None)
     preemptor = await _preemptor(rt.api, workload)
     cluster_queue, in_namespace = None, tuple(found)
@@ -164,6 +168,7 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
             cluster_queue = _queue(rt, CLUSTER_QUEUE, "", view.cluster_queue) or await rt.api.get(
                 "ClusterQueue", view.cluster_queue
             )
+            cached = _workloads(rt, job.namespace)
             in_namespace = tuple(
                 cached if cached is not None else await rt.api.list("Workload", job.namespace)
             )
@@ -175,10 +180,6 @@ async def with_kueue(rt: Runtime, job: GryviaAIJob, observed: Observed) -> Obser
         kueue_cluster_queue=cluster_queue,
         kueue_queue_workloads=in_namespace if cluster_queue is not None else (),
     )
-
-
-def _job_uid(workload: Mapping[str, Any]) -> str:
-    return str(((workload.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) or "")
 
 
 async def _preemptor(api: KubeApi, workload: dict[str, Any] | None) -> str | None:

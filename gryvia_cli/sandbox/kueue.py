@@ -91,7 +91,8 @@ def build_configuration(
 ) -> dict[str, Any]:
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for a sandbox.
 
-    The batch/job integration only; Kueue's release concurrency (`CONCURRENCY`); waitForPodsReady with a 10 min timeout (a job whose pods
+    The batch/job integration only; Kueue's release concurrency (`CONCURRENCY`);
+    waitForPodsReady with a 10 min timeout (a job whose pods
     are not all ready by then is evicted and requeued, back-off 60-3600 s from the eviction
     time), and `blockAdmission` only with `block_admission`: the original shipped it on
     (behaviour.md section 6), which admits one workload at a time, each once the pods of the

@@ -24,7 +24,10 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gryvia_cli.cli.session import Session
 
 VERBS = frozenset({"list", "ls"})
 TUI = "tui"
@@ -151,7 +154,7 @@ def run_fast(argv: list[str]) -> int | None:
     return 0
 
 
-def _session(args: FastArgs) -> Any:
+def _session(args: FastArgs) -> Session:
     """The `Session` the root callback would build from these global options."""
     from gryvia_cli.cli.session import Session
     from gryvia_cli.output import OutputFormat

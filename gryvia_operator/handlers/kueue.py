@@ -74,13 +74,19 @@ def queue_index(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]
     return {key: {"metadata": kept, "spec": body.get("spec") or {}}}
 
 
+def _indexed(rt: Runtime, kind: Resource, index_id: str, key: Any) -> list[dict[str, Any]] | None:
+    """The values under `key` in index `index_id` of the informer of `kind` ([] when none);
+    None before that informer's first list (the caller then asks the API server)."""
+    informer = rt.informers.get((kind.path(), ""))
+    if informer is None or not informer.synced.is_set():
+        return None
+    return informer.index(index_id).get(key, [])
+
+
 def _queue(rt: Runtime, queues: Resource, namespace: str, name: str) -> dict[str, Any] | None:
     """The queue from its informer's index; None when not held or not listed yet (the caller
     then asks the API server: a queue created a moment ago may not have reached the index)."""
-    informer = rt.informers.get((queues.path(), ""))
-    if informer is None or not informer.synced.is_set():
-        return None
-    held = informer.index(QUEUES).get((namespace, name))
+    held = _indexed(rt, queues, QUEUES, (namespace, name))
     return held[0] if held else None
 
 
@@ -111,10 +117,7 @@ def workload_event(rt: Runtime, type: str, body: Mapping[str, Any]) -> None:
 def _workloads(rt: Runtime, key: str | tuple[str, str]) -> list[dict[str, Any]] | None:
     """The Workloads under `key` (a namespace, or (namespace, batch Job UID)) in the informer's
     index; None until its first list."""
-    informer = rt.informers.get((WORKLOAD.path(), ""))
-    if informer is None or not informer.synced.is_set():
-        return None
-    return informer.index(WORKLOADS).get(key, [])
+    return _indexed(rt, WORKLOAD, WORKLOADS, key)
 
 
 async def _exists(api: KubeApi, kind: str, name: str, namespace: str | None = None) -> bool:
